@@ -1,0 +1,300 @@
+"""Canonical float64 dot products: one numerical definition, fast everywhere.
+
+Every similarity in scwo_np is computed by the same recipe, so that every
+selection method (NumPy, Numba, batched, the pure-Python reference) sees the
+*same bits* and therefore breaks ties the same way:
+
+1. each element is converted to float64 (exact for float32 input);
+2. element ``k`` is added into partial sum ``k % LANES`` (``LANES = 8``), in
+   increasing ``k``, as ``acc[l] = acc[l] + x[k] * y[k]`` (no fused multiply-add);
+3. the ``LANES`` partial sums are folded by halving:
+   ``acc[l] = acc[l] + acc[l + w]`` for ``w = 4, 2, 1``.
+
+A plain left-to-right sum is not used because it cannot be vectorised without
+reassociation; the recipe above is exactly what one SIMD register of eight
+doubles computes, so it runs at memory speed while staying deterministic on
+x86-64 and aarch64 alike.  ``tests/naive.py`` implements the recipe in plain
+Python and the tests compare to the bit.
+
+Numba's SLP vectoriser is off by default and the loop vectoriser keeps the
+partial sums in memory, so the loop is emitted directly as LLVM IR with
+generic ``<8 x double>`` vectors (no target intrinsics) through
+``numba.extending.intrinsic``.  Rows are streamed one at a time (measured
+faster than interleaving rows: one memory stream prefetches best), and large
+passes are split across threads with ``prange``; each row's value does not
+depend on the split.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+from ._config import JIT, LANES, PJIT
+
+#: Passes over fewer elements than this (``n * d``) run on one thread.
+PARALLEL_MIN_ELEMENTS = 1 << 21
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_F64 = ir.DoubleType()
+
+
+def _fold(builder: ir.IRBuilder, vec: ir.Value, width: int) -> ir.Value:
+    """Halving fold of a ``<width x double>`` vector to a scalar."""
+    while width > 1:
+        width //= 2
+        lo = builder.shuffle_vector(vec, vec, ir.Constant(ir.VectorType(_I32, width), list(range(width))))
+        hi = builder.shuffle_vector(
+            vec,
+            vec,
+            ir.Constant(ir.VectorType(_I32, width), list(range(width, 2 * width))),
+        )
+        vec = builder.fadd(lo, hi)
+    return builder.extract_element(vec, ir.Constant(_I32, 0))
+
+
+def _make_dot_rows(nrows: int, with_norms: bool):
+    """Build an intrinsic ``f(E, row0, v) -> tuple`` over ``nrows`` rows.
+
+    Returns the canonical dot products ``E[row0 + r] . v`` for
+    ``r < nrows`` as a ``UniTuple(float64, nrows)``; with ``with_norms`` also
+    the canonical squared norms ``E[row0 + r] . E[row0 + r]`` as a second
+    tuple.  ``E`` is a C-contiguous 2-D float32/float64 array, ``v`` a
+    C-contiguous float64 vector of length ``E.shape[1]``; nothing is checked.
+    ``nrows > 1`` interleaves rows in one loop; it measured slower than
+    streaming single rows and is kept only for experiments.
+    """
+    L = LANES
+    tup = types.UniTuple(types.float64, nrows)
+    ret = types.Tuple((tup, tup)) if with_norms else tup
+
+    @intrinsic
+    def dot_rows(typingctx, E, row0, v):
+        if not (isinstance(E, types.Array) and E.ndim == 2 and E.dtype in (types.float32, types.float64)):
+            return None
+        sig = ret(E, types.intp, v)
+
+        def codegen(context, builder, signature, args):
+            e_ty, _, v_ty = signature.args
+            e_arr = context.make_array(e_ty)(context, builder, args[0])
+            v_arr = context.make_array(v_ty)(context, builder, args[2])
+            row0 = args[1]
+            elt = context.get_data_type(e_ty.dtype)
+            elt_align = 4 if e_ty.dtype == types.float32 else 8
+            vec_e = ir.VectorType(elt, L)
+            vec_d = ir.VectorType(_F64, L)
+            d = builder.extract_value(e_arr.shape, 1)
+            nblk = builder.sdiv(d, ir.Constant(_I64, L))
+            tail0 = builder.mul(nblk, ir.Constant(_I64, L))
+            rem = builder.sub(d, tail0)
+            bases = [
+                builder.gep(
+                    e_arr.data,
+                    [builder.mul(builder.add(row0, ir.Constant(_I64, r)), d)],
+                )
+                for r in range(nrows)
+            ]
+            zero = ir.Constant(vec_d, [0.0] * L)
+            nacc = 2 * nrows if with_norms else nrows
+
+            fn = builder.function
+            pre = builder.block
+            head = fn.append_basic_block("dot.head")
+            body = fn.append_basic_block("dot.body")
+            builder.branch(head)
+
+            builder.position_at_end(head)
+            blk = builder.phi(_I64)
+            accs = [builder.phi(vec_d) for _ in range(nacc)]
+            blk.add_incoming(ir.Constant(_I64, 0), pre)
+            for a in accs:
+                a.add_incoming(zero, pre)
+            tail_blocks = [fn.append_basic_block(f"dot.tail{j}") for j in range(L)]
+            builder.cbranch(builder.icmp_signed("<", blk, nblk), body, tail_blocks[0])
+
+            builder.position_at_end(body)
+            off = builder.mul(blk, ir.Constant(_I64, L))
+            y = builder.load(
+                builder.bitcast(builder.gep(v_arr.data, [off]), vec_d.as_pointer()),
+                align=8,
+            )
+            new = [None] * nacc
+            for r in range(nrows):
+                x = builder.load(
+                    builder.bitcast(builder.gep(bases[r], [off]), vec_e.as_pointer()),
+                    align=elt_align,
+                )
+                if e_ty.dtype != types.float64:
+                    x = builder.fpext(x, vec_d)
+                new[r] = builder.fadd(accs[r], builder.fmul(x, y))
+                if with_norms:
+                    new[nrows + r] = builder.fadd(accs[nrows + r], builder.fmul(x, x))
+            blk.add_incoming(builder.add(blk, ir.Constant(_I64, 1)), builder.block)
+            for a, n in zip(accs, new):
+                a.add_incoming(n, builder.block)
+            builder.branch(head)
+
+            # Tail: element ``tail0 + j`` goes into lane ``j`` for ``j < rem``.
+            # Blocks tail0 .. tail{L-2} each add one element or jump to the
+            # fold block tail{L-1}, which merges every path with phi nodes.
+            to_fold = []
+            incoming = [(head, list(accs))]
+            for j in range(L - 1):
+                builder.position_at_end(tail_blocks[j])
+                cur = [builder.phi(vec_d) for _ in range(nacc)]
+                for src, vals in incoming:
+                    for p, val in zip(cur, vals):
+                        p.add_incoming(val, src)
+                do = fn.append_basic_block(f"dot.tail{j}.do")
+                builder.cbranch(
+                    builder.icmp_signed("<", ir.Constant(_I64, j), rem),
+                    do,
+                    tail_blocks[L - 1],
+                )
+                to_fold.append((tail_blocks[j], cur))
+                builder.position_at_end(do)
+                k = builder.add(tail0, ir.Constant(_I64, j))
+                ys = builder.load(builder.gep(v_arr.data, [k]), align=8)
+                lane = ir.Constant(_I32, j)
+                upd = list(cur)
+                for a in range(nacc):
+                    r = a % nrows
+                    xs = builder.load(builder.gep(bases[r], [k]), align=elt_align)
+                    if e_ty.dtype != types.float64:
+                        xs = builder.fpext(xs, _F64)
+                    other = ys if a < nrows else xs
+                    part = builder.extract_element(cur[a], lane)
+                    upd[a] = builder.insert_element(cur[a], builder.fadd(part, builder.fmul(xs, other)), lane)
+                builder.branch(tail_blocks[j + 1])
+                incoming = [(builder.block, upd)]
+
+            builder.position_at_end(tail_blocks[L - 1])
+            final = [builder.phi(vec_d) for _ in range(nacc)]
+            for src, vals in to_fold + incoming:
+                for p, val in zip(final, vals):
+                    p.add_incoming(val, src)
+
+            outs = [_fold(builder, final[a], L) for a in range(nacc)]
+            tup_ll = context.get_value_type(tup)
+
+            def pack(vals):
+                t = ir.Constant(tup_ll, ir.Undefined)
+                for idx, val in enumerate(vals):
+                    t = builder.insert_value(t, val, idx)
+                return t
+
+            if not with_norms:
+                return pack(outs)
+            res = ir.Constant(context.get_value_type(ret), ir.Undefined)
+            res = builder.insert_value(res, pack(outs[:nrows]), 0)
+            return builder.insert_value(res, pack(outs[nrows:]), 1)
+
+        return sig, codegen
+
+    return dot_rows
+
+
+_dot1 = _make_dot_rows(1, False)
+_dotnorm1 = _make_dot_rows(1, True)
+
+
+@njit(**JIT)
+def _dot_row(E, i, v):
+    """Canonical ``E[i] . v`` (``v`` float64, same length as a row)."""
+    return _dot1(E, i, v)[0]
+
+
+@njit(**JIT)
+def _dots_range(E, v, out, start, stop):
+    for i in range(start, stop):
+        out[i] = _dot1(E, i, v)[0]
+
+
+@njit(**JIT)
+def _dots_norms_range(E, v, dots, norms, start, stop):
+    for i in range(start, stop):
+        t = _dotnorm1(E, i, v)
+        dots[i] = t[0][0]
+        norms[i] = np.sqrt(t[1][0])
+
+
+@njit(**JIT)
+def _dots_serial(E, v, out):
+    """``out[i] = E[i] . v`` for every row, canonical order, one thread."""
+    _dots_range(E, v, out, 0, E.shape[0])
+
+
+@njit(**JIT)
+def _dots_norms_serial(E, v, dots, norms):
+    """``dots[i] = E[i] . v`` and ``norms[i] = sqrt(E[i] . E[i])``, one pass."""
+    _dots_norms_range(E, v, dots, norms, 0, E.shape[0])
+
+
+@njit(**PJIT)
+def _dots_parallel(E, v, out, nchunks):
+    n = E.shape[0]
+    for c in prange(nchunks):
+        _dots_range(E, v, out, c * n // nchunks, (c + 1) * n // nchunks)
+
+
+@njit(**PJIT)
+def _dots_norms_parallel(E, v, dots, norms, nchunks):
+    n = E.shape[0]
+    for c in prange(nchunks):
+        _dots_norms_range(E, v, dots, norms, c * n // nchunks, (c + 1) * n // nchunks)
+
+
+def _nchunks(E: np.ndarray) -> int:
+    """Chunks for a parallel pass, or 0 for a serial one."""
+    if E.shape[0] * E.shape[1] < PARALLEL_MIN_ELEMENTS or numba.get_num_threads() < 2:
+        return 0
+    return 8 * numba.get_num_threads()
+
+
+def dots(E: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Canonical ``E @ v`` (float64), threaded for large ``E``. Unvalidated."""
+    out = np.empty(E.shape[0]) if out is None else out
+    nch = _nchunks(E)
+    if nch:
+        _dots_parallel(E, v, out, nch)
+    else:
+        _dots_serial(E, v, out)
+    return out
+
+
+def dots_norms(E: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical ``E @ v`` and row norms in one pass. Unvalidated."""
+    d = np.empty(E.shape[0])
+    nr = np.empty(E.shape[0])
+    nch = _nchunks(E)
+    if nch:
+        _dots_norms_parallel(E, v, d, nr, nch)
+    else:
+        _dots_norms_serial(E, v, d, nr)
+    return d, nr
+
+
+def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The canonical dot products ``E @ v`` with plain NumPy (no BLAS).
+
+    Bit-identical to the Numba kernels; used by the ``"exact"`` NumPy method.
+    ``E`` is ``(n, d)`` float32/float64, ``v`` a float64 vector.
+    """
+    n, d = E.shape
+    L = LANES
+    acc = np.zeros((n, L))
+    nblk = d // L
+    for b in range(nblk):
+        acc += E[:, b * L : (b + 1) * L] * v[b * L : (b + 1) * L]
+    rem = d - nblk * L
+    if rem:
+        acc[:, :rem] += E[:, nblk * L :] * v[nblk * L :]
+    w = L
+    while w > 1:
+        w //= 2
+        acc = acc[:, :w] + acc[:, w : 2 * w]
+    return acc[:, 0].copy()

@@ -1,0 +1,259 @@
+"""Input validation: the one place where user input becomes kernel input.
+
+Every public function converts and checks its arguments here, then hands
+contiguous arrays of fixed dtype to private kernels that never check anything.
+Each error names the argument and says how to fix it.
+
+Finiteness and zero rows of an embedding matrix are checked from the row norms
+that the first similarity pass computes anyway (:func:`check_row_norms`), so a
+million-row matrix is not scanned a second time and no ``(n, d)`` temporary is
+made: a NaN or inf in a row makes its norm non-finite.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "check_embeddings",
+    "check_query",
+    "check_queries",
+    "check_costs",
+    "check_budget",
+    "check_lam",
+    "check_nonnegative_float",
+    "check_row_norms",
+    "check_method",
+]
+
+
+def _as_float_array(x: ArrayLike, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and other non-arrays
+        raise TypeError(f"{name} must be an array of numbers; could not convert it: {exc}") from None
+    if arr.dtype == object:
+        raise TypeError(
+            f"{name} must be a rectangular array of numbers; got an object array "
+            "(ragged lists or mixed types). Pad or filter the rows so they all have the same length."
+        )
+    if arr.dtype.kind == "b":
+        raise TypeError(f"{name} must hold numbers, not booleans; convert with .astype(float) if intended.")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real; got complex values.")
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold numbers; got dtype {arr.dtype}.")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return np.ascontiguousarray(arr)
+
+
+def check_embeddings(embeddings: ArrayLike, *, name: str = "embeddings") -> NDArray[np.floating]:
+    """Return ``embeddings`` as a C-contiguous ``(n, d)`` float32/float64 array.
+
+    float32 and float64 are kept as they are (no copy if already contiguous);
+    integer input becomes float64.  Finiteness and zero rows are checked later
+    by :func:`check_row_norms` from the norms the kernels compute.
+
+    Examples
+    --------
+    >>> check_embeddings([[1, 0], [0, 1]]).dtype
+    dtype('float64')
+    >>> check_embeddings([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: embeddings must be 2-D (n_chunks, dim); got shape (2,). For a single chunk use embeddings.reshape(1, -1).
+    """
+    arr = _as_float_array(embeddings, name)
+    if arr.ndim != 2:
+        hint = " For a single chunk use embeddings.reshape(1, -1)." if arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be 2-D (n_chunks, dim); got shape {arr.shape}.{hint}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has dimension 0; every chunk needs at least one embedding value.")
+    return arr
+
+
+def check_query(query: ArrayLike, dim: int, *, name: str = "query") -> NDArray[np.float64]:
+    """Return ``query`` as a finite, non-zero float64 vector of length ``dim``.
+
+    Examples
+    --------
+    >>> check_query([0.0, 0.0], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: query is the zero vector; cosine similarity to it is undefined. Pass a non-zero query embedding.
+    """
+    q = _as_float_array(query, name).astype(np.float64, copy=False)
+    if q.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of length {dim}; got shape {q.shape}.")
+    if q.shape[0] != dim:
+        raise ValueError(
+            f"{name} has dimension {q.shape[0]} but the embeddings have dimension {dim}; "
+            "embed the query with the same model as the chunks."
+        )
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"{name} contains NaN or inf; pass a finite query embedding.")
+    if not np.any(q):
+        raise ValueError(
+            f"{name} is the zero vector; cosine similarity to it is undefined. Pass a non-zero query embedding."
+        )
+    return np.ascontiguousarray(q)
+
+
+def check_queries(queries: ArrayLike, dim: int, *, name: str = "queries") -> NDArray[np.float64]:
+    """Return ``queries`` as a C-contiguous ``(m, dim)`` float64 array, m >= 1."""
+    q = _as_float_array(queries, name).astype(np.float64, copy=False)
+    if q.ndim == 1:
+        q = q.reshape(1, -1)
+    if q.ndim != 2 or q.shape[0] == 0:
+        raise ValueError(f"{name} must be (n_queries, {dim}) with at least one query; got shape {q.shape}.")
+    for j in range(q.shape[0]):
+        check_query(q[j], dim, name=f"{name}[{j}]")
+    return np.ascontiguousarray(q)
+
+
+def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.int64]:
+    """Return ``costs`` (token counts) as an int64 vector of length ``n``.
+
+    Floats are accepted only when they hold whole numbers (``3.0``), since a
+    token count is an integer.
+
+    Examples
+    --------
+    >>> check_costs([3, 4.0], 2)
+    array([3, 4])
+    >>> check_costs([3, -1], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: costs must be non-negative token counts; costs[1] = -1.
+    """
+    try:
+        c = np.asarray(costs)
+    except Exception as exc:
+        raise TypeError(f"{name} must be a 1-D array of integer token counts: {exc}") from None
+    if c.dtype.kind == "b" or c.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integer token counts; got dtype {c.dtype}.")
+    if c.ndim != 1 or c.shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},), one token count per chunk; got shape {c.shape}.")
+    if c.dtype.kind == "f":
+        if not np.all(np.isfinite(c)):
+            raise ValueError(f"{name} contains NaN or inf; every chunk needs a token count.")
+        if np.any(c != np.round(c)):
+            bad = int(np.flatnonzero(c != np.round(c))[0])
+            raise ValueError(
+                f"{name} must be whole token counts; {name}[{bad}] = {c[bad]!r}. Round or count tokens exactly."
+            )
+    if c.size and c.min() < 0:
+        bad = int(np.argmin(c))
+        raise ValueError(f"{name} must be non-negative token counts; {name}[{bad}] = {c[bad]!r}.")
+    if c.dtype.kind == "u" and c.size and c.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} has a token count too large for int64.")
+    return np.ascontiguousarray(c.astype(np.int64))
+
+
+def check_budget(budget: object, *, name: str = "budget") -> int:
+    """Return ``budget`` as a non-negative Python int.
+
+    Examples
+    --------
+    >>> check_budget(4096)
+    4096
+    >>> check_budget(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget must be >= 0 tokens; got -1.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
+        raise TypeError(f"{name} must be an integer number of tokens; got {type(budget).__name__}.")
+    if not isinstance(budget, numbers.Integral):
+        if not np.isfinite(budget) or budget != int(budget):
+            raise TypeError(f"{name} must be a whole number of tokens; got {budget!r}.")
+    b = int(budget)
+    if b < 0:
+        raise ValueError(f"{name} must be >= 0 tokens; got {b}.")
+    return b
+
+
+def check_lam(lam: object, *, name: str = "lam") -> float:
+    """Return the MMR trade-off ``lam`` as a float in [0, 1].
+
+    Examples
+    --------
+    >>> check_lam(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got 1.5.
+    """
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1]; got {type(lam).__name__}.")
+    x = float(lam)
+    if not (0.0 <= x <= 1.0):
+        raise ValueError(f"{name} must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got {lam!r}.")
+    return x
+
+
+def check_nonnegative_float(value: object, *, name: str) -> float:
+    """Return ``value`` as a finite float >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a non-negative number; got {type(value).__name__}.")
+    x = float(value)
+    if not (np.isfinite(x) and x >= 0.0):
+        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
+    return x
+
+
+def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name: str = "embeddings") -> None:
+    """Raise if any row of ``embeddings`` is non-finite or zero, given its norms.
+
+    ``norms`` are the canonical row norms computed by the first pass.  A row
+    with NaN or inf has a non-finite norm; so has a row whose squared norm
+    overflows float64, which is reported separately.
+
+    Examples
+    --------
+    >>> E = np.array([[1.0, 0.0], [0.0, 0.0]])
+    >>> check_row_norms(np.sqrt((E * E).sum(1)), E)
+    Traceback (most recent call last):
+    ...
+    ValueError: embeddings has a zero vector at row 1 (1 such row in all); cosine similarity is undefined for it. Drop those chunks or re-embed them.
+    """
+    finite = np.isfinite(norms)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        row = int(bad[0])
+        if np.isfinite(embeddings[row]).all():
+            raise ValueError(
+                f"{name} row {row} is too large to square in float64 (norm overflows); "
+                "rescale the embeddings, e.g. divide by their maximum absolute value."
+            )
+        raise ValueError(
+            f"{name} contains NaN or inf at row {row} ({bad.size} such row{'s' if bad.size > 1 else ''} in all); "
+            "drop or re-embed those chunks before selection."
+        )
+    zero = norms == 0.0
+    if zero.any():
+        bad = np.flatnonzero(zero)
+        raise ValueError(
+            f"{name} has a zero vector at row {int(bad[0])} ({bad.size} such row{'s' if bad.size > 1 else ''} "
+            "in all); cosine similarity is undefined for it. Drop those chunks or re-embed them."
+        )
+
+
+def check_method(method: object, choices: Sequence[str], *, name: str = "method") -> str:
+    """Return ``method`` if it is one of ``choices``.
+
+    Examples
+    --------
+    >>> check_method("fast", ["auto", "exact", "lazy"])
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'auto', 'exact', 'lazy'; got 'fast'.
+    """
+    if not isinstance(method, str) or method not in choices:
+        opts = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {opts}; got {method!r}.")
+    return method
