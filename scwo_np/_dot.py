@@ -134,7 +134,7 @@ def _make_dot_rows(nrows: int, with_norms: bool):
                 if with_norms:
                     new[nrows + r] = builder.fadd(accs[nrows + r], builder.fmul(x, x))
             blk.add_incoming(builder.add(blk, ir.Constant(_I64, 1)), builder.block)
-            for a, n in zip(accs, new):
+            for a, n in zip(accs, new, strict=True):
                 a.add_incoming(n, builder.block)
             builder.branch(head)
 
@@ -147,7 +147,7 @@ def _make_dot_rows(nrows: int, with_norms: bool):
                 builder.position_at_end(tail_blocks[j])
                 cur = [builder.phi(vec_d) for _ in range(nacc)]
                 for src, vals in incoming:
-                    for p, val in zip(cur, vals):
+                    for p, val in zip(cur, vals, strict=True):
                         p.add_incoming(val, src)
                 do = fn.append_basic_block(f"dot.tail{j}.do")
                 builder.cbranch(
@@ -175,7 +175,7 @@ def _make_dot_rows(nrows: int, with_norms: bool):
             builder.position_at_end(tail_blocks[L - 1])
             final = [builder.phi(vec_d) for _ in range(nacc)]
             for src, vals in to_fold + incoming:
-                for p, val in zip(final, vals):
+                for p, val in zip(final, vals, strict=True):
                     p.add_incoming(val, src)
 
             outs = [_fold(builder, final[a], L) for a in range(nacc)]

@@ -123,11 +123,18 @@ def _first_pick(rel, costs, budget, lam, cost_aware, shift):
 
 @njit(**JIT)
 def _before(ka, ia, kb, ib):
+    """Heap order: larger key first, then lower index."""
     return ka > kb or (ka == kb and ia < ib)
 
 
 @njit(**JIT)
-def _sift_down(hkey, hidx, size, pos):
+def _above(ka, ia, kb, ib, worst):
+    # ``worst=True`` turns the heap upside down (worst element at the root).
+    return _before(kb, ib, ka, ia) if worst else _before(ka, ia, kb, ib)
+
+
+@njit(**JIT)
+def _sift_down(hkey, hidx, size, pos, worst):
     k = hkey[pos]
     ix = hidx[pos]
     while True:
@@ -135,9 +142,9 @@ def _sift_down(hkey, hidx, size, pos):
         if child >= size:
             break
         right = child + 1
-        if right < size and _before(hkey[right], hidx[right], hkey[child], hidx[child]):
+        if right < size and _above(hkey[right], hidx[right], hkey[child], hidx[child], worst):
             child = right
-        if not _before(hkey[child], hidx[child], k, ix):
+        if not _above(hkey[child], hidx[child], k, ix, worst):
             break
         hkey[pos] = hkey[child]
         hidx[pos] = hidx[child]
@@ -147,21 +154,72 @@ def _sift_down(hkey, hidx, size, pos):
 
 
 @njit(**JIT)
-def _pop(hkey, hidx, size):
+def _push(hkey, hidx, size, k, ix, worst):
+    pos = size
+    while pos > 0:
+        parent = (pos - 1) // 2
+        if not _above(k, ix, hkey[parent], hidx[parent], worst):
+            break
+        hkey[pos] = hkey[parent]
+        hidx[pos] = hidx[parent]
+        pos = parent
+    hkey[pos] = k
+    hidx[pos] = ix
+    return size + 1
+
+
+@njit(**JIT)
+def _pop(hkey, hidx, size, worst):
     size -= 1
     if size > 0:
         hkey[0] = hkey[size]
         hidx[0] = hidx[size]
-        _sift_down(hkey, hidx, size, 0)
+        _sift_down(hkey, hidx, size, 0, worst)
     return size
 
 
+#: Candidates first moved into the lazy heap (doubling at each refill).
+#: A module attribute, read at call time, so tests can shrink it.
+POOL = 1024
+
+
 @njit(**JIT)
-def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains):
+def _refill(state, rel, maxsim, costs, remaining, lam, cost_aware, shift, use_sims, want, wkey, widx):
+    """Best ``want`` outside candidates (``state == 0``) that still fit.
+
+    Fills the worst-first heap ``wkey``/``widx`` (capacity ``want``) and
+    returns its size.  Candidates that no longer fit are retired for good.
+    """
+    one_m = 1.0 - lam
+    cnt = 0
+    for i in range(rel.shape[0]):
+        if state[i] != 0:
+            continue
+        if costs[i] > remaining:
+            state[i] = 2
+            continue
+        m = maxsim[i] if use_sims else 0.0
+        k = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
+        if cnt < want:
+            cnt = _push(wkey, widx, cnt, k, i, True)
+        elif _before(k, i, wkey[0], widx[0]):
+            wkey[0] = k
+            widx[0] = i
+            _sift_down(wkey, widx, cnt, 0, True)
+    return cnt
+
+
+@njit(**JIT)
+def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains, pool):
     """Lazy-heap MMR after the first pick.  Returns the number of picks.
 
     ``maxsim[i]`` holds ``sim(i, first)`` on entry (ignored when ``lam == 1``)
-    and is used as scratch.  ``picks``/``gains`` have room for every chunk.
+    and is updated in place.  ``picks``/``gains`` have room for every chunk.
+
+    Only a pool of the best candidates (by their key after the first pick)
+    lives in the heap.  The best candidate left outside is the *sentinel*:
+    its key bounds every outsider's, so a fresh heap top that orders before
+    it is the true argmax; otherwise the pool is refilled (doubling).
     """
     n = rel.shape[0]
     d = E.shape[1]
@@ -172,58 +230,95 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     remaining = budget - costs[first]
     count = 1
 
-    hkey = np.empty(n)
-    hidx = np.empty(n, np.int64)
+    state = np.zeros(n, np.uint8)  # 0 outside, 1 pooled or picked, 2 retired
+    state[first] = 1
     gen = np.empty(n, np.int64)
-    size = 0
+    min_cost = np.int64(-1)
     for i in range(n):
-        if i == first or costs[i] > remaining:
-            continue
-        m = maxsim[i] if use_sims else 0.0
-        hkey[size] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
-        hidx[size] = i
-        gen[i] = 1
-        size += 1
-    for pos in range(size // 2 - 1, -1, -1):
-        _sift_down(hkey, hidx, size, pos)
+        if i != first and (min_cost < 0 or costs[i] < min_cost):
+            min_cost = costs[i]
 
-    cap = 16
-    P = np.empty((cap, d))  # picked rows in float64, for re-scoring
-    pnorm = np.empty(cap)
+    want = min(pool, n) + 1
+    cap = want
+    hkey = np.empty(cap)
+    hidx = np.empty(cap, np.int64)
+    wkey = np.empty(cap)
+    widx = np.empty(cap, np.int64)
+    size = 0
+    has_sentinel = True
+    skey = 0.0
+    sidx = np.int64(0)
+
+    pcap = 16
+    P = np.empty((pcap, d))  # picked rows in float64, for re-scoring
+    pnorm = np.empty(pcap)
     for k in range(d):
         P[0, k] = E[first, k]
     pnorm[0] = nrm[first]
 
-    while size > 0:
-        i = hidx[0]
-        if costs[i] > remaining:  # the budget only shrinks: never fits again
-            size = _pop(hkey, hidx, size)
+    while min_cost >= 0 and remaining >= min_cost:
+        need = size == 0
+        if not need:
+            i = hidx[0]
+            if costs[i] > remaining:  # the budget only shrinks: never fits again
+                size = _pop(hkey, hidx, size, False)
+                continue
+            if use_sims and gen[i] < count:
+                m = maxsim[i]
+                for j in range(gen[i], count):
+                    s = _dot._dot1(E, i, P[j])[0] / (nrm[i] * pnorm[j])
+                    if s > m:
+                        m = s
+                maxsim[i] = m
+                gen[i] = count
+                hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
+                _sift_down(hkey, hidx, size, 0, False)
+                continue
+            need = has_sentinel and not _before(hkey[0], i, skey, sidx)
+        if need:
+            if not has_sentinel:
+                break
+            # Refill: the next ``want - 1`` outsiders join the heap and the
+            # best one still outside becomes the new sentinel.
+            cnt = _refill(
+                state, rel, maxsim, costs, remaining, lam, cost_aware, shift, use_sims, want, wkey, widx
+            )
+            has_sentinel = cnt == want
+            if has_sentinel:
+                skey = wkey[0]
+                sidx = widx[0]
+                cnt = _pop(wkey, widx, cnt, True)
+            if size + cnt > cap:
+                cap = 2 * (size + cnt)
+                hk2 = np.empty(cap)
+                hi2 = np.empty(cap, np.int64)
+                hk2[:size] = hkey[:size]
+                hi2[:size] = hidx[:size]
+                hkey = hk2
+                hidx = hi2
+            for t in range(cnt):
+                j = widx[t]
+                state[j] = 1
+                gen[j] = 1
+                size = _push(hkey, hidx, size, wkey[t], j, False)
+            want = min(2 * (want - 1), n) + 1
+            if want > wkey.shape[0]:
+                wkey = np.empty(want)
+                widx = np.empty(want, np.int64)
             continue
-        if use_sims and gen[i] < count:
-            m = maxsim[i]
-            for j in range(gen[i], count):
-                s = _dot._dot1(E, i, P[j])[0] / (nrm[i] * pnorm[j])
-                if s > m:
-                    m = s
-            maxsim[i] = m
-            gen[i] = count
-            hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
-            _sift_down(hkey, hidx, size, 0)
-            continue
-        # The top is fresh: every other key is an upper bound of a smaller
-        # (or equal, higher-index) current key, so ``i`` is the argmax.
-        size = _pop(hkey, hidx, size)
+        # The top is fresh and orders before every outsider: it is the argmax.
+        size = _pop(hkey, hidx, size, False)
         m = maxsim[i] if use_sims else 0.0
         picks[count] = i
         gains[count] = lam * rel[i] - one_m * m
         remaining -= costs[i]
         if use_sims:
-            if count == cap:
-                cap *= 2
-                P2 = np.empty((cap, d))
+            if count == pcap:
+                pcap *= 2
+                P2 = np.empty((pcap, d))
                 P2[:count] = P[:count]
                 P = P2
-                pn2 = np.empty(cap)
+                pn2 = np.empty(pcap)
                 pn2[:count] = pnorm[:count]
                 pnorm = pn2
             for k in range(d):
@@ -245,7 +340,7 @@ def _sims_to_row(E, nrm, f, out):
 
 
 @njit(**JIT)
-def _select_lazy_serial(E, nrm, rel, costs, budget, lam, cost_aware, shift, picks, gains):
+def _select_lazy_serial(E, nrm, rel, costs, budget, lam, cost_aware, shift, picks, gains, pool):
     """First pick, the pass after it and the lazy heap, all on one thread."""
     first = _first_pick(rel, costs, budget, lam, cost_aware, shift)
     if first < 0:
@@ -253,7 +348,9 @@ def _select_lazy_serial(E, nrm, rel, costs, budget, lam, cost_aware, shift, pick
     maxsim = np.empty(rel.shape[0])
     if lam != 1.0:
         _sims_to_row(E, nrm, first, maxsim)
-    return _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains)
+    return _mmr_lazy_kernel(
+        E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains, pool
+    )
 
 
 # --------------------------------------------------------------------------
@@ -315,7 +412,9 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift):
         maxsim /= nrm * nrm[first]
     else:
         maxsim = np.empty(n)
-    count = _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains)
+    count = _mmr_lazy_kernel(
+        E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains, POOL
+    )
     return picks[:count].copy(), gains[:count].copy()
 
 

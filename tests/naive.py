@@ -42,7 +42,7 @@ def relevance(E, queries, weights=None):
     rel = []
     for e in E:
         r = 0.0
-        for q, w in zip(queries, weights):
+        for q, w in zip(queries, weights, strict=True):
             r = r + w * (dot(e, q) / (norm(e) * norm(q)))
         rel.append(r)
     return rel
