@@ -1,6 +1,26 @@
-"""scwo_np: decide what goes into an LLM's context window, on NumPy arrays."""
+"""scwo_np: decide what goes into an LLM's context window, on NumPy arrays.
 
+The selection core (budgeted MMR, from the SCWO specification):
+
+- :func:`mmr_select` — one query, one candidate set;
+- :func:`mmr_select_multi` — several queries at once;
+- :func:`select_batch` — many (query, candidate set) problems in one call;
+- :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the baselines
+  and the quality metric of the specification.
+"""
+
+from .baselines import coverage, topk_relevance, truncate
+from .batch import BatchSelection, select_batch
 from .selection import METHODS, mmr_select, mmr_select_multi
 
-__all__ = ["METHODS", "mmr_select", "mmr_select_multi"]
+__all__ = [
+    "METHODS",
+    "BatchSelection",
+    "coverage",
+    "mmr_select",
+    "mmr_select_multi",
+    "select_batch",
+    "topk_relevance",
+    "truncate",
+]
 __version__ = "0.1.0"

@@ -353,6 +353,35 @@ def _select_lazy_serial(E, nrm, rel, costs, budget, lam, cost_aware, shift, pick
     )
 
 
+@njit(**JIT)
+def _best_singleton(rel, costs, budget, lam, shift, picks, gains, count):
+    """The cost-aware mode's final check: one chunk alone may beat the greedy set.
+
+    Compares ``sum_k (gain_k + shift)`` of the greedy picks with
+    ``lam * rel_j + shift`` of the best single chunk that fits; rewrites
+    ``picks``/``gains`` in place and returns the new count.
+    """
+    one_m = 1.0 - lam
+    best = -1
+    best_val = 0.0
+    for j in range(rel.shape[0]):
+        if costs[j] <= budget:
+            val = (lam * rel[j] - one_m * 0.0) + shift
+            if best < 0 or val > best_val:
+                best = j
+                best_val = val
+    if best < 0:
+        return count
+    total = 0.0
+    for k in range(count):
+        total += gains[k] + shift
+    if best_val > total:
+        picks[0] = best
+        gains[0] = lam * rel[best] - one_m * 0.0
+        return 1
+    return count
+
+
 # --------------------------------------------------------------------------
 # Python-level steps
 # --------------------------------------------------------------------------
@@ -421,21 +450,6 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift):
 _IMPLS = {"exact": _select_exact, "lazy": _select_lazy}
 
 
-def _best_singleton(rel, costs, budget, lam, shift, picks, gains):
-    """The cost-aware mode's final check: one chunk alone may beat the greedy set."""
-    fits = costs <= budget
-    if not fits.any():
-        return picks, gains
-    single = lam * rel - (1.0 - lam) * 0.0
-    j = int(np.argmax(np.where(fits, single + shift, -np.inf)))
-    total = 0.0
-    for g in gains:
-        total += float(g) + shift
-    if single[j] + shift > total:
-        return np.array([j], dtype=np.int64), np.array([single[j]])
-    return picks, gains
-
-
 def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
     E = check_embeddings(E)
     n, dim = E.shape
@@ -454,7 +468,9 @@ def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
     impl = _IMPLS["lazy" if method == "auto" else method]
     picks, gains = impl(E, nrm, rel, costs, budget, lam, bool(cost_aware), shift)
     if cost_aware:
-        picks, gains = _best_singleton(rel, costs, budget, lam, shift, picks, gains)
+        picks, gains = picks.copy(), gains.copy()
+        count = _best_singleton(rel, costs, budget, lam, shift, picks, gains, picks.shape[0])
+        picks, gains = picks[:count], gains[:count]
     return (picks, gains) if return_gains else picks
 
 

@@ -1,0 +1,192 @@
+"""Many selection problems in one call: one query per candidate set.
+
+Batch reranking jobs select from thousands of small retrieved sets.  Calling
+:func:`~scwo_np.mmr_select` in a Python loop pays the interpreter and
+dispatch overhead per set; :func:`select_batch` runs every set inside one
+Numba kernel, spread over threads, and returns exactly what
+:func:`~scwo_np.mmr_select` returns for each set.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+from numpy.typing import ArrayLike, NDArray
+
+from . import _dot
+from ._config import PJIT
+from .selection import POOL, _accumulate_rel, _best_singleton, _row_norm, _select_lazy_serial
+from .validation import (
+    check_budget,
+    check_costs,
+    check_embeddings,
+    check_lam,
+    check_nonnegative_float,
+    check_queries,
+    check_row_norms,
+)
+
+__all__ = ["select_batch", "BatchSelection"]
+
+
+class BatchSelection(NamedTuple):
+    """Ragged result of :func:`select_batch`.
+
+    ``indices[offsets[b]:offsets[b + 1]]`` are the picks of problem ``b``, as
+    indices *within* that problem's candidate set, in pick order; ``gains``
+    are their MMR scores at pick time.
+    """
+
+    indices: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    gains: NDArray[np.float64]
+
+    def split(self) -> list[NDArray[np.int64]]:
+        """The picks of every problem as a list of arrays."""
+        return [self.indices[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+
+
+@njit(**PJIT)
+def _batch_kernel(
+    E, starts, stops, Q, costs, budgets, lam, cost_aware, shift, nrm_all, out_idx, out_gain, counts, pool
+):
+    for b in prange(starts.shape[0]):
+        s = starts[b]
+        e = stops[b]
+        m = e - s
+        counts[b] = 0
+        if m == 0:
+            continue
+        Eb = E[s:e]
+        nrm = nrm_all[s:e]
+        dots = np.empty(m)
+        _dot._dots_norms_range(Eb, Q[b], dots, nrm, 0, m)
+        rel = np.zeros(m)
+        _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
+        picks = out_idx[s:e]
+        gains = out_gain[s:e]
+        cnt = _select_lazy_serial(
+            Eb, nrm, rel, costs[s:e], budgets[b], lam, cost_aware, shift, picks, gains, pool
+        )
+        if cost_aware:
+            cnt = _best_singleton(rel, costs[s:e], budgets[b], lam, shift, picks, gains, cnt)
+        counts[b] = cnt
+
+
+def select_batch(
+    embeddings: ArrayLike,
+    queries: ArrayLike,
+    costs: ArrayLike,
+    budgets: int | ArrayLike,
+    *,
+    offsets: ArrayLike | None = None,
+    lengths: ArrayLike | None = None,
+    lam: float = 0.7,
+    cost_aware: bool = False,
+    shift: float = 1.0,
+) -> BatchSelection:
+    """Budgeted MMR for many (query, candidate set) problems at once.
+
+    Two layouts are accepted:
+
+    * **padded**: ``embeddings`` of shape ``(B, n, d)`` and ``costs`` of
+      shape ``(B, n)``; optional ``lengths`` ``(B,)`` says how many leading
+      rows of each set are real (the rest is padding and ignored);
+    * **ragged**: ``embeddings`` of shape ``(N, d)`` and ``costs`` ``(N,)``
+      with ``offsets`` ``(B + 1,)``: set ``b`` is rows
+      ``offsets[b]:offsets[b + 1]``.
+
+    Parameters
+    ----------
+    queries : array_like, shape (B, d)
+        One query per problem.
+    budgets : int or array_like of int, shape (B,)
+        Token budget per problem (one int applies to all).
+    lam, cost_aware, shift
+        As in :func:`~scwo_np.mmr_select`.
+
+    Returns
+    -------
+    BatchSelection
+        ``(indices, offsets, gains)``; for every ``b`` the slice equals
+        ``mmr_select(set_b, queries[b], costs_b, budgets[b], ...)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]],
+    ...               [[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]])
+    >>> Q = np.array([[1.0, 0.2], [0.0, 1.0]])
+    >>> res = select_batch(E, Q, costs=np.ones((2, 3), int), budgets=2, lam=0.5)
+    >>> res.split()
+    [array([0, 2]), array([0, 2])]
+    """
+    E = np.asarray(embeddings)
+    c = np.asarray(costs)
+    if offsets is None:
+        if E.ndim != 3:
+            raise ValueError(
+                f"embeddings must be (B, n, d) padded, or (N, d) with offsets=; got shape {E.shape}."
+            )
+        B, n, _ = E.shape
+        if c.shape != (B, n):
+            raise ValueError(
+                f"costs must have shape ({B}, {n}) to match the padded embeddings; got {c.shape}."
+            )
+        if lengths is None:
+            ln = np.full(B, n, dtype=np.int64)
+        else:
+            ln = np.asarray(lengths)
+            if ln.shape != (B,) or ln.dtype.kind not in "iu" or np.any(ln < 0) or np.any(ln > n):
+                raise ValueError(f"lengths must be {B} integers in [0, {n}]; got {lengths!r}.")
+        starts = np.arange(B, dtype=np.int64) * n
+        stops = starts + ln.astype(np.int64)
+        E = E.reshape(B * n, E.shape[2]) if B * n else E.reshape(0, max(E.shape[2], 1))
+        c = c.reshape(B * n)
+    else:
+        off = np.asarray(offsets)
+        if off.ndim != 1 or off.shape[0] < 1 or off.dtype.kind not in "iu":
+            raise ValueError("offsets must be a 1-D integer array of length B + 1.")
+        if off[0] != 0 or np.any(np.diff(off) < 0) or (E.ndim == 2 and off[-1] != E.shape[0]):
+            raise ValueError(
+                "offsets must start at 0, never decrease, and end at the number of embedding rows."
+            )
+        starts = off[:-1].astype(np.int64)
+        stops = off[1:].astype(np.int64)
+        B = starts.shape[0]
+    E = check_embeddings(E)
+    N, dim = E.shape
+    c = check_costs(c, N)
+    Q = check_queries(queries, dim, name="queries") if B else np.zeros((0, dim))
+    if Q.shape[0] != B:
+        raise ValueError(f"queries must have one row per problem ({B}); got {Q.shape[0]}.")
+    if np.ndim(budgets) == 0:
+        bud = np.full(B, check_budget(budgets, name="budgets"), dtype=np.int64)
+    else:
+        bud = np.array(
+            [check_budget(x, name="budgets") for x in np.asarray(budgets).tolist()], dtype=np.int64
+        )
+        if bud.shape != (B,):
+            raise ValueError(f"budgets must be one int or {B} ints; got shape {np.shape(budgets)}.")
+    lam = check_lam(lam)
+    shift = check_nonnegative_float(shift, name="shift")
+
+    nrm = np.ones(N)
+    out_idx = np.empty(N, dtype=np.int64)
+    out_gain = np.empty(N)
+    counts = np.zeros(B, dtype=np.int64)
+    _batch_kernel(
+        E, starts, stops, Q, c, bud, lam, bool(cost_aware), shift, nrm, out_idx, out_gain, counts, POOL
+    )
+    mask = np.zeros(N, dtype=bool)
+    for b in range(B):  # rows outside every set (padding) keep norm 1
+        mask[starts[b] : stops[b]] = True
+    check_row_norms(np.where(mask, nrm, 1.0), E)
+
+    res_off = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(counts, out=res_off[1:])
+    take = np.concatenate([np.arange(s, s + k) for s, k in zip(starts, counts, strict=True)]) if B else []
+    take = np.asarray(take, dtype=np.int64)
+    return BatchSelection(out_idx[take], res_off, out_gain[take])
