@@ -12,7 +12,15 @@ from __future__ import annotations
 
 #: Flags for serial kernels. ``cache=True`` writes the machine code next to the
 #: package (or to ``NUMBA_CACHE_DIR``) so a fresh process does not recompile.
-JIT: dict = {"cache": True, "fastmath": False, "boundscheck": False, "nogil": True}
+JIT: dict = {
+    "cache": True,
+    "fastmath": False,
+    "boundscheck": False,
+    "nogil": True,
+    # IEEE semantics for x / 0 (inf/nan) instead of Python exceptions; inputs
+    # are validated so it does not happen, and the kernels skip the checks.
+    "error_model": "numpy",
+}
 
 #: Flags for kernels that use ``numba.prange`` across independent problems.
 PJIT: dict = {**JIT, "parallel": True}

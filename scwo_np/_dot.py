@@ -201,6 +201,29 @@ def _make_dot_rows(nrows: int, with_norms: bool):
 _dot1 = _make_dot_rows(1, False)
 _dotnorm1 = _make_dot_rows(1, True)
 
+if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
+    # Intrinsics cannot run in the interpreter; the same recipe in Python.
+    def _lanes(E, i, v, with_norms):
+        acc = [0.0] * LANES
+        nacc = [0.0] * LANES
+        for k in range(E.shape[1]):
+            x = float(E[i, k])
+            acc[k % LANES] = acc[k % LANES] + x * float(v[k])
+            nacc[k % LANES] = nacc[k % LANES] + x * x
+        w = LANES
+        while w > 1:
+            w //= 2
+            for lane in range(w):
+                acc[lane] = acc[lane] + acc[lane + w]
+                nacc[lane] = nacc[lane] + nacc[lane + w]
+        return ((acc[0],), (nacc[0],)) if with_norms else (acc[0],)
+
+    def _dot1(E, i, v):  # noqa: F811
+        return _lanes(E, i, v, False)
+
+    def _dotnorm1(E, i, v):  # noqa: F811
+        return _lanes(E, i, v, True)
+
 
 @njit(**JIT)
 def _dot_row(E, i, v):

@@ -63,7 +63,7 @@ def coverage(embeddings_selected: ArrayLike, query: ArrayLike) -> float:
     --------
     >>> import numpy as np
     >>> coverage(np.array([[1.0, 0.0], [0.0, 1.0]]), [1.0, 1.0])
-    0.824264...
+    0.8243
     """
     E = (
         check_embeddings(embeddings_selected, name="embeddings_selected")

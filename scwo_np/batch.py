@@ -121,7 +121,7 @@ def select_batch(
     >>> Q = np.array([[1.0, 0.2], [0.0, 1.0]])
     >>> res = select_batch(E, Q, costs=np.ones((2, 3), int), budgets=2, lam=0.5)
     >>> res.split()
-    [array([0, 2]), array([0, 2])]
+    [array([1, 2]), array([0, 1])]
     """
     E = np.asarray(embeddings)
     c = np.asarray(costs)

@@ -541,7 +541,7 @@ def mmr_select(
     array([1, 0])
     >>> idx, gains = mmr_select(E, q, [100, 100, 100], 200, lam=0.5, return_gains=True)
     >>> np.round(gains, 3)
-    array([ 0.491, -0.018])
+    array([0.493, 0.079])
     """
     return _run(embeddings, query, None, costs, budget, lam, method, cost_aware, shift, return_gains)
 
@@ -581,7 +581,7 @@ def mmr_select_multi(
     >>> E = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
     >>> Q = np.array([[1.0, 0.0], [0.0, 1.0]])
     >>> mmr_select_multi(E, Q, costs=[1, 1, 1], budget=2)
-    array([0, 2])
+    array([1, 2])
     >>> mmr_select_multi(E, Q, costs=[1, 1, 1], budget=2, weights=[1.0, 0.0], lam=1.0)
     array([0, 1])
     """

@@ -18,6 +18,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+#: Norms must lie in [NORM_MIN, NORM_MAX] so that a product of two norms
+#: neither underflows to 0 nor overflows to inf in float64.
+NORM_MIN = 1e-150
+NORM_MAX = 1e150
+
 __all__ = [
     "check_embeddings",
     "check_query",
@@ -101,6 +106,13 @@ def check_query(query: ArrayLike, dim: int, *, name: str = "query") -> NDArray[n
         raise ValueError(
             f"{name} is the zero vector; cosine similarity to it is undefined. Pass a non-zero query embedding."
         )
+    scale = np.max(np.abs(q))
+    qn = scale * np.sqrt(np.sum((q / scale) ** 2))
+    if not (NORM_MIN <= qn <= NORM_MAX):
+        raise ValueError(
+            f"{name} has norm {qn:.3g}, outside [{NORM_MIN:g}, {NORM_MAX:g}] where cosines are computed "
+            "reliably; rescale it (cosine similarity does not depend on scale)."
+        )
     return np.ascontiguousarray(q)
 
 
@@ -145,11 +157,11 @@ def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.
         if np.any(c != np.round(c)):
             bad = int(np.flatnonzero(c != np.round(c))[0])
             raise ValueError(
-                f"{name} must be whole token counts; {name}[{bad}] = {c[bad]!r}. Round or count tokens exactly."
+                f"{name} must be whole token counts; {name}[{bad}] = {c[bad].item()!r}. Round or count tokens exactly."
             )
     if c.size and c.min() < 0:
         bad = int(np.argmin(c))
-        raise ValueError(f"{name} must be non-negative token counts; {name}[{bad}] = {c[bad]!r}.")
+        raise ValueError(f"{name} must be non-negative token counts; {name}[{bad}] = {c[bad].item()!r}.")
     if c.dtype.kind == "u" and c.size and c.max() > np.iinfo(np.int64).max:
         raise ValueError(f"{name} has a token count too large for int64.")
     return np.ascontiguousarray(c.astype(np.int64))
@@ -240,6 +252,13 @@ def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name:
         raise ValueError(
             f"{name} has a zero vector at row {int(bad[0])} ({bad.size} such row{'s' if bad.size > 1 else ''} "
             "in all); cosine similarity is undefined for it. Drop those chunks or re-embed them."
+        )
+    out = (norms < NORM_MIN) | (norms > NORM_MAX)
+    if out.any():
+        row = int(np.flatnonzero(out)[0])
+        raise ValueError(
+            f"{name} row {row} has norm {norms[row]:.3g}, outside [{NORM_MIN:g}, {NORM_MAX:g}] where cosines "
+            "are computed reliably; rescale the embeddings (cosine similarity does not depend on scale)."
         )
 
 

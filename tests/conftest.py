@@ -1,0 +1,50 @@
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@st.composite
+def selection_problems(draw, max_n=12, max_d=9, allow_empty=True):
+    """Random (E, q, costs, budget, lam) with ties, duplicates and negatives.
+
+    Embeddings are either small integers (exact ties, duplicate rows) or
+    floats, in float32 or float64; zero rows are replaced (they are invalid).
+    """
+    n = draw(st.integers(0 if allow_empty else 1, max_n))
+    d = draw(st.integers(1, max_d))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    if draw(st.booleans()):
+        E = draw(hnp.arrays(np.int8, (n, d), elements=st.integers(-2, 2))).astype(dtype)
+    else:
+        E = draw(hnp.arrays(dtype, (n, d), elements=st.floats(-3, 3, width=32)))
+    if n >= 2 and draw(st.booleans()):
+        E[draw(st.integers(1, n - 1))] = E[0]
+    E[np.sqrt((E.astype(np.float64) ** 2).sum(axis=1)) < 1e-100] = 1.0  # zero/tiny rows are invalid
+    q = draw(hnp.arrays(np.float64, d, elements=st.floats(-3, 3)))
+    if np.sqrt((q**2).sum()) < 1e-100:
+        q[0] = 1.0
+    costs = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 6)))
+    budget = draw(st.integers(0, 25))
+    lam = draw(st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0]) | st.floats(0, 1))
+    return E, q, costs, budget, lam
+
+
+@pytest.fixture
+def small_pool(monkeypatch):
+    """Shrink the lazy heap's candidate pool so refills are exercised."""
+    import scwo_np.selection
+
+    monkeypatch.setattr(scwo_np.selection, "POOL", 2)

@@ -1,0 +1,52 @@
+import naive
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from scwo_np import _dot
+
+
+@st.composite
+def matrices(draw):
+    n = draw(st.integers(0, 9))
+    d = draw(st.integers(1, 35))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    E = draw(hnp.arrays(dtype, (n, d), elements=st.floats(-1e3, 1e3, width=32)))
+    v = draw(hnp.arrays(np.float64, d, elements=st.floats(-1e3, 1e3)))
+    return E, v
+
+
+@given(matrices())
+def test_dots_match_reference_to_the_bit(args):
+    E, v = args
+    ref = np.array([naive.dot(E[i], v) for i in range(E.shape[0])])
+    ref_n = np.array([naive.norm(E[i]) for i in range(E.shape[0])])
+    d, nr = _dot.dots_norms(E, v)
+    np.testing.assert_array_equal(d, ref)
+    np.testing.assert_array_equal(nr, ref_n)
+    np.testing.assert_array_equal(_dot.dots(E, v), ref)
+    np.testing.assert_array_equal(_dot.dots_numpy(E, v), ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parallel_pass_equals_serial(dtype):
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((6000, 401)).astype(dtype)  # above the threading threshold
+    v = rng.standard_normal(401)
+    assert _dot._nchunks(E) > 0 or _dot.numba.get_num_threads() < 2
+    d1, n1 = _dot.dots_norms(E, v)
+    d2, n2 = np.empty(6000), np.empty(6000)
+    _dot._dots_norms_serial(E, v, d2, n2)
+    np.testing.assert_array_equal(d1, d2)
+    np.testing.assert_array_equal(n1, n2)
+    np.testing.assert_array_equal(_dot.dots(E, v), d2)
+
+
+def test_duplicate_rows_get_identical_similarities():
+    rng = np.random.default_rng(1)
+    row = rng.standard_normal(384).astype(np.float32)
+    E = np.tile(row, (37, 1))
+    d = _dot.dots(E, rng.standard_normal(384))
+    assert np.unique(d).size == 1

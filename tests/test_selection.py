@@ -1,0 +1,149 @@
+import naive
+import numpy as np
+import pytest
+from conftest import selection_problems
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np import METHODS, mmr_select, mmr_select_multi
+
+
+def _check(E, q, costs, budget, lam, method, **kw):
+    picks, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True, **kw)
+    rp, rg = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=lam, **kw)
+    assert picks.dtype == np.int64
+    assert picks.tolist() == rp
+    np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))
+    assert costs[picks].sum() <= budget
+    assert len(set(picks.tolist())) == len(picks)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@given(problem=selection_problems())
+def test_every_method_equals_reference(method, problem):
+    _check(*problem, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@given(problem=selection_problems(), shift=st.sampled_from([0.0, 0.5, 1.0]))
+def test_cost_aware_equals_reference(method, problem, shift):
+    _check(*problem, method=method, cost_aware=True, shift=shift)
+
+
+@pytest.mark.usefixtures("small_pool")
+@given(problem=selection_problems(max_n=30))
+def test_lazy_refills_are_exact(problem):
+    _check(*problem, method="lazy")
+
+
+def _relevance_keyed_lazy_heap(E, q, k, lam):
+    """The spec's SCWO-fast as written: stale keys from relevance, unit costs."""
+    import heapq
+
+    rel = [naive.cosine(e, q) for e in E]
+    heap = [(-lam * r, i, 0) for i, r in enumerate(rel)]
+    heapq.heapify(heap)
+    picks = []
+    while heap and len(picks) < k:
+        key, i, gen = heapq.heappop(heap)
+        if gen == len(picks):
+            picks.append(i)
+            continue
+        m = max(naive.cosine(E[i], E[j]) for j in picks)
+        heapq.heappush(heap, (-(lam * rel[i] - (1 - lam) * m), i, len(picks)))
+    return picks
+
+
+def test_negative_similarity_breaks_relevance_keyed_lazy_heap_but_not_ours():
+    # f is picked first.  Chunk B points away from f (cosine -0.68), so after
+    # f its score *rises* from -0.15 to 0.19, above A's 0.035; a heap keyed on
+    # relevance alone never re-scores B and takes A.
+    E = np.array([[0.9, 0.436, 0.0], [0.7, 0.0, 0.714], [-0.3, -0.95, 0.0]])
+    q = np.array([1.0, 0.0, 0.0])
+    rp, _ = naive.mmr_select(E.tolist(), [q.tolist()], [1, 1, 1], 2, lam=0.5)
+    assert rp == [0, 2]
+    assert _relevance_keyed_lazy_heap(E.tolist(), q.tolist(), 2, 0.5) == [0, 1]
+    for m in METHODS:
+        assert mmr_select(E, q, [1, 1, 1], 2, lam=0.5, method=m).tolist() == rp
+
+
+@given(problem=selection_problems(), m=st.integers(1, 3), data=st.data())
+def test_multi_query_equals_reference(problem, m, data):
+    E, q, costs, budget, lam = problem
+    Q = np.vstack([q] + [np.roll(q, k) + 0.5 for k in range(1, m)])
+    w = data.draw(st.none() | st.lists(st.floats(0.1, 2), min_size=m, max_size=m))
+    for method in ("exact", "lazy"):
+        picks = mmr_select_multi(E, Q, costs, budget, lam=lam, weights=w, method=method)
+        ww = None if w is None else (np.asarray(w) / np.sum(w)).tolist()
+        rp, _ = naive.mmr_select(E.tolist(), Q.tolist(), costs.tolist(), budget, lam=lam, weights=ww)
+        assert picks.tolist() == rp
+
+
+@given(problem=selection_problems())
+def test_multi_with_one_query_equals_single(problem):
+    E, q, costs, budget, lam = problem
+    a = mmr_select_multi(E, q.reshape(1, -1), costs, budget, lam=lam, return_gains=True)
+    b = mmr_select(E, q, costs, budget, lam=lam, return_gains=True)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_empty_and_zero_budget():
+    E = np.ones((3, 4))
+    assert mmr_select(np.empty((0, 4)), np.ones(4), [], 10).shape == (0,)
+    assert mmr_select(E, np.ones(4), [1, 1, 1], 0).size == 0
+    assert mmr_select(E, np.ones(4), [0, 1, 0], 0).tolist() == [0, 2]
+
+
+def test_input_not_mutated():
+    rng = np.random.default_rng(3)
+    E = rng.standard_normal((50, 8)).astype(np.float32)
+    q = rng.standard_normal(8)
+    c = rng.integers(1, 9, 50)
+    E0, q0, c0 = E.copy(), q.copy(), c.copy()
+    for m in METHODS:
+        mmr_select(E, q, c, 40, method=m, cost_aware=True)
+    np.testing.assert_array_equal(E, E0)
+    np.testing.assert_array_equal(q, q0)
+    np.testing.assert_array_equal(c, c0)
+
+
+def test_larger_random_problem_methods_agree():
+    rng = np.random.default_rng(7)
+    E = rng.standard_normal((3000, 64)).astype(np.float32)
+    E[1500:1600] = E[:100]  # duplicates
+    q = rng.standard_normal(64)
+    c = rng.integers(20, 200, 3000)
+    a = mmr_select(E, q, c, 5000, method="exact", return_gains=True)
+    b = mmr_select(E, q, c, 5000, method="lazy", return_gains=True)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"embeddings": [[1.0, np.nan], [1.0, 1.0]]}, ValueError, "NaN or inf at row 0"),
+        ({"embeddings": [[1.0, 0.0], [0.0, 0.0]]}, ValueError, "zero vector at row 1"),
+        ({"embeddings": [1.0, 2.0]}, ValueError, "must be 2-D"),
+        ({"query": [1.0, 0.0, 0.0]}, ValueError, "dimension 3 but the embeddings have dimension 2"),
+        ({"query": [0.0, 0.0]}, ValueError, "zero vector"),
+        ({"query": [np.inf, 0.0]}, ValueError, "NaN or inf"),
+        ({"costs": [1, -2]}, ValueError, "non-negative"),
+        ({"costs": [1.5, 2]}, ValueError, "whole token counts"),
+        ({"costs": [1]}, ValueError, r"shape \(2,\)"),
+        ({"budget": -1}, ValueError, ">= 0"),
+        ({"budget": 2.5}, TypeError, "whole number"),
+        ({"lam": 1.2}, ValueError, r"\[0, 1\]"),
+        ({"lam": float("nan")}, ValueError, r"\[0, 1\]"),
+        ({"method": "fast"}, ValueError, "method must be one of"),
+        ({"embeddings": [["a", "b"], ["c", "d"]]}, TypeError, "numbers"),
+    ],
+)
+def test_bad_input_errors(kwargs, exc, match):
+    args = {"embeddings": [[1.0, 0.0], [0.0, 1.0]], "query": [1.0, 0.5], "costs": [1, 1], "budget": 2}
+    args.update(kwargs)
+    method = args.pop("method", "auto")
+    lam = args.pop("lam", 0.7)
+    with pytest.raises(exc, match=match):
+        mmr_select(args["embeddings"], args["query"], args["costs"], args["budget"], lam=lam, method=method)
