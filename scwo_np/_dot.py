@@ -57,149 +57,183 @@ def _fold(builder: ir.IRBuilder, vec: ir.Value, width: int) -> ir.Value:
     return builder.extract_element(vec, ir.Constant(_I32, 0))
 
 
-def _make_dot_rows(nrows: int, with_norms: bool):
-    """Build an intrinsic ``f(E, row0, v) -> tuple`` over ``nrows`` rows.
+def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False):
+    """Build an intrinsic computing ``nrows`` canonical dot products at once.
 
-    Returns the canonical dot products ``E[row0 + r] . v`` for
-    ``r < nrows`` as a ``UniTuple(float64, nrows)``; with ``with_norms`` also
-    the canonical squared norms ``E[row0 + r] . E[row0 + r]`` as a second
-    tuple.  ``E`` is a C-contiguous 2-D float32/float64 array, ``v`` a
-    C-contiguous float64 vector of length ``E.shape[1]``; nothing is checked.
-    ``nrows > 1`` interleaves rows in one loop; it measured slower than
-    streaming single rows and is kept only for experiments.
+    ``many_vectors=False``: ``f(E, row0, v) -> tuple`` returns
+    ``E[row0 + r] . v`` for ``r < nrows`` as a ``UniTuple(float64, nrows)``;
+    with ``with_norms`` also the squared norms ``E[row0 + r] . E[row0 + r]``
+    as a second tuple.  ``nrows > 1`` interleaves rows in one loop; for a
+    pass over a matrix it measured slower than streaming single rows.
+
+    ``many_vectors=True``: ``f(E, i, V, j0) -> tuple`` returns
+    ``E[i] . V[j0 + r]`` for ``r < nrows`` (``V`` a C-contiguous 2-D float64
+    array with ``E.shape[1]`` columns).  One row against several vectors keeps
+    ``nrows`` independent accumulators in flight, which is what re-scoring a
+    candidate against several picks needs (a single dot is add-latency bound).
+
+    ``E`` is a C-contiguous 2-D float32/float64 array, ``v`` a C-contiguous
+    float64 vector of length ``E.shape[1]``; nothing is checked.
     """
     L = LANES
     tup = types.UniTuple(types.float64, nrows)
     ret = types.Tuple((tup, tup)) if with_norms else tup
+    if many_vectors and with_norms:
+        raise ValueError("with_norms applies to rows of E, not to many vectors")
+
+    def codegen(context, builder, signature, args):
+        e_ty, v_ty = signature.args[0], signature.args[2]
+        e_arr = context.make_array(e_ty)(context, builder, args[0])
+        v_arr = context.make_array(v_ty)(context, builder, args[2])
+        row0 = args[1]
+        elt = context.get_data_type(e_ty.dtype)
+        elt_align = 4 if e_ty.dtype == types.float32 else 8
+        vec_e = ir.VectorType(elt, L)
+        vec_d = ir.VectorType(_F64, L)
+        d = builder.extract_value(e_arr.shape, 1)
+        nblk = builder.sdiv(d, ir.Constant(_I64, L))
+        tail0 = builder.mul(nblk, ir.Constant(_I64, L))
+        rem = builder.sub(d, tail0)
+
+        def row_ptr(data, row):
+            return builder.gep(data, [builder.mul(row, d)])
+
+        if many_vectors:
+            x_bases = [row_ptr(e_arr.data, row0)]
+            y_bases = [row_ptr(v_arr.data, builder.add(args[3], ir.Constant(_I64, r))) for r in range(nrows)]
+            pairs = [(0, r) for r in range(nrows)]
+        else:
+            x_bases = [row_ptr(e_arr.data, builder.add(row0, ir.Constant(_I64, r))) for r in range(nrows)]
+            y_bases = [v_arr.data]
+            pairs = [(r, 0) for r in range(nrows)]
+        if with_norms:  # squared norms: x against itself
+            pairs += [(r, None) for r in range(nrows)]
+        nacc = len(pairs)
+        zero = ir.Constant(vec_d, [0.0] * L)
+
+        def loads(k, vector):
+            """Load block/element ``k`` of every x and y operand, as float64."""
+            xs, ys = [], []
+            for base in x_bases:
+                if vector:
+                    x = builder.load(
+                        builder.bitcast(builder.gep(base, [k]), vec_e.as_pointer()), align=elt_align
+                    )
+                else:
+                    x = builder.load(builder.gep(base, [k]), align=elt_align)
+                if e_ty.dtype != types.float64:
+                    x = builder.fpext(x, vec_d if vector else _F64)
+                xs.append(x)
+            for base in y_bases:
+                if vector:
+                    y = builder.load(builder.bitcast(builder.gep(base, [k]), vec_d.as_pointer()), align=8)
+                else:
+                    y = builder.load(builder.gep(base, [k]), align=8)
+                ys.append(y)
+            return [(xs[a], xs[a] if b is None else ys[b]) for a, b in pairs]
+
+        fn = builder.function
+        pre = builder.block
+        head = fn.append_basic_block("dot.head")
+        body = fn.append_basic_block("dot.body")
+        builder.branch(head)
+
+        builder.position_at_end(head)
+        blk = builder.phi(_I64)
+        accs = [builder.phi(vec_d) for _ in range(nacc)]
+        blk.add_incoming(ir.Constant(_I64, 0), pre)
+        for a in accs:
+            a.add_incoming(zero, pre)
+        tail_blocks = [fn.append_basic_block(f"dot.tail{j}") for j in range(L)]
+        builder.cbranch(builder.icmp_signed("<", blk, nblk), body, tail_blocks[0])
+
+        builder.position_at_end(body)
+        off = builder.mul(blk, ir.Constant(_I64, L))
+        new = [
+            builder.fadd(acc, builder.fmul(x, y)) for acc, (x, y) in zip(accs, loads(off, True), strict=True)
+        ]
+        blk.add_incoming(builder.add(blk, ir.Constant(_I64, 1)), builder.block)
+        for a, n in zip(accs, new, strict=True):
+            a.add_incoming(n, builder.block)
+        builder.branch(head)
+
+        # Tail: element ``tail0 + j`` goes into lane ``j`` for ``j < rem``.
+        # Blocks tail0 .. tail{L-2} each add one element or jump to the
+        # fold block tail{L-1}, which merges every path with phi nodes.
+        to_fold = []
+        incoming = [(head, list(accs))]
+        for j in range(L - 1):
+            builder.position_at_end(tail_blocks[j])
+            cur = [builder.phi(vec_d) for _ in range(nacc)]
+            for src, vals in incoming:
+                for p, val in zip(cur, vals, strict=True):
+                    p.add_incoming(val, src)
+            do = fn.append_basic_block(f"dot.tail{j}.do")
+            builder.cbranch(
+                builder.icmp_signed("<", ir.Constant(_I64, j), rem),
+                do,
+                tail_blocks[L - 1],
+            )
+            to_fold.append((tail_blocks[j], cur))
+            builder.position_at_end(do)
+            lane = ir.Constant(_I32, j)
+            upd = []
+            for acc, (x, y) in zip(cur, loads(builder.add(tail0, ir.Constant(_I64, j)), False), strict=True):
+                part = builder.extract_element(acc, lane)
+                upd.append(builder.insert_element(acc, builder.fadd(part, builder.fmul(x, y)), lane))
+            builder.branch(tail_blocks[j + 1])
+            incoming = [(builder.block, upd)]
+
+        builder.position_at_end(tail_blocks[L - 1])
+        final = [builder.phi(vec_d) for _ in range(nacc)]
+        for src, vals in to_fold + incoming:
+            for p, val in zip(final, vals, strict=True):
+                p.add_incoming(val, src)
+
+        outs = [_fold(builder, final[a], L) for a in range(nacc)]
+        tup_ll = context.get_value_type(tup)
+
+        def pack(vals):
+            t = ir.Constant(tup_ll, ir.Undefined)
+            for idx, val in enumerate(vals):
+                t = builder.insert_value(t, val, idx)
+            return t
+
+        if not with_norms:
+            return pack(outs)
+        res = ir.Constant(context.get_value_type(ret), ir.Undefined)
+        res = builder.insert_value(res, pack(outs[:nrows]), 0)
+        return builder.insert_value(res, pack(outs[nrows:]), 1)
+
+    def is_matrix(E):
+        return isinstance(E, types.Array) and E.ndim == 2 and E.dtype in (types.float32, types.float64)
+
+    if many_vectors:
+
+        @intrinsic
+        def dot_vectors(typingctx, E, i, V, j0):
+            if not (is_matrix(E) and is_matrix(V) and V.dtype == types.float64):
+                return None
+            return ret(E, types.intp, V, types.intp), codegen
+
+        return dot_vectors
 
     @intrinsic
     def dot_rows(typingctx, E, row0, v):
-        if not (isinstance(E, types.Array) and E.ndim == 2 and E.dtype in (types.float32, types.float64)):
+        if not is_matrix(E):
             return None
-        sig = ret(E, types.intp, v)
-
-        def codegen(context, builder, signature, args):
-            e_ty, _, v_ty = signature.args
-            e_arr = context.make_array(e_ty)(context, builder, args[0])
-            v_arr = context.make_array(v_ty)(context, builder, args[2])
-            row0 = args[1]
-            elt = context.get_data_type(e_ty.dtype)
-            elt_align = 4 if e_ty.dtype == types.float32 else 8
-            vec_e = ir.VectorType(elt, L)
-            vec_d = ir.VectorType(_F64, L)
-            d = builder.extract_value(e_arr.shape, 1)
-            nblk = builder.sdiv(d, ir.Constant(_I64, L))
-            tail0 = builder.mul(nblk, ir.Constant(_I64, L))
-            rem = builder.sub(d, tail0)
-            bases = [
-                builder.gep(
-                    e_arr.data,
-                    [builder.mul(builder.add(row0, ir.Constant(_I64, r)), d)],
-                )
-                for r in range(nrows)
-            ]
-            zero = ir.Constant(vec_d, [0.0] * L)
-            nacc = 2 * nrows if with_norms else nrows
-
-            fn = builder.function
-            pre = builder.block
-            head = fn.append_basic_block("dot.head")
-            body = fn.append_basic_block("dot.body")
-            builder.branch(head)
-
-            builder.position_at_end(head)
-            blk = builder.phi(_I64)
-            accs = [builder.phi(vec_d) for _ in range(nacc)]
-            blk.add_incoming(ir.Constant(_I64, 0), pre)
-            for a in accs:
-                a.add_incoming(zero, pre)
-            tail_blocks = [fn.append_basic_block(f"dot.tail{j}") for j in range(L)]
-            builder.cbranch(builder.icmp_signed("<", blk, nblk), body, tail_blocks[0])
-
-            builder.position_at_end(body)
-            off = builder.mul(blk, ir.Constant(_I64, L))
-            y = builder.load(
-                builder.bitcast(builder.gep(v_arr.data, [off]), vec_d.as_pointer()),
-                align=8,
-            )
-            new = [None] * nacc
-            for r in range(nrows):
-                x = builder.load(
-                    builder.bitcast(builder.gep(bases[r], [off]), vec_e.as_pointer()),
-                    align=elt_align,
-                )
-                if e_ty.dtype != types.float64:
-                    x = builder.fpext(x, vec_d)
-                new[r] = builder.fadd(accs[r], builder.fmul(x, y))
-                if with_norms:
-                    new[nrows + r] = builder.fadd(accs[nrows + r], builder.fmul(x, x))
-            blk.add_incoming(builder.add(blk, ir.Constant(_I64, 1)), builder.block)
-            for a, n in zip(accs, new, strict=True):
-                a.add_incoming(n, builder.block)
-            builder.branch(head)
-
-            # Tail: element ``tail0 + j`` goes into lane ``j`` for ``j < rem``.
-            # Blocks tail0 .. tail{L-2} each add one element or jump to the
-            # fold block tail{L-1}, which merges every path with phi nodes.
-            to_fold = []
-            incoming = [(head, list(accs))]
-            for j in range(L - 1):
-                builder.position_at_end(tail_blocks[j])
-                cur = [builder.phi(vec_d) for _ in range(nacc)]
-                for src, vals in incoming:
-                    for p, val in zip(cur, vals, strict=True):
-                        p.add_incoming(val, src)
-                do = fn.append_basic_block(f"dot.tail{j}.do")
-                builder.cbranch(
-                    builder.icmp_signed("<", ir.Constant(_I64, j), rem),
-                    do,
-                    tail_blocks[L - 1],
-                )
-                to_fold.append((tail_blocks[j], cur))
-                builder.position_at_end(do)
-                k = builder.add(tail0, ir.Constant(_I64, j))
-                ys = builder.load(builder.gep(v_arr.data, [k]), align=8)
-                lane = ir.Constant(_I32, j)
-                upd = list(cur)
-                for a in range(nacc):
-                    r = a % nrows
-                    xs = builder.load(builder.gep(bases[r], [k]), align=elt_align)
-                    if e_ty.dtype != types.float64:
-                        xs = builder.fpext(xs, _F64)
-                    other = ys if a < nrows else xs
-                    part = builder.extract_element(cur[a], lane)
-                    upd[a] = builder.insert_element(cur[a], builder.fadd(part, builder.fmul(xs, other)), lane)
-                builder.branch(tail_blocks[j + 1])
-                incoming = [(builder.block, upd)]
-
-            builder.position_at_end(tail_blocks[L - 1])
-            final = [builder.phi(vec_d) for _ in range(nacc)]
-            for src, vals in to_fold + incoming:
-                for p, val in zip(final, vals, strict=True):
-                    p.add_incoming(val, src)
-
-            outs = [_fold(builder, final[a], L) for a in range(nacc)]
-            tup_ll = context.get_value_type(tup)
-
-            def pack(vals):
-                t = ir.Constant(tup_ll, ir.Undefined)
-                for idx, val in enumerate(vals):
-                    t = builder.insert_value(t, val, idx)
-                return t
-
-            if not with_norms:
-                return pack(outs)
-            res = ir.Constant(context.get_value_type(ret), ir.Undefined)
-            res = builder.insert_value(res, pack(outs[:nrows]), 0)
-            return builder.insert_value(res, pack(outs[nrows:]), 1)
-
-        return sig, codegen
+        return ret(E, types.intp, v), codegen
 
     return dot_rows
 
 
 _dot1 = _make_dot_rows(1, False)
 _dotnorm1 = _make_dot_rows(1, True)
+#: One row against 2 or 4 consecutive rows of a float64 matrix (re-scoring a
+#: candidate against several picks): 2-4 independent accumulator chains
+#: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
+_dotv2 = _make_dot_rows(2, False, many_vectors=True)
+_dotv4 = _make_dot_rows(4, False, many_vectors=True)
 
 if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
     # Intrinsics cannot run in the interpreter; the same recipe in Python.
@@ -223,6 +257,12 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dotnorm1(E, i, v):  # noqa: F811
         return _lanes(E, i, v, True)
+
+    def _dotv2(E, i, V, j0):  # noqa: F811
+        return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(2))
+
+    def _dotv4(E, i, V, j0):  # noqa: F811
+        return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(4))
 
 
 @njit(**JIT)
@@ -271,6 +311,19 @@ def _dots_norms_parallel(E, v, dots, norms, nchunks):
         _dots_norms_range(E, v, dots, norms, c * n // nchunks, (c + 1) * n // nchunks)
 
 
+@njit(**JIT)
+def _cosines_range(E, v, nrm, vnorm, out, start, stop):
+    for i in range(start, stop):
+        out[i] = _dot1(E, i, v)[0] / (nrm[i] * vnorm)
+
+
+@njit(**PJIT)
+def _cosines_parallel(E, v, nrm, vnorm, out, nchunks):
+    n = E.shape[0]
+    for c in prange(nchunks):
+        _cosines_range(E, v, nrm, vnorm, out, c * n // nchunks, (c + 1) * n // nchunks)
+
+
 def _nchunks(E: np.ndarray) -> int:
     """Chunks for a parallel pass, or 0 for a serial one."""
     if E.shape[0] * E.shape[1] < PARALLEL_MIN_ELEMENTS or numba.get_num_threads() < 2:
@@ -299,6 +352,17 @@ def dots_norms(E: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     else:
         _dots_norms_serial(E, v, d, nr)
     return d, nr
+
+
+def cosines(E: np.ndarray, v: np.ndarray, nrm: np.ndarray, vnorm: float) -> np.ndarray:
+    """``(E @ v) / (nrm * vnorm)`` element by element, canonical, one pass. Unvalidated."""
+    out = np.empty(E.shape[0])
+    nch = _nchunks(E)
+    if nch:
+        _cosines_parallel(E, v, nrm, vnorm, out, nch)
+    else:
+        _cosines_range(E, v, nrm, vnorm, out, 0, E.shape[0])
+    return out
 
 
 def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -57,11 +57,11 @@ Guarantees
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numpy.typing import ArrayLike, NDArray
 
 from . import _dot
-from ._config import JIT
+from ._config import JIT, PJIT
 from .validation import (
     check_budget,
     check_costs,
@@ -106,12 +106,12 @@ def _accumulate_rel(rel, dots, nrm, qnorm, w):
 
 
 @njit(**JIT)
-def _first_pick(rel, costs, budget, lam, cost_aware, shift):
-    """Best chunk for an empty selection, or -1 if nothing fits."""
+def _first_pick_range(rel, costs, budget, lam, cost_aware, shift, start, stop):
+    """Best chunk in ``[start, stop)`` for an empty selection, or -1."""
     one_m = 1.0 - lam
     best = -1
     best_key = 0.0
-    for i in range(rel.shape[0]):
+    for i in range(start, stop):
         if costs[i] > budget:
             continue
         k = _key(lam * rel[i] - one_m * 0.0, costs[i], cost_aware, shift)
@@ -119,6 +119,49 @@ def _first_pick(rel, costs, budget, lam, cost_aware, shift):
             best = i
             best_key = k
     return best
+
+
+@njit(**JIT)
+def _first_pick(rel, costs, budget, lam, cost_aware, shift):
+    """Best chunk for an empty selection, or -1 if nothing fits."""
+    return _first_pick_range(rel, costs, budget, lam, cost_aware, shift, 0, rel.shape[0])
+
+
+@njit(**JIT)
+def _first_of(cands, rel, costs, lam, cost_aware, shift):
+    """Best of per-chunk first picks ``cands`` (in index order; -1 = none)."""
+    one_m = 1.0 - lam
+    best = -1
+    best_key = 0.0
+    for c in range(cands.shape[0]):
+        i = cands[c]
+        if i < 0:
+            continue
+        k = _key(lam * rel[i] - one_m * 0.0, costs[i], cost_aware, shift)
+        if best < 0 or k > best_key:
+            best = i
+            best_key = k
+    return best
+
+
+@njit(**JIT)
+def _pass_one_range(E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, start, stop):
+    """Norms, ``rel = 0 + w * cos(e_i, q)`` and the best first pick of a chunk."""
+    for i in range(start, stop):
+        t = _dot._dotnorm1(E, i, q)
+        nrm[i] = np.sqrt(t[1][0])
+        rel[i] = 0.0 + w * (t[0][0] / (nrm[i] * qnorm))
+    return _first_pick_range(rel, costs, budget, lam, cost_aware, shift, start, stop)
+
+
+@njit(**PJIT)
+def _pass_one_parallel(E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, cands):
+    n = E.shape[0]
+    nch = cands.shape[0]
+    for c in prange(nch):
+        cands[c] = _pass_one_range(
+            E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, c * n // nch, (c + 1) * n // nch
+        )
 
 
 @njit(**JIT)
@@ -176,6 +219,31 @@ def _pop(hkey, hidx, size, worst):
         hidx[0] = hidx[size]
         _sift_down(hkey, hidx, size, 0, worst)
     return size
+
+
+@njit(**JIT)
+def _catch_up(E, i, nrm_i, P, pnorm, j0, j1, m):
+    """``max(m, sim(i, P[j]) for j0 <= j < j1)``, several picks at a time."""
+    j = j0
+    while j + 4 <= j1:
+        t = _dot._dotv4(E, i, P, j)
+        for r in range(4):
+            s = t[r] / (nrm_i * pnorm[j + r])
+            if s > m:
+                m = s
+        j += 4
+    if j + 2 <= j1:
+        t2 = _dot._dotv2(E, i, P, j)
+        for r in range(2):
+            s = t2[r] / (nrm_i * pnorm[j + r])
+            if s > m:
+                m = s
+        j += 2
+    if j < j1:
+        s = _dot._dot1(E, i, P[j])[0] / (nrm_i * pnorm[j])
+        if s > m:
+            m = s
+    return m
 
 
 #: Candidates first moved into the lazy heap (doubling at each refill).
@@ -264,11 +332,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
                 size = _pop(hkey, hidx, size, False)
                 continue
             if use_sims and gen[i] < count:
-                m = maxsim[i]
-                for j in range(gen[i], count):
-                    s = _dot._dot1(E, i, P[j])[0] / (nrm[i] * pnorm[j])
-                    if s > m:
-                        m = s
+                m = _catch_up(E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i])
                 maxsim[i] = m
                 gen[i] = count
                 hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
@@ -387,22 +451,31 @@ def _best_singleton(rel, costs, budget, lam, shift, picks, gains, count):
 # --------------------------------------------------------------------------
 
 
-def _relevance(E: np.ndarray, Q: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row norms and query relevance ``sum_j w_j cos(e_i, q_j)``; validates rows."""
+def _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift):
+    """Row norms, relevance ``sum_j w_j cos(e_i, q_j)`` and the first pick.
+
+    Validates the rows (through their norms).  With one query everything is
+    one (threaded) pass over ``E``.
+    """
     n = E.shape[0]
-    rel = np.zeros(n)
-    nrm = None
-    for j in range(Q.shape[0]):
-        if j == 0:
-            dots, nrm = _dot.dots_norms(E, Q[0])
-            check_row_norms(nrm, E)
-        else:
-            dots = _dot.dots(E, Q[j])
-        _accumulate_rel(rel, dots, nrm, _row_norm(Q, j), w[j])
-    return nrm, rel
+    nrm = np.empty(n)
+    rel = np.empty(n)
+    nch = _dot._nchunks(E)
+    cands = np.empty(max(nch, 1), dtype=np.int64)
+    args = (E, Q[0], _row_norm(Q, 0), w[0], nrm, rel, costs, budget, lam, cost_aware, shift)
+    if nch:
+        _pass_one_parallel(*args, cands)
+    else:
+        cands[0] = _pass_one_range(*args, 0, n)
+    check_row_norms(nrm, E)
+    if Q.shape[0] == 1:
+        return nrm, rel, int(_first_of(cands, rel, costs, lam, cost_aware, shift))
+    for j in range(1, Q.shape[0]):
+        _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
+    return nrm, rel, int(_first_pick(rel, costs, budget, lam, cost_aware, shift))
 
 
-def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift):
+def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift, first):
     n = rel.shape[0]
     one_m = 1.0 - lam
     denom = np.maximum(costs, 1).astype(np.float64)
@@ -428,17 +501,15 @@ def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift):
     return np.asarray(picks, dtype=np.int64), np.asarray(gains, dtype=np.float64)
 
 
-def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift):
+def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift, first):
     n = rel.shape[0]
     picks = np.empty(n, dtype=np.int64)
     gains = np.empty(n)
-    first = _first_pick(rel, costs, budget, lam, cost_aware, shift)
     if first < 0:
         return picks[:0], gains[:0]
     if lam != 1.0:
         # The pass after the first pick, threaded for large inputs.
-        maxsim = _dot.dots(E, E[first].astype(np.float64))
-        maxsim /= nrm * nrm[first]
+        maxsim = _dot.cosines(E, E[first].astype(np.float64), nrm, nrm[first])
     else:
         maxsim = np.empty(n)
     count = _mmr_lazy_kernel(
@@ -464,9 +535,10 @@ def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
-    nrm, rel = _relevance(E, Q, w)
+    cost_aware = bool(cost_aware)
+    nrm, rel, first = _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift)
     impl = _IMPLS["lazy" if method == "auto" else method]
-    picks, gains = impl(E, nrm, rel, costs, budget, lam, bool(cost_aware), shift)
+    picks, gains = impl(E, nrm, rel, costs, budget, lam, cost_aware, shift, first)
     if cost_aware:
         picks, gains = picks.copy(), gains.copy()
         count = _best_singleton(rel, costs, budget, lam, shift, picks, gains, picks.shape[0])
