@@ -246,6 +246,29 @@ def _catch_up(E, i, nrm_i, P, pnorm, j0, j1, m):
     return m
 
 
+@njit(**JIT)
+def _grown(a, used, cap):
+    """A copy of the vector ``a`` with room for ``cap``, first ``used`` copied.
+
+    Loops rather than slice assignment: numba's slice assignment pulls in
+    broadcasting code that costs seconds of compile time.
+    """
+    out = np.empty(cap, a.dtype)
+    for k in range(used):
+        out[k] = a[k]
+    return out
+
+
+@njit(**JIT)
+def _grown_rows(a, used, cap):
+    """:func:`_grown` for a matrix: ``cap`` rows, the first ``used`` copied."""
+    out = np.empty((cap, a.shape[1]), a.dtype)
+    for r in range(used):
+        for k in range(a.shape[1]):
+            out[r, k] = a[r, k]
+    return out
+
+
 #: Candidates first moved into the lazy heap (doubling at each refill).
 #: A module attribute, read at call time, so tests can shrink it.
 POOL = 1024
@@ -354,12 +377,8 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
                 cnt = _pop(wkey, widx, cnt, True)
             if size + cnt > cap:
                 cap = 2 * (size + cnt)
-                hk2 = np.empty(cap)
-                hi2 = np.empty(cap, np.int64)
-                hk2[:size] = hkey[:size]
-                hi2[:size] = hidx[:size]
-                hkey = hk2
-                hidx = hi2
+                hkey = _grown(hkey, size, cap)
+                hidx = _grown(hidx, size, cap)
             for t in range(cnt):
                 j = widx[t]
                 state[j] = 1
@@ -379,12 +398,8 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
         if use_sims:
             if count == pcap:
                 pcap *= 2
-                P2 = np.empty((pcap, d))
-                P2[:count] = P[:count]
-                P = P2
-                pn2 = np.empty(pcap)
-                pn2[:count] = pnorm[:count]
-                pnorm = pn2
+                P = _grown_rows(P, count, pcap)
+                pnorm = _grown(pnorm, count, pcap)
             for k in range(d):
                 P[count, k] = E[i, k]
             pnorm[count] = nrm[i]

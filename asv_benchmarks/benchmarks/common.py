@@ -1,0 +1,59 @@
+"""Shared pieces of the scwo_np benchmarks: base class, profile, timing and memory helpers.
+
+Set ``SCWO_BENCH_PROFILE=fast`` to drop the largest sizes (n = 1,000,000 needs
+1.5 GB for the embeddings and a few seconds to generate them).
+"""
+
+import os
+import sys
+import time
+
+PROFILE = os.environ.get("SCWO_BENCH_PROFILE", "regular")
+
+#: Geometric sizes so asv draws scaling curves.
+SIZES = [1_000, 10_000, 100_000] if PROFILE == "fast" else [1_000, 10_000, 100_000, 1_000_000]
+#: The spec's table (d = 32).
+SPEC_SIZES = [50, 100, 300, 500]
+
+
+class Benchmark:
+    """Base class: generous timeout (the 1M setup generates 1.5 GB)."""
+
+    timeout = 600
+    # asv's defaults re-run setup for every repeat; keep repeats modest.
+    repeat = (1, 5, 10.0)
+
+
+def best_time(func, repeat=7):
+    """Best wall time of ``func()`` over ``repeat`` calls after one warm-up."""
+    func()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        func()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def extra_peak_bytes(func):
+    """Peak resident memory added by ``func()`` beyond what was resident before.
+
+    Resets the kernel's high-water mark (``/proc/self/clear_refs``), so it is
+    Linux-only (x86-64 and aarch64 alike); elsewhere the benchmark is skipped.
+    """
+    if not sys.platform.startswith("linux"):
+        raise NotImplementedError("peak-memory tracking needs Linux /proc")
+    func()  # warm-up: JIT and caches
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    before = _status_kb("VmRSS")
+    func()
+    return 1024 * max(_status_kb("VmHWM") - before, 0)

@@ -1,0 +1,156 @@
+"""Benchmarks for scwo_np.selection (mmr_select and friends)."""
+
+import numpy as np
+
+from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
+from scwo_np.bench import pure_python_mmr
+
+from .common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes
+from .datasets import gaussian, pydoc
+
+
+class Select(Benchmark):
+    """mmr_select on n x 384 float32 with a 3,000-token budget, by method."""
+
+    params = (SIZES, ["lazy", "exact"])
+    param_names = ["n", "method"]
+
+    def setup(self, n, method):
+        if method == "exact" and n > 100_000:
+            raise NotImplementedError("exact is O(n d) per pick; skipped at this size")
+        self.E, self.q, self.costs, self.budget = gaussian(n, 384)
+        mmr_select(self.E, self.q, self.costs, self.budget, method=method)  # JIT warm-up
+
+    def time_select(self, n, method):
+        mmr_select(self.E, self.q, self.costs, self.budget, method=method)
+
+    def peakmem_select(self, n, method):
+        mmr_select(self.E, self.q, self.costs, self.budget, method=method)
+
+
+class Floor(Benchmark):
+    """How far selection is from the physical floor, one pass ``E @ q``."""
+
+    params = SIZES
+    param_names = ["n"]
+    number = 1
+    repeat = 1
+
+    def setup(self, n):
+        self.E, self.q, self.costs, self.budget = gaussian(n, 384)
+        mmr_select(self.E, self.q, self.costs, self.budget)
+
+    def track_time_over_gemv(self, n):
+        reps = 21 if n <= 100_000 else 5
+        ours = best_time(lambda: mmr_select(self.E, self.q, self.costs, self.budget), reps)
+        return ours / best_time(lambda: self.E @ self.q, reps)
+
+    track_time_over_gemv.unit = "x E@q"
+
+    def track_extra_memory_over_input(self, n):
+        """Peak memory beyond the input, as a fraction of the input's size (O(n) => small)."""
+        extra = extra_peak_bytes(lambda: mmr_select(self.E, self.q, self.costs, self.budget))
+        return extra / self.E.nbytes
+
+    track_extra_memory_over_input.unit = "fraction of E"
+
+
+class SpecTable(Benchmark):
+    """The spec's table: n in 50..500, d = 32, ~150 tokens per chunk, budget 30%."""
+
+    params = SPEC_SIZES
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.E, self.q, self.costs, self.budget = gaussian(n, 32)
+        mmr_select(self.E, self.q, self.costs, self.budget)
+
+    def time_lazy(self, n):
+        mmr_select(self.E, self.q, self.costs, self.budget, method="lazy")
+
+    def time_exact(self, n):
+        mmr_select(self.E, self.q, self.costs, self.budget, method="exact")
+
+    def track_speedup_lazy_vs_exact(self, n):
+        args = (self.E, self.q, self.costs, self.budget)
+        return best_time(lambda: mmr_select(*args, method="exact")) / best_time(
+            lambda: mmr_select(*args, method="lazy")
+        )
+
+    track_speedup_lazy_vs_exact.unit = "x"
+
+    def track_speedup_vs_pure_python(self, n):
+        El = self.E.astype(np.float64).tolist()
+        ql = self.q.astype(np.float64).tolist()
+        cl = self.costs.tolist()
+        pure = best_time(lambda: pure_python_mmr(El, ql, cl, self.budget), 1)
+        return pure / best_time(lambda: mmr_select(self.E, self.q, self.costs, self.budget), 21)
+
+    track_speedup_vs_pure_python.unit = "x"
+
+    def track_score_gain_over_truncation(self, n):
+        """The spec's 'improvement': coverage of MMR over truncation, in percent."""
+        sel = mmr_select(self.E, self.q, self.costs, self.budget)
+        trunc = truncate(self.costs, self.budget)
+        return 100 * (coverage(self.E[sel], self.q) / coverage(self.E[trunc], self.q) - 1)
+
+    track_score_gain_over_truncation.unit = "%"
+
+
+class Quality(Benchmark):
+    """Coverage on the bundled real sample (mean over its 32 queries), budget 1,500 tokens."""
+
+    params = ["mmr", "mmr-cost-aware", "topk", "truncate"]
+    param_names = ["selector"]
+
+    def setup(self, selector):
+        self.E, self.costs, self.Q = pydoc()
+
+    def track_coverage(self, selector):
+        scores = []
+        for q in self.Q:
+            if selector == "mmr":
+                sel = mmr_select(self.E, q, self.costs, 1500)
+            elif selector == "mmr-cost-aware":
+                sel = mmr_select(self.E, q, self.costs, 1500, cost_aware=True)
+            elif selector == "topk":
+                sel = topk_relevance(self.E, q, self.costs, 1500)
+            else:
+                sel = truncate(self.costs, 1500)
+            scores.append(coverage(self.E[sel], q))
+        return float(np.mean(scores))
+
+
+class MultiQuery(Benchmark):
+    params = ([10_000, 100_000], [1, 4, 16])
+    param_names = ["n", "queries"]
+
+    def setup(self, n, m):
+        self.E, _, self.costs, self.budget = gaussian(n, 384)
+        self.Q = np.random.default_rng(1).standard_normal((m, 384)).astype(np.float32)
+        mmr_select_multi(self.E, self.Q, self.costs, self.budget)
+
+    def time_select_multi(self, n, m):
+        mmr_select_multi(self.E, self.Q, self.costs, self.budget)
+
+
+class Compile(Benchmark):
+    """Import + first call in a fresh interpreter: with the on-disk JIT cache
+    (what a user sees after the first run) and with an empty cache (a fresh install)."""
+
+    repeat = (1, 3, 60.0)
+    timeout = 600
+
+    _code = """
+import numpy as np
+from scwo_np import mmr_select, select_batch
+E = np.random.default_rng(0).standard_normal((200, 32)).astype(np.float32)
+mmr_select(E, E[0], np.full(200, 100), 3000)
+select_batch(E.reshape(4, 50, 32), E[:4], np.full(200, 100).reshape(4, 50), 1000)
+"""
+
+    def timeraw_first_call_warm_cache(self):
+        return self._code
+
+    def timeraw_first_call_cold_cache(self):
+        return "import os, tempfile\nos.environ['NUMBA_CACHE_DIR'] = tempfile.mkdtemp()\n" + self._code
