@@ -64,12 +64,15 @@ def _best(f, reps: int) -> float:
     return min(ts)
 
 
-def run_bench(quick: bool = False, seed: int = 0) -> list[dict]:
+def run_bench(quick: bool = False, seed: int = 0, progress: bool = False) -> list[dict]:
+    """Measure the table's rows; ``progress`` shows a bar on stderr."""
+    from tqdm.auto import tqdm
+
     sizes = [(50, 32), (100, 32), (300, 32), (500, 32)]
     if not quick:
         sizes += [(2000, 384), (10000, 384), (100000, 384), (1000000, 384)]
     rows = []
-    for n, d in sizes:
+    for n, d in tqdm(sizes, disable=not progress, desc="scwo bench", unit="row"):
         rng = np.random.default_rng(seed)
         E = rng.standard_normal((n, d), dtype=np.float32)
         q = rng.standard_normal(d).astype(np.float32)
