@@ -222,22 +222,24 @@ def _pop(hkey, hidx, size, worst):
 
 
 @njit(**JIT)
+def _raise_max(m, t, nrm_i, pnorm, j):
+    """``max(m, t[r] / (nrm_i * pnorm[j + r]))`` over the dot products ``t``."""
+    for r in range(len(t)):
+        s = t[r] / (nrm_i * pnorm[j + r])
+        if s > m:
+            m = s
+    return m
+
+
+@njit(**JIT)
 def _catch_up(E, i, nrm_i, P, pnorm, j0, j1, m):
     """``max(m, sim(i, P[j]) for j0 <= j < j1)``, several picks at a time."""
     j = j0
     while j + 4 <= j1:
-        t = _dot._dotv4(E, i, P, j)
-        for r in range(4):
-            s = t[r] / (nrm_i * pnorm[j + r])
-            if s > m:
-                m = s
+        m = _raise_max(m, _dot._dotv4(E, i, P, j), nrm_i, pnorm, j)
         j += 4
     if j + 2 <= j1:
-        t2 = _dot._dotv2(E, i, P, j)
-        for r in range(2):
-            s = t2[r] / (nrm_i * pnorm[j + r])
-            if s > m:
-                m = s
+        m = _raise_max(m, _dot._dotv2(E, i, P, j), nrm_i, pnorm, j)
         j += 2
     if j < j1:
         s = _dot._dot1(E, i, P[j])[0] / (nrm_i * pnorm[j])
