@@ -72,14 +72,17 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False):
     ``nrows`` independent accumulators in flight, which is what re-scoring a
     candidate against several picks needs (a single dot is add-latency bound).
 
+    With ``with_norms`` it also returns ``(E[i] . E[i],)``, so one read of a
+    row gives its dot products with a query, a candidate and itself (the
+    fused first pass of selection).
+
     ``E`` is a C-contiguous 2-D float32/float64 array, ``v`` a C-contiguous
     float64 vector of length ``E.shape[1]``; nothing is checked.
     """
     L = LANES
     tup = types.UniTuple(types.float64, nrows)
-    ret = types.Tuple((tup, tup)) if with_norms else tup
-    if many_vectors and with_norms:
-        raise ValueError("with_norms applies to rows of E, not to many vectors")
+    ntup = types.UniTuple(types.float64, 1 if many_vectors else nrows)
+    ret = types.Tuple((tup, ntup)) if with_norms else tup
 
     def codegen(context, builder, signature, args):
         e_ty, v_ty = signature.args[0], signature.args[2]
@@ -107,7 +110,7 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False):
             y_bases = [v_arr.data]
             pairs = [(r, 0) for r in range(nrows)]
         if with_norms:  # squared norms: x against itself
-            pairs += [(r, None) for r in range(nrows)]
+            pairs += [(r, None) for r in range(len(x_bases))]
         nacc = len(pairs)
         zero = ir.Constant(vec_d, [0.0] * L)
 
@@ -191,19 +194,18 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False):
                 p.add_incoming(val, src)
 
         outs = [_fold(builder, final[a], L) for a in range(nacc)]
-        tup_ll = context.get_value_type(tup)
 
-        def pack(vals):
-            t = ir.Constant(tup_ll, ir.Undefined)
+        def pack(vals, ty):
+            t = ir.Constant(context.get_value_type(ty), ir.Undefined)
             for idx, val in enumerate(vals):
                 t = builder.insert_value(t, val, idx)
             return t
 
         if not with_norms:
-            return pack(outs)
+            return pack(outs, tup)
         res = ir.Constant(context.get_value_type(ret), ir.Undefined)
-        res = builder.insert_value(res, pack(outs[:nrows]), 0)
-        return builder.insert_value(res, pack(outs[nrows:]), 1)
+        res = builder.insert_value(res, pack(outs[:nrows], tup), 0)
+        return builder.insert_value(res, pack(outs[nrows:], ntup), 1)
 
     def is_matrix(E):
         return isinstance(E, types.Array) and E.ndim == 2 and E.dtype in (types.float32, types.float64)
@@ -234,6 +236,8 @@ _dotnorm1 = _make_dot_rows(1, True)
 #: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
 _dotv2 = _make_dot_rows(2, False, many_vectors=True)
 _dotv4 = _make_dot_rows(4, False, many_vectors=True)
+#: One row against two vectors (query, candidate) plus its own squared norm.
+_dotv2norm = _make_dot_rows(2, True, many_vectors=True)
 
 if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
     # Intrinsics cannot run in the interpreter; the same recipe in Python.
@@ -263,6 +267,10 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dotv4(E, i, V, j0):  # noqa: F811
         return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(4))
+
+    def _dotv2norm(E, i, V, j0):  # noqa: F811
+        a, (nn,) = _lanes(E, i, V[j0], True)
+        return (a[0], _lanes(E, i, V[j0 + 1], False)[0]), (nn,)
 
 
 @njit(**JIT)

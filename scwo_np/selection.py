@@ -56,6 +56,7 @@ Guarantees
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 from numpy.typing import ArrayLike, NDArray
@@ -127,9 +128,76 @@ def _first_pick(rel, costs, budget, lam, cost_aware, shift):
     return _first_pick_range(rel, costs, budget, lam, cost_aware, shift, 0, rel.shape[0])
 
 
+#: Rows per block of the fused first pass (see :func:`_pass_one_worker`).
+#: Read at call time, so tests can shrink it.
+BLOCK = 128
+
+
+@njit(**JIT)
+def _pass_one_worker(
+    E, V, qnorm, w, nrm, rel, sims, costs, budget, lam, cost_aware, shift, bcand, slots, block, t, nt
+):
+    """Worker ``t`` of ``nt`` of the fused first pass; returns its best first pick.
+
+    Processes blocks ``t, t + nt, ...`` of ``block`` rows.  Every row is
+    read once for its norm, its relevance ``0 + w * cos(e_i, q)`` and, when
+    ``sims`` is not empty, its cosine with a *candidate* first pick: the best
+    chunk seen so far by any worker when the block starts (``bcand[b]``, or
+    -1).  ``V`` is this worker's scratch, ``V[0] = q``; ``V[1]`` holds the
+    candidate's row.  Workers publish their best in ``slots``; a stale read
+    only makes a worse candidate, never a wrong result, because the caller
+    recomputes every block whose candidate is not the final first pick.
+    """
+    n, d = E.shape
+    nb = (n + block - 1) // block
+    speculate = sims.shape[0] == n
+    best = np.int64(-1)
+    best_key = 0.0
+    cur = np.int64(-1)
+    cnorm = 1.0
+    for b in range(t, nb, nt):
+        c = best
+        ck = best_key
+        for u in range(nt):
+            j = slots[u]
+            if u != t and j >= 0:
+                kj = _key(lam * rel[j], costs[j], cost_aware, shift)
+                if c < 0 or _before(kj, j, ck, c):
+                    c = j
+                    ck = kj
+        lo = b * block
+        hi = min(lo + block, n)
+        if speculate and c >= 0:
+            if c != cur:
+                for k in range(d):
+                    V[1, k] = E[c, k]
+                cnorm = np.sqrt(_dot._dotnorm1(E, c, V[1])[1][0])
+                cur = c
+            bcand[b] = c
+            for i in range(lo, hi):
+                t2 = _dot._dotv2norm(E, i, V, 0)
+                nrm[i] = np.sqrt(t2[1][0])
+                rel[i] = 0.0 + w * (t2[0][0] / (nrm[i] * qnorm))
+                sims[i] = t2[0][1] / (nrm[i] * cnorm)
+        else:
+            bcand[b] = -1
+            for i in range(lo, hi):
+                t1 = _dot._dotnorm1(E, i, V[0])
+                nrm[i] = np.sqrt(t1[1][0])
+                rel[i] = 0.0 + w * (t1[0][0] / (nrm[i] * qnorm))
+        f = _first_pick_range(rel, costs, budget, lam, cost_aware, shift, lo, hi)
+        if f >= 0:
+            fk = _key(lam * rel[f] - (1.0 - lam) * 0.0, costs[f], cost_aware, shift)
+            if best < 0 or _before(fk, f, best_key, best):
+                best = f
+                best_key = fk
+                slots[t] = best
+    return best
+
+
 @njit(**JIT)
 def _first_of(cands, rel, costs, lam, cost_aware, shift):
-    """Best of per-chunk first picks ``cands`` (in index order; -1 = none)."""
+    """Best of per-worker first picks ``cands`` (-1 = none), ties to the lowest index."""
     one_m = 1.0 - lam
     best = -1
     best_key = 0.0
@@ -138,30 +206,57 @@ def _first_of(cands, rel, costs, lam, cost_aware, shift):
         if i < 0:
             continue
         k = _key(lam * rel[i] - one_m * 0.0, costs[i], cost_aware, shift)
-        if best < 0 or k > best_key:
+        if best < 0 or _before(k, i, best_key, best):
             best = i
             best_key = k
     return best
 
 
 @njit(**JIT)
-def _pass_one_range(E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, start, stop):
-    """Norms, ``rel = 0 + w * cos(e_i, q)`` and the best first pick of a chunk."""
-    for i in range(start, stop):
-        t = _dot._dotnorm1(E, i, q)
-        nrm[i] = np.sqrt(t[1][0])
-        rel[i] = 0.0 + w * (t[0][0] / (nrm[i] * qnorm))
-    return _first_pick_range(rel, costs, budget, lam, cost_aware, shift, start, stop)
+def _scratch(q, d):
+    V = np.empty((2, d))
+    for k in range(d):
+        V[0, k] = q[k]
+    return V
 
 
 @njit(**PJIT)
-def _pass_one_parallel(E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, cands):
+def _pass_one_parallel(
+    E, q, qnorm, w, nrm, rel, sims, costs, budget, lam, cost_aware, shift, bcand, slots, block, cands
+):
+    nt = cands.shape[0]
+    for t in prange(nt):
+        cands[t] = _pass_one_worker(
+            E, _scratch(q, E.shape[1]), qnorm, w, nrm, rel, sims, costs, budget, lam, cost_aware, shift,
+            bcand, slots, block, t, nt,
+        )  # fmt: skip
+
+
+@njit(**JIT)
+def _stale_blocks(bcand, first):
+    out = np.empty(bcand.shape[0], np.int64)
+    m = 0
+    for b in range(bcand.shape[0]):
+        if bcand[b] != first:
+            out[m] = b
+            m += 1
+    return out[:m]
+
+
+@njit(**JIT)
+def _fix_blocks(E, v, nrm, vnorm, sims, blocks, block, start, stop):
+    """``sims = cos(e_i, v)`` again for the rows of ``blocks[start:stop]``."""
     n = E.shape[0]
-    nch = cands.shape[0]
-    for c in prange(nch):
-        cands[c] = _pass_one_range(
-            E, q, qnorm, w, nrm, rel, costs, budget, lam, cost_aware, shift, c * n // nch, (c + 1) * n // nch
-        )
+    for k in range(start, stop):
+        lo = blocks[k] * block
+        _dot._cosines_range(E, v, nrm, vnorm, sims, lo, min(lo + block, n))
+
+
+@njit(**PJIT)
+def _fix_blocks_parallel(E, v, nrm, vnorm, sims, blocks, block, nt):
+    m = blocks.shape[0]
+    for t in prange(nt):
+        _fix_blocks(E, v, nrm, vnorm, sims, blocks, block, t * m // nt, (t + 1) * m // nt)
 
 
 @njit(**JIT)
@@ -273,33 +368,69 @@ def _grown_rows(a, used, cap):
 
 #: Candidates first moved into the lazy heap (doubling at each refill).
 #: A module attribute, read at call time, so tests can shrink it.
-POOL = 1024
+POOL = 256
+
+#: Histogram bins used to find the refill threshold.
+_NBINS = 1024
 
 
 @njit(**JIT)
-def _refill(state, rel, maxsim, costs, remaining, lam, cost_aware, shift, use_sims, want, wkey, widx):
-    """Best ``want`` outside candidates (``state == 0``) that still fit.
+def _bin(k, kmin, scale, nbins):
+    b = int((k - kmin) * scale)
+    return min(max(b, 0), nbins - 1)
 
-    Fills the worst-first heap ``wkey``/``widx`` (capacity ``want``) and
-    returns its size.  Candidates that no longer fit are retired for good.
+
+@njit(**JIT)
+def _refill(state, okey, costs, remaining, want, kmin, scale, hist, gen, hkey, hidx, size):
+    """Move the best ``~want`` outsiders (``state == 0``) that still fit into the heap.
+
+    Outsiders' keys ``okey`` never change (their max-similarity is still the
+    one to the first pick), so a histogram of them gives a threshold bin with
+    at least ``want`` keys above it; those join the heap, which is rebuilt in
+    ``O(size)``.  Returns ``(size, has_sentinel, skey, sidx, hkey, hidx)``:
+    the sentinel is the best outsider left, whose key bounds every other
+    outsider's.  Outsiders that no longer fit are retired for good.
     """
-    one_m = 1.0 - lam
-    cnt = 0
-    for i in range(rel.shape[0]):
+    n = okey.shape[0]
+    nb = hist.shape[0]
+    for b in range(nb):
+        hist[b] = 0
+    for i in range(n):
         if state[i] != 0:
             continue
         if costs[i] > remaining:
             state[i] = 2
             continue
-        m = maxsim[i] if use_sims else 0.0
-        k = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
-        if cnt < want:
-            cnt = _push(wkey, widx, cnt, k, i, True)
-        elif _before(k, i, wkey[0], widx[0]):
-            wkey[0] = k
-            widx[0] = i
-            _sift_down(wkey, widx, cnt, 0, True)
-    return cnt
+        hist[_bin(okey[i], kmin, scale, nb)] += 1
+    tb = nb - 1
+    cnt = hist[tb]
+    while tb > 0 and cnt < want:
+        tb -= 1
+        cnt += hist[tb]
+    if size + cnt > hkey.shape[0]:
+        cap = 2 * (size + cnt)
+        hkey = _grown(hkey, size, cap)
+        hidx = _grown(hidx, size, cap)
+    has_sentinel = False
+    skey = 0.0
+    sidx = np.int64(-1)
+    for i in range(n):
+        if state[i] != 0:
+            continue
+        k = okey[i]
+        if _bin(k, kmin, scale, nb) >= tb:
+            hkey[size] = k
+            hidx[size] = i
+            size += 1
+            state[i] = 1
+            gen[i] = 1
+        elif not has_sentinel or _before(k, i, skey, sidx):
+            has_sentinel = True
+            skey = k
+            sidx = i
+    for pos in range(size // 2 - 1, -1, -1):
+        _sift_down(hkey, hidx, size, pos, False)
+    return size, has_sentinel, skey, sidx, hkey, hidx
 
 
 @njit(**JIT)
@@ -309,10 +440,11 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     ``maxsim[i]`` holds ``sim(i, first)`` on entry (ignored when ``lam == 1``)
     and is updated in place.  ``picks``/``gains`` have room for every chunk.
 
-    Only a pool of the best candidates (by their key after the first pick)
-    lives in the heap.  The best candidate left outside is the *sentinel*:
-    its key bounds every outsider's, so a fresh heap top that orders before
-    it is the true argmax; otherwise the pool is refilled (doubling).
+    Only a pool of the best candidates (by their key after the first pick,
+    about ``pool`` of them at first) lives in the heap.  The best candidate
+    left outside is the *sentinel*: its key bounds every outsider's, so a
+    fresh heap top that orders before it is the true argmax; otherwise the
+    pool is refilled with about twice as many.
     """
     n = rel.shape[0]
     d = E.shape[1]
@@ -326,17 +458,28 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     state = np.zeros(n, np.uint8)  # 0 outside, 1 pooled or picked, 2 retired
     state[first] = 1
     gen = np.empty(n, np.int64)
+    okey = np.empty(n)
     min_cost = np.int64(-1)
+    kmin = np.inf
+    kmax = -np.inf
     for i in range(n):
-        if i != first and (min_cost < 0 or costs[i] < min_cost):
+        if i == first:
+            continue
+        if min_cost < 0 or costs[i] < min_cost:
             min_cost = costs[i]
+        m = maxsim[i] if use_sims else 0.0
+        k = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
+        okey[i] = k
+        kmin = min(kmin, k)
+        kmax = max(kmax, k)
+    hist = np.empty(_NBINS, np.int64)
+    scale = _NBINS / (kmax - kmin) if kmax > kmin else 0.0
+    if not np.isfinite(scale):  # keys closer than ~1e-305: one bin
+        scale = 0.0
 
-    want = min(pool, n) + 1
-    cap = want
-    hkey = np.empty(cap)
-    hidx = np.empty(cap, np.int64)
-    wkey = np.empty(cap)
-    widx = np.empty(cap, np.int64)
+    want = max(min(pool, n), 1)
+    hkey = np.empty(want + 1)
+    hidx = np.empty(want + 1, np.int64)
     size = 0
     has_sentinel = True
     skey = 0.0
@@ -367,29 +510,10 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
         if need:
             if not has_sentinel:
                 break
-            # Refill: the next ``want - 1`` outsiders join the heap and the
-            # best one still outside becomes the new sentinel.
-            cnt = _refill(
-                state, rel, maxsim, costs, remaining, lam, cost_aware, shift, use_sims, want, wkey, widx
+            size, has_sentinel, skey, sidx, hkey, hidx = _refill(
+                state, okey, costs, remaining, want, kmin, scale, hist, gen, hkey, hidx, size
             )
-            has_sentinel = cnt == want
-            if has_sentinel:
-                skey = wkey[0]
-                sidx = widx[0]
-                cnt = _pop(wkey, widx, cnt, True)
-            if size + cnt > cap:
-                cap = 2 * (size + cnt)
-                hkey = _grown(hkey, size, cap)
-                hidx = _grown(hidx, size, cap)
-            for t in range(cnt):
-                j = widx[t]
-                state[j] = 1
-                gen[j] = 1
-                size = _push(hkey, hidx, size, wkey[t], j, False)
-            want = min(2 * (want - 1), n) + 1
-            if want > wkey.shape[0]:
-                wkey = np.empty(want)
-                widx = np.empty(want, np.int64)
+            want = min(2 * want, n)
             continue
         # The top is fresh and orders before every outsider: it is the argmax.
         size = _pop(hkey, hidx, size, False)
@@ -469,30 +593,63 @@ def _best_singleton(rel, costs, budget, lam, shift, picks, gains, count):
 
 
 def _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift):
-    """Row norms, relevance ``sum_j w_j cos(e_i, q_j)`` and the first pick.
+    """Row norms, relevance ``sum_j w_j cos(e_i, q_j)``, the first pick and its sims.
 
-    Validates the rows (through their norms).  With one query everything is
-    one (threaded) pass over ``E``.
+    Validates the rows (through their norms).  With one query and ``lam < 1``
+    this is one (threaded) pass over ``E`` that also computes every row's
+    cosine with the first pick, speculatively (see :func:`_pass_one_worker`):
+    only the blocks read before the first pick was found are read again.
+    Returns ``(nrm, rel, first, sims)``; ``sims`` is None when not computed.
     """
-    n = E.shape[0]
+    n, d = E.shape
     nrm = np.empty(n)
     rel = np.empty(n)
-    nch = _dot._nchunks(E)
-    cands = np.empty(max(nch, 1), dtype=np.int64)
-    args = (E, Q[0], _row_norm(Q, 0), w[0], nrm, rel, costs, budget, lam, cost_aware, shift)
-    if nch:
-        _pass_one_parallel(*args, cands)
+    speculate = Q.shape[0] == 1 and lam != 1.0
+    sims = np.empty(n if speculate else 0)
+    block = BLOCK
+    bcand = np.empty(-(-n // block), dtype=np.int64)
+    nt = numba.get_num_threads() if _dot._nchunks(E) else 1
+    slots = np.full(nt, -1, dtype=np.int64)
+    cands = np.empty(nt, dtype=np.int64)
+    args = (
+        Q[0],
+        _row_norm(Q, 0),
+        w[0],
+        nrm,
+        rel,
+        sims,
+        costs,
+        budget,
+        lam,
+        cost_aware,
+        shift,
+        bcand,
+        slots,
+        block,
+    )
+    if nt > 1:
+        _pass_one_parallel(E, *args, cands)
     else:
-        cands[0] = _pass_one_range(*args, 0, n)
+        cands[0] = _pass_one_worker(E, _scratch(Q[0], d), *args[1:], 0, 1)
     check_row_norms(nrm, E)
     if Q.shape[0] == 1:
-        return nrm, rel, int(_first_of(cands, rel, costs, lam, cost_aware, shift))
+        first = int(_first_of(cands, rel, costs, lam, cost_aware, shift))
+        if not speculate:
+            return nrm, rel, first, None
+        if first >= 0:
+            blocks = _stale_blocks(bcand, first)
+            v = E[first].astype(np.float64)
+            if nt > 1 and blocks.shape[0] * block * d >= _dot.PARALLEL_MIN_ELEMENTS:
+                _fix_blocks_parallel(E, v, nrm, nrm[first], sims, blocks, block, nt)
+            else:
+                _fix_blocks(E, v, nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
+        return nrm, rel, first, sims
     for j in range(1, Q.shape[0]):
         _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
-    return nrm, rel, int(_first_pick(rel, costs, budget, lam, cost_aware, shift))
+    return nrm, rel, int(_first_pick(rel, costs, budget, lam, cost_aware, shift)), None
 
 
-def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift, first):
+def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sims):
     n = rel.shape[0]
     one_m = 1.0 - lam
     denom = np.maximum(costs, 1).astype(np.float64)
@@ -518,13 +675,15 @@ def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift, first):
     return np.asarray(picks, dtype=np.int64), np.asarray(gains, dtype=np.float64)
 
 
-def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift, first):
+def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sims):
     n = rel.shape[0]
     picks = np.empty(n, dtype=np.int64)
     gains = np.empty(n)
     if first < 0:
         return picks[:0], gains[:0]
-    if lam != 1.0:
+    if sims is not None:
+        maxsim = sims
+    elif lam != 1.0:
         # The pass after the first pick, threaded for large inputs.
         maxsim = _dot.cosines(E, E[first].astype(np.float64), nrm, nrm[first])
     else:
@@ -553,9 +712,9 @@ def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
     cost_aware = bool(cost_aware)
-    nrm, rel, first = _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift)
+    nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift)
     impl = _IMPLS["lazy" if method == "auto" else method]
-    picks, gains = impl(E, nrm, rel, costs, budget, lam, cost_aware, shift, first)
+    picks, gains = impl(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sims)
     if cost_aware:
         picks, gains = picks.copy(), gains.copy()
         count = _best_singleton(rel, costs, budget, lam, shift, picks, gains, picks.shape[0])

@@ -48,3 +48,19 @@ def small_pool(monkeypatch):
     import scwo_np.selection
 
     monkeypatch.setattr(scwo_np.selection, "POOL", 2)
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Two-row blocks, a two-chunk pool and the threaded path even for tiny inputs.
+
+    Exercises the speculative first pass (stale candidates, re-read blocks,
+    workers publishing their best to each other) and pool refills on inputs
+    small enough for the plain-Python reference.
+    """
+    import scwo_np._dot
+    import scwo_np.selection
+
+    monkeypatch.setattr(scwo_np.selection, "BLOCK", 2)
+    monkeypatch.setattr(scwo_np.selection, "POOL", 2)
+    monkeypatch.setattr(scwo_np._dot, "PARALLEL_MIN_ELEMENTS", 0)

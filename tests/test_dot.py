@@ -50,3 +50,31 @@ def test_duplicate_rows_get_identical_similarities():
     E = np.tile(row, (37, 1))
     d = _dot.dots(E, rng.standard_normal(384))
     assert np.unique(d).size == 1
+
+
+
+@_dot.njit
+def _multi_vector_dots(E, V):
+    out = np.empty((E.shape[0], 7))
+    for i in range(E.shape[0]):
+        a = _dot._dotv4(E, i, V, 0)
+        b = _dot._dotv2(E, i, V, 1)
+        c, (nn,) = _dot._dotv2norm(E, i, V, 2)
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a
+        out[i, 4] = b[1]
+        out[i, 5] = c[0]
+        out[i, 6] = nn
+    return out
+
+
+@given(matrices())
+def test_multi_vector_dots_match_reference_to_the_bit(args):
+    """One row against several vectors (and itself): the same bits as one at a time."""
+    E, v = args
+    V = np.ascontiguousarray(np.stack([v * (r + 1) - r for r in range(4)]))
+    out = _multi_vector_dots(E, V)
+    for i in range(E.shape[0]):
+        ref = [naive.dot(E[i], V[r]) for r in range(4)]
+        np.testing.assert_array_equal(out[i, :4], ref)
+        assert out[i, 4] == ref[2] and out[i, 5] == ref[2]
+        assert np.sqrt(out[i, 6]) == naive.norm(E[i])

@@ -36,6 +36,12 @@ def test_lazy_refills_are_exact(problem):
     _check(*problem, method="lazy")
 
 
+@pytest.mark.usefixtures("tiny_blocks")
+@given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
+def test_speculative_first_pass_is_exact(problem, cost_aware):
+    _check(*problem, method="lazy", cost_aware=cost_aware)
+
+
 def _relevance_keyed_lazy_heap(E, q, k, lam):
     """The spec's SCWO-fast as written: stale keys from relevance, unit costs."""
     import heapq
