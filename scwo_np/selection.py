@@ -182,7 +182,7 @@ def _pass_one_worker(
         else:
             bcand[b] = -1
             for i in range(lo, hi):
-                t1 = _dot._dotnorm1(E, i, V[0])
+                t1 = _dot._dotnorm1s(E, i, V[0])
                 nrm[i] = np.sqrt(t1[1][0])
                 rel[i] = 0.0 + w * (t1[0][0] / (nrm[i] * qnorm))
         f = _first_pick_range(rel, costs, budget, lam, cost_aware, shift, lo, hi)
