@@ -25,7 +25,8 @@ JIT: dict = {
 #: Flags for kernels that use ``numba.prange`` across independent problems.
 PJIT: dict = {**JIT, "parallel": True}
 
-#: Number of interleaved partial sums in every dot product (see ``_dot``).
-#: Part of the numerical definition of a similarity: changing it changes the
-#: last bits of every similarity, so it is a constant, not a setting.
-LANES: int = 8
+#: Number of interleaved partial sums in every dot product, per precision
+#: (see ``_dot``): one 64-byte vector of either type.  Part of the numerical
+#: definition of a similarity: changing it changes the last bits of every
+#: similarity, so it is a constant, not a setting.
+LANES: dict = {"float32": 16, "float64": 8}

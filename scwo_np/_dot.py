@@ -1,26 +1,33 @@
-"""Canonical float64 dot products: one numerical definition, fast everywhere.
+"""Canonical dot products: one numerical definition, fast everywhere.
 
 Every similarity in scwo_np is computed by the same recipe, so that every
 selection method (NumPy, Numba, batched, the pure-Python reference) sees the
-*same bits* and therefore breaks ties the same way:
+*same bits* and therefore breaks ties the same way.  All arithmetic is done
+in the precision of the embeddings, float32 or float64 (a query is rounded
+to that precision first):
 
-1. each element is converted to float64 (exact for float32 input);
-2. element ``k`` is added into partial sum ``k % LANES`` (``LANES = 8``), in
-   increasing ``k``, as ``acc[l] = acc[l] + x[k] * y[k]`` (no fused multiply-add);
-3. the ``LANES`` partial sums are folded by halving:
-   ``acc[l] = acc[l] + acc[l + w]`` for ``w = 4, 2, 1``.
+1. element ``k`` is added into partial sum ``k % L`` in increasing ``k``, as
+   ``acc[l] = acc[l] + x[k] * y[k]`` (two roundings, no fused multiply-add),
+   with ``L = 16`` lanes for float32 and ``L = 8`` for float64;
+2. the ``L`` partial sums are folded by halving:
+   ``acc[l] = acc[l] + acc[l + w]`` for ``w = L/2, ..., 2, 1``;
+3. the result is widened to float64, where norms (``sqrt``), cosines and
+   scores are computed.
 
 A plain left-to-right sum is not used because it cannot be vectorised without
-reassociation; the recipe above is exactly what one SIMD register of eight
-doubles computes, so it runs at memory speed while staying deterministic on
-x86-64 and aarch64 alike.  ``tests/naive.py`` implements the recipe in plain
-Python and the tests compare to the bit.
+reassociation; the recipe above is exactly what one 64-byte SIMD register
+computes, so it runs at memory speed while staying deterministic on x86-64
+and aarch64 alike.  float32 input is summed in float32, like BLAS ``sgemv``:
+a cosine is then good to about ``1e-7`` (float32 embeddings carry no more),
+and a pass costs one read of the matrix (converting every element to
+float64 made the fused first pass of selection compute-bound, 1.6x slower).
+``tests/naive.py`` implements the recipe in plain Python and the tests
+compare to the bit.
 
 Numba's SLP vectoriser is off by default and the loop vectoriser keeps the
 partial sums in memory, so the loop is emitted directly as LLVM IR with
-generic ``<8 x double>`` vectors (no target intrinsics) through
-``numba.extending.intrinsic``.  Rows are streamed one at a time (measured
-faster than interleaving rows: one memory stream prefetches best), and large
+generic vectors (no target intrinsics) through ``numba.extending.intrinsic``.
+Rows are streamed one at a time with a software prefetch ahead, and large
 passes are split across threads with ``prange``; each row's value does not
 depend on the split.
 """
@@ -84,8 +91,8 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
     pass over a matrix it measured slower than streaming single rows.
 
     ``many_vectors=True``: ``f(E, i, V, j0) -> tuple`` returns
-    ``E[i] . V[j0 + r]`` for ``r < nrows`` (``V`` a C-contiguous 2-D float64
-    array with ``E.shape[1]`` columns).  One row against several vectors keeps
+    ``E[i] . V[j0 + r]`` for ``r < nrows`` (``V`` a C-contiguous 2-D array of
+    ``E``'s type with ``E.shape[1]`` columns).  One row against several vectors keeps
     ``nrows`` independent accumulators in flight, which is what re-scoring a
     candidate against several picks needs (a single dot is add-latency bound).
 
@@ -100,9 +107,9 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
     off for rows read in random order.
 
     ``E`` is a C-contiguous 2-D float32/float64 array, ``v`` a C-contiguous
-    float64 vector of length ``E.shape[1]``; nothing is checked.
+    vector of the same type and length ``E.shape[1]``; results are float64.
+    Nothing is checked (the typing refuses a ``v`` of another type).
     """
-    L = LANES
     tup = types.UniTuple(types.float64, nrows)
     ntup = types.UniTuple(types.float64, 1 if many_vectors else nrows)
     ret = types.Tuple((tup, ntup)) if with_norms else tup
@@ -112,10 +119,12 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
         e_arr = context.make_array(e_ty)(context, builder, args[0])
         v_arr = context.make_array(v_ty)(context, builder, args[2])
         row0 = args[1]
+        # Everything is computed in the precision of E (float32 or float64):
+        # ``L`` lanes of that type, one 64-byte vector; results widen to float64.
         elt = context.get_data_type(e_ty.dtype)
         elt_align = 4 if e_ty.dtype == types.float32 else 8
-        vec_e = ir.VectorType(elt, L)
-        vec_d = ir.VectorType(_F64, L)
+        L = LANES[str(e_ty.dtype)]
+        vec_d = ir.VectorType(elt, L)
         d = builder.extract_value(e_arr.shape, 1)
         nblk = builder.sdiv(d, ir.Constant(_I64, L))
         tail0 = builder.mul(nblk, ir.Constant(_I64, L))
@@ -137,25 +146,17 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
         nacc = len(pairs)
         zero = ir.Constant(vec_d, [0.0] * L)
 
+        def load(base, k, vector):
+            if vector:
+                return builder.load(
+                    builder.bitcast(builder.gep(base, [k]), vec_d.as_pointer()), align=elt_align
+                )
+            return builder.load(builder.gep(base, [k]), align=elt_align)
+
         def loads(k, vector):
-            """Load block/element ``k`` of every x and y operand, as float64."""
-            xs, ys = [], []
-            for base in x_bases:
-                if vector:
-                    x = builder.load(
-                        builder.bitcast(builder.gep(base, [k]), vec_e.as_pointer()), align=elt_align
-                    )
-                else:
-                    x = builder.load(builder.gep(base, [k]), align=elt_align)
-                if e_ty.dtype != types.float64:
-                    x = builder.fpext(x, vec_d if vector else _F64)
-                xs.append(x)
-            for base in y_bases:
-                if vector:
-                    y = builder.load(builder.bitcast(builder.gep(base, [k]), vec_d.as_pointer()), align=8)
-                else:
-                    y = builder.load(builder.gep(base, [k]), align=8)
-                ys.append(y)
+            """Load block/element ``k`` of every x and y operand."""
+            xs = [load(base, k, vector) for base in x_bases]
+            ys = [load(base, k, vector) for base in y_bases]
             return [(xs[a], xs[a] if b is None else ys[b]) for a, b in pairs]
 
         fn = builder.function
@@ -221,6 +222,8 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
                 p.add_incoming(val, src)
 
         outs = [_fold(builder, final[a], L) for a in range(nacc)]
+        if e_ty.dtype != types.float64:
+            outs = [builder.fpext(o, _F64) for o in outs]
 
         def pack(vals, ty):
             t = ir.Constant(context.get_value_type(ty), ir.Undefined)
@@ -241,7 +244,7 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
 
         @intrinsic
         def dot_vectors(typingctx, E, i, V, j0):
-            if not (is_matrix(E) and is_matrix(V) and V.dtype == types.float64):
+            if not (is_matrix(E) and is_matrix(V) and V.dtype == E.dtype):
                 return None
             return ret(E, types.intp, V, types.intp), codegen
 
@@ -249,7 +252,7 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
 
     @intrinsic
     def dot_rows(typingctx, E, row0, v):
-        if not is_matrix(E):
+        if not (is_matrix(E) and isinstance(v, types.Array) and v.dtype == E.dtype):
             return None
         return ret(E, types.intp, v), codegen
 
@@ -261,7 +264,7 @@ _dotnorm1 = _make_dot_rows(1, True)
 #: The same recipes with a prefetch ahead, for passes over consecutive rows.
 _dot1s = _make_dot_rows(1, False, stream=True)
 _dotnorm1s = _make_dot_rows(1, True, stream=True)
-#: One row against 2 or 4 consecutive rows of a float64 matrix (re-scoring a
+#: One row against 2 or 4 consecutive rows of a matrix (re-scoring a
 #: candidate against several picks): 2-4 independent accumulator chains
 #: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
 _dotv2 = _make_dot_rows(2, False, many_vectors=True)
@@ -270,21 +273,24 @@ _dotv4 = _make_dot_rows(4, False, many_vectors=True)
 _dotv2norm = _make_dot_rows(2, True, many_vectors=True, stream=True)
 
 if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
-    # Intrinsics cannot run in the interpreter; the same recipe in Python.
+    # Intrinsics cannot run in the interpreter; the same recipe with NumPy
+    # scalars of E's type (their arithmetic rounds like the vector code).
     def _lanes(E, i, v, with_norms):
-        acc = [0.0] * LANES
-        nacc = [0.0] * LANES
+        L = LANES[E.dtype.name]
+        zero = E.dtype.type(0)
+        acc = [zero] * L
+        nacc = [zero] * L
         for k in range(E.shape[1]):
-            x = float(E[i, k])
-            acc[k % LANES] = acc[k % LANES] + x * float(v[k])
-            nacc[k % LANES] = nacc[k % LANES] + x * x
-        w = LANES
+            x = E[i, k]
+            acc[k % L] = acc[k % L] + x * v[k]
+            nacc[k % L] = nacc[k % L] + x * x
+        w = L
         while w > 1:
             w //= 2
             for lane in range(w):
                 acc[lane] = acc[lane] + acc[lane + w]
                 nacc[lane] = nacc[lane] + nacc[lane + w]
-        return ((acc[0],), (nacc[0],)) if with_norms else (acc[0],)
+        return ((float(acc[0]),), (float(nacc[0]),)) if with_norms else (float(acc[0]),)
 
     def _dot1(E, i, v):  # noqa: F811
         return _lanes(E, i, v, False)
@@ -308,7 +314,7 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
 @njit(**JIT)
 def _dot_row(E, i, v):
-    """Canonical ``E[i] . v`` (``v`` float64, same length as a row)."""
+    """Canonical ``E[i] . v`` (``v`` of ``E``'s type, same length as a row)."""
     return _dot1(E, i, v)[0]
 
 
@@ -410,11 +416,12 @@ def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The canonical dot products ``E @ v`` with plain NumPy (no BLAS).
 
     Bit-identical to the Numba kernels; used by the ``"exact"`` NumPy method.
-    ``E`` is ``(n, d)`` float32/float64, ``v`` a float64 vector.
+    ``E`` is ``(n, d)`` float32/float64, ``v`` a vector of the same type.
+    Returns float64.
     """
     n, d = E.shape
-    L = LANES
-    acc = np.zeros((n, L))
+    L = LANES[E.dtype.name]
+    acc = np.zeros((n, L), dtype=E.dtype)
     nblk = d // L
     for b in range(nblk):
         acc += E[:, b * L : (b + 1) * L] * v[b * L : (b + 1) * L]
@@ -425,4 +432,4 @@ def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:
     while w > 1:
         w //= 2
         acc = acc[:, :w] + acc[:, w : 2 * w]
-    return acc[:, 0].copy()
+    return acc[:, 0].astype(np.float64)

@@ -72,7 +72,7 @@ def coverage(embeddings_selected: ArrayLike, query: ArrayLike) -> float:
     )
     if E is None:
         return 0.0
-    q = check_query(query, E.shape[1])
+    q = check_query(query, E.shape[1], dtype=E.dtype)
     dots, nrm = _dot.dots_norms(E, q)
     check_row_norms(nrm, E, name="embeddings_selected")
     qn = _dot.dots_norms(q.reshape(1, -1), q)[1][0]
@@ -82,7 +82,7 @@ def coverage(embeddings_selected: ArrayLike, query: ArrayLike) -> float:
         return 0.6 * rel + 0.4
     total = 0.0
     for i in range(k - 1):
-        sims = _dot.dots(E[i + 1 :], E[i].astype(np.float64)) / (nrm[i + 1 :] * nrm[i])
+        sims = _dot.dots(E[i + 1 :], E[i]) / (nrm[i + 1 :] * nrm[i])
         total += float(sims.sum())
     mean_pair = total / (k * (k - 1) / 2)
     return 0.6 * rel + 0.4 * (1.0 - mean_pair)

@@ -159,7 +159,7 @@ def select_batch(
     E = check_embeddings(E)
     N, dim = E.shape
     c = check_costs(c, N)
-    Q = check_queries(queries, dim, name="queries") if B else np.zeros((0, dim))
+    Q = check_queries(queries, dim, dtype=E.dtype, name="queries") if B else np.zeros((0, dim), E.dtype)
     if Q.shape[0] != B:
         raise ValueError(f"queries must have one row per problem ({B}); got {Q.shape[0]}.")
     if np.ndim(budgets) == 0:

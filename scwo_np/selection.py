@@ -37,9 +37,10 @@ after it (one more pass over the embeddings, the same cost as ``E @ q``), and
 run the lazy heap from there.  It is then lossless on every input, which the
 property tests check against the plain reference.
 
-Similarities are computed in float64 with a fixed summation order (see
-``scwo_np._dot``), so the methods, the batch API and the pure-Python reference
-agree to the last bit, including on exact ties and duplicate rows.
+Similarities are computed in the embeddings' precision with a fixed
+summation order, then widened to float64 (see ``scwo_np._dot``), so the
+methods, the batch API and the pure-Python reference agree to the last bit,
+including on exact ties and duplicate rows.
 
 Guarantees
 ----------
@@ -95,7 +96,7 @@ def _key(score, cost, cost_aware, shift):
 
 @njit(**JIT)
 def _row_norm(Q, j):
-    """Canonical norm of row ``j`` of a float64 matrix."""
+    """Canonical norm of row ``j`` of a matrix."""
     return np.sqrt(_dot._dotnorm1(Q, j, Q[j])[1][0])
 
 
@@ -214,7 +215,7 @@ def _first_of(cands, rel, costs, lam, cost_aware, shift):
 
 @njit(**JIT)
 def _scratch(q, d):
-    V = np.empty((2, d))
+    V = np.empty((2, d), q.dtype)
     for k in range(d):
         V[0, k] = q[k]
     return V
@@ -486,7 +487,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     sidx = np.int64(0)
 
     pcap = 16
-    P = np.empty((pcap, d))  # picked rows in float64, for re-scoring
+    P = np.empty((pcap, d), E.dtype)  # picked rows, for re-scoring
     pnorm = np.empty(pcap)
     for k in range(d):
         P[0, k] = E[first, k]
@@ -536,7 +537,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
 @njit(**JIT)
 def _sims_to_row(E, nrm, f, out):
     """``out[i] = sim(i, f)`` for every row, serially (canonical)."""
-    v = np.empty(E.shape[1])
+    v = np.empty(E.shape[1], E.dtype)
     for k in range(E.shape[1]):
         v[k] = E[f, k]
     _dot._dots_range(E, v, out, 0, E.shape[0])
@@ -638,7 +639,7 @@ def _pass_one(E, Q, w, costs, budget, lam, cost_aware, shift):
             return nrm, rel, first, None
         if first >= 0:
             blocks = _stale_blocks(bcand, first)
-            v = E[first].astype(np.float64)
+            v = E[first]
             if nt > 1 and blocks.shape[0] * block * d >= _dot.PARALLEL_MIN_ELEMENTS:
                 _fix_blocks_parallel(E, v, nrm, nrm[first], sims, blocks, block, nt)
             else:
@@ -670,7 +671,7 @@ def _select_exact(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sim
         avail[i] = False
         remaining -= int(costs[i])
         if one_m != 0.0:
-            sims = _dot.dots_numpy(E, E[i].astype(np.float64)) / (nrm * nrm[i])
+            sims = _dot.dots_numpy(E, E[i]) / (nrm * nrm[i])
             maxsim = sims if len(picks) == 1 else np.maximum(maxsim, sims)
     return np.asarray(picks, dtype=np.int64), np.asarray(gains, dtype=np.float64)
 
@@ -685,7 +686,7 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sims
         maxsim = sims
     elif lam != 1.0:
         # The pass after the first pick, threaded for large inputs.
-        maxsim = _dot.cosines(E, E[first].astype(np.float64), nrm, nrm[first])
+        maxsim = _dot.cosines(E, E[first], nrm, nrm[first])
     else:
         maxsim = np.empty(n)
     count = _mmr_lazy_kernel(
@@ -705,7 +706,10 @@ def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
     lam = check_lam(lam)
     method = check_method(method, METHODS)
     shift = check_nonnegative_float(shift, name="shift")
-    Q = check_queries(Q, dim, name="query") if np.ndim(Q) == 2 else check_query(Q, dim).reshape(1, -1)
+    if np.ndim(Q) == 2:
+        Q = check_queries(Q, dim, dtype=E.dtype, name="query")
+    else:
+        Q = check_query(Q, dim, dtype=E.dtype).reshape(1, -1)
     if w is None:
         w = np.full(Q.shape[0], 1.0 / Q.shape[0]) if Q.shape[0] > 1 else np.ones(1)
     if n == 0:
@@ -740,10 +744,11 @@ def mmr_select(
     ----------
     embeddings : array_like, shape (n, d)
         One embedding per chunk, float32 or float64 (kept as given; other
-        numbers become float64).  Need not be normalised; no row may be zero,
-        NaN or inf.
+        numbers become float64).  Similarities are computed in this
+        precision (float32: good to about 1e-7, like BLAS).  Need not be
+        normalised; no row may be zero, NaN or inf.
     query : array_like, shape (d,)
-        Query embedding (non-zero).
+        Query embedding (non-zero), rounded to the embeddings' precision.
     costs : array_like of int, shape (n,)
         Token count of each chunk (non-negative whole numbers).
     budget : int

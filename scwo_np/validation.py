@@ -16,12 +16,12 @@ import numbers
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-#: Norms must lie in [NORM_MIN, NORM_MAX] so that a product of two norms
-#: neither underflows to 0 nor overflows to inf in float64.
-NORM_MIN = 1e-150
-NORM_MAX = 1e150
+#: Row and query norms must lie in ``NORM_RANGE[dtype]`` so that squared
+#: norms and dot products, computed in the embeddings' precision, neither
+#: underflow to 0 nor overflow to inf (see ``scwo_np._dot``).
+NORM_RANGE = {"float32": (1e-15, 1e15), "float64": (1e-150, 1e150)}
 
 __all__ = [
     "check_embeddings",
@@ -82,8 +82,11 @@ def check_embeddings(embeddings: ArrayLike, *, name: str = "embeddings") -> NDAr
     return arr
 
 
-def check_query(query: ArrayLike, dim: int, *, name: str = "query") -> NDArray[np.float64]:
-    """Return ``query`` as a finite, non-zero float64 vector of length ``dim``.
+def check_query(query: ArrayLike, dim: int, *, dtype: DTypeLike = np.float64, name: str = "query") -> NDArray:
+    """Return ``query`` as a finite, non-zero vector of length ``dim`` and type ``dtype``.
+
+    ``dtype`` is the embeddings' type (float32 or float64): similarities are
+    computed in it, so the query is rounded to it.
 
     Examples
     --------
@@ -108,24 +111,28 @@ def check_query(query: ArrayLike, dim: int, *, name: str = "query") -> NDArray[n
         )
     scale = np.max(np.abs(q))
     qn = scale * np.sqrt(np.sum((q / scale) ** 2))
-    if not (NORM_MIN <= qn <= NORM_MAX):
+    dtype = np.dtype(dtype)
+    lo, hi = NORM_RANGE[dtype.name]
+    if not (lo <= qn <= hi):
         raise ValueError(
-            f"{name} has norm {qn:.3g}, outside [{NORM_MIN:g}, {NORM_MAX:g}] where cosines are computed "
-            "reliably; rescale it (cosine similarity does not depend on scale)."
+            f"{name} has norm {qn:.3g}, outside [{lo:g}, {hi:g}] where cosines are computed reliably in "
+            f"{dtype.name}; rescale it (cosine similarity does not depend on scale)."
         )
-    return np.ascontiguousarray(q)
+    return np.ascontiguousarray(q.astype(dtype, copy=False))
 
 
-def check_queries(queries: ArrayLike, dim: int, *, name: str = "queries") -> NDArray[np.float64]:
-    """Return ``queries`` as a C-contiguous ``(m, dim)`` float64 array, m >= 1."""
+def check_queries(
+    queries: ArrayLike, dim: int, *, dtype: DTypeLike = np.float64, name: str = "queries"
+) -> NDArray:
+    """Return ``queries`` as a C-contiguous ``(m, dim)`` array of type ``dtype``, m >= 1."""
     q = _as_float_array(queries, name).astype(np.float64, copy=False)
     if q.ndim == 1:
         q = q.reshape(1, -1)
     if q.ndim != 2 or q.shape[0] == 0:
         raise ValueError(f"{name} must be (n_queries, {dim}) with at least one query; got shape {q.shape}.")
     for j in range(q.shape[0]):
-        check_query(q[j], dim, name=f"{name}[{j}]")
-    return np.ascontiguousarray(q)
+        check_query(q[j], dim, dtype=dtype, name=f"{name}[{j}]")
+    return np.ascontiguousarray(q.astype(dtype, copy=False))
 
 
 def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.int64]:
@@ -221,9 +228,10 @@ def check_nonnegative_float(value: object, *, name: str) -> float:
 def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name: str = "embeddings") -> None:
     """Raise if any row of ``embeddings`` is non-finite or zero, given its norms.
 
-    ``norms`` are the canonical row norms computed by the first pass.  A row
-    with NaN or inf has a non-finite norm; so has a row whose squared norm
-    overflows float64, which is reported separately.
+    ``norms`` are the canonical row norms computed by the first pass, in the
+    embeddings' precision.  A row with NaN or inf has a non-finite norm; so
+    has a row whose squared norm overflows, and a row of tiny non-zero values
+    can have a zero one: both are reported as out of range.
 
     Examples
     --------
@@ -239,7 +247,7 @@ def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name:
         row = int(bad[0])
         if np.isfinite(embeddings[row]).all():
             raise ValueError(
-                f"{name} row {row} is too large to square in float64 (norm overflows); "
+                f"{name} row {row} is too large to square in {embeddings.dtype.name} (norm overflows); "
                 "rescale the embeddings, e.g. divide by their maximum absolute value."
             )
         raise ValueError(
@@ -249,16 +257,23 @@ def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name:
     zero = norms == 0.0
     if zero.any():
         bad = np.flatnonzero(zero)
+        if np.any(embeddings[int(bad[0])]):
+            raise ValueError(
+                f"{name} row {int(bad[0])} is too small to square in {embeddings.dtype.name} (norm underflows "
+                "to 0); rescale the embeddings (cosine similarity does not depend on scale)."
+            )
         raise ValueError(
             f"{name} has a zero vector at row {int(bad[0])} ({bad.size} such row{'s' if bad.size > 1 else ''} "
             "in all); cosine similarity is undefined for it. Drop those chunks or re-embed them."
         )
-    out = (norms < NORM_MIN) | (norms > NORM_MAX)
+    lo, hi = NORM_RANGE[embeddings.dtype.name]
+    out = (norms < lo) | (norms > hi)
     if out.any():
         row = int(np.flatnonzero(out)[0])
         raise ValueError(
-            f"{name} row {row} has norm {norms[row]:.3g}, outside [{NORM_MIN:g}, {NORM_MAX:g}] where cosines "
-            "are computed reliably; rescale the embeddings (cosine similarity does not depend on scale)."
+            f"{name} row {row} has norm {norms[row]:.3g}, outside [{lo:g}, {hi:g}] where cosines are computed "
+            f"reliably in {embeddings.dtype.name}; rescale the embeddings (cosine similarity does not depend on "
+            "scale)."
         )
 
 

@@ -32,9 +32,9 @@ def selection_problems(draw, max_n=12, max_d=9, allow_empty=True):
         E = draw(hnp.arrays(dtype, (n, d), elements=st.floats(-3, 3, width=32)))
     if n >= 2 and draw(st.booleans()):
         E[draw(st.integers(1, n - 1))] = E[0]
-    E[np.sqrt((E.astype(np.float64) ** 2).sum(axis=1)) < 1e-100] = 1.0  # zero/tiny rows are invalid
+    E[np.sqrt((E.astype(np.float64) ** 2).sum(axis=1)) < 1e-12] = 1.0  # zero/tiny rows are invalid
     q = draw(hnp.arrays(np.float64, d, elements=st.floats(-3, 3)))
-    if np.sqrt((q**2).sum()) < 1e-100:
+    if np.sqrt((q**2).sum()) < 1e-12:
         q[0] = 1.0
     costs = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 6)))
     budget = draw(st.integers(0, 25))

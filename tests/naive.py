@@ -2,39 +2,58 @@
 
 Slow and obvious on purpose: loops over Python floats, no NumPy in the logic.
 Every fast function in scwo_np is compared against one of these, to the bit.
-The similarity recipe is the one documented in ``scwo_np._dot``: float64,
-element ``k`` into partial sum ``k % 8``, then a halving fold.
+The similarity recipe is the one documented in ``scwo_np._dot``: arithmetic
+in the embeddings' precision, element ``k`` into partial sum ``k % L`` (16
+lanes for float32, 8 for float64), then a halving fold, widened to float64.
+float32 arithmetic is emulated by rounding every float64 result to float32,
+which is exact for ``+`` and ``*`` of float32 operands (53 >= 2 * 24 + 2).
 """
 
 from __future__ import annotations
 
 import math
+import struct
 
-LANES = 8
+LANES = {"float32": 16, "float64": 8}
 
 
-def dot(x, y):
-    """Canonical float64 dot product of two sequences."""
-    acc = [0.0] * LANES
+def f32(x):
+    """Round a Python float to the nearest float32 (ties to even; inf beyond range)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _same(x):
+    return x
+
+
+def dot(x, y, dtype="float64"):
+    """Canonical dot product of two sequences, computed in ``dtype``."""
+    dtype = str(dtype)
+    L = LANES[dtype]
+    r = f32 if dtype == "float32" else _same
+    acc = [0.0] * L
     for k in range(len(x)):
-        acc[k % LANES] = acc[k % LANES] + float(x[k]) * float(y[k])
-    w = LANES
+        acc[k % L] = r(acc[k % L] + r(r(float(x[k])) * r(float(y[k]))))
+    w = L
     while w > 1:
         w //= 2
         for lane in range(w):
-            acc[lane] = acc[lane] + acc[lane + w]
+            acc[lane] = r(acc[lane] + acc[lane + w])
     return acc[0]
 
 
-def norm(x):
-    return math.sqrt(dot(x, x))
+def norm(x, dtype="float64"):
+    return math.sqrt(dot(x, x, dtype))
 
 
-def cosine(x, y):
-    return dot(x, y) / (norm(x) * norm(y))
+def cosine(x, y, dtype="float64"):
+    return dot(x, y, dtype) / (norm(x, dtype) * norm(y, dtype))
 
 
-def relevance(E, queries, weights=None):
+def relevance(E, queries, weights=None, dtype="float64"):
     """``rel[i] = sum_j w_j cos(E[i], q_j)``, accumulated from 0.0 in query order."""
     m = len(queries)
     if weights is None:
@@ -43,14 +62,20 @@ def relevance(E, queries, weights=None):
     for e in E:
         r = 0.0
         for q, w in zip(queries, weights, strict=True):
-            r = r + w * (dot(e, q) / (norm(e) * norm(q)))
+            r = r + w * (dot(e, q, dtype) / (norm(e, dtype) * norm(q, dtype)))
         rel.append(r)
     return rel
 
 
-def mmr_select(E, queries, costs, budget, lam=0.7, weights=None, cost_aware=False, shift=1.0):
-    """Textbook budgeted MMR greedy.  Returns (picks, gains) as Python lists."""
-    rel = relevance(E, queries, weights)
+def mmr_select(
+    E, queries, costs, budget, lam=0.7, weights=None, cost_aware=False, shift=1.0, dtype="float64"
+):
+    """Textbook budgeted MMR greedy.  Returns (picks, gains) as Python lists.
+
+    ``dtype`` is the precision of the embeddings (similarities are computed
+    in it, as in the library).
+    """
+    rel = relevance(E, queries, weights, dtype)
     n = len(E)
     picks, gains = [], []
     remaining = budget
@@ -59,7 +84,7 @@ def mmr_select(E, queries, costs, budget, lam=0.7, weights=None, cost_aware=Fals
         for i in range(n):
             if i in picks or costs[i] > remaining:
                 continue
-            m = max((cosine(E[i], E[j]) for j in picks), default=0.0)
+            m = max((cosine(E[i], E[j], dtype) for j in picks), default=0.0)
             score = lam * rel[i] - (1.0 - lam) * m
             key = (score + shift) / max(costs[i], 1) if cost_aware else score
             if best is None or key > best_key:

@@ -19,15 +19,16 @@ def test_truncate_is_longest_fitting_prefix(problem):
 @given(selection_problems())
 def test_topk_is_lam_one(problem):
     E, q, costs, budget, _ = problem
-    rp, _ = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=1.0)
+    rp, _ = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=1.0, dtype=E.dtype)
     assert topk_relevance(E, q, costs, budget).tolist() == rp
 
 
 @given(selection_problems(allow_empty=False))
 def test_coverage_matches_reference(problem):
     E, q, *_ = problem
-    rel = sum(naive.cosine(e, q) for e in E) / len(E)
-    pairs = [naive.cosine(E[i], E[j]) for i, j in itertools.combinations(range(len(E)), 2)]
+    dt = E.dtype
+    rel = sum(naive.cosine(e, q, dt) for e in E) / len(E)
+    pairs = [naive.cosine(E[i], E[j], dt) for i, j in itertools.combinations(range(len(E)), 2)]
     div = 1.0 - (sum(pairs) / len(pairs) if pairs else 0.0)
     np.testing.assert_allclose(coverage(E, q), 0.6 * rel + 0.4 * div, rtol=1e-12, atol=1e-12)
 

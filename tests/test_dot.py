@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numba import njit
 
 from scwo_np import _dot
 
@@ -21,8 +22,10 @@ def matrices(draw):
 @given(matrices())
 def test_dots_match_reference_to_the_bit(args):
     E, v = args
-    ref = np.array([naive.dot(E[i], v) for i in range(E.shape[0])])
-    ref_n = np.array([naive.norm(E[i]) for i in range(E.shape[0])])
+    v = v.astype(E.dtype)
+    dt = E.dtype.name
+    ref = np.array([naive.dot(E[i], v, dt) for i in range(E.shape[0])])
+    ref_n = np.array([naive.norm(E[i], dt) for i in range(E.shape[0])])
     d, nr = _dot.dots_norms(E, v)
     np.testing.assert_array_equal(d, ref)
     np.testing.assert_array_equal(nr, ref_n)
@@ -34,7 +37,7 @@ def test_dots_match_reference_to_the_bit(args):
 def test_parallel_pass_equals_serial(dtype):
     rng = np.random.default_rng(0)
     E = rng.standard_normal((6000, 401)).astype(dtype)  # above the threading threshold
-    v = rng.standard_normal(401)
+    v = rng.standard_normal(401).astype(dtype)
     assert _dot._nchunks(E) > 0 or _dot.numba.get_num_threads() < 2
     d1, n1 = _dot.dots_norms(E, v)
     d2, n2 = np.empty(6000), np.empty(6000)
@@ -48,12 +51,11 @@ def test_duplicate_rows_get_identical_similarities():
     rng = np.random.default_rng(1)
     row = rng.standard_normal(384).astype(np.float32)
     E = np.tile(row, (37, 1))
-    d = _dot.dots(E, rng.standard_normal(384))
+    d = _dot.dots(E, rng.standard_normal(384).astype(np.float32))
     assert np.unique(d).size == 1
 
 
-
-@_dot.njit
+@njit
 def _multi_vector_dots(E, V):
     out = np.empty((E.shape[0], 7))
     for i in range(E.shape[0]):
@@ -71,10 +73,11 @@ def _multi_vector_dots(E, V):
 def test_multi_vector_dots_match_reference_to_the_bit(args):
     """One row against several vectors (and itself): the same bits as one at a time."""
     E, v = args
-    V = np.ascontiguousarray(np.stack([v * (r + 1) - r for r in range(4)]))
+    V = np.ascontiguousarray(np.stack([v * (r + 1) - r for r in range(4)]).astype(E.dtype))
     out = _multi_vector_dots(E, V)
+    dt = E.dtype.name
     for i in range(E.shape[0]):
-        ref = [naive.dot(E[i], V[r]) for r in range(4)]
+        ref = [naive.dot(E[i], V[r], dt) for r in range(4)]
         np.testing.assert_array_equal(out[i, :4], ref)
         assert out[i, 4] == ref[2] and out[i, 5] == ref[2]
-        assert np.sqrt(out[i, 6]) == naive.norm(E[i])
+        assert np.sqrt(out[i, 6]) == naive.norm(E[i], dt)

@@ -10,7 +10,7 @@ from scwo_np import METHODS, mmr_select, mmr_select_multi
 
 def _check(E, q, costs, budget, lam, method, **kw):
     picks, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True, **kw)
-    rp, rg = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=lam, **kw)
+    rp, rg = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=lam, dtype=E.dtype, **kw)
     assert picks.dtype == np.int64
     assert picks.tolist() == rp
     np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))
@@ -81,7 +81,9 @@ def test_multi_query_equals_reference(problem, m, data):
     for method in ("exact", "lazy"):
         picks = mmr_select_multi(E, Q, costs, budget, lam=lam, weights=w, method=method)
         ww = None if w is None else (np.asarray(w) / np.sum(w)).tolist()
-        rp, _ = naive.mmr_select(E.tolist(), Q.tolist(), costs.tolist(), budget, lam=lam, weights=ww)
+        rp, _ = naive.mmr_select(
+            E.tolist(), Q.tolist(), costs.tolist(), budget, lam=lam, weights=ww, dtype=E.dtype
+        )
         assert picks.tolist() == rp
 
 
