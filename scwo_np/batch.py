@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from . import _dot
-from ._config import PJIT
+from ._config import JIT
+from ._parallel import run_chunks
 from .selection import POOL, _accumulate_rel, _best_singleton, _row_norm, _select_lazy_serial
 from .validation import (
     check_budget,
@@ -48,31 +49,64 @@ class BatchSelection(NamedTuple):
         return [self.indices[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
 
 
-@njit(**PJIT)
-def _batch_kernel(
-    E, starts, stops, Q, costs, budgets, lam, cost_aware, shift, nrm_all, out_idx, out_gain, counts, pool
+@njit(**JIT)
+def _solve_one(E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, out_idx, out_gain, pool):
+    """Problem ``E[s:e]`` with query ``Q[b]``, on one thread; returns its pick count."""
+    m = e - s
+    if m == 0:
+        return 0
+    Eb = E[s:e]
+    nrm = nrm_all[s:e]
+    dots = np.empty(m)
+    _dot._dots_norms_range(Eb, Q[b], dots, nrm, 0, m)
+    rel = np.zeros(m)
+    _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
+    picks = out_idx[s:e]
+    gains = out_gain[s:e]
+    cb = costs[s:e]
+    cnt = _select_lazy_serial(Eb, nrm, rel, cb, budget, lam, cost_aware, shift, picks, gains, pool)
+    if cost_aware:
+        cnt = _best_singleton(rel, cb, budget, lam, shift, picks, gains, cnt)
+    return cnt
+
+
+@njit(**JIT)
+def _solve_range(
+    E,
+    starts,
+    stops,
+    Q,
+    costs,
+    budgets,
+    lam,
+    cost_aware,
+    shift,
+    nrm_all,
+    out_idx,
+    out_gain,
+    counts,
+    pool,
+    lo,
+    hi,
 ):
-    for b in prange(starts.shape[0]):
-        s = starts[b]
-        e = stops[b]
-        m = e - s
-        counts[b] = 0
-        if m == 0:
-            continue
-        Eb = E[s:e]
-        nrm = nrm_all[s:e]
-        dots = np.empty(m)
-        _dot._dots_norms_range(Eb, Q[b], dots, nrm, 0, m)
-        rel = np.zeros(m)
-        _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
-        picks = out_idx[s:e]
-        gains = out_gain[s:e]
-        cnt = _select_lazy_serial(
-            Eb, nrm, rel, costs[s:e], budgets[b], lam, cost_aware, shift, picks, gains, pool
+    """Problems ``lo <= b < hi`` (run on threads by :func:`~scwo_np._parallel.run_chunks`)."""
+    for b in range(lo, hi):
+        counts[b] = _solve_one(
+            E,
+            starts[b],
+            stops[b],
+            Q,
+            b,
+            costs,
+            budgets[b],
+            lam,
+            cost_aware,
+            shift,
+            nrm_all,
+            out_idx,
+            out_gain,
+            pool,
         )
-        if cost_aware:
-            cnt = _best_singleton(rel, costs[s:e], budgets[b], lam, shift, picks, gains, cnt)
-        counts[b] = cnt
 
 
 def select_batch(
@@ -177,9 +211,8 @@ def select_batch(
     out_idx = np.empty(N, dtype=np.int64)
     out_gain = np.empty(N)
     counts = np.zeros(B, dtype=np.int64)
-    _batch_kernel(
-        E, starts, stops, Q, c, bud, lam, bool(cost_aware), shift, nrm, out_idx, out_gain, counts, POOL
-    )
+    args = (E, starts, stops, Q, c, bud, lam, bool(cost_aware), shift, nrm, out_idx, out_gain, counts, POOL)
+    run_chunks(_solve_range, B, *args)
     mask = np.zeros(N, dtype=bool)
     for b in range(B):  # rows outside every set (padding) keep norm 1
         mask[starts[b] : stops[b]] = True

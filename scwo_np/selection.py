@@ -267,13 +267,8 @@ def _before(ka, ia, kb, ib):
 
 
 @njit(**JIT)
-def _above(ka, ia, kb, ib, worst):
-    # ``worst=True`` turns the heap upside down (worst element at the root).
-    return _before(kb, ib, ka, ia) if worst else _before(ka, ia, kb, ib)
-
-
-@njit(**JIT)
-def _sift_down(hkey, hidx, size, pos, worst):
+def _sift_down(hkey, hidx, size, pos):
+    """Restore the heap below ``pos`` (best element, by :func:`_before`, at the root)."""
     k = hkey[pos]
     ix = hidx[pos]
     while True:
@@ -281,9 +276,9 @@ def _sift_down(hkey, hidx, size, pos, worst):
         if child >= size:
             break
         right = child + 1
-        if right < size and _above(hkey[right], hidx[right], hkey[child], hidx[child], worst):
+        if right < size and _before(hkey[right], hidx[right], hkey[child], hidx[child]):
             child = right
-        if not _above(hkey[child], hidx[child], k, ix, worst):
+        if not _before(hkey[child], hidx[child], k, ix):
             break
         hkey[pos] = hkey[child]
         hidx[pos] = hidx[child]
@@ -293,27 +288,12 @@ def _sift_down(hkey, hidx, size, pos, worst):
 
 
 @njit(**JIT)
-def _push(hkey, hidx, size, k, ix, worst):
-    pos = size
-    while pos > 0:
-        parent = (pos - 1) // 2
-        if not _above(k, ix, hkey[parent], hidx[parent], worst):
-            break
-        hkey[pos] = hkey[parent]
-        hidx[pos] = hidx[parent]
-        pos = parent
-    hkey[pos] = k
-    hidx[pos] = ix
-    return size + 1
-
-
-@njit(**JIT)
-def _pop(hkey, hidx, size, worst):
+def _pop(hkey, hidx, size):
     size -= 1
     if size > 0:
         hkey[0] = hkey[size]
         hidx[0] = hidx[size]
-        _sift_down(hkey, hidx, size, 0, worst)
+        _sift_down(hkey, hidx, size, np.int64(0))
     return size
 
 
@@ -430,7 +410,7 @@ def _refill(state, okey, costs, remaining, want, kmin, scale, hist, gen, hkey, h
             skey = k
             sidx = i
     for pos in range(size // 2 - 1, -1, -1):
-        _sift_down(hkey, hidx, size, pos, False)
+        _sift_down(hkey, hidx, size, pos)
     return size, has_sentinel, skey, sidx, hkey, hidx
 
 
@@ -454,7 +434,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     picks[0] = first
     gains[0] = lam * rel[first] - one_m * 0.0
     remaining = budget - costs[first]
-    count = 1
+    count = np.int64(1)
 
     state = np.zeros(n, np.uint8)  # 0 outside, 1 pooled or picked, 2 retired
     state[first] = 1
@@ -481,12 +461,12 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
     want = max(min(pool, n), 1)
     hkey = np.empty(want + 1)
     hidx = np.empty(want + 1, np.int64)
-    size = 0
+    size = np.int64(0)
     has_sentinel = True
     skey = 0.0
     sidx = np.int64(0)
 
-    pcap = 16
+    pcap = np.int64(16)
     P = np.empty((pcap, d), E.dtype)  # picked rows, for re-scoring
     pnorm = np.empty(pcap)
     for k in range(d):
@@ -498,14 +478,14 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
         if not need:
             i = hidx[0]
             if costs[i] > remaining:  # the budget only shrinks: never fits again
-                size = _pop(hkey, hidx, size, False)
+                size = _pop(hkey, hidx, size)
                 continue
             if use_sims and gen[i] < count:
                 m = _catch_up(E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i])
                 maxsim[i] = m
                 gen[i] = count
                 hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
-                _sift_down(hkey, hidx, size, 0, False)
+                _sift_down(hkey, hidx, size, np.int64(0))
                 continue
             need = has_sentinel and not _before(hkey[0], i, skey, sidx)
         if need:
@@ -517,7 +497,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
             want = min(2 * want, n)
             continue
         # The top is fresh and orders before every outsider: it is the argmax.
-        size = _pop(hkey, hidx, size, False)
+        size = _pop(hkey, hidx, size)
         m = maxsim[i] if use_sims else 0.0
         picks[count] = i
         gains[count] = lam * rel[i] - one_m * m
