@@ -20,6 +20,7 @@ from ._config import JIT
 from ._parallel import run_chunks
 from .selection import POOL, _accumulate_rel, _best_singleton, _row_norm, _select_lazy_serial
 from .validation import (
+    NORM_RANGE,
     check_budget,
     check_costs,
     check_embeddings,
@@ -50,8 +51,14 @@ class BatchSelection(NamedTuple):
 
 
 @njit(**JIT)
-def _solve_one(E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, out_idx, out_gain, pool):
-    """Problem ``E[s:e]`` with query ``Q[b]``, on one thread; returns its pick count."""
+def _solve_one(
+    E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, out_idx, out_gain, pool, lo, hi
+):
+    """Problem ``E[s:e]`` with query ``Q[b]``, on one thread; returns its pick count.
+
+    Returns -1, without selecting, when a row norm is outside ``[lo, hi]``
+    (NaN, inf, zero or out of range); the caller raises the error.
+    """
     m = e - s
     if m == 0:
         return 0
@@ -59,6 +66,9 @@ def _solve_one(E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, ou
     nrm = nrm_all[s:e]
     dots = np.empty(m)
     _dot._dots_norms_range(Eb, Q[b], dots, nrm, 0, m)
+    for i in range(m):
+        if not (lo <= nrm[i] <= hi):
+            return -1
     rel = np.zeros(m)
     _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
     picks = out_idx[s:e]
@@ -72,23 +82,9 @@ def _solve_one(E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, ou
 
 @njit(**JIT)
 def _solve_range(
-    E,
-    starts,
-    stops,
-    Q,
-    costs,
-    budgets,
-    lam,
-    cost_aware,
-    shift,
-    nrm_all,
-    out_idx,
-    out_gain,
-    counts,
-    pool,
-    lo,
-    hi,
-):
+    E, starts, stops, Q, costs, budgets, lam, cost_aware, shift, nrm_all, out_idx, out_gain, counts, pool, nlo, nhi,
+    lo, hi,
+):  # fmt: skip
     """Problems ``lo <= b < hi`` (run on threads by :func:`~scwo_np._parallel.run_chunks`)."""
     for b in range(lo, hi):
         counts[b] = _solve_one(
@@ -106,6 +102,8 @@ def _solve_range(
             out_idx,
             out_gain,
             pool,
+            nlo,
+            nhi,
         )
 
 
@@ -211,12 +209,31 @@ def select_batch(
     out_idx = np.empty(N, dtype=np.int64)
     out_gain = np.empty(N)
     counts = np.zeros(B, dtype=np.int64)
-    args = (E, starts, stops, Q, c, bud, lam, bool(cost_aware), shift, nrm, out_idx, out_gain, counts, POOL)
+    nlo, nhi = NORM_RANGE[E.dtype.name]
+    args = (
+        E,
+        starts,
+        stops,
+        Q,
+        c,
+        bud,
+        lam,
+        bool(cost_aware),
+        shift,
+        nrm,
+        out_idx,
+        out_gain,
+        counts,
+        POOL,
+        nlo,
+        nhi,
+    )
     run_chunks(_solve_range, B, *args)
-    mask = np.zeros(N, dtype=bool)
-    for b in range(B):  # rows outside every set (padding) keep norm 1
-        mask[starts[b] : stops[b]] = True
-    check_row_norms(np.where(mask, nrm, 1.0), E)
+    if np.any(counts < 0):  # a set with a bad row: report it (rows outside every set keep norm 1)
+        mask = np.zeros(N, dtype=bool)
+        for b in range(B):
+            mask[starts[b] : stops[b]] = True
+        check_row_norms(np.where(mask, nrm, 1.0), E)
 
     res_off = np.zeros(B + 1, dtype=np.int64)
     np.cumsum(counts, out=res_off[1:])

@@ -357,8 +357,12 @@ _NBINS = 1024
 
 @njit(**JIT)
 def _bin(k, kmin, scale, nbins):
-    b = int((k - kmin) * scale)
-    return min(max(b, 0), nbins - 1)
+    x = (k - kmin) * scale
+    if not x > 0.0:  # also NaN: never convert it to an integer
+        return 0
+    if x >= nbins:
+        return nbins - 1
+    return int(x)
 
 
 @njit(**JIT)
