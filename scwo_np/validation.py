@@ -33,6 +33,9 @@ __all__ = [
     "check_nonnegative_float",
     "check_row_norms",
     "check_method",
+    "check_unit_interval",
+    "check_texts",
+    "check_scores",
 ]
 
 
@@ -213,6 +216,71 @@ def check_lam(lam: object, *, name: str = "lam") -> float:
     if not (0.0 <= x <= 1.0):
         raise ValueError(f"{name} must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got {lam!r}.")
     return x
+
+
+def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float:
+    """Return ``value`` as a float in [0, 1] (a threshold or a weight).
+
+    Examples
+    --------
+    >>> check_unit_interval(1.2, name="threshold", meaning="a similarity")
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be in [0, 1] (a similarity); got 1.2.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}.")
+    x = float(value)
+    if not (0.0 <= x <= 1.0):  # also rejects NaN
+        extra = f" ({meaning})" if meaning else ""
+        raise ValueError(f"{name} must be in [0, 1]{extra}; got {value!r}.")
+    return x
+
+
+def check_texts(texts: object, *, name: str = "texts") -> list[str]:
+    """Return ``texts`` as a list of str; anything else is a ``TypeError`` naming the item.
+
+    Examples
+    --------
+    >>> check_texts(["a", 3])
+    Traceback (most recent call last):
+    ...
+    TypeError: texts[1] is int, not str; convert it with str() or drop it.
+    """
+    if isinstance(texts, str):
+        raise TypeError(f"{name} must be a sequence of strings, not one string; wrap it in a list.")
+    try:
+        out = list(texts)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of strings; got {type(texts).__name__}.") from None
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"{name}[{i}] is {type(t).__name__}, not str; convert it with str() or drop it.")
+    return out
+
+
+def check_scores(scores: ArrayLike | None, n: int, *, name: str = "scores") -> NDArray[np.float64]:
+    """Return ``scores`` as a finite float64 vector of length ``n`` (zeros when None).
+
+    Examples
+    --------
+    >>> check_scores([0.5, float("nan")], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: scores[1] is NaN or inf; pass finite relevance scores (or None to treat all equally).
+    """
+    if scores is None:
+        return np.zeros(n)
+    s = _as_float_array(scores, name).astype(np.float64, copy=False)
+    if s.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one per item; got {s.shape}.")
+    bad = ~np.isfinite(s)
+    if bad.any():
+        raise ValueError(
+            f"{name}[{int(np.flatnonzero(bad)[0])}] is NaN or inf; pass finite relevance scores "
+            "(or None to treat all equally)."
+        )
+    return np.ascontiguousarray(s)
 
 
 def check_nonnegative_float(value: object, *, name: str) -> float:

@@ -107,3 +107,63 @@ def mmr_select(
         if best is not None and best_val > total:
             return [best], [lam * rel[best] - (1.0 - lam) * 0.0]
     return picks, gains
+
+
+# --------------------------------------------------------------------------
+# Deduplication
+# --------------------------------------------------------------------------
+
+
+def words(text):
+    """The KB Labs ADR's word set: lowercased, whitespace split, longer than 2."""
+    return {w for w in text.lower().split() if len(w) > 2}
+
+
+def jaccard(text1, text2):
+    """The ADR's ``calculateTextSimilarity``; 0 when both word sets are empty."""
+    a, b = words(text1), words(text2)
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def dedup(texts, sim, threshold, scores=None):
+    """Group all pairs ``i < j`` with identical text or ``sim(i, j) >= threshold``
+    into connected components; keep the best-scoring member (ties: lowest index).
+
+    Returns ``(keep, dropped, duplicate_of, similarity)`` as lists, the
+    similarity of a dropped item to its kept one as ``sim(min, max)`` (1.0 when
+    the texts are identical).
+    """
+    n = len(texts)
+    scores = [0.0] * n if scores is None else list(scores)
+    adj = [[] for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if texts[i] == texts[j] or sim(i, j) >= threshold:
+                adj[i].append(j)
+                adj[j].append(i)
+    comp = [-1] * n
+    for s in range(n):
+        if comp[s] >= 0:
+            continue
+        comp[s] = s
+        stack = [s]
+        while stack:
+            u = stack.pop()
+            for v in adj[u]:
+                if comp[v] < 0:
+                    comp[v] = s
+                    stack.append(v)
+    best = {}
+    for i in range(n):
+        c = comp[i]
+        if c not in best or scores[i] > scores[best[c]]:
+            best[c] = i
+    keep = sorted(best.values())
+    dropped = [i for i in range(n) if best[comp[i]] != i]
+    dup_of = [best[comp[i]] for i in dropped]
+    similarity = [
+        1.0 if texts[d] == texts[k] else sim(min(d, k), max(d, k))
+        for d, k in zip(dropped, dup_of, strict=True)
+    ]
+    return keep, dropped, dup_of, similarity

@@ -1,0 +1,84 @@
+"""The one tokenizer: text becomes ragged integer arrays once, so kernels never see strings.
+
+A ragged array is CSR style: ``indptr`` of length ``n + 1`` and a flat
+``data`` array; item ``i`` is ``data[indptr[i]:indptr[i + 1]]``.
+
+* :func:`word_sets` — the KB Labs ADR's words: lowercased, split on
+  whitespace, longer than two characters, as *sets* of integer word ids
+  (sorted, unique per text).  Python's ``str.lower``/``str.split`` define
+  lowercasing and whitespace, and length counts code points (the ADR's
+  TypeScript counts UTF-16 units, so an emoji counts once here, twice there).
+* :func:`code_points` — every character as its Unicode code point, for
+  character-level similarity (difflib's ``SequenceMatcher``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Ragged", "word_sets", "code_points"]
+
+
+class Ragged(NamedTuple):
+    """CSR ragged array: row ``i`` is ``data[indptr[i]:indptr[i + 1]]``."""
+
+    indptr: NDArray[np.int64]
+    data: NDArray
+
+    def __len__(self) -> int:
+        return self.indptr.shape[0] - 1
+
+    def row(self, i: int) -> NDArray:
+        return self.data[self.indptr[i] : self.indptr[i + 1]]
+
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.indptr)
+
+
+def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list[str]]:
+    """Each text's set of words (lowercased, whitespace split, ``len >= min_chars``).
+
+    Returns ``(sets, vocabulary)``: ``sets.row(i)`` holds the ids of text
+    ``i``'s distinct words in increasing order (``int32``), and
+    ``vocabulary[id]`` is the word.  Ids are given in order of first
+    appearance, so the result depends only on the texts.
+
+    Examples
+    --------
+    >>> sets, vocab = word_sets(["The cat sat on the mat", "a CAT!"])
+    >>> [[vocab[i] for i in sets.row(k)] for k in range(len(sets))]
+    [['the', 'cat', 'sat', 'mat'], ['cat!']]
+    """
+    vocab: dict[str, int] = {}
+    get = vocab.setdefault
+    rows = []
+    for t in texts:
+        words = dict.fromkeys(w for w in t.lower().split() if len(w) >= min_chars)
+        rows.append(np.array([get(w, len(vocab)) for w in words], dtype=np.int32))
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([r.shape[0] for r in rows], out=indptr[1:])
+    data = np.concatenate(rows) if rows else np.empty(0, np.int32)
+    # Sort within each row: by (row, id) in one global sort.
+    owner = np.repeat(np.arange(len(rows), dtype=np.int64), np.diff(indptr))
+    data = data[np.lexsort((data, owner))]
+    return Ragged(indptr, data), list(vocab)
+
+
+def code_points(texts: Sequence[str]) -> Ragged:
+    """Every text as its Unicode code points (``uint32``), one row per text.
+
+    Examples
+    --------
+    >>> cp = code_points(["héllo", "😀"])
+    >>> cp.row(0).tolist(), cp.row(1).tolist()
+    ([104, 233, 108, 108, 111], [128512])
+    """
+    rows = [np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32) for t in texts]
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([r.shape[0] for r in rows], out=indptr[1:])
+    data = np.concatenate(rows) if rows else np.empty(0, np.uint32)
+    return Ragged(indptr, data)

@@ -1,0 +1,121 @@
+import itertools
+
+import naive
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np.dedup import DEDUP_METHODS, dedup, jaccard_pairs
+from scwo_np.text import word_sets
+
+#: A tiny vocabulary so that random texts share words, repeat and nearly repeat;
+#: short words (dropped by the ADR's filter), case, accents, CJK and emoji included.
+VOCAB = [
+    "the",
+    "cat",
+    "Cat",
+    "sat",
+    "mat",
+    "on",
+    "a",
+    "dog",
+    "dogs",
+    "café",
+    "CAFÉ",
+    "東京",
+    "😀😀😀",
+    "naïve",
+]
+
+
+@st.composite
+def corpora(draw, max_n=12):
+    base = draw(st.lists(st.lists(st.sampled_from(VOCAB), max_size=7), min_size=0, max_size=max_n))
+    texts = [" ".join(ws) for ws in base]
+    # Exact repeats and whitespace variants.
+    if texts and draw(st.booleans()):
+        texts.append(texts[draw(st.integers(0, len(texts) - 1))])
+    if texts and draw(st.booleans()):
+        texts.append("  " + texts[0].replace(" ", "\n") + " ")
+    scores = draw(
+        st.none() | st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=len(texts), max_size=len(texts))
+    )
+    return texts, scores
+
+
+def _check(texts, scores, threshold, method="jaccard"):
+    got = dedup(texts, method=method, threshold=threshold, scores=scores)
+    want = naive.dedup(texts, lambda i, j: naive.jaccard(texts[i], texts[j]), threshold, scores)
+    assert got.keep.tolist() == want[0]
+    assert got.dropped.tolist() == want[1]
+    assert got.duplicate_of.tolist() == want[2]
+    np.testing.assert_array_equal(got.similarity, np.array(want[3], dtype=np.float64))
+    assert got.keep.dtype == np.int64 and got.similarity.dtype == np.float64
+
+
+@given(corpora(), st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]) | st.floats(0, 1))
+def test_jaccard_dedup_equals_reference(corpus, threshold):
+    _check(*corpus, threshold)
+
+
+@given(st.lists(st.lists(st.integers(0, 30), max_size=12, unique=True), max_size=15), st.floats(0, 1))
+def test_jaccard_pairs_equals_all_pairs(sets, t):
+    texts = [" ".join(f"w{x:03d}" for x in s) for s in sets]
+    ws, _ = word_sets(texts)
+    a, b, s = jaccard_pairs(ws, t)
+    want = [
+        (i, j, naive.jaccard(texts[i], texts[j]))
+        for i, j in itertools.combinations(range(len(texts)), 2)
+        if naive.jaccard(texts[i], texts[j]) >= t
+    ]
+    assert list(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)) == want
+
+
+def test_kept_set_does_not_depend_on_input_order():
+    rng = np.random.default_rng(3)
+    texts = [" ".join(rng.choice(["alpha", "beta", "gamma", "delta", "omega"], 6)) for _ in range(60)]
+    scores = rng.permutation(60).astype(float)
+    r = dedup(texts, threshold=0.5, scores=scores)
+    perm = rng.permutation(60)
+    r2 = dedup([texts[i] for i in perm], threshold=0.5, scores=scores[perm])
+    assert sorted(perm[r2.keep].tolist()) == r.keep.tolist()
+
+
+def test_unicode_texts():
+    texts = [
+        "Café au lait à Paris",
+        "CAFÉ AU LAIT À PARIS",
+        "東京 タワー は 高い です",
+        "東京 タワー は 高い です 😀😀😀",
+    ]
+    r = dedup(texts, threshold=0.9)
+    assert r.keep.tolist() == [0, 2, 3]  # case-folded accents match; CJK tokens are words
+    assert r.dropped.tolist() == [1]
+
+
+def test_empty_and_defaults():
+    r = dedup([])
+    assert r.keep.size == 0 and r.dropped.size == 0
+    assert DEDUP_METHODS["jaccard"] == 0.9
+    # No words longer than two characters: never near-duplicates, only identical texts are.
+    r = dedup(["a b", "c d", "a b"], threshold=0.5)
+    assert r.keep.tolist() == [0, 1] and r.dropped.tolist() == [2]
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"threshold": 1.5}, ValueError, r"threshold must be in \[0, 1\]"),
+        ({"threshold": float("nan")}, ValueError, r"threshold must be in \[0, 1\]"),
+        ({"scores": [1.0, float("nan")]}, ValueError, r"scores\[1\] is NaN"),
+        ({"scores": [1.0]}, ValueError, r"shape \(2,\)"),
+        ({"method": "fuzzy"}, ValueError, "method must be one of"),
+        ({"texts": ["ok", 3]}, TypeError, r"texts\[1\] is int"),
+        ({"texts": "one string"}, TypeError, "not one string"),
+    ],
+)
+def test_bad_input(kwargs, exc, match):
+    args = {"texts": ["some words here", "other words there"], **kwargs}
+    with pytest.raises(exc, match=match):
+        dedup(**args)
