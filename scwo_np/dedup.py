@@ -177,13 +177,36 @@ def _push_edge(ea, eb, es, m, a, b, s):
 
 
 @njit(**JIT)
-def _jaccard_join(indptr, ranks, t, plen, pptr, plist):
+def _overlap_at_least(x, y, need):
+    """``|x & y|`` of sorted unique arrays, or -1 as soon as it cannot reach ``need``."""
+    i = 0
+    j = 0
+    inter = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        if inter + min(x.shape[0] - i, y.shape[0] - j) < need:
+            return -1
+        if x[i] == y[j]:
+            inter += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    return inter
+
+
+@njit(**JIT)
+def _jaccard_join(indptr, ranks, t, plen, pptr, plist, ppos):
     """Every pair ``i < j`` with Jaccard >= ``t``, from the prefix index.
 
     ``ranks`` holds each set's tokens as global ranks (rarest first), sorted
     within each set; ``plen[i]`` is set ``i``'s prefix length and
     ``plist[pptr[r]:pptr[r + 1]]`` the sets with rank ``r`` in their prefix
-    (ascending).  Candidates pass a size filter, then exact verification.
+    (ascending), at positions ``ppos``.  The first prefix token two sets
+    share is their first common token, so the overlap is at most one plus
+    the shorter remainder (positional filter); survivors are verified with
+    an early-exit merge, and the ratio itself decides.
     """
     n = indptr.shape[0] - 1
     seen = np.full(n, -1, np.int64)
@@ -191,7 +214,7 @@ def _jaccard_join(indptr, ranks, t, plen, pptr, plist):
     eb = np.empty(0, np.int64)
     es = np.empty(0)
     m = np.int64(0)
-    lo_ratio = t - 1e-9
+    frac = t / (1.0 + t) - 1e-9  # J >= t  <=>  |A & B| >= t / (1 + t) * (|A| + |B|)
     for i in range(n):
         si = indptr[i + 1] - indptr[i]
         if si == 0:
@@ -199,15 +222,20 @@ def _jaccard_join(indptr, ranks, t, plen, pptr, plist):
         x = ranks[indptr[i] : indptr[i + 1]]
         for p in range(plen[i]):
             r = x[p]
-            for q in range(pptr[r], pptr[r + 1]):
-                j = plist[q]
+            for k in range(pptr[r], pptr[r + 1]):
+                j = plist[k]
                 if j <= i or seen[j] == i:
                     continue
                 seen[j] = i
                 sj = indptr[j + 1] - indptr[j]
-                if min(si, sj) < lo_ratio * max(si, sj):
+                need = np.ceil(frac * (si + sj))
+                if 1 + min(si - p - 1, sj - ppos[k] - 1) < need:
                     continue
-                s = _jaccard_sorted(x, ranks[indptr[j] : indptr[j + 1]])
+                y = ranks[indptr[j] : indptr[j + 1]]
+                inter = _overlap_at_least(x, y, need)
+                if inter < 0:
+                    continue
+                s = inter / (si + sj - inter)
                 if s >= t:
                     ea, eb, es, m = _push_edge(ea, eb, es, m, i, j, s)
     return ea[:m], eb[:m], es[:m]
@@ -243,19 +271,21 @@ def jaccard_pairs(
     rank_of = np.empty_like(order)
     rank_of[order] = np.arange(order.shape[0])
     owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    ranks = rank_of[sets.data]
-    ranks = np.ascontiguousarray(ranks[np.lexsort((ranks, owner))], dtype=np.int64)
+    key = (owner << 32) | rank_of[sets.data]  # sort each set by rank, in one global sort
+    key.sort()
+    ranks = key & 0xFFFFFFFF
     # Prefix length |A| - o + 1 with o = ceil(t |A|), lowered a hair against rounding.
     overlap = np.maximum(np.ceil(lengths * (t - 1e-9)), 1).astype(np.int64)
     plen = np.where(lengths > 0, lengths - overlap + 1, 0).astype(np.int64)
-    in_prefix = (np.arange(ranks.shape[0]) - sets.indptr[owner]) < plen[owner]
+    pos = np.arange(ranks.shape[0]) - sets.indptr[owner]
+    in_prefix = pos < plen[owner]
     pr = ranks[in_prefix]
-    po = owner[in_prefix]
-    srt = np.lexsort((po, pr))
-    plist = np.ascontiguousarray(po[srt])
+    srt = np.argsort((pr << 32) | owner[in_prefix], kind="stable")
+    plist = np.ascontiguousarray(owner[in_prefix][srt])
+    ppos = np.ascontiguousarray(pos[in_prefix][srt])
     pptr = np.zeros(order.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(pr, minlength=order.shape[0]), out=pptr[1:])
-    a, b, s = _jaccard_join(sets.indptr, ranks, t, plen, pptr, plist)
+    a, b, s = _jaccard_join(sets.indptr, ranks, t, plen, pptr, plist, ppos)
     srt = np.lexsort((b, a))
     return a[srt], b[srt], s[srt]
 
@@ -316,12 +346,12 @@ def dedup(
     uniq = np.ones(n, dtype=bool)
     uniq[ib] = False
     u_idx = np.flatnonzero(uniq)
-    sets, _ = word_sets([texts[i] for i in u_idx])
+    full, _ = word_sets(texts)
     edges = [(ia, ib)]
     if t <= 0.0:  # every pair is a duplicate
         edges.append((np.zeros(n - 1, np.int64), np.arange(1, n, dtype=np.int64)))
     else:
-        a, b, _ = jaccard_pairs(sets, t)
+        a, b, _ = jaccard_pairs(full.take(u_idx), t)
         edges.append((u_idx[a], u_idx[b]))
     roots = _components(n, edges)
     best = _keep_best(roots, sc)
@@ -329,7 +359,6 @@ def dedup(
     dropped = np.flatnonzero(best != np.arange(n))
     dup_of = best[dropped]
     # Similarity of each dropped item to its kept one (1.0 when identical).
-    full, _ = word_sets(texts)
     sim = np.array(
         [
             1.0 if texts[d] == texts[k] else _jaccard_sorted(full.row(d), full.row(k))

@@ -38,6 +38,16 @@ class Ragged(NamedTuple):
     def lengths(self) -> NDArray[np.int64]:
         return np.diff(self.indptr)
 
+    def take(self, rows: NDArray[np.int64]) -> Ragged:
+        """The rows ``rows`` (in that order) as a new ragged array."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lens = self.indptr[rows + 1] - self.indptr[rows]
+        indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        owner = np.repeat(np.arange(rows.shape[0]), lens)
+        src = self.indptr[rows][owner] + (np.arange(indptr[-1]) - indptr[owner])
+        return Ragged(indptr, self.data[src])
+
 
 def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list[str]]:
     """Each text's set of words (lowercased, whitespace split, ``len >= min_chars``).
@@ -55,17 +65,19 @@ def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list
     """
     vocab: dict[str, int] = {}
     get = vocab.setdefault
-    rows = []
-    for t in texts:
-        words = dict.fromkeys(w for w in t.lower().split() if len(w) >= min_chars)
-        rows.append(np.array([get(w, len(vocab)) for w in words], dtype=np.int32))
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum([r.shape[0] for r in rows], out=indptr[1:])
-    data = np.concatenate(rows) if rows else np.empty(0, np.int32)
-    # Sort within each row: by (row, id) in one global sort.
-    owner = np.repeat(np.arange(len(rows), dtype=np.int64), np.diff(indptr))
-    data = data[np.lexsort((data, owner))]
-    return Ragged(indptr, data), list(vocab)
+    flat: list[int] = []
+    lens = np.empty(len(texts), dtype=np.int64)
+    for k, t in enumerate(texts):
+        row = [get(w, len(vocab)) for w in dict.fromkeys(t.lower().split()) if len(w) >= min_chars]
+        flat.extend(row)
+        lens[k] = len(row)
+    indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    # Sort within each row: one global sort of (row << 32 | id).
+    key = np.array(flat, dtype=np.int64)
+    key |= np.repeat(np.arange(len(texts), dtype=np.int64), lens) << 32
+    key.sort()
+    return Ragged(indptr, (key & 0xFFFFFFFF).astype(np.int32)), list(vocab)
 
 
 def code_points(texts: Sequence[str]) -> Ragged:
