@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numba
 
@@ -43,3 +44,13 @@ def run_chunks(kernel: Callable, n_items: int, *args, chunk: int = 64) -> None:
     futures = [_executor(nt).submit(kernel, *args, lo, hi) for lo, hi in bounds]
     for f in futures:
         f.result()
+
+
+def map_chunks(kernel: Callable, n_items: int, *args, chunk: int = 64) -> list[Any]:
+    """As :func:`run_chunks`, returning ``kernel``'s results in chunk order."""
+    nt = numba.get_num_threads()
+    bounds = [(lo, min(lo + chunk, n_items)) for lo in range(0, n_items, chunk)]
+    if nt <= 1 or len(bounds) <= 1:
+        return [kernel(*args, lo, hi) for lo, hi in bounds]
+    futures = [_executor(nt).submit(kernel, *args, lo, hi) for lo, hi in bounds]
+    return [f.result() for f in futures]

@@ -37,18 +37,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from . import _dot
 from ._config import JIT
+from ._parallel import map_chunks
 from .text import Ragged, word_sets
-from .validation import check_method, check_scores, check_texts, check_unit_interval
+from .validation import (
+    check_embeddings,
+    check_method,
+    check_row_norms,
+    check_scores,
+    check_texts,
+    check_unit_interval,
+)
 
-__all__ = ["Dedup", "dedup", "jaccard_pairs", "DEDUP_METHODS"]
+__all__ = ["Dedup", "dedup", "jaccard_pairs", "cosine_pairs", "DEDUP_METHODS"]
 
 #: Registry of dedup methods and their default thresholds; tests parametrise over it.
-DEDUP_METHODS = {"jaccard": 0.9}
+DEDUP_METHODS = {"jaccard": 0.9, "cosine": 0.9}
 
 
 class Dedup(NamedTuple):
@@ -291,13 +301,160 @@ def jaccard_pairs(
 
 
 # --------------------------------------------------------------------------
+# Cosine on embeddings, tile by tile with a low-dimensional bound
+# --------------------------------------------------------------------------
+
+#: Rows per tile of the blocked cosine join (a tile of scores is block^2 float32).
+COSINE_BLOCK = 2048
+
+#: Slack added to the bound: far above the float32 rounding of the projected
+#: products (~1e-6), so the bound never rejects a true pair.
+_COS_MARGIN = 1e-4
+
+
+@njit(**JIT)
+def _scan_tile(S, r_i, r_j, i0, j0, E, nrm, t, lo, hi):
+    """Pairs above ``t`` among rows ``lo:hi`` of one tile of projected scores.
+
+    ``S[a, b] + r_i[a] * r_j[b]`` bounds the cosine of rows ``i0 + a`` and
+    ``j0 + b`` from above (``r`` are the residual norms outside the leading
+    coordinates); pairs whose bound reaches ``t`` are checked exactly with
+    the canonical cosine.  On a diagonal tile only ``b > a`` is visited.
+    """
+    ea = np.empty(0, np.int64)
+    eb = np.empty(0, np.int64)
+    es = np.empty(0)
+    m = np.int64(0)
+    cand = np.empty(S.shape[1], np.int64)
+    for a in range(lo, hi):
+        # The hot loop only compares and records: no array is reassigned in it
+        # (numba would reference-count it on every iteration).
+        fine = t - _COS_MARGIN
+        ri = r_i[a]
+        start = a + 1 if i0 == j0 else 0
+        hits = 0  # a branch-free count first: it vectorises, and most rows have none
+        for b in range(start, S.shape[1]):
+            hits += S[a, b] + ri * r_j[b] >= fine
+        if hits == 0:
+            continue
+        nc = 0
+        for b in range(start, S.shape[1]):  # branch-free compaction of the hits
+            cand[nc] = b
+            nc += S[a, b] + ri * r_j[b] >= fine
+        gi = i0 + a
+        for c in range(nc):
+            gj = j0 + cand[c]
+            s = _dot._dot1(E, gi, E[gj])[0] / (nrm[gi] * nrm[gj])
+            if s >= t:
+                ea, eb, es, m = _push_edge(ea, eb, es, m, gi, gj, s)
+    return ea[:m], eb[:m], es[:m]
+
+
+def _principal_coordinates(X: np.ndarray) -> np.ndarray:
+    """``X`` (float32) rotated onto its principal axes, largest energy first.
+
+    Any orthonormal rotation keeps every dot product (up to float32
+    rounding, which the bound's margin covers); this one puts as much of
+    each row's energy as possible into the leading coordinates, which makes
+    the bound tight on real, anisotropic embeddings.
+    """
+    sample = X[:: max(1, X.shape[0] // 20000)]
+    _, V = np.linalg.eigh((sample.T @ sample).astype(np.float64))
+    return np.ascontiguousarray(X @ V[:, ::-1].astype(np.float32))
+
+
+def cosine_pairs(
+    embeddings: ArrayLike, threshold: float, *, block: int = COSINE_BLOCK
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """All pairs ``i < j`` of rows with cosine ``>= threshold``, exactly.
+
+    Cosines are the canonical ones of :mod:`scwo_np._dot` (the same bits as
+    selection).  Never builds the ``n x n`` matrix: rows are rotated onto
+    their principal axes, and tiles of ``block x block`` products of the
+    leading quarter of the coordinates (one BLAS call each) plus the
+    residual norms bound every cosine from above; only pairs whose bound
+    reaches the threshold are computed exactly.  Memory ``O(n d + block^2)``.
+    Returns ``(i, j, cosine)`` sorted by ``(i, j)``.
+
+    Examples
+    --------
+    >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])
+    >>> i, j, s = cosine_pairs(E, 0.9)
+    >>> i, j, np.round(s, 4)
+    (array([0]), array([1]), array([0.9987]))
+    """
+    E = check_embeddings(embeddings)
+    t = check_unit_interval(threshold, name="threshold", meaning="a cosine similarity")
+    n, d = E.shape
+    if n < 2:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0)
+    _, nrm = _dot.dots_norms(E, E[0])
+    check_row_norms(nrm, E)
+    X = E * (1.0 / nrm).astype(np.float32)[:, None]  # unit rows (float32 is enough for a bound)
+    # Leading coordinates for the bound: about a sixth, in multiples of 16 (at
+    # d = 384, 64 of them: random pairs then need a projected product 3 sigma
+    # out to be checked exactly, and a tile costs a sixth of the full one).
+    k = d if d < 48 else 16 * max(2, round(d / 96))
+    if k < d:
+        X = _principal_coordinates(X)
+    XQ = np.ascontiguousarray(X[:, :k])
+    R = np.sqrt(np.einsum("ij,ij->i", X[:, k:], X[:, k:]).astype(np.float64))
+    R = R * (1 + 1e-3) + 1e-6  # float32 sums of squares: inflate, a bound must not be low
+    parts = []
+    nt = max(numba.get_num_threads(), 1)
+    buf = np.empty((min(block, n), min(block, n)), dtype=np.float32)
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        for j0 in range(i0, n, block):
+            j1 = min(j0 + block, n)
+            if (i1 - i0, j1 - j0) == buf.shape:  # reuse one buffer: no page faults per tile
+                S = np.matmul(XQ[i0:i1], XQ[j0:j1].T, out=buf)
+            else:
+                S = XQ[i0:i1] @ XQ[j0:j1].T
+            chunk = -(-(i1 - i0) // nt)
+            parts += map_chunks(_scan_tile, i1 - i0, S, R[i0:i1], R[j0:j1], i0, j0, E, nrm, t, chunk=chunk)
+    a = np.concatenate([p[0] for p in parts])
+    b = np.concatenate([p[1] for p in parts])
+    s = np.concatenate([p[2] for p in parts])
+    srt = np.lexsort((b, a))
+    return a[srt], b[srt], s[srt]
+
+
+# --------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _pair_cosines(E, nrm, a, b):
+    out = np.empty(a.shape[0])
+    for k in range(a.shape[0]):
+        out[k] = _dot._dot1(E, a[k], E[b[k]])[0] / (nrm[a[k]] * nrm[b[k]])
+    return out
+
+
+def _group(n, edges, scores, identical_pair, pair_sims) -> Dedup:
+    """Components of the duplicate graph, the best of each kept, the rest explained."""
+    roots = _components(n, edges)
+    best = _keep_best(roots, scores)
+    ar = np.arange(n)
+    keep = np.flatnonzero(best == ar)
+    dropped = np.flatnonzero(best != ar)
+    dup_of = best[dropped]
+    lo = np.minimum(dropped, dup_of)
+    hi = np.maximum(dropped, dup_of)
+    same = identical_pair(lo, hi)
+    sim = np.ones(dropped.shape[0])
+    if (~same).any():
+        sim[~same] = pair_sims(lo[~same], hi[~same])
+    return Dedup(keep, dropped, dup_of, sim)
 
 
 def dedup(
     texts: Sequence[str] | None = None,
     *,
+    embeddings: ArrayLike | None = None,
     method: str = "jaccard",
     threshold: float | None = None,
     scores: ArrayLike | None = None,
@@ -307,12 +464,14 @@ def dedup(
     Parameters
     ----------
     texts : sequence of str
-        The items' text.
-    method : {"jaccard"}
+        The items' text (for the text methods).
+    embeddings : array_like, shape (n, d)
+        The items' embeddings (for ``method="cosine"``).
+    method : {"jaccard", "cosine"}
         Similarity (see the module documentation).
     threshold : float in [0, 1], optional
         Items whose similarity is ``>= threshold`` are duplicates; defaults
-        to :data:`DEDUP_METHODS[method]`.
+        to ``DEDUP_METHODS[method]``.
     scores : array_like of float, optional
         Relevance of each item; the best of each group is kept (ties, and
         no scores, keep the lowest index).
@@ -329,41 +488,75 @@ def dedup(
     >>> r = dedup(texts, scores=[0.2, 0.9, 0.5, 0.1])
     >>> r.keep, r.dropped, r.duplicate_of, r.similarity
     (array([1, 2]), array([0, 3]), array([1, 1]), array([1., 1.]))
+    >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])
+    >>> dedup(embeddings=E, method="cosine").dropped
+    array([1])
     """
     method = check_method(method, list(DEDUP_METHODS))
-    t = (
-        DEDUP_METHODS[method]
-        if threshold is None
-        else check_unit_interval(threshold, name="threshold", meaning="a similarity")
-    )
-    texts = check_texts(texts)
-    n = len(texts)
+    if threshold is None:
+        t = DEDUP_METHODS[method]
+    else:
+        t = check_unit_interval(threshold, name="threshold", meaning="a similarity")
+    if method == "cosine":
+        if embeddings is None:
+            raise ValueError("method='cosine' needs embeddings=(n, d) array; pass the items' embeddings.")
+        E = check_embeddings(embeddings)
+        n = E.shape[0]
+        if texts is not None and len(check_texts(texts)) != n:
+            raise ValueError(f"texts has {len(texts)} items but embeddings has {n} rows.")
+    else:
+        if texts is None:
+            raise ValueError(f"method={method!r} needs texts=; pass the items' text.")
+        texts = check_texts(texts)
+        n = len(texts)
     sc = check_scores(scores, n)
     if n == 0:
         e = np.empty(0, np.int64)
         return Dedup(e, e, e, np.empty(0))
+
+    if method == "cosine":
+        rows = [r.tobytes() for r in E + 0.0]  # + 0.0 turns -0.0 into 0.0: equal values, equal bytes
+        ia, ib = _identical(rows)
+        u_idx = np.flatnonzero(_unique_mask(n, ib))
+        if t <= 0.0:
+            edges = [(ia, ib), _all_pairs_star(n)]
+        else:
+            a, b, _ = cosine_pairs(E[u_idx], t)
+            edges = [(ia, ib), (u_idx[a], u_idx[b])]
+        _, nrm = _dot.dots_norms(E, E[0])
+
+        def identical_pair(lo, hi):
+            return np.array([rows[x] == rows[y] for x, y in zip(lo, hi, strict=True)], dtype=bool)
+
+        def pair_sims(lo, hi):
+            return _pair_cosines(E, nrm, lo, hi)
+
+        return _group(n, edges, sc, identical_pair, pair_sims)
+
     ia, ib = _identical(texts)
-    uniq = np.ones(n, dtype=bool)
-    uniq[ib] = False
-    u_idx = np.flatnonzero(uniq)
+    u_idx = np.flatnonzero(_unique_mask(n, ib))
     full, _ = word_sets(texts)
-    edges = [(ia, ib)]
-    if t <= 0.0:  # every pair is a duplicate
-        edges.append((np.zeros(n - 1, np.int64), np.arange(1, n, dtype=np.int64)))
+    if t <= 0.0:
+        edges = [(ia, ib), _all_pairs_star(n)]
     else:
         a, b, _ = jaccard_pairs(full.take(u_idx), t)
-        edges.append((u_idx[a], u_idx[b]))
-    roots = _components(n, edges)
-    best = _keep_best(roots, sc)
-    keep = np.flatnonzero(best == np.arange(n))
-    dropped = np.flatnonzero(best != np.arange(n))
-    dup_of = best[dropped]
-    # Similarity of each dropped item to its kept one (1.0 when identical).
-    sim = np.array(
-        [
-            1.0 if texts[d] == texts[k] else _jaccard_sorted(full.row(d), full.row(k))
-            for d, k in zip(dropped.tolist(), dup_of.tolist(), strict=True)
-        ],
-        dtype=np.float64,
-    )
-    return Dedup(keep, dropped, dup_of, sim)
+        edges = [(ia, ib), (u_idx[a], u_idx[b])]
+
+    def identical_text(lo, hi):
+        return np.array([texts[x] == texts[y] for x, y in zip(lo, hi, strict=True)], dtype=bool)
+
+    def jaccards(lo, hi):
+        return np.array([_jaccard_sorted(full.row(x), full.row(y)) for x, y in zip(lo, hi, strict=True)])
+
+    return _group(n, edges, sc, identical_text, jaccards)
+
+
+def _unique_mask(n: int, repeated: NDArray[np.int64]) -> NDArray[np.bool_]:
+    mask = np.ones(n, dtype=bool)
+    mask[repeated] = False
+    return mask
+
+
+def _all_pairs_star(n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Edges joining item 0 to every other: one group of all (threshold 0)."""
+    return np.zeros(n - 1, np.int64), np.arange(1, n, dtype=np.int64)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scwo_np.dedup import DEDUP_METHODS, dedup, jaccard_pairs
+from scwo_np.dedup import DEDUP_METHODS, cosine_pairs, dedup, jaccard_pairs
 from scwo_np.text import word_sets
 
 #: A tiny vocabulary so that random texts share words, repeat and nearly repeat;
@@ -119,3 +119,68 @@ def test_bad_input(kwargs, exc, match):
     args = {"texts": ["some words here", "other words there"], **kwargs}
     with pytest.raises(exc, match=match):
         dedup(**args)
+
+
+@st.composite
+def embedding_sets(draw):
+    """Rows with exact copies, near-copies and sign-flipped zeros; d small or >= 32 (bound path)."""
+    n = draw(st.integers(0, 14))
+    d = draw(st.sampled_from([2, 5, 40]))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    E = rng.standard_normal((n, d)).astype(dtype)
+    for i in range(1, n):
+        kind = draw(st.sampled_from(["fresh", "copy", "near", "negzero"]))
+        j = draw(st.integers(0, i - 1))
+        if kind == "copy":
+            E[i] = E[j]
+        elif kind == "near":
+            E[i] = E[j] + dtype(draw(st.sampled_from([0.01, 0.1, 0.3]))) * rng.standard_normal(d).astype(
+                dtype
+            )
+        elif kind == "negzero":
+            E[i] = E[j]
+            E[i, 0] = -0.0 if E[j, 0] == 0 else E[i, 0]
+    return E
+
+
+@given(
+    embedding_sets(),
+    st.sampled_from([0.0, 0.5, 0.9, 0.99, 1.0]) | st.floats(0, 1),
+    st.sampled_from([2, 3, 2048]),
+)
+def test_cosine_pairs_equals_all_pairs(E, t, block):
+    a, b, s = cosine_pairs(E, t, block=block)
+    dt = E.dtype
+    want = [
+        (i, j, naive.cosine(E[i], E[j], dt))
+        for i, j in itertools.combinations(range(E.shape[0]), 2)
+        if naive.cosine(E[i], E[j], dt) >= t
+    ]
+    assert list(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)) == want
+
+
+@given(embedding_sets(), st.sampled_from([0.5, 0.9, 1.0]), st.none() | st.integers(0, 2**31 - 1))
+def test_cosine_dedup_equals_reference(E, t, seed):
+    n = E.shape[0]
+    scores = None if seed is None else np.random.default_rng(seed).integers(0, 3, n).astype(float)
+    got = dedup(embeddings=E, method="cosine", threshold=t, scores=scores)
+    keys = [tuple((E[i] + 0.0).tolist()) for i in range(n)]
+    dt = E.dtype
+    want = naive.dedup(keys, lambda i, j: naive.cosine(E[i], E[j], dt), t, scores)
+    assert got.keep.tolist() == want[0]
+    assert got.dropped.tolist() == want[1]
+    assert got.duplicate_of.tolist() == want[2]
+    np.testing.assert_array_equal(got.similarity, np.array(want[3], dtype=np.float64))
+
+
+def test_cosine_needs_embeddings_and_matching_texts():
+    with pytest.raises(ValueError, match="needs embeddings"):
+        dedup(["a"], method="cosine")
+    with pytest.raises(ValueError, match="texts has 1 items but embeddings has 2 rows"):
+        dedup(["a"], embeddings=np.eye(2), method="cosine")
+    with pytest.raises(ValueError, match="zero vector"):
+        dedup(embeddings=np.array([[1.0, 0.0], [0.0, 0.0]]), method="cosine")
+    with pytest.raises(ValueError, match="needs texts"):
+        dedup(embeddings=np.eye(2))
