@@ -167,3 +167,17 @@ def dedup(texts, sim, threshold, scores=None):
         for d, k in zip(dropped, dup_of, strict=True)
     ]
     return keep, dropped, dup_of, similarity
+
+
+def sequence_similarity(text_a, text_b, ents_a=None, ents_b=None, entity_weight=0.3, lowercase=True):
+    """MoRAG's ``_chunks_similar`` score: difflib ratio (``a`` the later text), entity Jaccard."""
+    from difflib import SequenceMatcher
+
+    if lowercase:
+        text_a, text_b = text_a.lower(), text_b.lower()
+    content = SequenceMatcher(None, text_a, text_b).ratio()
+    if ents_a is None:
+        return content
+    e1, e2 = set(ents_a), set(ents_b)
+    overlap = len(e1 & e2) / max(len(e1 | e2), 1)
+    return (1.0 - entity_weight) * content + entity_weight * overlap
