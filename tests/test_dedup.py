@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scwo_np.dedup import DEDUP_METHODS, cosine_pairs, dedup, jaccard_pairs, sequence_pairs
+from scwo_np.dedup import (
+    DEDUP_METHODS,
+    cosine_pairs,
+    dedup,
+    jaccard_pairs,
+    lsh_params,
+    minhash_pairs,
+    sequence_pairs,
+)
 from scwo_np.text import word_sets
 
 #: A tiny vocabulary so that random texts share words, repeat and nearly repeat;
@@ -270,3 +278,34 @@ def test_sequence_ratio_equals_difflib_on_real_paragraphs():
     want = [naive.sequence_similarity(texts[j], texts[i], lowercase=False) for i, j in zip(a, b, strict=True)]
     assert a.size == len(texts) * (len(texts) - 1) // 2
     np.testing.assert_array_equal(s, want)
+
+
+@given(corpora(max_n=20), st.sampled_from([0.5, 0.8, 0.9, 1.0]), st.integers(0, 3))
+def test_minhash_finds_only_true_pairs_and_always_identical_sets(corpus, t, seed):
+    texts, _ = corpus
+    ws, _ = word_sets(texts)
+    a, b, s = minhash_pairs(ws, t, num_perm=32, seed=seed)
+    for i, j, x in zip(a.tolist(), b.tolist(), s.tolist(), strict=True):
+        assert i < j and x == naive.jaccard(texts[i], texts[j]) >= t
+    found = set(zip(a.tolist(), b.tolist(), strict=True))
+    for i, j in itertools.combinations(range(len(texts)), 2):
+        if naive.words(texts[i]) and naive.words(texts[i]) == naive.words(texts[j]):
+            assert (i, j) in found  # equal sets have equal signatures: never missed
+
+
+def test_minhash_recall_on_near_duplicates():
+    rng = np.random.default_rng(0)
+    vocab = [f"word{k}" for k in range(5000)]
+    base = [" ".join(rng.choice(vocab, 40, replace=False)) for _ in range(300)]
+    near = [" ".join(t.split()[:-2] + ["extra1", "extra2"]) for t in base[:100]]  # Jaccard 38/42
+    texts = base + near
+    exact = dedup(texts, method="jaccard", threshold=0.85)
+    mh = dedup(texts, method="minhash", threshold=0.85)
+    assert set(mh.dropped.tolist()) <= set(exact.dropped.tolist())
+    # Each near-copy is found with probability 1 - (1 - s^r)^b (s = 38/42): within 3 sigma of it.
+    b, r = lsh_params(0.85, 128, 0.9)
+    p = 1 - (1 - (38 / 42) ** r) ** b
+    assert len(exact.dropped) == 100
+    assert abs(len(mh.dropped) / 100 - p) <= 3 * np.sqrt(p * (1 - p) / 100) + 0.01
+    again = dedup(texts, method="minhash", threshold=0.85, seed=0)  # deterministic for a seed
+    assert all(np.array_equal(x, y) for x, y in zip(again, mh, strict=True))
