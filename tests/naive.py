@@ -181,3 +181,48 @@ def sequence_similarity(text_a, text_b, ents_a=None, ents_b=None, entity_weight=
     e1, e2 = set(ents_a), set(ents_b)
     overlap = len(e1 & e2) / max(len(e1 | e2), 1)
     return (1.0 - entity_weight) * content + entity_weight * overlap
+
+
+def best_first(scores, n):
+    scores = [0.0] * n if scores is None else list(scores)
+    return sorted(range(n), key=lambda i: (-scores[i], i))
+
+
+def diversify(n, sources, scores, max_per_source, threshold, sim):
+    """Best-first: keep a chunk under the source cap whose similarity to every kept one is <= 1 - threshold."""
+    keep, dropped, reason, similar_to, similarity = [], [], [], [], []
+    count = {}
+    for i in best_first(scores, n):
+        src = ("own", i) if sources is None or sources[i] is None else sources[i]
+        if max_per_source is not None and count.get(src, 0) >= max_per_source:
+            dropped.append(i)
+            reason.append(0)
+            similar_to.append(-1)
+            similarity.append(float("nan"))
+            continue
+        if threshold > 0 and keep:
+            best, best_s = None, None
+            for j in keep:
+                s = sim(i, j)
+                if best is None or s > best_s:
+                    best, best_s = j, s
+            if best_s > 1.0 - threshold:
+                dropped.append(i)
+                reason.append(1)
+                similar_to.append(best)
+                similarity.append(best_s)
+                continue
+        keep.append(i)
+        count[src] = count.get(src, 0) + 1
+    return keep, dropped, reason, similar_to, similarity
+
+
+def fit_budget(costs, budget, scores=None, mode="stop"):
+    out, left = [], budget
+    for i in best_first(scores, len(costs)):
+        if costs[i] <= left:
+            out.append(i)
+            left -= costs[i]
+        elif mode == "stop":
+            break
+    return out

@@ -1,0 +1,120 @@
+"""Fitting chunks to a token budget and taking the top k (the KB Labs ADR's steps 3 and 4).
+
+* :func:`estimate_tokens` — the specs' estimate, about 4 characters per token.
+* :func:`fit_budget` — take chunks best-first while they fit: ``mode="stop"``
+  ends at the first one that does not (the ADR's "stops when budget
+  reached"); ``mode="skip"`` passes over it and keeps looking for smaller
+  ones (MoRAG's ``_fit_token_budget``).
+* :func:`top_k` — the ``k`` best.
+
+"Best" is always the highest score, ties to the lowest index; results are
+indices into the input, in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .validation import check_budget, check_costs, check_method, check_scores, check_texts
+
+__all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TOKEN"]
+
+#: The specs' estimate: "~4 chars/token" (KB ADR) and ``len(text) // 4`` (MoRAG).
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray[np.int64]:
+    """Tokens of each text at :data:`CHARS_PER_TOKEN` characters per token.
+
+    ``rounding="floor"`` is MoRAG's ``len(text) // 4``; ``"ceil"`` never
+    underestimates a non-empty text (used when fitting a hard budget).
+
+    Examples
+    --------
+    >>> estimate_tokens(["abcdefg", ""]), estimate_tokens(["abcdefg", ""], rounding="ceil")
+    (array([1, 0]), array([2, 0]))
+    """
+    texts = check_texts(texts)
+    rounding = check_method(rounding, ["floor", "ceil"], name="rounding")
+    lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    if rounding == "floor":
+        return lens // CHARS_PER_TOKEN
+    return -(-lens // CHARS_PER_TOKEN)
+
+
+def best_first(scores: ArrayLike | None, n: int) -> NDArray[np.int64]:
+    """Indices by descending score, ties to the lowest index (input order without scores)."""
+    s = check_scores(scores, n)
+    return np.lexsort((np.arange(n), -s)).astype(np.int64)
+
+
+def fit_budget(
+    costs: ArrayLike,
+    budget: int,
+    *,
+    scores: ArrayLike | None = None,
+    mode: str = "stop",
+) -> NDArray[np.int64]:
+    """Chunks best-first while their token costs fit in ``budget``.
+
+    Parameters
+    ----------
+    costs : array_like of int
+        Tokens of each chunk (see :func:`estimate_tokens` when only text is known).
+    budget : int
+        Token budget; the selected costs never sum to more.
+    scores : array_like of float, optional
+        Relevance; without it, chunks are taken in input order.
+    mode : {"stop", "skip"}
+        ``"stop"``: end at the first chunk that does not fit (KB ADR).
+        ``"skip"``: leave it out and keep going (MoRAG).
+
+    Returns
+    -------
+    ndarray of int64
+        Selected indices, best first.
+
+    Examples
+    --------
+    >>> fit_budget([50, 80, 10], 100, scores=[0.9, 0.8, 0.1])
+    array([0])
+    >>> fit_budget([50, 80, 10], 100, scores=[0.9, 0.8, 0.1], mode="skip")
+    array([0, 2])
+    """
+    if np.ndim(costs) != 1:
+        raise ValueError(f"costs must be 1-D, one token count per chunk; got shape {np.shape(costs)}.")
+    c = check_costs(costs, np.shape(costs)[0])
+    b = check_budget(budget)
+    mode = check_method(mode, ["stop", "skip"], name="mode")
+    order = best_first(scores, c.shape[0])
+    if mode == "stop":
+        total = np.cumsum(c[order])
+        return order[: int(np.searchsorted(total, b, side="right"))]
+    out = []
+    left = b
+    for i in order.tolist():
+        if c[i] <= left:
+            out.append(i)
+            left -= int(c[i])
+    return np.asarray(out, dtype=np.int64)
+
+
+def top_k(scores: ArrayLike, k: int | None) -> NDArray[np.int64]:
+    """The ``k`` highest-scoring indices, best first (all of them when ``k`` is None).
+
+    Examples
+    --------
+    >>> top_k([0.2, 0.9, 0.9, 0.5], 2)
+    array([1, 2])
+    """
+    if np.ndim(scores) != 1:
+        raise ValueError(f"scores must be 1-D, one per chunk; got shape {np.shape(scores)}.")
+    order = best_first(scores, np.shape(scores)[0])
+    if k is None:
+        return order
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise ValueError(f"k must be a non-negative integer or None; got {k!r}.")
+    return order[: int(k)]
