@@ -1,0 +1,12 @@
+"""The two context-optimizer pipelines of the specifications, as thin objects over array functions.
+
+* :class:`KBContextOptimizer` — KB Labs ADR-0022: dedup, diversify, adaptive
+  selection, top-k (:mod:`scwo_np.optimize.kb`).
+* :class:`MoragContextOptimizer` — MoRAG's context optimizer: relevance
+  filter, redundancy removal, relationships, prioritisation, budget fit,
+  organisation, formatting (:mod:`scwo_np.optimize.morag`).
+"""
+
+from .kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
+
+__all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]

@@ -1,0 +1,244 @@
+"""KB Labs ADR-0022's ``ContextOptimizer``: dedup, diversify, adaptive selection, top-k.
+
+``optimize(matches, options)`` takes search matches as dicts and the ADR's
+options (its JSON keys, camelCase, with its defaults) and returns the
+selected matches plus a report of every removal and why.  Each step is an
+array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9),
+:func:`~scwo_np.diversify.diversify` (3 per file, diversity 0.3),
+:func:`~scwo_np.budget.fit_budget` (``mode="stop"``, as the ADR's "stops when
+budget reached") or, with embeddings, budgeted MMR
+(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.budget.top_k`.
+
+A match is a dict with ``text`` (or ``content``), ``score``, and optionally
+``id``, a source (``path``, ``file`` or ``source``), a token count
+(``tokens``) and an ``embedding``; a ``{"chunk": {...}, "score": s}`` shape
+(KB Labs' ``VectorSearchMatch``) is accepted too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..budget import CHARS_PER_TOKEN, best_first, fit_budget
+from ..dedup import dedup
+from ..diversify import REASONS, diversify
+from ..selection import mmr_select
+from ..validation import check_budget, check_unit_interval
+
+__all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
+
+log = logging.getLogger(__name__)
+
+#: The ADR's configuration keys and defaults, plus ``selection`` (ours):
+#: ``"auto"`` uses budgeted MMR when every match has an embedding and
+#: ``queryEmbedding`` is given, ``"sort"`` the ADR's score order, ``"mmr"``
+#: insists on MMR; ``lambda`` is MMR's relevance weight.
+KB_DEFAULTS: dict[str, Any] = {
+    "deduplication": True,
+    "deduplicationThreshold": 0.9,
+    "diversification": True,
+    "diversityThreshold": 0.3,
+    "maxChunksPerFile": 3,
+    "adaptiveSelection": False,
+    "avgTokensPerChunk": 200,
+    "tokenBudget": None,
+    "maxChunks": None,
+    "selection": "auto",
+    "queryEmbedding": None,
+    "lambda": 0.7,
+}
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One match removed by a step: its input index and id, the step, why."""
+
+    index: int
+    id: Any
+    step: str
+    reason: str
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class KBResult:
+    """Selected matches (original dicts, in rank order), their indices, and the removals."""
+
+    chunks: list[dict]
+    indices: NDArray[np.int64]
+    removed: list[Removal]
+    options: dict
+
+    def removed_by(self, step: str) -> list[Removal]:
+        return [r for r in self.removed if r.step == step]
+
+
+def _field(m: Mapping, *names: str, default: Any = None) -> Any:
+    for src in (m, m.get("chunk") if isinstance(m.get("chunk"), Mapping) else {}):
+        for name in names:
+            if name in src:
+                return src[name]
+    return default
+
+
+class KBContextOptimizer:
+    """The ADR's pipeline; stateless, so one instance can serve every request.
+
+    Examples
+    --------
+    >>> matches = [
+    ...     {"id": "a", "text": "parse the config file and validate keys", "path": "cfg.py", "score": 0.9},
+    ...     {"id": "b", "text": "Parse the config file and validate keys", "path": "cfg.py", "score": 0.8},
+    ...     {"id": "c", "text": "open a socket and listen for clients", "path": "net.py", "score": 0.7},
+    ... ]
+    >>> res = KBContextOptimizer().optimize(matches, {"maxChunks": 5})
+    >>> [m["id"] for m in res.chunks], [(r.id, r.step, r.reason) for r in res.removed]
+    (['a', 'c'], [('b', 'deduplication', 'duplicate of a (similarity 1.00)')])
+    """
+
+    def optimize(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+        opts = self.options(options)
+        matches = list(matches)
+        n = len(matches)
+        for i, m in enumerate(matches):
+            if not isinstance(m, Mapping):
+                raise TypeError(f"matches[{i}] is {type(m).__name__}; each match must be a dict.")
+        texts = [_field(m, "text", "content") for m in matches]
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"matches[{i}] has no text (a 'text' or 'content' string); got {t!r}.")
+        ids = [_field(m, "id", default=i) for i, m in enumerate(matches)]
+        if len(set(map(repr, ids))) != n:
+            raise ValueError("match ids must be unique; give every match its own 'id'.")
+        scores = np.array([_field(m, "score", default=0.0) for m in matches], dtype=np.float64)
+        if not np.all(np.isfinite(scores)):
+            raise ValueError(f"match {int(np.flatnonzero(~np.isfinite(scores))[0])} has a NaN or inf score.")
+        sources = [_field(m, "path", "file", "source") for m in matches]
+        removed: list[Removal] = []
+        alive = best_first(scores, n)  # indices still in play, best first
+
+        if opts["deduplication"] and n:
+            d = dedup(texts, threshold=opts["deduplicationThreshold"], scores=scores)
+            why = {
+                int(x): (int(k), float(s))
+                for x, k, s in zip(d.dropped, d.duplicate_of, d.similarity, strict=True)
+            }
+            for i in alive.tolist():
+                if i in why:
+                    k, s = why[i]
+                    removed.append(
+                        Removal(i, ids[i], "deduplication", f"duplicate of {ids[k]} (similarity {s:.2f})",
+                                {"duplicate_of": k, "similarity": s})
+                    )  # fmt: skip
+            alive = alive[~np.isin(alive, d.dropped)]
+
+        if opts["diversification"] and alive.size:
+            sub = alive.tolist()
+            r = diversify(
+                [texts[i] for i in sub], sources=[sources[i] for i in sub], scores=scores[sub],
+                max_per_source=opts["maxChunksPerFile"], diversity_threshold=opts["diversityThreshold"],
+            )  # fmt: skip
+            for x, code, j, s in zip(r.dropped, r.reason, r.similar_to, r.similarity, strict=True):
+                i = sub[x]
+                if REASONS[code] == "source_cap":
+                    msg, det = f"more than {opts['maxChunksPerFile']} chunks from {sources[i]!r}", {}
+                else:
+                    msg = f"too similar to {ids[sub[j]]} (similarity {s:.2f})"
+                    det = {"similar_to": sub[j], "similarity": float(s)}
+                removed.append(Removal(i, ids[i], "diversification", msg, det))
+            alive = np.asarray([sub[x] for x in r.keep], dtype=np.int64)
+
+        budget = opts["tokenBudget"]
+        if budget is not None and alive.size:
+            sub = alive.tolist()
+            costs = np.array([self._tokens(matches[i], texts[i], opts) for i in sub], dtype=np.int64)
+            use_mmr = self._use_mmr(matches, sub, opts)
+            if use_mmr:
+                E = np.array([_field(matches[i], "embedding") for i in sub], dtype=np.float64)
+                pick = mmr_select(E, opts["queryEmbedding"], costs, budget, lam=opts["lambda"])
+                step = "mmr_selection"
+            elif opts["adaptiveSelection"]:
+                pick = fit_budget(costs, budget, scores=scores[sub], mode="stop")
+                step = "adaptive_selection"
+            else:
+                pick = None
+            if pick is not None:
+                chosen = set(pick.tolist())
+                for x, i in enumerate(sub):
+                    if x not in chosen:
+                        removed.append(Removal(i, ids[i], step, f"over the token budget of {budget}",
+                                               {"tokens": int(costs[x])}))  # fmt: skip
+                alive = np.asarray([sub[x] for x in pick.tolist()], dtype=np.int64)
+
+        if opts["maxChunks"] is not None and alive.size > opts["maxChunks"]:
+            for i in alive[opts["maxChunks"] :].tolist():
+                removed.append(Removal(i, ids[i], "top_k", f"beyond maxChunks={opts['maxChunks']}"))
+            alive = alive[: opts["maxChunks"]]
+
+        for r in removed:
+            log.debug("removed %s at %s: %s", r.id, r.step, r.reason)
+        return KBResult([matches[i] for i in alive.tolist()], alive, removed, opts)
+
+    async def optimize_async(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+        """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds)."""
+        return self.optimize(matches, options)
+
+    @staticmethod
+    def options(options: Mapping | None) -> dict:
+        """The ADR's options with defaults filled in and checked (unknown keys are an error).
+
+        Accepts the flat option keys or the ADR's whole JSON document
+        (``knowledge.engines[0].options.search.optimization``).
+        """
+        options = dict(options or {})
+        if "knowledge" in options:
+            try:
+                options = dict(options["knowledge"]["engines"][0]["options"]["search"]["optimization"])
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(
+                    "a 'knowledge' config must hold knowledge.engines[0].options.search.optimization"
+                ) from None
+        unknown = set(options) - set(KB_DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {sorted(KB_DEFAULTS)}.")
+        opts = {**KB_DEFAULTS, **options}
+        for k in ("deduplication", "diversification", "adaptiveSelection"):
+            if not isinstance(opts[k], bool):
+                raise TypeError(f"option {k} must be true or false; got {opts[k]!r}.")
+        for k in ("deduplicationThreshold", "diversityThreshold", "lambda"):
+            opts[k] = check_unit_interval(opts[k], name=f"option {k}")
+        for k in ("maxChunksPerFile", "maxChunks", "avgTokensPerChunk"):
+            v = opts[k]
+            if v is not None and (
+                isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "maxChunks" else 1)
+            ):
+                raise ValueError(f"option {k} must be a positive integer or null; got {v!r}.")
+        if opts["tokenBudget"] is not None:
+            opts["tokenBudget"] = check_budget(opts["tokenBudget"], name="option tokenBudget")
+        if opts["selection"] not in ("auto", "sort", "mmr"):
+            raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
+        return opts
+
+    @staticmethod
+    def _tokens(match: Mapping, text: str, opts: Mapping) -> int:
+        t = _field(match, "tokens", "token_count")
+        if t is not None:
+            return t
+        if text:
+            return -(-len(text) // CHARS_PER_TOKEN)
+        return opts["avgTokensPerChunk"]
+
+    @staticmethod
+    def _use_mmr(matches, sub, opts) -> bool:
+        have = opts["queryEmbedding"] is not None and all(
+            _field(matches[i], "embedding") is not None for i in sub
+        )
+        if opts["selection"] == "mmr" and not have:
+            raise ValueError("selection='mmr' needs queryEmbedding and an 'embedding' on every match.")
+        return opts["selection"] == "mmr" or (opts["selection"] == "auto" and have)

@@ -1,0 +1,158 @@
+import asyncio
+import json
+
+import naive
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np import mmr_select
+from scwo_np.optimize import KB_DEFAULTS, KBContextOptimizer
+
+WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+
+
+@st.composite
+def match_lists(draw, max_n=10):
+    n = draw(st.integers(0, max_n))
+    matches = []
+    for i in range(n):
+        if matches and draw(st.booleans()):
+            text = matches[draw(st.integers(0, len(matches) - 1))]["text"]
+        else:
+            text = " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=6)))
+        m = {"id": f"m{i}", "text": text, "score": draw(st.sampled_from([0.1, 0.5, 0.9]))}
+        if draw(st.booleans()):
+            m["path"] = draw(st.sampled_from(["a.py", "b.py"]))
+        if draw(st.booleans()):
+            m["tokens"] = draw(st.integers(0, 60))
+        matches.append(m)
+    options = {
+        "deduplication": draw(st.booleans()),
+        "deduplicationThreshold": draw(st.sampled_from([0.5, 0.9])),
+        "diversification": draw(st.booleans()),
+        "diversityThreshold": draw(st.sampled_from([0.0, 0.3])),
+        "maxChunksPerFile": draw(st.sampled_from([1, 3])),
+        "adaptiveSelection": draw(st.booleans()),
+        "tokenBudget": draw(st.none() | st.integers(0, 150)),
+        "maxChunks": draw(st.none() | st.integers(0, 5)),
+    }
+    return matches, options
+
+
+def reference(matches, opts):
+    """The ADR's four steps, composed from the plain references."""
+    opts = {**KB_DEFAULTS, **opts}
+    texts = [m["text"] for m in matches]
+    scores = [m["score"] for m in matches]
+    alive = naive.best_first(scores, len(matches))
+    if opts["deduplication"]:
+        _, dropped, _, _ = naive.dedup(
+            texts, lambda i, j: naive.jaccard(texts[i], texts[j]), opts["deduplicationThreshold"], scores
+        )
+        alive = [i for i in alive if i not in dropped]
+    if opts["diversification"] and alive:
+        keep = naive.diversify(
+            len(alive), [matches[i].get("path") for i in alive], [scores[i] for i in alive],
+            opts["maxChunksPerFile"], opts["diversityThreshold"],
+            lambda x, y: naive.jaccard(texts[alive[x]], texts[alive[y]]),
+        )[0]  # fmt: skip
+        alive = [alive[x] for x in keep]
+    if opts["adaptiveSelection"] and opts["tokenBudget"] is not None:
+        costs = [
+            m.get("tokens", -(-len(m["text"]) // 4) if m["text"] else 200)
+            for m in (matches[i] for i in alive)
+        ]
+        pick = naive.fit_budget(costs, opts["tokenBudget"], [scores[i] for i in alive], "stop")
+        alive = [alive[x] for x in pick]
+    if opts["maxChunks"] is not None:
+        alive = alive[: opts["maxChunks"]]
+    return alive
+
+
+@given(match_lists())
+def test_kb_pipeline_equals_composed_reference(case):
+    matches, options = case
+    res = KBContextOptimizer().optimize(matches, options)
+    want = reference(matches, options)
+    assert res.indices.tolist() == want
+    assert [m["id"] for m in res.chunks] == [matches[i]["id"] for i in want]
+    # Every match is either selected or removed exactly once, with a reason.
+    assert sorted(res.indices.tolist() + [r.index for r in res.removed]) == list(range(len(matches)))
+    assert all(r.reason for r in res.removed)
+
+
+def test_adr_json_config_and_defaults():
+    config = json.loads(
+        '{"knowledge": {"engines": [{"options": {"search": {"optimization": {'
+        '"deduplication": true, "deduplicationThreshold": 0.9, "diversification": true,'
+        '"diversityThreshold": 0.3, "maxChunksPerFile": 3, "adaptiveSelection": false,'
+        '"avgTokensPerChunk": 200}}}}]}}'
+    )
+    opts = KBContextOptimizer.options(config)
+    assert opts == KB_DEFAULTS
+    matches = [
+        {"id": i, "text": f"chunk number n{i:03d} of the same file", "path": "f.ts", "score": 1 - i / 10}
+        for i in range(6)
+    ]
+    res = KBContextOptimizer().optimize(matches, config)
+    assert res.indices.tolist() == [0]  # the others are too similar (Jaccard 5/7 > 0.7)
+    assert {r.step for r in res.removed} == {"diversification"}
+
+
+def test_mmr_selection_when_embeddings_are_given():
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((12, 8))
+    q = rng.standard_normal(8)
+    matches = [
+        {
+            "id": i,
+            "text": f"distinct text {i} " + "w" * i,
+            "score": float(E[i] @ q),
+            "embedding": E[i].tolist(),
+            "tokens": 30,
+        }
+        for i in range(12)
+    ]
+    opts = {
+        "deduplication": False,
+        "diversification": False,
+        "tokenBudget": 100,
+        "queryEmbedding": q.tolist(),
+    }
+    res = KBContextOptimizer().optimize(matches, opts)
+    assert res.indices.tolist() == mmr_select(E, q, np.full(12, 30), 100).tolist()
+    assert {r.step for r in res.removed} == {"mmr_selection"}
+    with pytest.raises(ValueError, match="needs queryEmbedding"):
+        KBContextOptimizer().optimize(matches[:2], {"selection": "mmr", "tokenBudget": 50})
+
+
+def test_async_wrapper():
+    res = asyncio.run(
+        KBContextOptimizer().optimize_async([{"id": 1, "text": "hello there world", "score": 1.0}])
+    )
+    assert res.indices.tolist() == [0]
+
+
+@pytest.mark.parametrize(
+    "matches, options, exc, match",
+    [
+        ([{"id": 1, "score": 1.0}], {}, TypeError, "has no text"),
+        (
+            [{"id": 1, "text": "a", "score": 1.0}, {"id": 1, "text": "b", "score": 1.0}],
+            {},
+            ValueError,
+            "unique",
+        ),
+        ([{"id": 1, "text": "a", "score": float("nan")}], {}, ValueError, "NaN"),
+        ([], {"dedupThreshold": 0.5}, ValueError, "unknown option"),
+        ([], {"deduplicationThreshold": 2}, ValueError, "deduplicationThreshold"),
+        ([], {"maxChunksPerFile": 0}, ValueError, "maxChunksPerFile"),
+        ([], {"tokenBudget": -5}, ValueError, "tokenBudget"),
+        (["not a dict"], {}, TypeError, "must be a dict"),
+    ],
+)
+def test_bad_input(matches, options, exc, match):
+    with pytest.raises(exc, match=match):
+        KBContextOptimizer().optimize(matches, options)
