@@ -1042,6 +1042,11 @@ def dedup(
     if method == "sequence":
         ents = None if entities is None else _check_entities(entities, n)
         w = 0.0 if ents is None else check_unit_interval(entity_weight, name="entity_weight")
+        if ents is not None:
+            # Equal text with other entities scores differently against third items:
+            # only (text, entity set) twins may skip the pairwise pass.
+            _, twins = _identical([(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)])
+            u_idx = np.flatnonzero(_unique_mask(n, twins))
         if t <= 0.0:
             edges = [(ia, ib), _all_pairs_star(n)]
         else:

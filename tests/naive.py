@@ -226,3 +226,110 @@ def fit_budget(costs, budget, scores=None, mode="stop"):
         elif mode == "stop":
             break
     return out
+
+
+# --------------------------------------------------------------------------
+# MoRAG context optimizer, ported from the spec (with the documented changes)
+# --------------------------------------------------------------------------
+
+
+def morag_relationship(c1, c2):
+    """The spec's ``_analyze_chunk_relationship`` (description: shared entities in c1's order)."""
+    e1, e2 = set(c1.entities or []), set(c2.entities or [])
+    shared = e1 & e2
+    if not shared:
+        return None
+    overlap = len(shared) / len(e1 | e2)
+    if overlap > 0.5:
+        rel_type, strength = "strong_overlap", overlap
+    elif overlap > 0.2:
+        rel_type, strength = "moderate_overlap", overlap
+    else:
+        rel_type, strength = "weak_overlap", overlap
+    if c1.timestamp and c2.timestamp and c1.timestamp < c2.timestamp:
+        rel_type, strength = "temporal_sequence", max(strength, 0.6)
+    if c1.source_document == c2.source_document:
+        rel_type, strength = "same_document", max(strength, 0.4)
+    names = [e for e in dict.fromkeys(c1.entities or []) if e in e2]
+    return (c1.id, c2.id, rel_type, strength, f"Shared entities: {', '.join(names[:3])}")
+
+
+def morag_relationships(chunks):
+    out = []
+    for i, c1 in enumerate(chunks):
+        for c2 in chunks[i + 1 :]:
+            r = morag_relationship(c1, c2)
+            if r:
+                out.append(r)
+    return out
+
+
+def morag_optimize(chunks, query, strategy, max_tokens):
+    """The spec's pipeline, step by step, on plain lists (ids out)."""
+    import dataclasses
+
+    chunks = [c for c in chunks if c.relevance_score >= 0.3]
+    texts = [c.content for c in chunks]
+
+    def sim(i, j):
+        return sequence_similarity(texts[j], texts[i], chunks[j].entities or [], chunks[i].entities or [])
+
+    keep, dropped, _, _ = dedup(texts, sim, 0.7, [c.relevance_score for c in chunks])
+    unique = [chunks[i] for i in keep]
+    rels = morag_relationships(unique)
+    rel_score = {}
+    for a, b, _, s, _ in rels:
+        rel_score[a] = rel_score.get(a, 0) + s
+        rel_score[b] = rel_score.get(b, 0) + s
+    q = set(query.lower().split())
+    pri = []
+    for c in unique:
+        overlap = len(q & set(c.content.lower().split())) / max(len(q), 1)
+        score = c.relevance_score + rel_score.get(c.id, 0) * 0.2 + overlap * 0.3 + (0.1 if c.timestamp else 0)
+        pri.append(dataclasses.replace(c, relevance_score=score))
+    pri.sort(key=lambda c: c.relevance_score, reverse=True)
+    final, removed, used_tokens = [], [], 0
+    for c in pri:
+        t = len(c.content) // 4
+        if used_tokens + t <= max_tokens - 500:
+            final.append(c)
+            used_tokens += t
+        else:
+            removed.append(c.id)
+    if strategy == "auto":
+        ids = {c.id for c in final}
+        n_rel = sum(1 for a, b, *_ in rels if a in ids and b in ids)
+        if sum(1 for c in final if c.timestamp) > len(final) * 0.5:
+            strategy = "temporal"
+        elif n_rel / max(len(final) * (len(final) - 1) / 2, 1) > 0.3:
+            strategy = "topical"
+        else:
+            strategy = "relevance"
+    if strategy == "temporal":
+        final = sorted((c for c in final if c.timestamp), key=lambda c: c.timestamp) + [
+            c for c in final if not c.timestamp
+        ]
+    elif strategy == "topical":
+        pos = {c.id: k for k, c in enumerate(final)}
+        adj = {k: [] for k in range(len(final))}
+        for a, b, _, s, _ in rels:
+            if s > 0.3 and a in pos and b in pos:
+                adj[pos[a]].append(pos[b])
+                adj[pos[b]].append(pos[a])
+        seen, clusters = set(), []
+        for k in range(len(final)):
+            if k in seen:
+                continue
+            stack, comp = [k], []
+            seen.add(k)
+            while stack:
+                u = stack.pop()
+                comp.append(u)
+                for v in adj[u]:
+                    if v not in seen:
+                        seen.add(v)
+                        stack.append(v)
+            clusters.append(sorted(comp))
+        clusters.sort(key=lambda cl: -sum(final[m].relevance_score for m in cl) / len(cl))
+        final = [final[m] for cl in clusters for m in sorted(cl, key=lambda m: -final[m].relevance_score)]
+    return [c.id for c in final], removed, strategy, len(dropped)

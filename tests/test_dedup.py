@@ -309,3 +309,11 @@ def test_minhash_recall_on_near_duplicates():
     assert abs(len(mh.dropped) / 100 - p) <= 3 * np.sqrt(p * (1 - p) / 100) + 0.01
     again = dedup(texts, method="minhash", threshold=0.85, seed=0)  # deterministic for a seed
     assert all(np.array_equal(x, y) for x, y in zip(again, mh, strict=True))
+
+
+def test_same_text_with_other_entities_still_links_third_items():
+    # c1 has c0's text but c2's entities: c0-c1 identical, c1-c2 similar, c0-c2 not: one group.
+    texts = ["AI", "AI", "AI!"]
+    ents = [[], ["AI"], ["AI"]]
+    r = dedup(texts, method="sequence", entities=ents)
+    assert r.keep.tolist() == [0] and r.dropped.tolist() == [1, 2]

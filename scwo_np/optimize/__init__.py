@@ -8,5 +8,22 @@
 """
 
 from .kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
+from .morag import (
+    ChunkRelationship,
+    ContextChunk,
+    MoragContextOptimizer,
+    OptimizedContext,
+    relationship_edges,
+)
 
-__all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
+__all__ = [
+    "KB_DEFAULTS",
+    "ChunkRelationship",
+    "ContextChunk",
+    "KBContextOptimizer",
+    "KBResult",
+    "MoragContextOptimizer",
+    "OptimizedContext",
+    "Removal",
+    "relationship_edges",
+]

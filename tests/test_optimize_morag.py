@@ -1,0 +1,193 @@
+import asyncio
+
+import naive
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np.optimize import ContextChunk, MoragContextOptimizer, relationship_edges
+from scwo_np.optimize.morag import RELATIONSHIP_TYPES
+
+
+class TestContextOptimization:
+    """The spec's unit tests: its redundancy test as written (run with asyncio), its stubs made real."""
+
+    def setup_method(self):
+        self.optimizer = MoragContextOptimizer(max_tokens=1000)
+
+    def test_redundancy_removal(self):
+        chunks = [
+            ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+            ContextChunk(
+                "2", "Artificial intelligence is changing healthcare", 0.8, "doc2", ["AI", "healthcare"], []
+            ),
+            ContextChunk("3", "Machine learning in finance", 0.7, "doc3", ["ML", "finance"], []),
+        ]
+        unique_chunks, stats = asyncio.run(self.optimizer._remove_redundancy(chunks))
+        assert len(unique_chunks) == 2  # First two should be merged
+        assert stats["removed_count"] == 1
+
+    def test_token_budget_fitting(self):
+        # 500 tokens available (1000 minus the 500-token reserve); len // 4 tokens each.
+        chunks = [
+            ContextChunk(str(k), "x" * (4 * t), 1.0 - k / 10, "d", [], [])
+            for k, t in enumerate([300, 250, 150, 60])
+        ]
+        final, removed = asyncio.run(self.optimizer._fit_token_budget(chunks))
+        assert [c.id for c in final] == ["0", "2"] and removed == ["1", "3"]
+        assert sum(len(c.content) // 4 for c in final) <= 500
+        assert self.optimizer.fit_token_budget([]) == ([], [])
+
+    def test_relationship_identification(self):
+        chunks = [
+            ContextChunk("a", "t", 0.9, "doc1", ["AI", "health", "data"], [], timestamp="2024-01-01"),
+            ContextChunk("b", "t", 0.9, "doc2", ["AI", "health"], [], timestamp="2024-02-01"),
+            ContextChunk("c", "t", 0.9, "doc1", ["data"], []),
+            ContextChunk("d", "t", 0.9, "doc3", ["finance"], []),
+        ]
+        rels = asyncio.run(self.optimizer._identify_relationships(chunks))
+        got = [(r.chunk1_id, r.chunk2_id, r.relationship_type, round(r.strength, 4)) for r in rels]
+        assert got == [
+            ("a", "b", "temporal_sequence", 0.6667),  # 2/3 overlap, earlier -> temporal, max(0.667, 0.6)
+            ("a", "c", "same_document", 0.4),  # 1/3 overlap, same doc -> max(0.333, 0.4)
+        ]
+        assert rels[0].description == "Shared entities: AI, health"
+
+
+WORDS = ["AI", "health", "care", "finance", "model", "data", "the", "is", "in"]
+ENTS = ["AI", "health", "ML", "finance", "data"]
+
+
+@st.composite
+def chunk_lists(draw, max_n=9):
+    n = draw(st.integers(0, max_n))
+    stamped = draw(st.booleans())
+    chunks = []
+    for k in range(n):
+        if chunks and draw(st.integers(0, 3)) == 0:
+            content = chunks[draw(st.integers(0, len(chunks) - 1))].content + draw(
+                st.sampled_from(["", " too", "!"])
+            )
+        else:
+            content = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=30)))
+        chunks.append(
+            ContextChunk(
+                id=f"c{k}",
+                content=content,
+                relevance_score=draw(st.sampled_from([0.1, 0.3, 0.5, 0.8, 0.9])),
+                source_document=draw(st.sampled_from(["d1", "d2", "d3"])),
+                entities=draw(st.lists(st.sampled_from(ENTS), max_size=3)),
+                relationships=[],
+                timestamp=(
+                    f"2024-0{draw(st.integers(1, 9))}-01" if stamped and draw(st.booleans()) else None
+                ),
+            )
+        )
+    return chunks
+
+
+@given(chunk_lists())
+def test_relationship_edges_equal_spec_loops(chunks):
+    e = relationship_edges(chunks)
+    got = [
+        (chunks[a].id, chunks[b].id, RELATIONSHIP_TYPES[k], s)
+        for a, b, k, s in zip(e.i.tolist(), e.j.tolist(), e.kind.tolist(), e.strength.tolist(), strict=True)
+    ]
+    want = [(a, b, t, s) for a, b, t, s, _ in naive.morag_relationships(chunks)]
+    assert got == want
+
+
+@given(
+    chunk_lists(),
+    st.sampled_from(["auto", "relevance", "temporal", "topical"]),
+    st.sampled_from([600, 700, 4000]),
+)
+def test_full_optimization_pipeline(chunks, strategy, max_tokens):
+    opt = MoragContextOptimizer(max_tokens=max_tokens)
+    ctx = asyncio.run(opt.optimize_context(chunks, "AI in health care", strategy))
+    ids, removed, used, n_dup = naive.morag_optimize(chunks, "AI in health care", strategy, max_tokens)
+    assert [c.id for c in ctx.chunks] == ids
+    assert ctx.removed_chunks == removed
+    assert ctx.organization_strategy == used
+    assert ctx.deduplication_stats["removed_count"] == n_dup
+    assert ctx.total_tokens == sum(len(c.content) // 4 for c in ctx.chunks) <= max(max_tokens - 500, 0)
+    text = opt.format_context(ctx, "AI in health care")
+    assert text.startswith("# Context for Query: AI in health care\n")
+    assert text.count("## Source ") == len(ctx.chunks)
+    assert opt.context_metrics["chunks_processed"] == len(chunks)
+
+
+def test_inputs_are_not_mutated_and_metrics_accumulate():
+    chunks = [ContextChunk(str(k), f"text about AI number {k}", 0.5, "d", ["AI"], []) for k in range(4)]
+    before = [c.relevance_score for c in chunks]
+    opt = MoragContextOptimizer()
+    ctx = opt.optimize(chunks, "AI")
+    opt.optimize(chunks, "AI")
+    assert [c.relevance_score for c in chunks] == before
+    assert all(c.relevance_score > 0.5 for c in ctx.chunks)  # boosted copies
+    assert opt.context_metrics["chunks_processed"] == 8
+    assert sum(opt.context_metrics["organization_strategies_used"].values()) == 2
+
+
+def test_hierarchical_puts_overviews_first():
+    chunks = [
+        ContextChunk("detail", "detail " * 150, 0.9, "d", ["A"], []),
+        ContextChunk("overview", "Intro: a b c", 0.5, "d", ["A", "B", "C", "D"], []),
+        ContextChunk("early", "first words " * 75, 0.4, "d", [], [], position=0.1),
+    ]
+    ctx = MoragContextOptimizer(max_tokens=100000).optimize(chunks, "q", "hierarchical")
+    assert [c.id for c in ctx.chunks] == ["overview", "early", "detail"]
+
+
+def test_mmr_budget_step_with_embeddings():
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((6, 4))
+    chunks = [
+        ContextChunk(str(k), chr(65 + k) * 400, 0.9, f"d{k}", [], [], embedding=E[k].tolist())
+        for k in range(6)
+    ]
+    opt = MoragContextOptimizer(max_tokens=800)  # 300 tokens: three 100-token chunks
+    ctx = opt.optimize(chunks, "q", "relevance", query_embedding=E[0].tolist())
+    assert len(ctx.chunks) == 3 and len(ctx.removed_chunks) == 3
+    assert ctx.chunks[0].id == "0"  # the query's own chunk is the most relevant
+
+
+@pytest.mark.parametrize(
+    "chunks, kwargs, exc, match",
+    [
+        ([ContextChunk("1", "a", float("nan"), "d", [], [])], {}, ValueError, "finite"),
+        ([ContextChunk("1", 3, 0.5, "d", [], [])], {}, TypeError, "content"),
+        (
+            [ContextChunk("1", "a", 0.5, "d", [], []), ContextChunk("1", "b", 0.5, "d", [], [])],
+            {},
+            ValueError,
+            "twice",
+        ),
+        (
+            [
+                ContextChunk("1", "a", 0.5, "d", [], [], timestamp="2024"),
+                ContextChunk("2", "b", 0.5, "d", [], [], timestamp=3),
+            ],
+            {},
+            TypeError,
+            "one type",
+        ),
+        (["chunk"], {}, TypeError, "ContextChunk"),
+        ([], {"strategy": "random"}, ValueError, "strategy"),
+    ],
+)
+def test_bad_input(chunks, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        MoragContextOptimizer().optimize(chunks, "q", **kwargs)
+
+
+def test_missing_entities_count_as_empty_and_empty_input():
+    c = [
+        ContextChunk("1", "alpha beta", 0.9, "d", None, []),
+        ContextChunk("2", "alpha beta", 0.8, "e", None, []),
+    ]
+    ctx = MoragContextOptimizer().optimize(c, "alpha")
+    assert [x.id for x in ctx.chunks] == ["1"]
+    empty = MoragContextOptimizer().optimize([], "q")
+    assert empty.chunks == [] and empty.total_tokens == 0
