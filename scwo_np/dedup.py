@@ -441,7 +441,9 @@ def _char_overlap(ca, na, cb, nb):
 
 
 @njit(**JIT)
-def _sequence_join(cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, w_content, w_entity, t, lo, hi):
+def _sequence_join(
+    cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, active, w_content, w_entity, t, lo, hi
+):
     """Pairs ``(i, j)``, ``j < i``, with ``w_c * ratio(text_i, text_j) + w_e * ej >= t``.
 
     Texts are character-id rows (``cdata``) with their character histograms
@@ -459,6 +461,8 @@ def _sequence_join(cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, w_cont
     gen = np.int64(0)
     stack = np.empty((16, 4), np.int64)
     for j in range(lo, hi):
+        if not active[j]:
+            continue
         b = cdata[cptr[j] : cptr[j + 1]]
         lb = b.shape[0]
         built = False
@@ -467,6 +471,8 @@ def _sequence_join(cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, w_cont
         jlen = np.empty((2, lb), np.int64)
         jstamp = np.full((2, lb), -1, np.int64)
         for i in range(j + 1, n):
+            if not active[i]:
+                continue
             a = cdata[cptr[i] : cptr[i + 1]]
             la = a.shape[0]
             ej = _jaccard_sorted(edata[eptr[i] : eptr[i + 1]], edata[eptr[j] : eptr[j + 1]])
@@ -517,6 +523,47 @@ def _sequence_sims(cptr, cdata, nchars, eptr, edata, w_content, w_entity, lo, hi
     return out
 
 
+@njit(**JIT)
+def _char_tables(indptr, data):
+    """Dense character ids (in code point order) and each text's sorted character histogram."""
+    n = indptr.shape[0] - 1
+    top = 0
+    for k in range(data.shape[0]):
+        top = max(top, data[k])
+    lut = np.full(top + 1, -1, np.int64)
+    for k in range(data.shape[0]):
+        lut[data[k]] = 0
+    nchars = 0
+    for c in range(top + 1):
+        if lut[c] == 0:
+            lut[c] = nchars
+            nchars += 1
+    cdata = np.empty(data.shape[0], np.int64)
+    for k in range(data.shape[0]):
+        cdata[k] = lut[data[k]]
+    count = np.zeros(max(nchars, 1), np.int64)
+    hptr = np.zeros(n + 1, np.int64)
+    hchar = np.empty(data.shape[0], np.int64)
+    hcount = np.empty(data.shape[0], np.int64)
+    m = 0
+    for i in range(n):
+        start = m
+        for k in range(indptr[i], indptr[i + 1]):
+            c = cdata[k]
+            if count[c] == 0:
+                hchar[m] = c
+                m += 1
+            count[c] += 1
+        srt = np.sort(hchar[start:m])
+        for q in range(m - start):  # a loop, not slice assignment (cheaper to compile)
+            hchar[start + q] = srt[q]
+        for q in range(start, m):
+            hcount[q] = count[hchar[q]]
+            count[hchar[q]] = 0
+        hptr[i + 1] = m
+    return cdata, nchars, hptr, hchar[:m].copy(), hcount[:m].copy()
+
+
 class _SequenceData(NamedTuple):
     cptr: NDArray[np.int64]
     cdata: NDArray[np.int64]
@@ -532,15 +579,10 @@ def _sequence_data(texts: Sequence[str], entities: Sequence[Sequence[str]] | Non
     """Character ids, character histograms and entity-id sets, as CSR arrays."""
     cps = code_points(texts)
     n = len(cps)
-    alphabet, cdata = np.unique(cps.data, return_inverse=True)
-    cdata = cdata.astype(np.int64).reshape(-1)
-    owner = np.repeat(np.arange(n, dtype=np.int64), cps.lengths())
-    keys, counts = np.unique((owner << 32) | cdata, return_counts=True)
-    hptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys >> 32, minlength=n), out=hptr[1:])
+    cdata, nchars, hptr, hchar, hcount = _char_tables(cps.indptr, cps.data)
     ent = _id_sets(entities if entities is not None else [[] for _ in range(n)])
     return _SequenceData(
-        cps.indptr, cdata, hptr, keys & 0xFFFFFFFF, counts.astype(np.int64), max(len(alphabet), 1),
+        cps.indptr, cdata, hptr, hchar, hcount, max(nchars, 1),
         ent.indptr, ent.data.astype(np.int64),
     )  # fmt: skip
 
@@ -602,11 +644,28 @@ def sequence_pairs(
         entities = _check_entities(entities, n)
     else:
         w = 0.0
-    sd = _sequence_data(texts, entities)
-    parts = map_chunks(
-        _sequence_join, n, sd.cptr, sd.cdata, sd.hptr, sd.hchar, sd.hcount, sd.nchars, sd.eptr, sd.edata,
-        1.0 - w, w, t, chunk=8,
-    )  # fmt: skip
+    return _sequence_edges(_sequence_data(texts, entities), np.ones(n, dtype=np.bool_), w, t)
+
+
+def _sequence_edges(sd: _SequenceData, active: NDArray[np.bool_], w: float, t: float):
+    """Pairs among the ``active`` texts of ``sd`` (see :func:`sequence_pairs`)."""
+    n = active.shape[0]
+    args = (
+        sd.cptr,
+        sd.cdata,
+        sd.hptr,
+        sd.hchar,
+        sd.hcount,
+        sd.nchars,
+        sd.eptr,
+        sd.edata,
+        active,
+        1.0 - w,
+        w,
+        t,
+    )
+    # Small inputs on one thread (a task costs ~30 us to hand over); larger ones in chunks of "b" texts.
+    parts = map_chunks(_sequence_join, n, *args, chunk=max(n, 1) if n <= 256 else 8)
     a = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
     b = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
     s = np.concatenate([p[2] for p in parts]) if parts else np.empty(0)
@@ -954,6 +1013,7 @@ def dedup(
     lowercase: bool = True,
     num_perm: int = 128,
     seed: int = 0,
+    sets: Ragged | None = None,
 ) -> Dedup:
     """Remove near-duplicates, keeping the highest-scoring member of each group.
 
@@ -975,6 +1035,9 @@ def dedup(
         For ``method="sequence"``: see :func:`sequence_pairs`.
     num_perm, seed
         For ``method="minhash"``: see :func:`minhash_pairs`.
+    sets : Ragged, optional
+        ``word_sets(texts)[0]`` when already computed (jaccard, minhash), so
+        a pipeline tokenizes once.
 
     Returns
     -------
@@ -1047,22 +1110,21 @@ def dedup(
             # only (text, entity set) twins may skip the pairwise pass.
             _, twins = _identical([(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)])
             u_idx = np.flatnonzero(_unique_mask(n, twins))
+        sd = _sequence_data([x.lower() for x in texts] if lowercase else texts, ents)
         if t <= 0.0:
             edges = [(ia, ib), _all_pairs_star(n)]
         else:
-            a, b, _ = sequence_pairs(
-                [texts[i] for i in u_idx], t, entities=None if ents is None else [ents[i] for i in u_idx],
-                entity_weight=w, lowercase=lowercase,
-            )  # fmt: skip
-            edges = [(ia, ib), (u_idx[a], u_idx[b])]
-        sd = _sequence_data([x.lower() for x in texts] if lowercase else texts, ents)
+            a, b, _ = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
+            edges = [(ia, ib), (a, b)]
 
         def sequence_sims(lo, hi):
             return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, lo, hi)
 
         return _group(n, edges, sc, identical_text, sequence_sims)
 
-    full, _ = word_sets(texts)
+    full = word_sets(texts)[0] if sets is None else sets
+    if len(full) != n:
+        raise ValueError(f"sets has {len(full)} rows but there are {n} texts.")
     if t <= 0.0:
         edges = [(ia, ib), _all_pairs_star(n)]
     elif method == "minhash":

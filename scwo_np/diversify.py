@@ -27,7 +27,7 @@ from . import _dot
 from ._config import JIT
 from .budget import best_first
 from .dedup import _jaccard_sorted
-from .text import word_sets
+from .text import Ragged, word_sets
 from .validation import check_embeddings, check_row_norms, check_texts, check_unit_interval
 
 __all__ = ["Diversified", "diversify", "REASONS"]
@@ -121,6 +121,7 @@ def diversify(
     embeddings: ArrayLike | None = None,
     max_per_source: int | None = 3,
     diversity_threshold: float = 0.3,
+    sets: Ragged | None = None,
 ) -> Diversified:
     """Keep chunks best-first under a per-source cap and a minimum dissimilarity.
 
@@ -139,6 +140,8 @@ def diversify(
     diversity_threshold : float in [0, 1], default 0.3
         A kept chunk's similarity to every other kept chunk is at most
         ``1 - diversity_threshold`` (0: no content check).
+    sets : Ragged, optional
+        ``word_sets(texts)[0]`` when already computed.
 
     Examples
     --------
@@ -175,7 +178,9 @@ def diversify(
                 "diversity_threshold > 0 needs texts= or embeddings= to compare chunks; "
                 "pass one, or diversity_threshold=0 for the source cap alone."
             )
-        ws, _ = word_sets(check_texts(texts))
+        ws = word_sets(check_texts(texts))[0] if sets is None else sets
+        if len(ws) != n:
+            raise ValueError(f"sets has {len(ws)} rows but there are {n} chunks.")
         indptr, data = ws.indptr, ws.data
     keep = np.empty(n, np.int64)
     drop = np.empty(n, np.int64)

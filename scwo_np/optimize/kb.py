@@ -29,6 +29,7 @@ from ..budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ..dedup import dedup
 from ..diversify import REASONS, diversify
 from ..selection import mmr_select
+from ..text import word_sets
 from ..validation import check_budget, check_unit_interval
 
 __all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
@@ -120,11 +121,12 @@ class KBContextOptimizer:
         if not np.all(np.isfinite(scores)):
             raise ValueError(f"match {int(np.flatnonzero(~np.isfinite(scores))[0])} has a NaN or inf score.")
         sources = [_field(m, "path", "file", "source") for m in matches]
+        sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
         removed: list[Removal] = []
         alive = best_first(scores, n)  # indices still in play, best first
 
         if opts["deduplication"] and n:
-            d = dedup(texts, threshold=opts["deduplicationThreshold"], scores=scores)
+            d = dedup(texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets)
             why = {
                 int(x): (int(k), float(s))
                 for x, k, s in zip(d.dropped, d.duplicate_of, d.similarity, strict=True)
@@ -143,6 +145,7 @@ class KBContextOptimizer:
             r = diversify(
                 [texts[i] for i in sub], sources=[sources[i] for i in sub], scores=scores[sub],
                 max_per_source=opts["maxChunksPerFile"], diversity_threshold=opts["diversityThreshold"],
+                sets=sets.take(np.asarray(sub, dtype=np.int64)),
             )  # fmt: skip
             for x, code, j, s in zip(r.dropped, r.reason, r.similar_to, r.similarity, strict=True):
                 i = sub[x]

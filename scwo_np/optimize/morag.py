@@ -37,7 +37,7 @@ order; ids must be unique (the spec keys scores by id).
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -163,7 +163,10 @@ def relationship_edges(chunks: Sequence[ContextChunk]) -> RelationshipEdges:
     >>> e.i, e.j, [RELATIONSHIP_TYPES[k] for k in e.kind], e.strength
     (array([0]), array([1]), ['same_document'], array([0.5]))
     """
-    chunks = _check_chunks(chunks)
+    return _edges(_check_chunks(chunks))
+
+
+def _edges(chunks: list[ContextChunk]) -> RelationshipEdges:
     n = len(chunks)
     vocab: dict[str, int] = {}
     rows, cols = [], []
@@ -194,6 +197,13 @@ def relationship_edges(chunks: Sequence[ContextChunk]) -> RelationshipEdges:
     kind = np.where(same, 4, kind)
     strength = np.where(same, np.maximum(strength, 0.4), strength)
     return RelationshipEdges(i, j, kind, strength)
+
+
+def _with_score(c: ContextChunk, score: float) -> ContextChunk:
+    """A copy of ``c`` carrying ``score`` (the caller's chunk is left as it was)."""
+    out = copy.copy(c)
+    out.relevance_score = score
+    return out
 
 
 def _describe(c1: ContextChunk, c2: ContextChunk) -> str:
@@ -255,10 +265,15 @@ class MoragContextOptimizer:
         chunks = _check_chunks(chunks)
         filtered = [c for c in chunks if c.relevance_score >= self.min_chunk_relevance]
         unique, stats = self.remove_redundancy(filtered)
-        edges = relationship_edges(unique)
+        edges = _edges(unique)
         rels = self._to_relationships(unique, edges)
-        prioritized = self.prioritize_chunks(unique, rels, query)
-        final, removed = self.fit_token_budget(prioritized, query_embedding=query_embedding, lam=lam)
+        score = self.priority_scores(unique, rels, query)
+        order = sorted(range(len(unique)), key=lambda k: -score[k])  # stable: ties keep their order
+        final, removed = self.fit_token_budget(
+            [unique[k] for k in order], query_embedding=query_embedding, lam=lam
+        )
+        boosted = {unique[k].id: score[k] for k in order}
+        final = [_with_score(c, boosted[c.id]) for c in final]
         used = (
             self.determine_best_strategy(final, self._edges_among(final, unique, edges))
             if strategy == "auto"
@@ -303,6 +318,16 @@ class MoragContextOptimizer:
         self, chunks: Sequence[ContextChunk], relationships: Sequence[ChunkRelationship], query: str
     ) -> list[ContextChunk]:
         """Copies of ``chunks`` with the boosted score, best first (stable)."""
+        chunks = list(chunks)
+        score = self.priority_scores(chunks, relationships, query)
+        out = [_with_score(c, s) for c, s in zip(chunks, score, strict=True)]
+        return sorted(out, key=lambda c: c.relevance_score, reverse=True)
+
+    @staticmethod
+    def priority_scores(
+        chunks: Sequence[ContextChunk], relationships: Sequence[ChunkRelationship], query: str
+    ) -> list[float]:
+        """``score + 0.2 * relationship strengths + 0.3 * query-term overlap + 0.1 if timestamped``."""
         rel_score: dict[str, float] = {}
         for r in relationships:
             rel_score[r.chunk1_id] = rel_score.get(r.chunk1_id, 0.0) + r.strength
@@ -310,15 +335,14 @@ class MoragContextOptimizer:
         q = set(query.lower().split())
         out = []
         for c in chunks:
-            overlap = len(q & set(c.content.lower().split())) / max(len(q), 1)
-            score = (
+            overlap = len(q.intersection(c.content.lower().split())) / max(len(q), 1)
+            out.append(
                 c.relevance_score
                 + rel_score.get(c.id, 0.0) * 0.2
                 + overlap * 0.3
                 + (0.1 if c.timestamp else 0)
             )
-            out.append(dataclasses.replace(c, relevance_score=score))
-        return sorted(out, key=lambda c: c.relevance_score, reverse=True)
+        return out
 
     def fit_token_budget(
         self,
