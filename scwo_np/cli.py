@@ -1,4 +1,4 @@
-"""The ``scwo`` command line: ``select``, ``demo`` and ``bench``."""
+"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``demo`` and ``bench``."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ def _out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
-def _read_chunks(path: str, emb_field: str, tok_field: str):
-    """Records, embeddings and costs from JSONL (``-`` = stdin) or ``.npz``."""
-    if path.endswith(".npz"):
-        with np.load(path) as z:
-            E, c = z["embeddings"], z["costs"]
-        return [{"index": i, "tokens": int(t)} for i, t in enumerate(c)], E, c
+def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
+    """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
     records = []
-    with contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8") as fh:
+    try:
+        fh_ctx = contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8")
+    except OSError as exc:
+        raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
+    with fh_ctx as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -34,10 +34,31 @@ def _read_chunks(path: str, emb_field: str, tok_field: str):
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise SystemExit(f"scwo: {path}:{lineno}: not valid JSON ({exc.msg})") from None
-            for f in (emb_field, tok_field):
+            if not isinstance(rec, dict):
+                raise SystemExit(f"scwo: {path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+            for f in required:
                 if f not in rec:
                     raise SystemExit(f"scwo: {path}:{lineno}: missing field {f!r}")
             records.append(rec)
+    return records
+
+
+def _write_jsonl(records, path: str) -> None:
+    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    if path == "-":
+        sys.stdout.writelines(lines)
+    else:
+        with open(path, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+
+
+def _read_chunks(path: str, emb_field: str, tok_field: str):
+    """Records, embeddings and costs from JSONL (``-`` = stdin) or ``.npz``."""
+    if path.endswith(".npz"):
+        with np.load(path) as z:
+            E, c = z["embeddings"], z["costs"]
+        return [{"index": i, "tokens": int(t)} for i, t in enumerate(c)], E, c
+    records = _read_jsonl(path, (emb_field, tok_field))
     if not records:
         return [], np.empty((0, 1)), np.empty(0, dtype=np.int64)
     return (
@@ -61,12 +82,102 @@ def _cmd_select(args: argparse.Namespace) -> int:
         )
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
-    lines = (json.dumps(records[int(i)], ensure_ascii=False) + "\n" for i in idx)
-    if args.output == "-":
-        sys.stdout.writelines(lines)
+    _write_jsonl((records[int(i)] for i in idx), args.output)
+    return 0
+
+
+def _field(rec: dict, names: list[str], lineno: int, path: str, default=...):
+    for n in names:
+        if n in rec:
+            return rec[n]
+    if default is not ...:
+        return default
+    raise SystemExit(f"scwo: {path}: record {lineno}: missing field {names[0]!r}")
+
+
+def _cmd_dedup(args: argparse.Namespace) -> int:
+    from .dedup import dedup
+
+    records = _read_jsonl(args.file)
+    kw: dict = {"method": args.method, "threshold": args.threshold}
+    if args.method == "cosine":
+        kw["embeddings"] = np.array(
+            [_field(r, [args.embedding_field], k, args.file) for k, r in enumerate(records)]
+        )
     else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.writelines(lines)
+        kw["texts"] = [_field(r, [args.text_field, "content"], k, args.file) for k, r in enumerate(records)]
+    if any(args.score_field in r for r in records):
+        kw["scores"] = [_field(r, [args.score_field], k, args.file, 0.0) for k, r in enumerate(records)]
+    if args.method == "sequence" and any(args.entities_field in r for r in records):
+        kw["entities"] = [_field(r, [args.entities_field], k, args.file, []) for k, r in enumerate(records)]
+    try:
+        res = dedup(**kw) if records else None
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    keep = [] if res is None else res.keep.tolist()
+    _write_jsonl((records[i] for i in keep), args.output)
+    if res is not None and args.report:
+        _write_jsonl(
+            (
+                {"index": d, "duplicate_of": k, "similarity": s}
+                for d, k, s in zip(
+                    res.dropped.tolist(), res.duplicate_of.tolist(), res.similarity.tolist(), strict=True
+                )
+            ),
+            args.report,
+        )
+    sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({args.method})\n")
+    return 0
+
+
+def _cmd_optimize(args: argparse.Namespace) -> int:
+    from .optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
+
+    records = _read_jsonl(args.file)
+    try:
+        if args.pipeline == "kb":
+            opts = json.loads(args.options) if args.options else {}
+            if args.token_budget is not None:
+                opts["tokenBudget"] = args.token_budget
+                opts.setdefault("adaptiveSelection", True)
+            if args.max_chunks is not None:
+                opts["maxChunks"] = args.max_chunks
+            res = KBContextOptimizer().optimize(records, opts)
+            _write_jsonl(res.chunks, args.output)
+            report = ({"index": r.index, "id": r.id, "step": r.step, "reason": r.reason} for r in res.removed)
+            kept = len(res.chunks)
+        else:
+            chunks = [
+                ContextChunk(
+                    id=str(_field(r, ["id"], k, args.file, k)),
+                    content=_field(r, ["content", "text"], k, args.file),
+                    relevance_score=float(_field(r, ["relevance_score", "score"], k, args.file)),
+                    source_document=str(
+                        _field(r, ["source_document", "source", "path"], k, args.file, "unknown")
+                    ),
+                    entities=list(_field(r, ["entities"], k, args.file, [])),
+                    relationships=list(_field(r, ["relationships"], k, args.file, [])),
+                    timestamp=_field(r, ["timestamp"], k, args.file, None),
+                )
+                for k, r in enumerate(records)
+            ]
+            opt = MoragContextOptimizer(max_tokens=args.max_tokens)
+            ctx = opt.optimize(chunks, args.query, args.strategy)
+            if args.format == "text":
+                sys.stdout.write(opt.format_context(ctx, args.query) + "\n")
+            else:
+                _write_jsonl(
+                    ({"id": c.id, "content": c.content, "priority": c.relevance_score, "source": c.source_document}
+                     for c in ctx.chunks),
+                    args.output,
+                )  # fmt: skip
+            report = ({"id": i, "step": "token_budget"} for i in ctx.removed_chunks)
+            kept = len(ctx.chunks)
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    if args.report:
+        _write_jsonl(report, args.report)
+    sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
 
 
@@ -131,6 +242,36 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tokens-field", default="tokens")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     s.set_defaults(func=_cmd_select)
+
+    dd = sub.add_parser("dedup", help="remove near-duplicates from JSONL records (kept records to stdout)")
+    dd.add_argument("file", help="JSONL, one record per line (- for stdin)")
+    dd.add_argument("--method", choices=["jaccard", "sequence", "cosine", "minhash"], default="jaccard")
+    dd.add_argument("--threshold", type=float, default=None, help="similarity threshold (method's default)")
+    dd.add_argument("--text-field", default="text")
+    dd.add_argument("--score-field", default="score", help="keep the best-scoring of each group")
+    dd.add_argument("--entities-field", default="entities", help="for --method sequence")
+    dd.add_argument("--embedding-field", default="embedding", help="for --method cosine")
+    dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    dd.add_argument("--report", help="write dropped records (index, duplicate_of, similarity) as JSONL")
+    dd.set_defaults(func=_cmd_dedup)
+
+    o = sub.add_parser("optimize", help="run the KB Labs or MoRAG context optimizer on JSONL chunks")
+    o.add_argument("file", help="JSONL, one chunk per line (- for stdin)")
+    o.add_argument("--pipeline", choices=["kb", "morag"], required=True)
+    o.add_argument("--options", help="kb: the ADR's options as JSON")
+    o.add_argument("--token-budget", type=int, help="kb: tokenBudget (turns on adaptive selection)")
+    o.add_argument("--max-chunks", type=int, help="kb: maxChunks")
+    o.add_argument("--query", default="", help="morag: the query")
+    o.add_argument("--max-tokens", type=int, default=4000, help="morag: context size (4000)")
+    o.add_argument(
+        "--strategy", choices=["auto", "relevance", "temporal", "topical", "hierarchical"], default="auto"
+    )
+    o.add_argument(
+        "--format", choices=["jsonl", "text"], default="jsonl", help="morag: text = format_context"
+    )
+    o.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    o.add_argument("--report", help="write what was removed, and why, as JSONL")
+    o.set_defaults(func=_cmd_optimize)
 
     d = sub.add_parser("demo", help="select from the bundled Python-docs sample")
     d.add_argument("--query", type=int, default=0, help="which bundled query (0)")

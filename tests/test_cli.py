@@ -81,3 +81,79 @@ def test_bench_quick_prints_the_spec_table(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("| n | d |")
     assert [line.split("|")[1].strip() for line in lines[2:]] == ["50", "100", "300", "500"]
+
+
+@pytest.fixture
+def texts_file(tmp_path):
+    rows = [
+        {
+            "id": "a",
+            "text": "parse the config file and validate keys",
+            "score": 0.5,
+            "source": "cfg.py",
+            "entities": ["config"],
+        },
+        {
+            "id": "b",
+            "text": "Parse the config file and validate keys",
+            "score": 0.9,
+            "source": "cfg.py",
+            "entities": ["config"],
+        },
+        {
+            "id": "c",
+            "text": "open a socket and listen for clients",
+            "score": 0.7,
+            "source": "net.py",
+            "entities": ["socket"],
+        },
+    ]
+    path = tmp_path / "texts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("method", ["jaccard", "sequence", "minhash"])
+def test_dedup_keeps_the_best_of_each_group_and_reports(texts_file, tmp_path, capsys, method):
+    report = tmp_path / "report.jsonl"
+    assert main(["dedup", str(texts_file), "--method", method, "--report", str(report)]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(x)["id"] for x in captured.out.splitlines()] == ["b", "c"]
+    assert [json.loads(x) for x in report.read_text().splitlines()] == [
+        {"index": 0, "duplicate_of": 1, "similarity": 1.0}
+    ]
+    assert "kept 2 of 3" in captured.err
+
+
+def test_dedup_cosine(chunks, capsys):
+    path, E, _ = chunks
+    assert main(["dedup", str(path), "--method", "cosine", "--threshold", "0.99"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 30  # random vectors: nothing that close
+
+
+def test_optimize_kb_and_morag(texts_file, capsys):
+    assert main(["optimize", str(texts_file), "--pipeline", "kb", "--options", '{"maxChunks": 1}']) == 0
+    assert [json.loads(x)["id"] for x in capsys.readouterr().out.splitlines()] == ["b"]
+    assert (
+        main(["optimize", str(texts_file), "--pipeline", "morag", "--query", "config", "--format", "text"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("# Context for Query: config") and "## Source 2: net.py" in out
+    assert main(["optimize", str(texts_file), "--pipeline", "morag", "--query", "config"]) == 0
+    assert [json.loads(x)["id"] for x in capsys.readouterr().out.splitlines()] == ["b", "c"]
+
+
+def test_dedup_and_optimize_errors(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n[1, 2]\n')
+    with pytest.raises(SystemExit, match="expected a JSON object"):
+        main(["dedup", str(bad)])
+    with pytest.raises(SystemExit, match="cannot read"):
+        main(["dedup", str(tmp_path / "missing.jsonl")])
+    notext = tmp_path / "notext.jsonl"
+    notext.write_text('{"score": 1}\n')
+    with pytest.raises(SystemExit, match="missing field 'text'"):
+        main(["dedup", str(notext)])
+    with pytest.raises(SystemExit, match="unknown option"):
+        main(["optimize", str(notext), "--pipeline", "kb", "--options", '{"bogus": 1}'])
