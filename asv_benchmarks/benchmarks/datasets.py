@@ -29,3 +29,48 @@ def pydoc():
     with resources.files("scwo_np.bundled").joinpath("pydoc_sample.npz").open("rb") as fh:
         z = np.load(fh)
         return z["embeddings"], z["costs"].astype(np.int64), z["query_embeddings"]
+
+
+@lru_cache(maxsize=2)
+def word_corpus(n, words=200, seed=0, dup_frac=0.1, vocab=20000):
+    """``n`` texts of ``words`` Zipf-distributed words; ``dup_frac`` of them are
+    copies of earlier texts with one word changed (near-duplicates)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, vocab + 1) ** 0.9
+    p /= p.sum()
+    names = np.array([f"tok{k}" for k in range(vocab)])
+    lens = np.full(n, words) if np.isscalar(words) else rng.integers(words[0], words[1] + 1, n)
+    texts = [" ".join(names[rng.choice(vocab, int(L), p=p)]) for L in lens]
+    m = int(dup_frac * n)
+    for k in range(m):
+        src = texts[int(rng.integers(0, n - m))].split()
+        src[int(rng.integers(0, len(src)))] = f"edit{k}"
+        texts[n - 1 - k] = " ".join(src)
+    return texts
+
+
+@lru_cache(maxsize=1)
+def pydoc_paragraphs(n=500, edited=50, seed=0):
+    """Real prose: the bundled Python-docs paragraphs, ``edited`` of them copied with an insertion."""
+    import json
+
+    with resources.files("scwo_np.bundled").joinpath("pydoc_sample.jsonl").open() as fh:
+        rows = [json.loads(line) for line in fh]
+    texts = [r["text"] for r in rows[: n - edited]]
+    rng = np.random.default_rng(seed)
+    for k in rng.integers(0, n - edited, edited):
+        t = texts[int(k)]
+        c = int(rng.integers(0, len(t)))
+        texts.append(t[:c] + " edited " + t[c:])
+    return texts, [r["source"] for r in rows[: n - edited]] + ["edited"] * edited
+
+
+@lru_cache(maxsize=1)
+def embeddings_with_copies(n, d=384, seed=0, copy_frac=0.1, noise=0.2):
+    """Gaussian rows; the last ``copy_frac`` are noisy copies of earlier rows (cosine ~0.98)."""
+    rng = np.random.default_rng(seed)
+    E = rng.standard_normal((n, d), dtype=np.float32)
+    m = int(copy_frac * n)
+    src = rng.integers(0, n - m, m)
+    E[n - m :] = E[src] + noise * rng.standard_normal((m, d), dtype=np.float32)
+    return E
