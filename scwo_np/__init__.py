@@ -7,6 +7,11 @@ The selection core (budgeted MMR, from the SCWO specification):
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the baselines
   and the quality metric of the specification.
+
+Beside it: :mod:`scwo_np.dedup` (near-duplicates by Jaccard, difflib ratio,
+cosine or MinHash), :mod:`scwo_np.diversify` and :mod:`scwo_np.budget` (the
+KB Labs ADR's steps), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context
+optimizers) and :mod:`scwo_np.text` (the one tokenizer).
 """
 
 from .baselines import coverage, topk_relevance, truncate
