@@ -311,12 +311,23 @@ def pattern_weights(pattern: str, config: AnchorConfig) -> AnchorWeights:
 
 
 def adjust_for_query(w: AnchorWeights, intents: Sequence[str]) -> AnchorWeights:
-    """The plan's multipliers: recency x1.5 back, x0.7 front; historical the reverse; range x1.3 middle."""
+    """The plan's multipliers: recency x1.5 back, x0.7 front; historical the reverse; range x1.3 middle.
+
+    One change: after the multipliers, an intent's end is made the heavier one
+    (the two ends swap weights if needed).  The plan's factors alone leave a
+    back-heavy log at 0.35 front / 0.65 back for "show the first entries",
+    which is not what the user asked for.
+    """
     front, back, middle = w
-    if "recency" in intents:
+    recency, historical = "recency" in intents, "historical" in intents
+    if recency:
         back, front = back * 1.5, front * 0.7
-    if "historical" in intents:
+    if historical:
         front, back = front * 1.5, back * 0.7
+    if recency and not historical and front > back:
+        front, back = back, front
+    if historical and not recency and back > front:
+        front, back = back, front
     if "range" in intents:
         middle = max(middle, 0.1) * 1.3  # a zero middle would ignore "all"
     return AnchorWeights(front, back, middle).normalize()

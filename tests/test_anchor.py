@@ -1,0 +1,179 @@
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np.anchor import (
+    AnchorConfig,
+    AnchorWeights,
+    anchor_budget,
+    columns,
+    crush,
+    crush_json,
+    detect_pattern,
+    query_intents,
+)
+
+
+def logs(n=1000):
+    return [
+        {
+            "timestamp": f"2024-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
+            "level": "INFO",
+            "message": f"request {i} served",
+        }
+        for i in range(n)
+    ]
+
+
+def test_query_shift_on_1000_log_rows():
+    items = logs()
+    _, neutral = crush(items, 40, report=True)
+    _, latest = crush(items, 40, query="show the latest requests", report=True)
+    _, first = crush(items, 40, query="what happened first", report=True)
+    assert neutral.pattern == "logs"
+    f0, b0, _ = neutral.anchor_slots
+    fl, bl, _ = latest.anchor_slots
+    ff, bf, _ = first.anchor_slots
+    assert bl > fl and bl >= b0  # "latest": most anchor slots at the back
+    assert ff > bf and ff > f0  # "first": most anchor slots at the front
+    back_half = lambda r: int(np.sum(r.kept >= 500))  # noqa: E731
+    assert back_half(latest) > back_half(neutral) > back_half(first)
+
+
+def test_intents_are_whole_words():
+    assert query_intents("I know what happened") == ()  # "know" is not "now", "last" not in "lasting"
+    assert query_intents("a lasting effect") == ()
+    assert query_intents("the LATEST and the first, all of them") == ("recency", "historical", "range")
+
+
+def test_deterministic():
+    rng = np.random.default_rng(0)
+    items = [{"id": int(i), "cat": f"c{rng.integers(0, 4)}", "v": float(rng.normal())} for i in range(500)]
+    a = crush(items, 25, query="c2 latest")
+    b = crush([dict(x) for x in items], 25, query="c2 latest")
+    assert a.tolist() == b.tolist()
+
+
+def test_random_lookup_hit_rate_matches_keep_fraction():
+    """The plan's random-query test, over many lookups: kept 15 of 100 -> 15% of uniform lookups hit."""
+    items = [{"id": i, "name": f"Item {i}", "category": f"cat_{i % 5}"} for i in range(100)]
+    kept = set(crush(items, 15).tolist())
+    rng = np.random.default_rng(0)
+    hits = np.isin(rng.integers(0, 100, 20000), list(kept)).mean()
+    assert len(kept) == 15 and abs(hits - 0.15) < 0.01
+
+
+def test_errors_beyond_the_budget_keep_the_most_severe():
+    items = [{"status": "ok", "v": i} for i in range(200)]
+    for i in range(0, 200, 10):
+        items[i] = {"status": "error", "v": i}
+    items[105] = {"status": "critical", "v": 105}
+    idx, rep = crush(items, 5, report=True)
+    assert len(idx) == 5 and 105 in idx
+    assert rep.errors == 21 and rep.must_keep_dropped == 16
+
+
+def test_duplicates_never_waste_slots():
+    items = [{"a": 1}] * 50 + [{"a": k} for k in range(2, 12)]
+    idx = crush(items, 12)
+    vals = [items[i]["a"] for i in idx]
+    assert vals.count(1) == 1 and len(idx) == 11  # 11 distinct items, one slot left unused
+
+
+def test_static_strategy_is_first_three_and_last_two():
+    items = [{"i": i} for i in range(100)]
+    idx = crush(items, 5, config=AnchorConfig(strategy="static"))
+    assert idx.tolist() == [0, 1, 2, 98, 99]
+
+
+def test_budget_table_without_size_scaling_is_the_plans():
+    cfg = AnchorConfig(size_scaling=False)
+    assert [anchor_budget(n, m, cfg) for n, m in [(50, 10), (200, 15), (1000, 20), (5000, 30)]] == [
+        3,
+        3,
+        4,
+        6,
+    ]
+
+
+def test_learned_weights_replace_the_pattern():
+    items = [{"id": i, "value": i} for i in range(300)]
+    _, rep = crush(items, 20, learned=AnchorWeights(0.0, 1.0, 0.0), report=True)
+    assert rep.learned and rep.anchor_slots[0] == 0
+    _, off = crush(
+        items,
+        20,
+        learned=AnchorWeights(0.0, 1.0, 0.0),
+        config=AnchorConfig(use_learned_positions=False),
+        report=True,
+    )
+    assert not off.learned
+
+
+def test_patterns_detected():
+    assert (
+        detect_pattern(columns([{"title": f"t{i}", "score": 1 - i / 10} for i in range(10)]))
+        == "search_results"
+    )
+    assert detect_pattern(columns(logs(20))) == "logs"
+    assert (
+        detect_pattern(columns([{"ts": f"2024-01-{i + 1:02d}", "temp": 20.0 + i} for i in range(20)]))
+        == "time_series"
+    )
+    assert detect_pattern(columns([{"name": f"n{i}"} for i in range(20)])) == "generic"
+
+
+def test_crush_json_copies_items_verbatim_in_order():
+    text = json.dumps([{"i": i, "x": 1.5} for i in range(50)]).replace("1.5", "1.50")
+    out = crush_json(text, 7)
+    kept = json.loads(out)
+    assert len(kept) == 7 and [k["i"] for k in kept] == sorted(k["i"] for k in kept)
+    assert '"x": 1.50' in out  # the original text, not a re-serialisation
+
+
+leaf = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=True) | st.text(max_size=8)
+obj = st.dictionaries(
+    st.sampled_from(["id", "status", "value", "ts", "name", "score", "extra"]),
+    leaf | st.lists(leaf, max_size=2),
+    max_size=5,
+)
+
+
+@given(
+    st.lists(obj, max_size=60), st.integers(1, 20), st.sampled_from(["", "latest", "first all", "error 3"])
+)
+def test_never_longer_than_max_items_on_any_schema(items, k, query):
+    idx = crush(items, k, query=query)
+    assert len(idx) <= k and idx.dtype == np.int64
+    assert idx.tolist() == sorted(set(idx.tolist())) and all(0 <= i < len(items) for i in idx)
+    if len(items) <= k:
+        assert len(idx) == len(items)
+
+
+def test_scalars_and_huge_strings():
+    assert crush(list(range(100)), 5).tolist()[0] == 0  # scalars read as {"value": x}
+    items = [{"s": "x" * 1_000_000 if i == 3 else "y", "v": math.nan if i == 4 else i} for i in range(40)]
+    assert len(crush(items, 6)) <= 6
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: crush([{"a": 1}, 2], 1), TypeError, "mixes objects and scalars"),
+        (lambda: crush([[1, 2], [3]], 1), TypeError, "nested list"),
+        (lambda: crush({"a": 1}, 1), TypeError, "list of JSON objects"),
+        (lambda: crush([{"a": 1}], 0), ValueError, "max_items must be a positive integer"),
+        (lambda: crush([{"a": 1}], 2, pattern="table"), ValueError, "pattern must be one of"),
+        (lambda: crush_json('{"a": 1}', 3), ValueError, "needs a JSON array"),
+        (lambda: crush_json("[1, 2,", 3), ValueError, "malformed JSON"),
+        (lambda: crush_json("[1, 2] x", 3), ValueError, "extra data"),
+        (lambda: AnchorConfig(strategy="fixed"), ValueError, "strategy"),
+    ],
+)
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
