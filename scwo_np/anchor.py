@@ -40,7 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
+
+from ._config import JIT
 
 __all__ = [
     "AnchorConfig",
@@ -167,21 +170,26 @@ class Columns:
     numeric: NDArray[np.float64]  # (n_fields, n)
     length: NDArray[np.int64]  # rough JSON length of each item
     item_code: NDArray[np.int64]  # equal for identical items
+    kinds: list[set] = field(default_factory=list)  # Python types seen in each field
+    distinct_numbers: list[NDArray[np.float64]] = field(default_factory=list)  # per code, NaN if not a number
 
     def field_index(self, name: str) -> int:
         return self.names.index(name)
 
 
-def _hashable(v: Any) -> Any:
-    if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True, default=str)
-    if isinstance(v, float) and math.isnan(v):
-        return "NaN"
-    return v
+class _Codes(dict):
+    """value -> code, assigning the next code to a new value (lookups of known values stay in C)."""
+
+    def __missing__(self, key):
+        code = self[key] = len(self)
+        return code
 
 
 def columns(items: Sequence[Mapping]) -> Columns:
-    """The items as columns (one pass over the items per field).
+    """The items as columns: each field factorised once, numbers and lengths per distinct value.
+
+    Values that are equal in Python but differ in JSON type (``true``/``1``)
+    get separate codes; nested objects and lists are compared by their JSON text.
 
     Examples
     --------
@@ -197,39 +205,61 @@ def columns(items: Sequence[Mapping]) -> Columns:
     values: list[list[Any]] = []
     counts: list[NDArray[np.int64]] = []
     length = np.full(n, 2, dtype=np.int64)
+    kinds_of: list[set] = []
+    dnums: list[NDArray[np.float64]] = []
     for f, name in enumerate(names):
         col = [it.get(name, _MISSING) for it in items]
-        index: dict = {}
-        distinct: list = []
-        code_row = codes[f]
-        num_row = numeric[f]
-        for i, v in enumerate(col):
-            if v is _MISSING:
-                continue
-            h = _hashable(v)
-            k = index.get(h)
-            if k is None:
-                k = index[h] = len(distinct)
-                distinct.append(v)
-            code_row[i] = k
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                num_row[i] = v
-        values.append(distinct)
+        kinds = set(map(type, col)) - {object}
+        slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
+        if slow:
+            col = [_key(v) for v in col]  # hashable, type-aware keys (true vs 1, nested values)
+        index = _Codes()
+        index[_MISSING] = 0
+        code_row = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=n) - 1
+        distinct = list(index)[1:]
+        if slow:
+            distinct = [_unkey(k) for k in distinct]
+        codes[f] = code_row
         present = code_row >= 0
         counts.append(np.bincount(code_row[present], minlength=len(distinct)))
-        vlen = (
-            np.array([len(str(v)) + len(name) + 4 for v in distinct], dtype=np.int64)
-            if distinct
-            else np.zeros(0, np.int64)
-        )
-        length[present] += vlen[code_row[present]]
+        if kinds <= {int, float}:  # fast paths by the field's types
+            num = np.fromiter(distinct, dtype=np.float64, count=len(distinct))
+        elif kinds & {int, float}:
+            num = np.array([float(v) if type(v) in (int, float) else np.nan for v in distinct])
+        else:
+            num = np.full(len(distinct), np.nan)
+        numeric[f] = np.append(num, np.nan)[code_row]  # code -1 reads the trailing NaN
+        strs = distinct if kinds <= {str} else map(str, distinct)
+        vlen = np.fromiter(map(len, strs), dtype=np.int64, count=len(distinct)) + (len(name) + 4)
+        length += np.append(vlen, 0)[code_row]
+        values.append(distinct)
+        kinds_of.append(kinds)
+        dnums.append(num)
     if F and n:
         _, item_code = np.unique(codes.T, axis=0, return_inverse=True)
         item_code = item_code.reshape(-1).astype(np.int64)
     else:
         item_code = np.zeros(n, dtype=np.int64)
     numeric[~np.isfinite(numeric)] = np.nan
-    return Columns(n, names, codes, values, counts, numeric, length, item_code)
+    return Columns(n, names, codes, values, counts, numeric, length, item_code, kinds_of, dnums)
+
+
+def _key(v: Any) -> Any:
+    if v is _MISSING:
+        return v
+    if isinstance(v, dict | list):
+        return ("json", json.dumps(v, sort_keys=True, default=str))
+    if isinstance(v, float) and math.isnan(v):
+        return ("nan",)
+    return (type(v).__name__, v)
+
+
+def _unkey(k: Any) -> Any:
+    if k[0] == "json":
+        return json.loads(k[1])
+    if k[0] == "nan":
+        return math.nan
+    return k[1]
 
 
 # ----------------------------------------------------------------------------------------
@@ -249,7 +279,7 @@ def _time_field(c: Columns) -> int | None:
         present = c.codes[f] >= 0
         if present.mean() < 0.9:
             continue
-        vals = c.values[f]
+        vals = c.values[f][:: max(1, len(c.values[f]) // 256)]  # a sample of the distinct values is enough
         ok = sum(1 for v in vals if isinstance(v, str) and _TIMEISH.match(v) or isinstance(v, int | float))
         if vals and ok >= 0.9 * len(vals):
             return f
@@ -437,6 +467,23 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         if len(t) > 1 and t not in _STOP | intent_words
     ]
     score = np.zeros(c.n, dtype=np.int64)
+    if not terms:
+        return score
+    fields = []
+    for f in range(len(c.names)):  # each field's distinct strings, lowercased, joined once
+        vals = c.values[f]
+        kinds = c.kinds[f]
+        strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
+        big = "\n".join(strs).lower()  # one C call; per value only if lowercasing changed a length
+        lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+        if len(big) != int(lens.sum()) + max(len(strs) - 1, 0):
+            strs = [x.lower() for x in strs]
+            big = "\n".join(strs)
+            lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+        starts = np.zeros(len(strs), dtype=np.int64)
+        if len(strs) > 1:
+            np.cumsum(lens[:-1] + 1, out=starts[1:])
+        fields.append((big, starts, c.distinct_numbers[f]))
     for t in terms:
         word = re.compile(rf"(?<![\w]){re.escape(t)}(?![\w])")
         try:
@@ -444,20 +491,13 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         except ValueError:
             tnum = None
         hit = np.zeros(c.n, dtype=bool)
-        for f in range(len(c.names)):
-            table = np.array(
-                [
-                    (
-                        tnum is not None
-                        and isinstance(v, int | float)
-                        and not isinstance(v, bool)
-                        and v == tnum
-                    )
-                    or (isinstance(v, str) and (v.lower() == t or word.search(v.lower()) is not None))
-                    for v in c.values[f]
-                ]
-                + [False]
-            )
+        for f, (big, starts, nums) in enumerate(fields):
+            table = np.zeros(len(c.values[f]) + 1, dtype=bool)
+            pos = [m.start() for m in word.finditer(big)] if t in big else []  # C substring test first
+            if pos:
+                table[np.searchsorted(starts, pos, side="right") - 1] = True
+            if tnum is not None and nums.size:
+                table[:-1] |= nums == tnum
             hit |= table[c.codes[f]]
         if 0 < hit.sum() <= 0.5 * c.n:
             score += hit
@@ -726,8 +766,8 @@ def crush(
     return idx, rep
 
 
-def _array_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the elements of a JSON array (so kept items are copied verbatim)."""
+def _array_spans(text: str) -> tuple[list[Any], list[tuple[int, int]]]:
+    """The elements of a JSON array and their character spans (so kept items are copied verbatim)."""
     dec = json.JSONDecoder()
     ws = re.compile(r"\s*")
     pos = ws.match(text, 0).end()
@@ -735,14 +775,16 @@ def _array_spans(text: str) -> list[tuple[int, int]]:
         raise ValueError("crush_json needs a JSON array (text starting with '['); got another JSON value.")
     pos = ws.match(text, pos + 1).end()
     spans: list[tuple[int, int]] = []
+    items: list[Any] = []
     if pos < len(text) and text[pos] == "]":
         end = pos + 1
     else:
         while True:
             try:
-                _, end = dec.raw_decode(text, pos)
+                item, end = dec.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"malformed JSON at character {exc.pos}: {exc.msg}") from None
+            items.append(item)
             spans.append((pos, end))
             pos = ws.match(text, end).end()
             if pos < len(text) and text[pos] == ",":
@@ -754,7 +796,67 @@ def _array_spans(text: str) -> list[tuple[int, int]]:
             raise ValueError(f"malformed JSON array at character {pos}: expected ',' or ']'.")
     if ws.match(text, end).end() != len(text):
         raise ValueError(f"malformed JSON: extra data after the array at character {end}.")
-    return spans
+    return items, spans
+
+
+@njit(**JIT)
+def _element_spans(b):
+    """Byte spans of the top-level elements of a JSON array (strings and escapes respected).
+
+    Returns ``(starts, ends, ok)``; ``ok`` is False when the bytes are not a
+    single well-nested array (the caller then falls back to the parser's own
+    positions, which also produce its error message).
+    """
+    n = b.shape[0]
+    starts = np.empty(n // 2 + 1, np.int64)
+    ends = np.empty(n // 2 + 1, np.int64)
+    m = 0
+    depth = 0
+    in_str = False
+    esc = False
+    start = -1
+    last = -1  # last non-space byte inside the current element
+    seen_open = False
+    for i in range(n):
+        ch = b[i]
+        if in_str:
+            last = i
+            if esc:
+                esc = False
+            elif ch == 92:  # backslash
+                esc = True
+            elif ch == 34:  # quote
+                in_str = False
+            continue
+        if ch == 32 or ch == 10 or ch == 13 or ch == 9:
+            continue
+        if not seen_open:
+            if ch != 91:
+                return starts[:0], ends[:0], False
+            seen_open = True
+            depth = 1
+            continue
+        if depth == 0:
+            return starts[:0], ends[:0], False  # data after the array
+        if ch == 34:
+            in_str = True
+        if depth == 1 and (ch == 44 or ch == 93):  # ',' or the closing ']'
+            if start >= 0:
+                starts[m] = start
+                ends[m] = last + 1
+                m += 1
+                start = -1
+            if ch == 93:
+                depth = 0
+            continue
+        if ch == 91 or ch == 123:
+            depth += 1
+        elif ch == 93 or ch == 125:
+            depth -= 1
+        if start < 0:
+            start = i
+        last = i
+    return starts[:m], ends[:m], seen_open and depth == 0 and not in_str
 
 
 def crush_json(text: str, max_items: int, **kw: Any) -> str:
@@ -767,8 +869,21 @@ def crush_json(text: str, max_items: int, **kw: Any) -> str:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str of JSON; got {type(text).__name__}.")
-    spans = _array_spans(text)
-    items = [json.loads(text[a:b]) for a, b in spans]
+    raw = text.encode("utf-8")
+    starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
+    items = None
+    if ok:
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError:
+            items = None
+    if items is None or not isinstance(items, list) or len(items) != starts.shape[0]:
+        items, spans = _array_spans(text)  # the careful path: exact errors, odd inputs
+        pieces = [text[a:b] for a, b in spans]
+    else:
+        pieces = None
     idx = crush(items, max_items, **kw)
-    keep = idx[0] if isinstance(idx, tuple) else idx
-    return "[" + ",".join(text[spans[i][0] : spans[i][1]] for i in keep.tolist()) + "]"
+    keep = (idx[0] if isinstance(idx, tuple) else idx).tolist()
+    if pieces is not None:
+        return "[" + ",".join(pieces[i] for i in keep) + "]"
+    return "[" + ",".join(raw[starts[i] : ends[i]].decode("utf-8") for i in keep) + "]"

@@ -177,3 +177,22 @@ def test_scalars_and_huge_strings():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.sampled_from(list('ab,[]{}":\\\n\t é東😀')), max_size=6)
+)
+json_obj = st.dictionaries(
+    st.text("xyz", min_size=1, max_size=2), json_leaf | st.lists(json_leaf, max_size=3), max_size=4
+)
+
+
+@given(st.lists(json_obj, max_size=30), st.integers(1, 8), st.booleans())
+def test_crush_json_equals_crush_on_the_parsed_array(items, k, pretty):
+    text = json.dumps(items, indent=2 if pretty else None, ensure_ascii=False)
+    out = json.loads(crush_json(text, k))
+    assert out == [items[i] for i in crush(items, k)]
