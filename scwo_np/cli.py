@@ -1,4 +1,4 @@
-"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``demo`` and ``bench``."""
+"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``crush``, ``demo`` and ``bench``."""
 
 from __future__ import annotations
 
@@ -181,6 +181,37 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_crush(args: argparse.Namespace) -> int:
+    from .anchor import AnchorConfig, crush, crush_json
+
+    try:
+        with (
+            contextlib.nullcontext(sys.stdin) if args.file == "-" else open(args.file, encoding="utf-8") as fh
+        ):
+            text = fh.read()
+    except OSError as exc:
+        raise SystemExit(f"scwo: cannot read {args.file}: {exc.strerror}") from None
+    cfg = AnchorConfig(strategy=args.strategy)
+    try:
+        out = crush_json(text, args.max_items, query=args.query, pattern=args.pattern, config=cfg)
+        if args.report:
+            _, rep = crush(json.loads(text), args.max_items, query=args.query, pattern=args.pattern,
+                           config=cfg, report=True)  # fmt: skip
+            sys.stderr.write(
+                f"scwo crush: kept {len(rep.kept)} of {rep.n}; pattern {rep.pattern}; anchors front/back/middle "
+                f"{rep.anchor_slots}; errors {rep.errors}, anomalies {rep.anomalies}, query matches "
+                f"{rep.query_matches}, must-keep dropped {rep.must_keep_dropped}\n"
+            )
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    if args.output == "-":
+        sys.stdout.write(out + "\n")
+    else:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(out + "\n")
+    return 0
+
+
 def _load_sample():
     base = resources.files("scwo_np.bundled")
     with resources.as_file(base / "pydoc_sample.npz") as p, np.load(p) as z:
@@ -272,6 +303,20 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     o.add_argument("--report", help="write what was removed, and why, as JSONL")
     o.set_defaults(func=_cmd_optimize)
+
+    c = sub.add_parser("crush", help="shrink a JSON array to the items an LLM will need (SmartCrusher)")
+    c.add_argument("file", help="a JSON array (- for stdin)")
+    c.add_argument("--max-items", type=int, required=True, help="keep at most N items")
+    c.add_argument("--query", default="", help="the user's request (position intents, terms to keep)")
+    c.add_argument(
+        "--pattern", choices=["search_results", "logs", "time_series", "generic"], help="override detection"
+    )
+    c.add_argument(
+        "--strategy", choices=["dynamic", "static"], default="dynamic", help="static = first 3 + last 2"
+    )
+    c.add_argument("--report", action="store_true", help="print what was decided to stderr")
+    c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
+    c.set_defaults(func=_cmd_crush)
 
     d = sub.add_parser("demo", help="select from the bundled Python-docs sample")
     d.add_argument("--query", type=int, default=0, help="which bundled query (0)")

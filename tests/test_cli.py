@@ -157,3 +157,18 @@ def test_dedup_and_optimize_errors(tmp_path):
         main(["dedup", str(notext)])
     with pytest.raises(SystemExit, match="unknown option"):
         main(["optimize", str(notext), "--pipeline", "kb", "--options", '{"bogus": 1}'])
+
+
+def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
+    items = [{"status": "ok", "value": i} for i in range(100)]
+    items[50] = {"status": "error", "error_code": "CRITICAL", "value": 50}
+    path = tmp_path / "tool.json"
+    path.write_text(json.dumps(items))
+    assert main(["crush", str(path), "--max-items", "10", "--query", "latest", "--report"]) == 0
+    captured = capsys.readouterr()
+    kept = json.loads(captured.out)
+    assert len(kept) <= 10 and {"status": "error", "error_code": "CRITICAL", "value": 50} in kept
+    assert "errors 1" in captured.err
+    path.write_text('{"not": "an array"}')
+    with pytest.raises(SystemExit, match="needs a JSON array"):
+        main(["crush", str(path), "--max-items", "3"])
