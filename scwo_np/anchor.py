@@ -8,12 +8,13 @@ array, a missing mask) and every score is computed over columns.
 
 What is kept, in this order of priority:
 
-1. **Always** — errors (a status/level field saying error, failed, critical…,
-   or a non-empty error field), numeric anomalies (robust z-score above 3.5
-   on any numeric field) and items matching the query's terms (ids, names,
-   values; terms matching more than half of the items are ignored).  When they
-   alone exceed the budget the most severe are kept and the report says how
-   many were dropped.
+1. **Always** — items matching the query's terms (ids, names, values; terms
+   matching more than half of the items are ignored; at most half the
+   budget), errors (a status/level field saying error, failed, critical…, or
+   a non-empty error field) and numeric anomalies (robust z-score above 3.5
+   on any numeric field, on a log scale for right-skewed non-negative
+   fields), in that order.  When they alone exceed the budget the most severe
+   are kept and the report says how many were dropped.
 2. **Position anchors** (the plan's ideas 1–5) — a size-proportional number of
    slots split into front/back/middle by the data's pattern, shifted by the
    query's intent (whole words: "latest", "first", "all"…) or replaced by
@@ -434,6 +435,12 @@ def anomaly_scores(c: Columns) -> NDArray[np.float64]:
         if ok.sum() < 5:
             continue
         v = x[ok]
+        q1, q2, q3 = np.percentile(v, [25, 50, 75])
+        if v.min() >= 0 and q3 > q1 and (q3 + q1 - 2 * q2) / (q3 - q1) > 0.1:
+            # Right-skewed non-negative data (latencies, counts, sizes): judge on a log scale,
+            # or the distribution's own long tail reads as anomalies.
+            x = np.log1p(np.where(ok, x, 0.0))
+            v = x[ok]
         med = np.median(v)
         mad = np.median(np.abs(v - med))
         scale = 1.4826 * mad if mad > 0 else 1.2533 * np.mean(np.abs(v - med))
@@ -729,11 +736,12 @@ def crush(
     qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
     ar = np.arange(n)
     err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
+    q_mask = qm > 0
+    qry = ar[q_mask][np.lexsort((ar[q_mask], -qm[q_mask]))][: max(1, max_items // 2)]
     ano_mask = (z > cfg.anomaly_z) & (sev == 0)
     ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
-    q_mask = (qm > 0) & (sev == 0) & ~ano_mask
-    qry = ar[q_mask][np.lexsort((ar[q_mask], -qm[q_mask]))]
-    must = np.concatenate([err, ano, qry]).astype(np.int64)
+    # What the user named comes first (at most half the budget), then errors, then anomalies.
+    must = np.concatenate([qry, err, ano]).astype(np.int64)
     must_codes = len(set(c.item_code[must].tolist()))
     kept += _pick(must, max_items, None, taken, c)
     dropped = must_codes - len(kept)

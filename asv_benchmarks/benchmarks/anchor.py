@@ -1,0 +1,109 @@
+"""Benchmarks for scwo_np.anchor: crush latency (with JSON parsing) and retrieval coverage."""
+
+import json
+import time
+
+import numpy as np
+
+from scwo_np.anchor import AnchorConfig, crush, crush_json
+
+from .common import Benchmark
+
+
+def tool_output(n, seed=0):
+    """``n`` log-like records of 6 fields, 2% errors, a few latency spikes."""
+    rng = np.random.default_rng(seed)
+    level = rng.choice(["INFO", "WARN", "ERROR"], n, p=[0.9, 0.08, 0.02])
+    latency = rng.gamma(2.0, 20.0, n)
+    latency[rng.choice(n, max(1, n // 200), replace=False)] *= 40
+    return [
+        {
+            "id": f"req-{i:06d}",
+            "timestamp": f"2024-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
+            "level": str(level[i]),
+            "latency_ms": round(float(latency[i]), 2),
+            "service": f"svc{int(rng.integers(0, 8))}",
+            "message": f"handled request {i}",
+        }
+        for i in range(n)
+    ]
+
+
+class Crush(Benchmark):
+    """crush_json on n records of 6 fields, JSON parsing included (targets: 5 ms at 1,000, 50 ms at 10,000)."""
+
+    params = [1_000, 10_000]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.text = json.dumps(tool_output(n))
+        crush_json(self.text, 30)
+
+    def time_crush_json(self, n):
+        crush_json(self.text, 30, query="latest errors in svc3")
+
+    def time_crush_json_static(self, n):
+        crush_json(self.text, 30, query="latest errors in svc3", config=AnchorConfig(strategy="static"))
+
+    def track_extra_ms_over_static(self, n):
+        """The plan's "< 5 ms additional latency": dynamic minus static anchoring, same input and query."""
+
+        def best(f, reps=9):
+            f()
+            out = np.inf
+            for _ in range(reps):
+                t = time.perf_counter()
+                f()
+                out = min(out, time.perf_counter() - t)
+            return out
+
+        dyn = best(lambda: crush_json(self.text, 30, query="latest errors in svc3"))
+        sta = best(
+            lambda: crush_json(
+                self.text, 30, query="latest errors in svc3", config=AnchorConfig(strategy="static")
+            )
+        )
+        return 1e3 * (dyn - sta)
+
+    track_extra_ms_over_static.unit = "ms"
+
+
+class RetrievalCoverage(Benchmark):
+    """Share of simulated retrievals that hit a kept item, per query mix.
+
+    ``plan_weighted`` is the plan's test mix on 100 items / 15 kept (first 10%
+    of positions 30%, last 10% 30%, the middle anomaly 40%);
+    ``plan_uniform`` its random lookups (expected: the kept fraction, 15%);
+    ``realistic`` looks up, on 1,000 log records / 30 kept, the first 3, the
+    last 3, every error and spike, and an id named in the query.
+    """
+
+    params = ["plan_weighted", "plan_uniform", "realistic"]
+    param_names = ["mix"]
+    number = 1
+    repeat = 1
+
+    def track_coverage(self, mix):
+        rng = np.random.default_rng(0)
+        if mix.startswith("plan"):
+            items = [{"id": i, "value": i * 10} for i in range(100)]
+            kept = set(crush(items, 15).tolist())
+            if mix == "plan_uniform":
+                targets = rng.integers(0, 100, 10_000)
+            else:
+                targets = list(range(10)) * 3 + list(range(90, 100)) * 3 + [50] * 4
+            return float(np.isin(targets, list(kept)).mean())
+        hits, total = 0, 0
+        for seed in range(20):
+            items = tool_output(1000, seed)
+            special = [i for i, it in enumerate(items) if it["level"] == "ERROR"]
+            lat = np.array([it["latency_ms"] for it in items])
+            special += np.flatnonzero(lat > np.median(lat) * 20).tolist()
+            named = int(rng.integers(0, 1000))
+            kept = set(crush(items, 30, query=f"what happened to {items[named]['id']}").tolist())
+            targets = [0, 1, 2, 997, 998, 999, named, *special]
+            hits += sum(t in kept for t in targets)
+            total += len(targets)
+        return hits / total
+
+    track_coverage.unit = "fraction"
