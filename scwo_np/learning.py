@@ -26,6 +26,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .anchor import AnchorWeights
 
 __all__ = ["BUCKETS", "PositionLearner", "PositionRetrievalPattern", "classify_position"]
@@ -113,11 +115,11 @@ class PositionLearner:
             raise ValueError(f"original_size must be a positive integer; got {original_size!r}.")
         counts = dict.fromkeys(BUCKETS, 0)
         for i in retrieved_indices:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < original_size:
+            if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < original_size:
                 raise ValueError(
                     f"retrieved index {i!r} is not a position in an array of {original_size} items."
                 )
-            counts[classify_position(i, original_size)] += 1
+            counts[classify_position(int(i), original_size)] += 1
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
