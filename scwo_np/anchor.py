@@ -759,8 +759,12 @@ def crush(
         fs, bs, ms = split_slots(slots, w)
         info = information_scores(c) if cfg.use_information_density else None
         m = cfg.candidate_multiplier
-        kept += _pick(np.arange(min(n, fs * m), dtype=np.int64), fs, info, taken, c)
-        kept += _pick(np.arange(max(0, n - bs * m), n, dtype=np.int64), bs, info, taken, c, late=True)
+        # An explicit intent asks for the extreme items themselves, not the most informative near them.
+        front_score = None if "historical" in intents else info
+        back_score = None if "recency" in intents else info
+        kept += _pick(np.arange(min(n, fs * m), dtype=np.int64), fs, front_score, taken, c)
+        back = np.arange(max(0, n - bs * m), n, dtype=np.int64)
+        kept += _pick(back if back_score is not None else back[::-1], bs, back_score, taken, c, late=True)
         kept += stratified_middle(c, ms, taken)
         # 3. Fill the rest along the same position weights.
         kept += _fill(c, max_items - len(kept), w, taken)

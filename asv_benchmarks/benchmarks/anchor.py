@@ -75,16 +75,22 @@ class RetrievalCoverage(Benchmark):
     of positions 30%, last 10% 30%, the middle anomaly 40%);
     ``plan_uniform`` its random lookups (expected: the kept fraction, 15%);
     ``realistic`` looks up, on 1,000 log records / 30 kept, the first 3, the
-    last 3, every error and spike, and an id named in the query.
+    last 3, every error and spike, and an id named in the query;
+    ``plan_queries`` asks the plan's query kinds (category 4 and idea 3) of
+    four patterns, 1,000 items / 30 kept, each with the query passed to crush:
+    "latest" wants the last 3 items, "first" the first 3, "find <id>" that
+    item, "errors" every error.
     """
 
-    params = ["plan_weighted", "plan_uniform", "realistic"]
+    params = ["plan_weighted", "plan_uniform", "realistic", "plan_queries"]
     param_names = ["mix"]
     number = 1
     repeat = 1
 
     def track_coverage(self, mix):
         rng = np.random.default_rng(0)
+        if mix == "plan_queries":
+            return self._plan_queries()
         if mix.startswith("plan"):
             items = [{"id": i, "value": i * 10} for i in range(100)]
             kept = set(crush(items, 15).tolist())
@@ -107,3 +113,42 @@ class RetrievalCoverage(Benchmark):
         return hits / total
 
     track_coverage.unit = "fraction"
+
+    @staticmethod
+    def _plan_queries():
+        n = 1000
+        rng = np.random.default_rng(1)
+        data = {
+            "logs": tool_output(n, 3),
+            "search": [
+                {"id": f"doc{i:04d}", "title": f"result {i}", "score": round(1 - i / n, 4)} for i in range(n)
+            ],
+            "series": [
+                {"ts": f"2024-01-{1 + i // 40:02d}T{i % 24:02d}:00", "value": float(np.sin(i / 50))}
+                for i in range(n)
+            ],
+            "rows": [
+                {
+                    "id": f"row{i:04d}",
+                    "kind": "ABCDE"[int(rng.integers(0, 5))],
+                    "size": int(rng.integers(1, 500)),
+                }
+                for i in range(n)
+            ],
+        }
+        hits, total = 0, 0
+        for items in data.values():
+            key = "id" if "id" in items[0] else "ts"
+            errors = [i for i, it in enumerate(items) if it.get("level") == "ERROR"]
+            asks = [
+                ("show me the latest entries", [n - 3, n - 2, n - 1]),
+                ("show me the first entries", [0, 1, 2]),
+            ]
+            asks += [(f"find {items[int(k)][key]}", [int(k)]) for k in rng.integers(0, n, 5)]
+            if errors:
+                asks.append(("any errors today?", errors))
+            for query, targets in asks:
+                kept = set(crush(items, 30, query=query).tolist())
+                hits += sum(t in kept for t in targets)
+                total += len(targets)
+        return hits / total
