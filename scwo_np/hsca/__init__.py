@@ -1,10 +1,27 @@
 """HSCA: hierarchical semantic compression with adaptive context windowing (in progress).
 
-Done so far: the specification's interface types (:mod:`scwo_np.hsca.types`)
-and Layer 1, relational weighting (:mod:`scwo_np.hsca.layer1`).
+Done so far: the specification's interface types (:mod:`~scwo_np.hsca.types`),
+Layer 1 relational weighting (:mod:`~scwo_np.hsca.layer1`), Layer 2 domains and
+coherence (:mod:`~scwo_np.hsca.layer2`), Layer 3 nuance flags
+(:mod:`~scwo_np.hsca.layer3`) and the engine with snapshots and structural
+queries (:mod:`~scwo_np.hsca.engine`).
 """
 
+from .engine import HSCAEngine
 from .layer1 import relational_weights, tokenize
+from .layer2 import coherence, domain_tags
+from .layer3 import nuance_flags
 from .types import ContextSnapshot, DomainTag, NuanceFlag, WeightedChunk
 
-__all__ = ["ContextSnapshot", "DomainTag", "NuanceFlag", "WeightedChunk", "relational_weights", "tokenize"]
+__all__ = [
+    "ContextSnapshot",
+    "DomainTag",
+    "HSCAEngine",
+    "NuanceFlag",
+    "WeightedChunk",
+    "coherence",
+    "domain_tags",
+    "nuance_flags",
+    "relational_weights",
+    "tokenize",
+]

@@ -1,0 +1,206 @@
+"""HSCA Layer 4 and the engine: adaptive window, snapshots, and the macro map's structural queries.
+
+:class:`HSCAEngine` is the specification's interface (section 6), with the
+stub filled in: ``score_layers`` runs layers 1-3, ``ingest_turn`` adds the
+chunk to the buffer and snapshots when the buffer's coherence (weighted by
+layer-1 scores) reaches the threshold, or when it holds ``max_buffer_chunks``
+(a forced snapshot).  Snapshots keep the chunks and their weight maps; the
+macro map is their ordered list.
+
+Structural queries over the macro map (section 3):
+
+* :meth:`~HSCAEngine.state_before` — the snapshots before a concept first appeared;
+* :meth:`~HSCAEngine.domain_evolution` — each snapshot's domain distribution, in order;
+* :meth:`~HSCAEngine.relevant_snapshots` — snapshots ranked for a query, optionally
+  only in a region ("the last three beats") or around a ``context_position`` (5.3).
+
+Where the spec is silent: a snapshot of an empty buffer is an error; when every
+chunk in the buffer has layer-1 score 0, coherence is their plain mean (the
+spec's weighted mean divides by zero there).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable
+
+from .layer1 import relational_weights
+from .layer2 import coherence, domain_tags
+from .layer3 import nuance_flags
+from .types import ContextSnapshot, NuanceFlag, WeightedChunk
+
+__all__ = ["HSCAEngine"]
+
+_TERM = re.compile(r"[^\W\d_]+", re.I)
+
+
+class HSCAEngine:
+    """Hierarchical Semantic Compression with Adaptive Context Windowing.
+
+    Parameters
+    ----------
+    snapshot_coherence_threshold : float, default 0.72
+    max_buffer_chunks : int, default 20
+    cooccurrence_window : int, default 5
+    domain_model, nuance_model : callable, optional
+        Model hooks for layers 2 and 3 (wrapped so they never raise).
+
+    Examples
+    --------
+    >>> eng = HSCAEngine(snapshot_coherence_threshold=0.5)
+    >>> chunk = eng.ingest_turn("The court ruled that the contract was void. The judge cited the statute. "
+    ...                         "The parties appealed the ruling of the court.")
+    >>> chunk.domain_tags, len(eng.get_macro_context())
+    (['legal'], 1)
+    """
+
+    def __init__(
+        self,
+        snapshot_coherence_threshold: float = 0.72,
+        max_buffer_chunks: int = 20,
+        cooccurrence_window: int = 5,
+        *,
+        domain_model: Callable[[str], list[str]] | None = None,
+        nuance_model: Callable[[str], Iterable[str]] | None = None,
+    ) -> None:
+        if not (0.0 <= float(snapshot_coherence_threshold) <= 1.0):
+            raise ValueError(
+                f"snapshot_coherence_threshold must be in [0, 1]; got {snapshot_coherence_threshold!r}."
+            )
+        if (
+            isinstance(max_buffer_chunks, bool)
+            or not isinstance(max_buffer_chunks, int)
+            or max_buffer_chunks < 1
+        ):
+            raise ValueError(f"max_buffer_chunks must be a positive integer; got {max_buffer_chunks!r}.")
+        if (
+            isinstance(cooccurrence_window, bool)
+            or not isinstance(cooccurrence_window, int)
+            or cooccurrence_window < 2
+        ):
+            raise ValueError(f"cooccurrence_window must be an integer >= 2; got {cooccurrence_window!r}.")
+        self.snapshot_coherence_threshold = float(snapshot_coherence_threshold)
+        self.max_buffer_chunks = max_buffer_chunks
+        self.cooccurrence_window = cooccurrence_window
+        self.domain_model = domain_model
+        self.nuance_model = nuance_model
+        self._buffer: list[WeightedChunk] = []
+        self._snapshots: list[ContextSnapshot] = []
+
+    # -- the specification's interface ---------------------------------------------------
+
+    def ingest_turn(self, text: str) -> WeightedChunk:
+        """Score ``text`` through layers 1-3, add it to the buffer, snapshot if due."""
+        chunk = self.score_layers(text)
+        self._buffer.append(chunk)
+        if self.should_snapshot():
+            self.take_snapshot()
+        return chunk
+
+    def score_layers(self, text: str) -> WeightedChunk:
+        """Layers 1-3 on ``text``; does not touch the buffer."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str; got {type(text).__name__}.")
+        l1 = relational_weights([text], window=self.cooccurrence_window)
+        flags = nuance_flags(text, self.nuance_model)
+        if l1.short[0]:
+            flags.append(NuanceFlag.SHORT_CHUNK.value)
+        return WeightedChunk(
+            chunk_id=str(uuid.uuid4()),
+            text=text,
+            layer1_score=float(l1.scores[0]),
+            domain_tags=domain_tags(text, self.domain_model),
+            coherence_score=coherence(text),
+            nuance_flags=flags,
+            parent_id=None,
+        )
+
+    def buffer_coherence(self) -> float:
+        """The buffer's coherence, weighted by layer-1 scores (plain mean if they are all 0)."""
+        if not self._buffer:
+            return 0.0
+        total = sum(c.layer1_score for c in self._buffer)
+        if total == 0:
+            return sum(c.coherence_score for c in self._buffer) / len(self._buffer)
+        return sum(c.coherence_score * c.layer1_score for c in self._buffer) / total
+
+    def should_snapshot(self) -> bool:
+        if not self._buffer:
+            return False
+        if len(self._buffer) >= self.max_buffer_chunks:
+            return True
+        return self.buffer_coherence() >= self.snapshot_coherence_threshold
+
+    def take_snapshot(self) -> ContextSnapshot:
+        """Freeze the buffer into a snapshot (the spec's construction) and clear it."""
+        if not self._buffer:
+            raise ValueError("take_snapshot needs at least one chunk in the buffer; ingest a turn first.")
+        forced = len(self._buffer) >= self.max_buffer_chunks
+        total = sum(c.layer1_score for c in self._buffer)
+        weights = [c.layer1_score for c in self._buffer] if total > 0 else [1.0] * len(self._buffer)
+        wsum = sum(weights)
+        domain_acc: dict[str, float] = {}
+        for chunk, w in zip(self._buffer, weights, strict=True):
+            for tag in chunk.domain_tags:
+                domain_acc[tag] = domain_acc.get(tag, 0.0) + w
+        snapshot_id = str(uuid.uuid4())
+        for chunk in self._buffer:
+            chunk.parent_id = snapshot_id
+        snapshot = ContextSnapshot(
+            snapshot_id=snapshot_id,
+            chunks=list(self._buffer),
+            macro_weight=min(total / len(self._buffer), 1.0),
+            domain_summary={k: v / wsum for k, v in domain_acc.items()},
+            conversation_position=len(self._snapshots),
+            forced=forced,
+        )
+        self._buffer.clear()
+        self._snapshots.append(snapshot)
+        return snapshot
+
+    def get_macro_context(self) -> list[ContextSnapshot]:
+        """The ordered snapshots of this session (not the unsnapshotted buffer)."""
+        return list(self._snapshots)
+
+    # -- structural queries (section 3) --------------------------------------------------
+
+    def state_before(self, concept: str) -> list[ContextSnapshot]:
+        """Snapshots before the first one whose text mentions ``concept`` (all of them if none does)."""
+        pattern = re.compile(rf"(?<!\w){re.escape(concept.lower())}(?!\w)")
+        for k, snap in enumerate(self._snapshots):
+            if any(pattern.search(c.text.lower()) for c in snap.chunks):
+                return self._snapshots[:k]
+        return list(self._snapshots)
+
+    def domain_evolution(self) -> list[dict[str, float]]:
+        """Each snapshot's domain distribution, in conversation order."""
+        return [dict(s.domain_summary) for s in self._snapshots]
+
+    def relevant_snapshots(
+        self, query: str, *, last: int | None = None, context_position: int | None = None, radius: int = 1
+    ) -> list[tuple[ContextSnapshot, float]]:
+        """Snapshots ranked by the share of query terms their chunks contain, weighted ``0.1 + 0.9 * layer1``.
+
+        ``last=3`` keeps the last three beats; ``context_position=k`` keeps
+        positions within ``radius`` of ``k`` (the spec's 5.3 retrieval hint).
+        """
+        terms = {t.lower() for t in _TERM.findall(query)}
+        snaps = self._snapshots
+        if last is not None:
+            snaps = snaps[-last:] if last > 0 else []
+        if context_position is not None:
+            snaps = [s for s in snaps if abs(s.conversation_position - context_position) <= radius]
+        ranked = []
+        for s in snaps:
+            score = 0.0
+            weight = 0.0
+            for c in s.chunks:
+                words = {w.lower() for w in _TERM.findall(c.text)}
+                share = len(terms & words) / len(terms) if terms else 0.0
+                w = 0.1 + 0.9 * c.layer1_score  # structure weighs in; a floor keeps sparse chunks findable
+                score += w * share
+                weight += w
+            ranked.append((s, score / weight if weight else 0.0))
+        ranked.sort(key=lambda x: (-x[1], x[0].conversation_position))
+        return ranked

@@ -1,0 +1,180 @@
+"""HSCA Layer 2: domain tags from rule-based lexicons, and a coherence score in [0, 1].
+
+Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``);
+a chunk's score for a domain is the share of its content words found in that
+lexicon, and every domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may
+be).  ``cross_domain`` is added when two tagged domains are not related
+(``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
+An optional model hook (any callable ``text -> list[str]``) can replace the
+lexicons; it is wrapped so that any failure, or an answer outside the
+vocabulary, returns ``["unclassified"]`` and never raises.
+
+Coherence is the spec's four heuristics, each mapped to [0, 1], combined by a
+geometric mean and multiplied by a *wordness* factor:
+
+* sentence length — 8 to 30 words is ideal, shorter or longer decays;
+* pronoun antecedents — third-person pronouns need an earlier content word;
+* punctuation per word — between 0.03 and 0.4 is ideal; none or a flood decays;
+* clause depth — clause marks (commas, semicolons, subordinators) per sentence
+  between 0.3 and 4 is ideal;
+* wordness — real English prose is about 40% function words; text with far
+  fewer (gibberish, keyword lists) is scaled down towards 0.
+
+So gibberish scores near 0, fragments low, complete prose high; it is not a
+quality judgment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from .layer1 import STOPWORDS
+from .types import DomainTag
+
+__all__ = ["DOMAIN_LEXICONS", "DOMAIN_THRESHOLD", "RELATED", "coherence", "domain_scores", "domain_tags"]
+
+DOMAIN_LEXICONS: dict[str, frozenset[str]] = {
+    k: frozenset(v.split())
+    for k, v in {
+        "physics": "energy mass force velocity acceleration momentum quantum particle particles photon electron "
+        "field fields gravity gravitational relativity wave waves frequency thermodynamics entropy atom atoms "
+        "nucleus radiation magnetic electric charge spin orbit physics physicist joule newton friction inertia",
+        "mathematics": "theorem proof lemma equation equations integral derivative function functions matrix vector "
+        "prime primes number numbers set sets algebra geometry topology polynomial infinite infinity axiom "
+        "calculus probability variable variables sum product mathematics mathematician proves converges",
+        "legal": "court law laws statute contract contracts plaintiff defendant liability clause clauses shall "
+        "hereby agreement jurisdiction tort judge jury appeal regulation regulations rights breach party parties "
+        "legal lawful unlawful attorney counsel verdict ruling section pursuant herein",
+        "medical": "patient patients disease diseases symptom symptoms diagnosis treatment therapy clinical dose "
+        "drug drugs infection virus bacteria surgery chronic acute blood heart cancer medical medicine physician "
+        "doctor hospital health healthcare vaccine immune syndrome prescription",
+        "poetry": "verse verses stanza rhyme sonnet poem poems poet poetry moon heart soul night dream dreams "
+        "whisper sorrow tears sky stars bloom petal rose longing silent silence tender breath",
+        "narrative": "once upon story stories told walked ran said looked journey village forest king queen "
+        "hero tale tales rabbit fox hare tortoise wolf princess castle adventure traveller home returned",
+        "technical_prose": "function functions module modules code install configure configuration server api "
+        "database file files parameter parameters default return returns object objects class method methods "
+        "software system systems data algorithm compile runtime interface library version",
+        "conversational": "hey hi hello thanks thank okay ok yeah yes sure lol please gonna wanna guess really "
+        "anyway maybe cool great sorry",
+        "philosophical": "truth knowledge being existence ethics moral morality virtue reason mind consciousness "
+        "meaning metaphysics epistemology argument premise justice wisdom free will soul nature belief beliefs "
+        "philosopher philosophy lesson fable",
+        "historical": "century centuries war wars empire king kingdom revolution ancient medieval dynasty treaty "
+        "battle colonial historian history era reign independence republic emperor period historical",
+    }.items()
+}
+
+#: Domain pairs that are "non-trivially related": tagging both is not cross-domain.
+RELATED = {
+    frozenset(p)
+    for p in [
+        ("physics", "mathematics"),
+        ("poetry", "narrative"),
+        ("philosophical", "narrative"),
+        ("legal", "historical"),
+        ("technical_prose", "mathematics"),
+        ("medical", "technical_prose"),
+    ]
+}
+
+#: Share of a chunk's content words that must belong to a domain's lexicon to tag it.
+DOMAIN_THRESHOLD = 0.06
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_PRONOUN = re.compile(r"\b(he|she|it|they|him|her|them|his|its|their|this|these|those)\b", re.I)
+_CLAUSE = re.compile(r"[,;:]|\b(which|that|because|although|while|whereas|if|when|unless|since)\b", re.I)
+_PUNCT = re.compile(r"[^\w\s]")
+_VALID = {t.value for t in DomainTag}
+
+
+def domain_scores(text: str) -> dict[str, float]:
+    """Share of content words in each domain lexicon."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    if not words:
+        return dict.fromkeys(DOMAIN_LEXICONS, 0.0)
+    return {d: sum(w in lex for w in words) / len(words) for d, lex in DOMAIN_LEXICONS.items()}
+
+
+def domain_tags(text: str, model: Callable[[str], list[str]] | None = None) -> list[str]:
+    """Domain tags of ``text`` (rule-based, or ``model`` wrapped to fail closed).
+
+    Examples
+    --------
+    >>> domain_tags("The court ruled that the contract clause was unlawful.")
+    ['legal']
+    >>> domain_tags("The patient's symptoms followed the gravitational wave frequency.")
+    ['physics', 'medical', 'cross_domain']
+    >>> domain_tags("zzz qqq")
+    ['unclassified']
+    >>> domain_tags("anything", model=lambda t: 1 / 0)
+    ['unclassified']
+    """
+    if model is not None:
+        try:
+            tags = list(model(text))
+            if tags and all(isinstance(t, str) and t in _VALID for t in tags):
+                return tags
+        except Exception:  # noqa: BLE001 - the spec: a failing model must never raise
+            pass
+        return [DomainTag.UNCLASSIFIED.value]
+    scores = domain_scores(text)
+    tags = [d for d, s in scores.items() if s >= DOMAIN_THRESHOLD]
+    if not tags:
+        return [DomainTag.UNCLASSIFIED.value]
+    if any(frozenset((a, b)) not in RELATED for i, a in enumerate(tags) for b in tags[i + 1 :]):
+        tags.append(DomainTag.CROSS_DOMAIN.value)
+    return tags
+
+
+def _band(x: float, lo: float, hi: float, soft: float) -> float:
+    """1 inside [lo, hi], decaying smoothly (log scale) outside, never below 0.05.
+
+    The floor keeps one bad signal from zeroing the geometric mean: a fragment
+    without punctuation is incoherent-ish, not gibberish (wordness decides that).
+    """
+    if x <= 0:
+        return 0.05
+    if x < lo:
+        return max(0.05, math.exp(-((math.log(lo / x) / soft) ** 2)))
+    if x > hi:
+        return max(0.05, math.exp(-((math.log(x / hi) / soft) ** 2)))
+    return 1.0
+
+
+def coherence(text: str) -> float:
+    """Coherence in [0, 1] (see the module documentation).
+
+    Examples
+    --------
+    >>> prose = ("The committee met on Monday to review the budget. It approved the plan, "
+    ...          "although two members asked for more detail on the costs.")
+    >>> round(coherence(prose), 2) > 0.8, coherence("qwx zrt plk vbn mmq") < 0.1
+    (True, True)
+    """
+    words = _WORD.findall(text)
+    if not words:
+        return 0.0
+    sentences = [s for s in _SENT.split(text.strip()) if _WORD.search(s)]
+    n_sent = max(len(sentences), 1)
+    length = _band(len(words) / n_sent, 8, 30, 1.0)
+    punct = _band(len(_PUNCT.findall(text)) / len(words), 0.03, 0.4, 1.2)
+    clauses = _band(max(len(_CLAUSE.findall(text)) / n_sent, 1e-3), 0.3, 4.0, 1.5)
+    # Pronouns need an antecedent: some content word earlier in the chunk.
+    resolved, total = 0, 0
+    lowered = [w.lower() for w in words]
+    seen_content = False
+    for w in lowered:
+        if _PRONOUN.fullmatch(w):
+            total += 1
+            resolved += seen_content
+        elif w not in STOPWORDS and len(w) > 2:
+            seen_content = True
+    pronouns = 1.0 if total == 0 else 0.5 + 0.5 * resolved / total
+    function_share = sum(w in STOPWORDS for w in lowered) / len(lowered)
+    wordness = min(1.0, function_share / 0.25) if len(lowered) >= 4 else 0.5
+    score = (length * punct * clauses * pronouns) ** 0.25 * wordness
+    return float(min(max(score, 0.0), 1.0))

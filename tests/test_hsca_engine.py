@@ -1,0 +1,83 @@
+import time
+
+import pytest
+
+from scwo_np.hsca import ContextSnapshot, HSCAEngine, coherence, domain_tags, nuance_flags
+
+LEGAL = (
+    "The court ruled that the contract clause was unlawful. The judge cited the statute on liability. "
+    "The parties may appeal the ruling of the court within thirty days."
+)
+PHYSICS = (
+    "Energy and momentum are conserved when the particle decays. The photon carries energy away from the "
+    "nucleus. Every decay conserves charge, and the electron leaves with the remaining momentum."
+)
+
+
+def test_snapshots_at_threshold_and_forced():
+    eng = HSCAEngine(snapshot_coherence_threshold=0.0)
+    eng.ingest_turn(LEGAL)
+    assert len(eng.get_macro_context()) == 1 and not eng.get_macro_context()[0].forced
+    eng = HSCAEngine(snapshot_coherence_threshold=1.0, max_buffer_chunks=3)
+    fragment = "energy momentum photon electron nucleus charge energy photon"  # no punctuation: coherence < 1
+    assert coherence(fragment) < 1.0
+    for _ in range(3):
+        eng.ingest_turn(fragment)
+    (snap,) = eng.get_macro_context()
+    assert snap.forced and len(snap.chunks) == 3 and all(c.parent_id == snap.snapshot_id for c in snap.chunks)
+    assert (
+        abs(sum(v for k, v in snap.domain_summary.items()) - sum(len(c.domain_tags) for c in snap.chunks) / 3)
+        < 1e-9
+    )
+    assert ContextSnapshot.from_dict(snap.to_dict()).snapshot_id == snap.snapshot_id
+
+
+def test_structural_queries():
+    eng = HSCAEngine(snapshot_coherence_threshold=0.0)
+    for text in [LEGAL, PHYSICS, LEGAL + " The photon was exhibit A."]:
+        eng.ingest_turn(text)
+    assert [s.conversation_position for s in eng.state_before("photon")] == [0]
+    evo = eng.domain_evolution()
+    assert "legal" in evo[0] and "physics" in evo[1]
+    ranked = eng.relevant_snapshots("photon energy momentum")
+    assert ranked[0][0].conversation_position == 1
+    assert [s.conversation_position for s, _ in eng.relevant_snapshots("court", last=2)] == [2, 1]
+    assert {s.conversation_position for s, _ in eng.relevant_snapshots("court", context_position=0)} == {0, 1}
+
+
+def test_layers_on_bad_input_and_failing_models():
+    eng = HSCAEngine(domain_model=lambda t: 1 / 0, nuance_model=lambda t: 1 / 0)
+    for text in ["", "   ", "word", "spam " * 50_000, "\x00\x01\x02 binary", "東京 😀 mixed. scripts!"]:
+        c = eng.score_layers(text)
+        assert 0.0 <= c.layer1_score <= 1.0 and 0.0 <= c.coherence_score <= 1.0
+        assert c.domain_tags == ["unclassified"]
+        assert not any(f.endswith("_model") for f in c.nuance_flags)
+    with pytest.raises(TypeError):
+        eng.score_layers(b"bytes")
+    with pytest.raises(ValueError, match="at least one chunk"):
+        HSCAEngine().take_snapshot()
+    with pytest.raises(ValueError, match="snapshot_coherence_threshold"):
+        HSCAEngine(snapshot_coherence_threshold=1.5)
+
+
+def test_layer2_and_layer3_behaviour():
+    assert domain_tags(LEGAL) == ["legal"]
+    assert "cross_domain" in domain_tags(LEGAL + " " + PHYSICS)
+    assert coherence("qwx zrt plk vbn mmq") < 0.05 < coherence("a fragment of the") < 0.3 < coherence(LEGAL)
+    flags = nuance_flags(LEGAL)
+    assert "hedged" in flags and "absolute" not in flags
+    assert "absolute" in nuance_flags(PHYSICS)
+    assert "emotional_tone_negative" in nuance_flags("This is terrible and I hate how awful it is.")
+    assert "emotional_tone_urgent" in nuance_flags("Fix it immediately, the server is down!")
+
+
+def test_ingest_turn_is_fast_after_warm_up():
+    eng = HSCAEngine()
+    turn = " ".join([PHYSICS] * 3)[:600]
+    eng.score_layers(turn)
+    times = []
+    for _ in range(50):
+        t = time.perf_counter()
+        eng.score_layers(turn)
+        times.append(time.perf_counter() - t)
+    assert sorted(times)[25] < 0.05  # generous: timings belong to asv; this only guards regressions by 50x
