@@ -4,13 +4,15 @@ Done so far: the specification's interface types (:mod:`~scwo_np.hsca.types`),
 Layer 1 relational weighting (:mod:`~scwo_np.hsca.layer1`), Layer 2 domains and
 coherence (:mod:`~scwo_np.hsca.layer2`), Layer 3 nuance flags
 (:mod:`~scwo_np.hsca.layer3`) and the engine with snapshots and structural
-queries (:mod:`~scwo_np.hsca.engine`).
+queries (:mod:`~scwo_np.hsca.engine`), sessions, a SQLite snapshot store and
+cross-session aggregation (:mod:`~scwo_np.hsca.store`).
 """
 
 from .engine import HSCAEngine
 from .layer1 import relational_weights, tokenize
 from .layer2 import coherence, domain_tags
 from .layer3 import nuance_flags
+from .store import SessionState, SnapshotStore, support_strength
 from .types import ContextSnapshot, DomainTag, NuanceFlag, WeightedChunk
 
 __all__ = [
@@ -18,10 +20,13 @@ __all__ = [
     "DomainTag",
     "HSCAEngine",
     "NuanceFlag",
+    "SessionState",
+    "SnapshotStore",
     "WeightedChunk",
     "coherence",
     "domain_tags",
     "nuance_flags",
     "relational_weights",
+    "support_strength",
     "tokenize",
 ]
