@@ -1,0 +1,127 @@
+"""Benchmarks for scwo_np.hsca: layer-1 throughput, a long document, ingest_turn, the snapshot store.
+
+Targets: layer 1 in batch >= 1,000,000 tokens/s on 2 cores; a 20,000-word
+document <= 50 ms; ``ingest_turn`` on a 100-word turn <= 1 ms median; compared
+in the same run with a TextRank-style baseline (sparse co-occurrence graph +
+PageRank over the same tokens).
+"""
+
+import time
+
+import numpy as np
+from scipy import sparse
+
+from scwo_np.hsca import (
+    ContextSnapshot,
+    HSCAEngine,
+    SnapshotStore,
+    WeightedChunk,
+    relational_weights,
+    tokenize,
+)
+
+from .common import Benchmark
+from .datasets import pydoc_paragraphs
+
+
+def _corpus(n_docs=1000, paragraphs=30):
+    texts, _ = pydoc_paragraphs(500, edited=0)
+    return [" ".join(texts[(k + j) % len(texts)] for j in range(paragraphs)) for k in range(n_docs)]
+
+
+def textrank(tok, window=5, iters=30, d=0.85):
+    """TextRank-style baseline on the same tokens: per document, a co-occurrence graph and PageRank."""
+    out = np.zeros(tok.tok_ptr.shape[0] - 1)
+    for t in range(out.shape[0]):
+        w = tok.words[tok.tok_ptr[t] : tok.tok_ptr[t + 1]]
+        if w.size < 2:
+            continue
+        uniq, inv = np.unique(w, return_inverse=True)
+        rows, cols = [], []
+        for k in range(1, window):
+            rows.append(inv[:-k])
+            cols.append(inv[k:])
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        A = sparse.coo_matrix((np.ones(r.size), (r, c)), shape=(uniq.size, uniq.size)).tocsr()
+        A = A + A.T
+        deg = np.asarray(A.sum(axis=1)).ravel()
+        deg[deg == 0] = 1
+        P = sparse.diags(1 / deg) @ A
+        x = np.full(uniq.size, 1 / uniq.size)
+        for _ in range(iters):
+            x = (1 - d) / uniq.size + d * (P.T @ x)
+        out[t] = x.max()
+    return out
+
+
+class Layer1(Benchmark):
+    number = 1
+    repeat = 1
+
+    def setup(self):
+        self.texts = _corpus()
+        self.tok = tokenize(self.texts)
+        self.ntok = self.tok.words.shape[0]
+        relational_weights(self.tok)
+        self.doc = " ".join(" ".join(self.texts[:3]).split()[:20000])
+        relational_weights([self.doc])
+
+    def _best(self, f, reps=5):
+        best = np.inf
+        for _ in range(reps):
+            t = time.perf_counter()
+            f()
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    def track_layer1_tokens_per_second(self):
+        """Layer 1 on token arrays (the text tokenized once beforehand), 2 threads."""
+        return self.ntok / self._best(lambda: relational_weights(self.tok))
+
+    track_layer1_tokens_per_second.unit = "tokens/s"
+
+    def track_layer1_with_tokenizing_tokens_per_second(self):
+        return self.ntok / self._best(lambda: relational_weights(self.texts), reps=2)
+
+    track_layer1_with_tokenizing_tokens_per_second.unit = "tokens/s"
+
+    def track_speedup_vs_textrank(self):
+        sub = tokenize(self.texts[:100])
+        return self._best(lambda: textrank(sub), reps=1) / self._best(lambda: relational_weights(sub))
+
+    track_speedup_vs_textrank.unit = "x"
+
+    def track_ms_20000_word_document(self):
+        return 1e3 * self._best(lambda: relational_weights([self.doc]))
+
+    track_ms_20000_word_document.unit = "ms"
+
+
+class Engine(Benchmark):
+    def setup(self):
+        texts, _ = pydoc_paragraphs(500, edited=0)
+        self.turn = " ".join(" ".join(texts[:5]).split()[:100])
+        self.engine = HSCAEngine()
+        self.engine.ingest_turn(self.turn)
+
+    def time_ingest_turn_100_words(self):
+        self.engine.ingest_turn(self.turn)
+
+
+class Store(Benchmark):
+    number = 1
+    repeat = 3
+
+    def setup(self):
+        self.snaps = [
+            ContextSnapshot(
+                f"s{i}", [WeightedChunk(f"c{i}", "some text " * 20, 0.5, ["physics"], 0.8, [], f"s{i}", 0.0)],
+                0.5, {"physics": 1.0}, i, False, 0.0,
+            )
+            for i in range(10_000)
+        ]  # fmt: skip
+
+    def time_save_and_load_10000_snapshots(self):
+        store = SnapshotStore(":memory:")
+        store.save("bench", self.snaps)
+        store.load("bench")
