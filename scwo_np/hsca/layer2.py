@@ -1,6 +1,7 @@
 """HSCA Layer 2: domain tags from rule-based lexicons, and a coherence score in [0, 1].
 
-Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``);
+Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
+a short core list plus the lemmas WordNet files under the domain's topics);
 a chunk's score for a domain is the share of its content words found in that
 lexicon, and every domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may
 be).  ``cross_domain`` is added when two tagged domains are not related
@@ -26,16 +27,18 @@ quality judgment.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
+from importlib import resources
 
 from .layer1 import STOPWORDS
 from .types import DomainTag
 
 __all__ = ["DOMAIN_LEXICONS", "DOMAIN_THRESHOLD", "RELATED", "coherence", "domain_scores", "domain_tags"]
 
-DOMAIN_LEXICONS: dict[str, frozenset[str]] = {
+_CORE: dict[str, frozenset[str]] = {
     k: frozenset(v.split())
     for k, v in {
         "physics": "energy mass force velocity acceleration momentum quantum particle particles photon electron "
@@ -66,6 +69,34 @@ DOMAIN_LEXICONS: dict[str, frozenset[str]] = {
         "battle colonial historian history era reign independence republic emperor period historical",
     }.items()
 }
+
+
+def _with_wordnet(core: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """The core word lists plus the lemmas WordNet files under each domain's topics.
+
+    ``data/hsca/domain_lexicons.json`` is built offline from Debian's
+    ``wordnet-base`` by ``data/hsca/build_hsca_data.py`` and installed with the
+    package; a WordNet word already in another domain's core list is left out.
+    """
+    try:
+        text = (
+            resources.files("scwo_np.bundled")
+            .joinpath("hsca/domain_lexicons.json")
+            .read_text(encoding="utf-8")
+        )
+        extra = json.loads(text)
+    except (
+        FileNotFoundError,
+        ModuleNotFoundError,
+        json.JSONDecodeError,
+    ):  # pragma: no cover - a broken install
+        return dict(core)
+    taken = {w: d for d, ws in core.items() for w in ws}
+    return {d: ws | {w for w in extra.get(d, []) if taken.get(w, d) == d} for d, ws in core.items()}
+
+
+#: Domain lexicons: a short core list per domain plus WordNet's topic lemmas.
+DOMAIN_LEXICONS: dict[str, frozenset[str]] = _with_wordnet(_CORE)
 
 #: Domain pairs that are "non-trivially related": tagging both is not cross-domain.
 RELATED = {
