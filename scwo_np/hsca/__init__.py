@@ -13,6 +13,7 @@ from .layer1 import relational_weights, tokenize
 from .layer2 import coherence, domain_tags
 from .layer3 import nuance_flags
 from .store import SessionState, SnapshotStore, support_strength
+from .tuning import Tuner
 from .types import ContextSnapshot, DomainTag, NuanceFlag, WeightedChunk
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "NuanceFlag",
     "SessionState",
     "SnapshotStore",
+    "Tuner",
     "WeightedChunk",
     "coherence",
     "domain_tags",

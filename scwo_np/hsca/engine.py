@@ -85,6 +85,9 @@ class HSCAEngine:
         self.cooccurrence_window = cooccurrence_window
         self.domain_model = domain_model
         self.nuance_model = nuance_model
+        #: Per nuance flag, a multiplier on a chunk's weight in :meth:`relevant_snapshots`
+        #: (set by :class:`~scwo_np.hsca.tuning.Tuner`; empty means 1 for every flag).
+        self.nuance_weights: dict[str, float] = {}
         self._buffer: list[WeightedChunk] = []
         self._snapshots: list[ContextSnapshot] = []
 
@@ -199,6 +202,8 @@ class HSCAEngine:
                 words = {w.lower() for w in _TERM.findall(c.text)}
                 share = len(terms & words) / len(terms) if terms else 0.0
                 w = 0.1 + 0.9 * c.layer1_score  # structure weighs in; a floor keeps sparse chunks findable
+                for f in c.nuance_flags:
+                    w *= self.nuance_weights.get(f, 1.0)
                 score += w * share
                 weight += w
             ranked.append((s, score / weight if weight else 0.0))
