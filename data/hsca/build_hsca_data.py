@@ -11,6 +11,9 @@ filed under those topics, minus stop words and words that land in more than
 one domain.  ``conversational`` has no WordNet topic; its words stay in
 ``scwo_np/hsca/layer2.py``.
 
+It also writes ``glosses.json``: up to 400 real definition sentences per domain
+("<lemma> is <WordNet definition>."), the material of the evaluation sets.
+
 Usage: ``python data/hsca/build_hsca_data.py``
 """
 
@@ -41,19 +44,24 @@ STOP = set(
 )
 
 
+GLOSSES = Path(__file__).resolve().parent / "glosses.json"
+GLOSSES_PER_DOMAIN = 400
+
+
 def parse(pos):
-    """{offset: (lemmas, pointers)} of one WordNet data file."""
+    """{offset: (lemmas, pointers, gloss)} of one WordNet data file."""
     out = {}
     for line in (WORDNET / f"data.{pos}").read_text(encoding="latin-1").splitlines():
         if line.startswith(" "):
             continue
-        head = line.split(" | ")[0].split()
+        left, _, gloss = line.partition(" | ")
+        head = left.split()
         offset, n = head[0], int(head[3], 16)
         words = [head[4 + 2 * k].lower() for k in range(n)]
         k = 4 + 2 * n
         p_cnt = int(head[k])
         ptrs = [(head[k + 1 + 4 * j], head[k + 2 + 4 * j], head[k + 3 + 4 * j]) for j in range(p_cnt)]
-        out[(pos, offset)] = (words, ptrs)
+        out[(pos, offset)] = (words, ptrs, gloss.strip())
     return out
 
 
@@ -63,17 +71,24 @@ def main():
         synsets.update(parse(pos))
     code = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
     by_lemma = {}
-    for key, (words, _) in synsets.items():
+    for key, (words, _, _) in synsets.items():
         if key[0] == "noun":
             for w in words:
                 by_lemma.setdefault(re.sub(r"\(.*\)$", "", w), []).append(key)
     lexicons = {}
+    glosses = {}
     for domain, names in TOPICS.items():
         topics = {k for name in names for k in by_lemma.get(name, [])}
         words = set()
-        for (_, _), (lemmas, ptrs) in synsets.items():
+        glosses[domain] = []
+        for (_, _), (lemmas, ptrs, gloss) in synsets.items():
             if any(sym == ";c" and (code.get(p, p), off) in topics for sym, off, p in ptrs):
                 words.update(re.sub(r"\(.*\)$", "", w) for w in lemmas)
+                definition = gloss.split(";")[0].split('"')[0].strip()
+                definition = re.sub(r"^\([^)]*\)\s*", "", definition)  # drop "(physics)": no free label
+                if len(definition.split()) >= 6:
+                    head = lemmas[0].replace("_", " ")
+                    glosses[domain].append(f"{head[:1].upper()}{head[1:]} is {definition}.")
         lexicons[domain] = {w for w in words if w.isalpha() and len(w) > 2 and w not in STOP}
     counts = {}
     for ws in lexicons.values():
@@ -82,6 +97,10 @@ def main():
     out = {d: sorted(w for w in ws if counts[w] == 1) for d, ws in lexicons.items()}
     OUT.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print({d: len(v) for d, v in out.items()}, "->", OUT)
+    # Real sentences per domain (WordNet definitions, in file order, the first GLOSSES_PER_DOMAIN).
+    picked = {d: g[:GLOSSES_PER_DOMAIN] for d, g in glosses.items()}
+    GLOSSES.write_text(json.dumps(picked, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    print({d: len(v) for d, v in picked.items()}, "->", GLOSSES)
 
 
 if __name__ == "__main__":
