@@ -1,0 +1,246 @@
+"""HSCA evaluations (section 7), as code (in progress: evals 2 and 4, and the segmentation metrics).
+
+The test sets are built deterministically (seeded) from real text shipped with
+the package: WordNet definition sentences per domain (``data/hsca/glosses.json``,
+built offline from Debian ``wordnet-base``) and Python-documentation paragraphs
+(``data/pydoc_sample.jsonl``, from Debian ``python3-doc``).
+
+* :func:`eval2_macro_coherence` — conversations A -> B -> cross-domain -> A made
+  of definition turns; a case passes when every true topic change is matched
+  by a change of the snapshots' dominant domain within one snapshot position.
+* :func:`eval4_adversarial` — per case, coherent documentation paragraphs and
+  one keyword-stuffed document carrying the query's words; passes when the
+  stuffed document scores <= 0.35 on layer 1, ranks in the top 3 by TF-IDF
+  (scikit-learn) and in the bottom third by layer 1.
+* :func:`pk` and :func:`window_diff` — segmentation error of predicted
+  boundaries against true ones (Beeferman et al.; Pevzner and Hearst).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from .engine import HSCAEngine
+from .layer1 import relational_weights
+
+__all__ = [
+    "EvalResult",
+    "eval2_macro_coherence",
+    "eval4_adversarial",
+    "pk",
+    "texttiling_labels",
+    "window_diff",
+]
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    name: str
+    pass_rate: float
+    criterion: float
+    cases: int
+    detail: dict
+
+    @property
+    def passed(self) -> bool:
+        return self.pass_rate >= self.criterion
+
+    def line(self) -> str:
+        mark = "met" if self.passed else "NOT met"
+        return f"{self.name}: {self.pass_rate:.1%} of {self.cases} cases (criterion >= {self.criterion:.0%}, {mark})"
+
+
+@lru_cache(maxsize=1)
+def glosses() -> dict[str, list[str]]:
+    text = resources.files("scwo_np.bundled").joinpath("hsca/glosses.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=1)
+def pydoc_paragraphs() -> list[tuple[str, str]]:
+    with resources.files("scwo_np.bundled").joinpath("pydoc_sample.jsonl").open(encoding="utf-8") as fh:
+        return [(r["source"], r["text"]) for r in map(json.loads, fh)]
+
+
+def _boundaries(labels: list[int]) -> list[int]:
+    """Positions ``i`` where ``labels[i] != labels[i - 1]``."""
+    return [i for i in range(1, len(labels)) if labels[i] != labels[i - 1]]
+
+
+def pk(reference: list[int], hypothesis: list[int], k: int | None = None) -> float:
+    """Pk: the chance that two positions ``k`` apart are wrongly judged same/different segment.
+
+    ``reference`` and ``hypothesis`` are segment labels per unit (equal length).
+
+    Examples
+    --------
+    >>> pk([0, 0, 1, 1], [0, 0, 1, 1]), pk([0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1], k=2)
+    (0.0, 0.6666666666666666)
+    """
+    n = len(reference)
+    if n != len(hypothesis) or n < 2:
+        raise ValueError("reference and hypothesis need the same length, at least 2.")
+    if k is None:
+        k = max(1, round(n / (len(set(reference)) * 2)))
+    errs = sum(
+        (reference[i] == reference[i + k]) != (hypothesis[i] == hypothesis[i + k]) for i in range(n - k)
+    )
+    return errs / max(n - k, 1)
+
+
+def window_diff(reference: list[int], hypothesis: list[int], k: int | None = None) -> float:
+    """WindowDiff: the share of windows of size ``k`` whose boundary counts differ.
+
+    Examples
+    --------
+    >>> window_diff([0, 0, 1, 1], [0, 0, 1, 1]), window_diff([0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1], k=2)
+    (0.0, 0.6666666666666666)
+    """
+    n = len(reference)
+    if n != len(hypothesis) or n < 2:
+        raise ValueError("reference and hypothesis need the same length, at least 2.")
+    if k is None:
+        k = max(1, round(n / (len(set(reference)) * 2)))
+    rb = np.zeros(n, int)
+    hb = np.zeros(n, int)
+    rb[_boundaries(reference)] = 1
+    hb[_boundaries(hypothesis)] = 1
+    errs = sum(int(rb[i + 1 : i + k + 1].sum() != hb[i + 1 : i + k + 1].sum()) for i in range(n - k))
+    return errs / max(n - k, 1)
+
+
+def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
+    """A TextTiling-style segmentation (Hearst 1997) of ``turns``, as segment labels.
+
+    Gap ``i`` (before turn ``i``) gets the cosine of the word counts of the
+    ``block`` turns before and after it; its depth is the rise to the highest
+    score on each side; gaps deeper than ``mean - std / 2`` are boundaries.
+    """
+    import re
+    from collections import Counter
+
+    from .layer1 import STOPWORDS
+
+    bags = [
+        Counter(w for w in re.findall(r"[a-z]+", t.lower()) if w not in STOPWORDS and len(w) > 2)
+        for t in turns
+    ]
+    n = len(turns)
+    if n < 3:
+        return [0] * n
+    scores = []
+    for i in range(1, n):
+        left = sum((bags[j] for j in range(max(0, i - block), i)), Counter())
+        right = sum((bags[j] for j in range(i, min(n, i + block))), Counter())
+        dot = sum(v * right[w] for w, v in left.items())
+        norm = (sum(v * v for v in left.values()) * sum(v * v for v in right.values())) ** 0.5
+        scores.append(dot / norm if norm else 0.0)
+    depth = []
+    for i, sc in enumerate(scores):
+        depth.append((max(scores[: i + 1]) - sc) + (max(scores[i:]) - sc))
+    cut = np.mean(depth) - np.std(depth) / 2
+    labels, cur = [0], 0
+    for i in range(1, n):
+        if depth[i - 1] > cut and depth[i - 1] > 0:
+            cur += 1
+        labels.append(cur)
+    return labels
+
+
+def eval4_adversarial(cases: int = 60, seed: int = 0) -> EvalResult:
+    """Eval 4 (see the module documentation)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.default_rng(seed)
+    paras = pydoc_paragraphs()
+    by_module: dict[str, list[str]] = {}
+    for src, text in paras:
+        by_module.setdefault(src, []).append(text)
+    modules = sorted(m for m, ps in by_module.items() if len(ps) >= 12)
+    filler = " ".join(t for _, t in paras[:300]).split()
+    low_score, ranked, both = 0, 0, 0
+    for _ in range(cases):
+        picks = rng.choice(len(modules), 9, replace=False)
+        docs = []
+        for m in picks:
+            ps = by_module[modules[m]]
+            start = int(rng.integers(0, len(ps) - 3))
+            docs.append("\n\n".join(ps[start : start + 3]))
+        words = [w.strip(".,:;()`*") for w in docs[0].split()]
+        query_words = [w for w in dict.fromkeys(w.lower() for w in words if w.isalpha() and len(w) > 5)][:4]
+        if len(query_words) < 3:
+            continue
+        sentences = []
+        for _ in range(14):
+            sentences.append(" ".join([*rng.choice(filler, 7), rng.choice(query_words)]) + ".")
+        docs.append(" ".join(sentences))
+        query = " ".join(query_words)
+        tfidf = TfidfVectorizer().fit(docs + [query])
+        D = tfidf.transform(docs)
+        q = tfidf.transform([query])
+        sims = (D @ q.T).toarray().ravel()
+        l1 = relational_weights(docs).scores
+        adv = len(docs) - 1
+        top3 = adv in np.argsort(-sims, kind="stable")[:3]
+        bottom_third = adv in np.argsort(l1, kind="stable")[: len(docs) // 3]
+        low_score += l1[adv] <= 0.35
+        ranked += top3 and bottom_third
+        both += (l1[adv] <= 0.35) and top3 and bottom_third
+    n = cases
+    return EvalResult(
+        "eval 4 adversarial shallow content", both / n, 0.90, n,
+        {"layer1_at_most_0.35": low_score / n, "top3_tfidf_and_bottom_third_layer1": ranked / n},
+    )  # fmt: skip
+
+
+def eval2_macro_coherence(cases: int = 40, seed: int = 0, turns_per_beat: int = 3) -> EvalResult:
+    """Eval 2 (see the module documentation)."""
+    rng = np.random.default_rng(seed)
+    g = glosses()
+    domains = sorted(d for d, v in g.items() if len(v) >= 40)
+    passed = 0
+    pk_scores, wd_scores, tt_pk, tt_wd = [], [], [], []
+    for _ in range(cases):
+        a, b = rng.choice(len(domains), 2, replace=False)
+        plan = [(domains[a],), (domains[b],), (domains[a], domains[b]), (domains[a],)]
+        eng = HSCAEngine()
+        truth = []
+        turns = []
+        for beat, doms in enumerate(plan):
+            for _ in range(turns_per_beat):
+                sentences = [
+                    g[d][int(rng.integers(0, len(g[d])))] for d in doms for _ in range(3 // len(doms) + 1)
+                ]
+                turns.append(" ".join(sentences))
+                eng.ingest_turn(turns[-1])
+                truth.append(beat)
+        if eng.should_snapshot() or eng._buffer:  # noqa: SLF001 - the conversation ends: freeze what is left
+            eng.take_snapshot()
+        snaps = eng.get_macro_context()
+        dominant = [
+            max(s.domain_summary, key=s.domain_summary.get) if s.domain_summary else "" for s in snaps
+        ]
+        labels = []
+        for s, dom in zip(snaps, dominant, strict=True):
+            labels += [dom] * len(s.chunks)
+        codes = {d: k for k, d in enumerate(dict.fromkeys(labels))}
+        hyp = [codes[d] for d in labels]
+        true_b = _boundaries(truth)
+        hyp_b = _boundaries(hyp)
+        ok = all(any(abs(t - h) <= turns_per_beat for h in hyp_b) for t in true_b)
+        passed += ok
+        pk_scores.append(pk(truth, hyp))
+        wd_scores.append(window_diff(truth, hyp))
+        tt = texttiling_labels(turns)
+        tt_pk.append(pk(truth, tt))
+        tt_wd.append(window_diff(truth, tt))
+    return EvalResult(
+        "eval 2 macro coherence", passed / cases, 0.85, cases,
+        {"pk": float(np.mean(pk_scores)), "window_diff": float(np.mean(wd_scores)),
+         "texttiling_pk": float(np.mean(tt_pk)), "texttiling_window_diff": float(np.mean(tt_wd))},
+    )  # fmt: skip
