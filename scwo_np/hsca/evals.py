@@ -119,7 +119,8 @@ def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
 
     Gap ``i`` (before turn ``i``) gets the cosine of the word counts of the
     ``block`` turns before and after it; its depth is the rise to the highest
-    score on each side; gaps deeper than ``mean - std / 2`` are boundaries.
+    score on each side; gaps at a local maximum of depth, deeper than
+    ``mean - std / 2``, are boundaries.
     """
     import re
     from collections import Counter
@@ -146,7 +147,9 @@ def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
     cut = np.mean(depth) - np.std(depth) / 2
     labels, cur = [0], 0
     for i in range(1, n):
-        if depth[i - 1] > cut and depth[i - 1] > 0:
+        d = depth[i - 1]
+        peak = d >= (depth[i - 2] if i >= 2 else 0.0) and d >= (depth[i] if i < len(depth) else 0.0)
+        if peak and d > cut and d > 0:  # boundaries at local maxima of depth (Hearst)
             cur += 1
         labels.append(cur)
     return labels
