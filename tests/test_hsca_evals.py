@@ -21,3 +21,15 @@ def test_evals_run_and_report():
     r2 = eval2_macro_coherence(cases=5, seed=1)
     assert 0.0 <= r2.pass_rate <= 1.0 and {"pk", "window_diff", "texttiling_pk"} <= set(r2.detail)
     assert "criterion" in r2.line()
+
+
+def test_eval1_beat_weighting_beats_per_chunk_weighting(monkeypatch):
+    import numpy as np
+
+    import scwo_np.hsca.engine as engine
+    from scwo_np.hsca.evals import eval1_snapshot_fidelity
+
+    ours = eval1_snapshot_fidelity(cases=20, seed=2)
+    monkeypatch.setattr(engine, "beat_weights", lambda texts, window=5: np.zeros(len(texts)))
+    spec = eval1_snapshot_fidelity(cases=20, seed=2)
+    assert ours.pass_rate >= 0.6 > spec.pass_rate  # the spec's own weighting lets the long turn decide

@@ -16,7 +16,10 @@ Structural queries over the macro map (section 3):
 
 Where the spec is silent: a snapshot of an empty buffer is an error; when every
 chunk in the buffer has layer-1 score 0, coherence is their plain mean (the
-spec's weighted mean divides by zero there).
+spec's weighted mean divides by zero there).  Where it falls short: a
+snapshot's domain summary is weighted by each chunk's relational weight within
+the whole beat (:func:`~scwo_np.hsca.layer1.beat_weights`), not by its own
+layer-1 score, which is near 0 for every short turn (eval 1).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 
-from .layer1 import relational_weights
+from .layer1 import beat_weights, relational_weights
 from .layer2 import coherence, domain_tags
 from .layer3 import nuance_flags
 from .types import ContextSnapshot, NuanceFlag, WeightedChunk
@@ -141,7 +144,16 @@ class HSCAEngine:
             raise ValueError("take_snapshot needs at least one chunk in the buffer; ingest a turn first.")
         forced = len(self._buffer) >= self.max_buffer_chunks
         total = sum(c.layer1_score for c in self._buffer)
-        weights = [c.layer1_score for c in self._buffer] if total > 0 else [1.0] * len(self._buffer)
+        # Domain weights come from the beat as a whole (beat_weights): a thread spread over short
+        # turns counts, a long turn unrelated to the rest does not.  Per-chunk layer-1 scores alone
+        # (the spec's choice) give every short turn ~0, so the longest turn decides the beat.
+        beat = beat_weights([c.text for c in self._buffer], window=self.cooccurrence_window).tolist()
+        if sum(beat) > 0:
+            weights = beat
+        elif total > 0:
+            weights = [c.layer1_score for c in self._buffer]
+        else:
+            weights = [1.0] * len(self._buffer)
         wsum = sum(weights)
         domain_acc: dict[str, float] = {}
         for chunk, w in zip(self._buffer, weights, strict=True):

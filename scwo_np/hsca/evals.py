@@ -247,3 +247,36 @@ def eval2_macro_coherence(cases: int = 40, seed: int = 0, turns_per_beat: int = 
         {"pk": float(np.mean(pk_scores)), "window_diff": float(np.mean(wd_scores)),
          "texttiling_pk": float(np.mean(tt_pk)), "texttiling_window_diff": float(np.mean(tt_wd))},
     )  # fmt: skip
+
+
+def eval1_snapshot_fidelity(
+    cases: int = 60, seed: int = 0, short_turns: int = 5, long_sentences: int = 10
+) -> EvalResult:
+    """Eval 1: a thread of short turns in domain X beside one long turn in domain Y.
+
+    The short turns repeat the thread's words (one definition and its head word
+    in the next turn), the long turn is ``long_sentences`` definitions from Y.
+    A case passes when the snapshot's domain summary ranks X first.
+    """
+    rng = np.random.default_rng(seed)
+    g = glosses()
+    domains = sorted(d for d, v in g.items() if len(v) >= 40)
+    passed = 0
+    for _ in range(cases):
+        x, y = rng.choice(len(domains), 2, replace=False)
+        dx, dy = domains[x], domains[y]
+        thread = [g[dx][int(k)] for k in rng.choice(len(g[dx]), 2, replace=False)]
+        turns = []
+        for k in range(short_turns):
+            turns.append(
+                thread[k % 2] if k < 2 else f"{thread[k % 2]} As said, {thread[(k + 1) % 2].lower()}"
+            )
+        long_turn = " ".join(g[dy][int(k)] for k in rng.choice(len(g[dy]), long_sentences, replace=False))
+        turns.insert(int(rng.integers(0, len(turns) + 1)), long_turn)
+        # One beat: the turns are scored and frozen together, whatever the threshold would say.
+        eng = HSCAEngine()
+        eng._buffer.extend(eng.score_layers(t) for t in turns)  # noqa: SLF001
+        snap = eng.take_snapshot()
+        ranked = sorted(snap.domain_summary.items(), key=lambda kv: (-kv[1], kv[0]))
+        passed += bool(ranked) and ranked[0][0] == dx
+    return EvalResult("eval 1 snapshot fidelity", passed / cases, 0.80, cases, {})

@@ -226,3 +226,37 @@ def relational_weights(texts: Sequence[str] | Tokens, *, window: int = 5) -> Lay
     short = (nsent < 3) | (ntok < 2 * window)
     scores = np.where(short, np.minimum(scores, SHORT_CHUNK_CAP), scores)
     return Layer1(np.clip(scores, 0.0, 1.0), sent_score, tok.sent_ptr, short)
+
+
+def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64]:
+    """Relational weight of each text *within the beat* formed by all of them.
+
+    The texts are scored as one document with one paragraph per text, so a
+    word pair counts as structural when it recurs anywhere in the beat: a
+    thread spread over several short turns weighs in even though no single
+    turn has structure of its own, and a long turn that shares nothing with
+    the others does not.  Returns one score per text (its paragraph's mean).
+
+    Examples
+    --------
+    >>> thread = ["The fox chased the rabbit.", "Again the fox chased the rabbit at dawn.",
+    ...           "At dawn the rabbit outran the fox."]
+    >>> aside = ["Quarterly invoices list vendor payments, freight surcharges and warehouse rental fees."]
+    >>> w = beat_weights(thread + aside)
+    >>> bool(min(w[:3]) > w[3])
+    True
+    """
+    tok = tokenize(list(texts))
+    n = len(texts)
+    nsent = tok.sent_ptr[-1]
+    para = np.repeat(np.arange(n, dtype=np.int64), np.diff(tok.sent_ptr))
+    one = Tokens(np.array([0, tok.words.shape[0]], np.int64), tok.words, tok.sent,
+                 np.array([0, nsent], np.int64), para, tok.vocab_size)  # fmt: skip
+    sent_score = np.zeros(nsent)
+    if tok.words.shape[0]:
+        _score_text(one.words, one.sent, 0, nsent, one.para, int(window), sent_score)
+    out = np.zeros(n)
+    for t in range(n):
+        a, b = tok.sent_ptr[t], tok.sent_ptr[t + 1]
+        out[t] = sent_score[a:b].mean() if b > a else 0.0
+    return np.clip(out, 0.0, 1.0)
