@@ -48,6 +48,10 @@ class HSCAEngine:
     cooccurrence_window : int, default 5
     domain_model, nuance_model : callable, optional
         Model hooks for layers 2 and 3 (wrapped so they never raise).
+    snapshot_on_topic_shift : bool, default True
+        Also end a beat when a turn's domains share nothing with the buffer's
+        (eval 2: without it, snapshots follow coherence only and straddle topic
+        changes).
 
     Examples
     --------
@@ -66,6 +70,7 @@ class HSCAEngine:
         *,
         domain_model: Callable[[str], list[str]] | None = None,
         nuance_model: Callable[[str], Iterable[str]] | None = None,
+        snapshot_on_topic_shift: bool = True,
     ) -> None:
         if not (0.0 <= float(snapshot_coherence_threshold) <= 1.0):
             raise ValueError(
@@ -88,6 +93,7 @@ class HSCAEngine:
         self.cooccurrence_window = cooccurrence_window
         self.domain_model = domain_model
         self.nuance_model = nuance_model
+        self.snapshot_on_topic_shift = bool(snapshot_on_topic_shift)
         #: Per nuance flag, a multiplier on a chunk's weight in :meth:`relevant_snapshots`
         #: (set by :class:`~scwo_np.hsca.tuning.Tuner`; empty means 1 for every flag).
         self.nuance_weights: dict[str, float] = {}
@@ -97,8 +103,15 @@ class HSCAEngine:
     # -- the specification's interface ---------------------------------------------------
 
     def ingest_turn(self, text: str) -> WeightedChunk:
-        """Score ``text`` through layers 1-3, add it to the buffer, snapshot if due."""
+        """Score ``text`` through layers 1-3, add it to the buffer, snapshot if due.
+
+        With ``snapshot_on_topic_shift`` (ours; the spec only knows the coherence
+        threshold and the buffer size), a turn whose domains share nothing with
+        the buffer's first closes the current beat before it joins the next one.
+        """
         chunk = self.score_layers(text)
+        if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(chunk):
+            self.take_snapshot()
         self._buffer.append(chunk)
         if self.should_snapshot():
             self.take_snapshot()
@@ -121,6 +134,13 @@ class HSCAEngine:
             nuance_flags=flags,
             parent_id=None,
         )
+
+    _GENERIC = frozenset({"unclassified", "cross_domain"})
+
+    def _topic_shift(self, chunk: WeightedChunk) -> bool:
+        new = set(chunk.domain_tags) - self._GENERIC
+        old = {t for c in self._buffer for t in c.domain_tags} - self._GENERIC
+        return bool(new) and bool(old) and not (new & old)
 
     def buffer_coherence(self) -> float:
         """The buffer's coherence, weighted by layer-1 scores (plain mean if they are all 0)."""
