@@ -33,3 +33,25 @@ def test_eval1_beat_weighting_beats_per_chunk_weighting(monkeypatch):
     monkeypatch.setattr(engine, "beat_weights", lambda texts, window=5: np.zeros(len(texts)))
     spec = eval1_snapshot_fidelity(cases=20, seed=2)
     assert ours.pass_rate >= 0.6 > spec.pass_rate  # the spec's own weighting lets the long turn decide
+
+
+def test_graded_tag_strengths_break_multi_tag_ties(monkeypatch):
+    from scwo_np.hsca.engine import HSCAEngine
+    from scwo_np.hsca.evals import eval1_snapshot_fidelity
+
+    graded = eval1_snapshot_fidelity(cases=20, seed=3)
+    monkeypatch.setattr(HSCAEngine, "_tag_strengths", lambda self, c: dict.fromkeys(c.domain_tags, 1.0))
+    flat = eval1_snapshot_fidelity(cases=20, seed=3)
+    assert graded.pass_rate >= flat.pass_rate and graded.pass_rate >= 0.8
+
+
+def test_tag_strengths_are_in_unit_interval_and_full_for_the_strongest():
+    from scwo_np.hsca.engine import HSCAEngine
+
+    eng = HSCAEngine()
+    chunk = eng.score_layers(
+        "The patient's symptoms followed the gravitational wave frequency of the photon."
+    )
+    s = eng._tag_strengths(chunk)
+    assert set(s) == set(chunk.domain_tags) and max(s.values()) == 1.0
+    assert all(0.0 < v <= 1.0 for v in s.values()) and s["cross_domain"] == 1.0

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from .layer1 import beat_weights, relational_weights
-from .layer2 import coherence, domain_tags
+from .layer2 import coherence, domain_scores, domain_tags
 from .layer3 import nuance_flags
 from .types import ContextSnapshot, NuanceFlag, WeightedChunk
 
@@ -142,6 +142,25 @@ class HSCAEngine:
         old = {t for c in self._buffer for t in c.domain_tags} - self._GENERIC
         return bool(new) and bool(old) and not (new & old)
 
+    def _tag_strengths(self, chunk: WeightedChunk) -> dict[str, float]:
+        """How much of a chunk's weight each of its tags receives in a domain summary.
+
+        The spec adds the full weight to every tag, so a chunk tagged with three
+        domains votes for all three equally and ties are broken by name.  Here a
+        chunk's strongest topical tag gets the full weight and its other topical
+        tags the ratio of their lexicon scores to the strongest;
+        ``cross_domain``, ``unclassified`` and model-given tags get the full weight.
+        """
+        tags = chunk.domain_tags
+        topical = [t for t in tags if t not in self._GENERIC]
+        if self.domain_model is not None or len(topical) < 2:
+            return dict.fromkeys(tags, 1.0)
+        scores = domain_scores(chunk.text)
+        top = max(scores.get(t, 0.0) for t in topical)
+        if top <= 0:
+            return dict.fromkeys(tags, 1.0)
+        return {t: (scores.get(t, 0.0) / top if t in topical else 1.0) for t in tags}
+
     def buffer_coherence(self) -> float:
         """The buffer's coherence, weighted by layer-1 scores (plain mean if they are all 0)."""
         if not self._buffer:
@@ -177,8 +196,8 @@ class HSCAEngine:
         wsum = sum(weights)
         domain_acc: dict[str, float] = {}
         for chunk, w in zip(self._buffer, weights, strict=True):
-            for tag in chunk.domain_tags:
-                domain_acc[tag] = domain_acc.get(tag, 0.0) + w
+            for tag, strength in self._tag_strengths(chunk).items():
+                domain_acc[tag] = domain_acc.get(tag, 0.0) + w * strength
         snapshot_id = str(uuid.uuid4())
         for chunk in self._buffer:
             chunk.parent_id = snapshot_id
