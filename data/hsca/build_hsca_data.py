@@ -6,13 +6,28 @@ permissive).  Install it once with ``apt-get install wordnet-base``; nothing
 is downloaded at run time, the derived ``domain_lexicons.json`` is committed.
 
 Each HSCA domain is mapped to WordNet topic synsets (pointer ``;c``, "domain
-of synset - TOPIC"); the lexicon is every single-word lemma of a synset
-filed under those topics, minus stop words and words that land in more than
-one domain.  ``conversational`` has no WordNet topic; its words stay in
+of synset - TOPIC").  Those synsets are split once, deterministically:
+
+* held out (the evaluation material): both ends of up to 60 bridge pairs per
+  domain, then every third remaining synset;
+* training (the lexicon): every single-word lemma of the other synsets, plus
+  the words of their definitions that are specific to the domain (at least
+  ``GLOSS_MIN_COUNT`` definitions, ``GLOSS_LIFT`` times more frequent than in
+  WordNet's definitions outside every topic, and more frequent there than in
+  any other domain); minus stop words and words that land in two domains.
+
+So no evaluation sentence contributed a word to the lexicons that score it.
+``conversational`` has no WordNet topic; its words stay in
 ``scwo_np/hsca/layer2.py``.
 
-It also writes ``glosses.json``: up to 400 real definition sentences per domain
-("<lemma> is <WordNet definition>."), the material of the evaluation sets.
+Outputs (all committed, installed as ``scwo_np.bundled/hsca``):
+
+* ``domain_lexicons.json`` — the training lexicons;
+* ``glosses.json`` — up to 400 held-out definition sentences per domain,
+  "<lemma> is <WordNet definition>." (evals 1-3);
+* ``bridges.json`` — per domain, held-out pairs of definitions of two
+  WordNet-related synsets (hypernym, derivation, part, ...) that share no
+  content word, without their head words (eval 5).
 
 Usage: ``python data/hsca/build_hsca_data.py``
 """
@@ -65,6 +80,16 @@ def parse(pos):
     return out
 
 
+def _split(members, pairs):
+    """Held-out synsets: both ends of the first bridge pairs, then every third other one."""
+    test = set()
+    for a, b in pairs[:BRIDGES_PER_DOMAIN]:
+        test.update((a, b))
+    rest = [k for k in sorted(members) if k not in test]
+    test.update(rest[::3])
+    return test
+
+
 def main():
     synsets = {}
     for pos in ("noun", "verb", "adj", "adv"):
@@ -75,20 +100,54 @@ def main():
         if key[0] == "noun":
             for w in words:
                 by_lemma.setdefault(re.sub(r"\(.*\)$", "", w), []).append(key)
-    lexicons = {}
-    glosses = {}
+    members = {}
     for domain, names in TOPICS.items():
         topics = {k for name in names for k in by_lemma.get(name, [])}
-        words = set()
+        members[domain] = {
+            key
+            for key, (_, ptrs, _) in synsets.items()
+            if any(sym == ";c" and (code.get(p, p), off) in topics for sym, off, p in ptrs)
+        }
+    lemma_words, gloss_counts, glosses, bridges = {}, {}, {}, {}
+    for domain in TOPICS:
+        pairs = bridge_pairs(synsets, members[domain], code)
+        test = _split(members[domain], pairs)
+        train = sorted(members[domain] - test)
+        lemma_words[domain] = {re.sub(r"\(.*\)$", "", w) for k in train for w in synsets[k][0]}
+        gloss_counts[domain] = {}
+        for k in train:
+            for w in _content(_definition(synsets[k][2])):
+                gloss_counts[domain][w] = gloss_counts[domain].get(w, 0) + 1
         glosses[domain] = []
-        for (_, _), (lemmas, ptrs, gloss) in synsets.items():
-            if any(sym == ";c" and (code.get(p, p), off) in topics for sym, off, p in ptrs):
-                words.update(re.sub(r"\(.*\)$", "", w) for w in lemmas)
-                definition = gloss.split(";")[0].split('"')[0].strip()
-                definition = re.sub(r"^\([^)]*\)\s*", "", definition)  # drop "(physics)": no free label
-                if len(definition.split()) >= 6:
-                    head = lemmas[0].replace("_", " ")
-                    glosses[domain].append(f"{head[:1].upper()}{head[1:]} is {definition}.")
+        for key in sorted(test):
+            lemmas, _, gloss = synsets[key]
+            definition = _definition(gloss)
+            if len(definition.split()) >= 6:
+                head = lemmas[0].replace("_", " ")
+                glosses[domain].append(f"{head[:1].upper()}{head[1:]} is {definition}.")
+        bridges[domain] = [
+            [f"{d[:1].upper()}{d[1:]}." for d in (_definition(synsets[a][2]), _definition(synsets[b][2]))]
+            for a, b in pairs[:BRIDGES_PER_DOMAIN]
+        ]
+    # Background: definitions of every synset outside all topics, for word specificity.
+    in_topics = set().union(*members.values())
+    background, n_background = {}, 0
+    for key, (_, _, gloss) in synsets.items():
+        if key not in in_topics:
+            n_background += 1
+            for w in _content(_definition(gloss)):
+                background[w] = background.get(w, 0) + 1
+    lexicons = {}
+    for domain, counts in gloss_counts.items():
+        n_domain = max(1, len(members[domain]))
+        specific = {
+            w
+            for w, c in counts.items()
+            if c >= GLOSS_MIN_COUNT
+            and c / n_domain >= GLOSS_LIFT * (background.get(w, 0) + 1) / n_background
+            and all(c > other.get(w, 0) for d, other in gloss_counts.items() if d != domain)
+        }
+        words = lemma_words[domain] | specific
         lexicons[domain] = {w for w in words if w.isalpha() and len(w) > 2 and w not in STOP}
     counts = {}
     for ws in lexicons.values():
@@ -97,10 +156,59 @@ def main():
     out = {d: sorted(w for w in ws if counts[w] == 1) for d, ws in lexicons.items()}
     OUT.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print({d: len(v) for d, v in out.items()}, "->", OUT)
-    # Real sentences per domain (WordNet definitions, in file order, the first GLOSSES_PER_DOMAIN).
     picked = {d: g[:GLOSSES_PER_DOMAIN] for d, g in glosses.items()}
     GLOSSES.write_text(json.dumps(picked, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print({d: len(v) for d, v in picked.items()}, "->", GLOSSES)
+    BRIDGES.write_text(json.dumps(bridges, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    print({d: len(v) for d, v in bridges.items()}, "->", BRIDGES)
+
+
+#: A definition word joins a domain's lexicon when it occurs in at least this many
+#: of the domain's training definitions, ...
+GLOSS_MIN_COUNT = 3
+#: ... at least this many times more often (per definition) than in WordNet's
+#: definitions outside every topic, and more often than in any other domain.
+GLOSS_LIFT = 8.0
+
+
+BRIDGES = Path(__file__).resolve().parent / "bridges.json"
+#: WordNet pointers that make two synsets semantically related (hypernym, hyponym,
+#: instance links, derivation, "see also", similar-to, attribute, member/part meronymy).
+RELATED_POINTERS = {"@", "~", "@i", "~i", "+", "^", "&", "=", "#m", "#p", "%m", "%p"}
+BRIDGES_PER_DOMAIN = 60
+
+
+def _definition(gloss):
+    definition = gloss.split(";")[0].split('"')[0].strip()
+    return re.sub(r"^\([^)]*\)\s*", "", definition)
+
+
+def _content(text):
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP}
+
+
+def bridge_pairs(synsets, members, code):
+    """Eval 5 material: pairs of WordNet-related synsets filed under one domain.
+
+    Two synsets linked by a ``RELATED_POINTERS`` pointer, both in ``members``,
+    whose definitions have at least 6 words each and share no content word:
+    one semantic thread, different surface tokens.  Returned as key pairs.
+    """
+    pairs, seen = [], set()
+    for key in sorted(members):
+        for sym, off, p in synsets[key][1]:
+            other = (code.get(p, p), off)
+            if sym not in RELATED_POINTERS or other not in members or other == key:
+                continue
+            pair = tuple(sorted((key, other)))
+            if pair in seen:
+                continue
+            seen.add(pair)
+            a, b = _definition(synsets[pair[0]][2]), _definition(synsets[pair[1]][2])
+            if min(len(a.split()), len(b.split())) < 6 or _content(a) & _content(b):
+                continue
+            pairs.append(pair)
+    return pairs
 
 
 if __name__ == "__main__":

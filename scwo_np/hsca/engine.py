@@ -37,6 +37,10 @@ __all__ = ["HSCAEngine"]
 
 _TERM = re.compile(r"[^\W\d_]+", re.I)
 
+#: Least share of a turn's weight in its snapshot's domain summary, whatever its
+#: relational weight in the beat (weight = floor + (1 - floor) * beat weight).
+BEAT_WEIGHT_FLOOR = 0.1
+
 
 class HSCAEngine:
     """Hierarchical Semantic Compression with Adaptive Context Windowing.
@@ -186,13 +190,12 @@ class HSCAEngine:
         # Domain weights come from the beat as a whole (beat_weights): a thread spread over short
         # turns counts, a long turn unrelated to the rest does not.  Per-chunk layer-1 scores alone
         # (the spec's choice) give every short turn ~0, so the longest turn decides the beat.
+        # Every turn keeps a floor (BEAT_WEIGHT_FLOOR): when a beat has no relational structure
+        # at all (unrelated turns), no turn's domains vanish from the summary.
         beat = beat_weights([c.text for c in self._buffer], window=self.cooccurrence_window).tolist()
-        if sum(beat) > 0:
-            weights = beat
-        elif total > 0:
-            weights = [c.layer1_score for c in self._buffer]
-        else:
-            weights = [1.0] * len(self._buffer)
+        weights = [BEAT_WEIGHT_FLOOR + (1.0 - BEAT_WEIGHT_FLOOR) * b for b in beat]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(weights)
         wsum = sum(weights)
         domain_acc: dict[str, float] = {}
         for chunk, w in zip(self._buffer, weights, strict=True):

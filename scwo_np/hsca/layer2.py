@@ -31,12 +31,21 @@ import json
 import math
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from importlib import resources
 
 from .layer1 import STOPWORDS
 from .types import DomainTag
 
-__all__ = ["DOMAIN_LEXICONS", "DOMAIN_THRESHOLD", "RELATED", "coherence", "domain_scores", "domain_tags"]
+__all__ = [
+    "DOMAIN_LEXICONS",
+    "DOMAIN_THRESHOLD",
+    "RELATED",
+    "coherence",
+    "domain_scores",
+    "domain_tags",
+    "stem",
+]
 
 _CORE: dict[str, frozenset[str]] = {
     k: frozenset(v.split())
@@ -122,12 +131,52 @@ _PUNCT = re.compile(r"[^\w\s]")
 _VALID = {t.value for t in DomainTag}
 
 
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, so "courts", "courted" and "court" match one lexicon entry.
+
+    Examples
+    --------
+    >>> [stem(w) for w in ("courts", "proceedings", "theories", "glass", "is")]
+    ['court', 'proceed', 'theor', 'glass', 'is']
+    """
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def _stemmed(lexicons: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Each lexicon's stems, minus stems that land in more than one domain."""
+    stems = {d: frozenset(stem(w) for w in ws) for d, ws in lexicons.items()}
+    count: dict[str, int] = {}
+    for ss in stems.values():
+        for x in ss:
+            count[x] = count.get(x, 0) + 1
+    return {d: frozenset(x for x in ss if count[x] == 1) | lexicons[d] for d, ss in stems.items()}
+
+
+_STEMMED = _stemmed(DOMAIN_LEXICONS)
+#: word or stem -> the domains whose (stemmed) lexicon holds it: one lookup per word.
+_INDEX: dict[str, frozenset[str]] = {}
+for _d, _lex in _STEMMED.items():
+    for _w in _lex:
+        _INDEX[_w] = _INDEX.get(_w, frozenset()) | {_d}
+_NONE: frozenset[str] = frozenset()
+_stem_cached = lru_cache(maxsize=1 << 16)(stem)
+
+
 def domain_scores(text: str) -> dict[str, float]:
-    """Share of content words in each domain lexicon."""
+    """Share of content words in each domain lexicon (as written, or by stem)."""
     words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
-    if not words:
-        return dict.fromkeys(DOMAIN_LEXICONS, 0.0)
-    return {d: sum(w in lex for w in words) / len(words) for d, lex in DOMAIN_LEXICONS.items()}
+    counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
+    for w in words:
+        for d in _INDEX.get(w, _NONE) | _INDEX.get(_stem_cached(w), _NONE):
+            counts[d] += 1
+    n = max(len(words), 1)
+    return {d: c / n for d, c in counts.items()}
 
 
 def domain_tags(text: str, model: Callable[[str], list[str]] | None = None) -> list[str]:
