@@ -1,4 +1,4 @@
-"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``crush``, ``demo`` and ``bench``."""
+"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``crush``, ``hsca-eval``, ``demo``, ``bench``."""
 
 from __future__ import annotations
 
@@ -256,6 +256,46 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hsca_eval(args: argparse.Namespace) -> int:
+    from .hsca import evals
+
+    try:
+        which = sorted({int(x) for x in args.evals.split(",")}) if args.evals else None
+    except ValueError:
+        raise SystemExit(f"scwo: --evals takes numbers like 1,2,5; got {args.evals!r}") from None
+    results = []
+    numbers = which or sorted(evals.EVALS)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(numbers), desc="scwo hsca-eval", unit="eval", disable=not sys.stderr.isatty())
+    try:
+        for k in numbers:
+            t0 = time.perf_counter()
+            (r,) = evals.run([k], seed=args.seed, cases=args.cases)
+            results.append((r, time.perf_counter() - t0))
+            bar.update(1)
+    except ValueError as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    finally:
+        bar.close()
+    if args.json:
+        for r, secs in results:
+            rec = {"eval": r.name, "pass_rate": r.pass_rate, "criterion": r.criterion, "met": r.passed,
+                   "cases": r.cases, "seconds": round(secs, 3), **r.detail}  # fmt: skip
+            _out(json.dumps(rec))
+    else:
+        _out(f"{'eval':<38} {'pass rate':>9} {'criterion':>9}  {'':7} {'cases':>5} {'time':>6}  details")
+        for r, secs in results:
+            detail = ", ".join(
+                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.detail.items()
+            )
+            mark = "met" if r.passed else "NOT met"
+            _out(
+                f"{r.name:<38} {r.pass_rate:>9.1%} {r.criterion:>9.0%}  {mark:<7} {r.cases:>5} {secs:>5.1f}s  {detail}"
+            )
+    return 1 if args.strict and not all(r.passed for r, _ in results) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scwo", description="Decide what goes into an LLM's context window.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -323,6 +363,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--budget", type=int, default=1000)
     d.add_argument("--lam", type=float, default=0.7)
     d.set_defaults(func=_cmd_demo)
+
+    h = sub.add_parser(
+        "hsca-eval",
+        help="run the HSCA evals 1-5 on the bundled test sets and print each pass rate beside its criterion",
+    )
+    h.add_argument("--evals", default="", help="comma-separated eval numbers (default: all)")
+    h.add_argument("--cases", type=int, default=None, help="cases per eval (default: each eval's own)")
+    h.add_argument("--seed", type=int, default=0, help="seed of the constructed test cases (0)")
+    h.add_argument("--json", action="store_true", help="one JSON object per eval instead of a table")
+    h.add_argument("--strict", action="store_true", help="exit with status 1 when a criterion is not met")
+    h.set_defaults(func=_cmd_hsca_eval)
 
     b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
     b.add_argument("--quick", action="store_true", help="small sizes only")

@@ -172,3 +172,23 @@ def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
     path.write_text('{"not": "an array"}')
     with pytest.raises(SystemExit, match="needs a JSON array"):
         main(["crush", str(path), "--max-items", "3"])
+
+
+def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys):
+    assert main(["hsca-eval", "--cases", "4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["eval", "pass", "rate"]
+    rows = out[1:]
+    assert [r.split()[1] for r in rows] == ["1", "2", "4", "5"] and all("%" in r for r in rows)
+
+
+def test_hsca_eval_json_strict_and_errors(capsys):
+    rc = main(["hsca-eval", "--evals", "2", "--cases", "2", "--json", "--strict"])
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["cases"] == 2 and rec["criterion"] == 0.85 and rc == (0 if rec["met"] else 1)
+    with pytest.raises(SystemExit, match="unknown eval"):
+        main(["hsca-eval", "--evals", "9"])
+    with pytest.raises(SystemExit, match="numbers like"):
+        main(["hsca-eval", "--evals", "one"])
+    with pytest.raises(SystemExit, match="positive integer"):
+        main(["hsca-eval", "--cases", "0"])

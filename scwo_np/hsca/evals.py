@@ -19,6 +19,7 @@ built offline from Debian ``wordnet-base``) and Python-documentation paragraphs
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -33,6 +34,8 @@ __all__ = [
     "eval2_macro_coherence",
     "eval4_adversarial",
     "eval5_cross_domain_bridging",
+    "EVALS",
+    "run",
     "pk",
     "texttiling_labels",
     "window_diff",
@@ -165,7 +168,7 @@ def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
     return labels
 
 
-def eval4_adversarial(cases: int = 60, seed: int = 0) -> EvalResult:
+def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
     """Eval 4 (see the module documentation)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -207,11 +210,11 @@ def eval4_adversarial(cases: int = 60, seed: int = 0) -> EvalResult:
     n = cases
     return EvalResult(
         "eval 4 adversarial shallow content", both / n, 0.90, n,
-        {"layer1_at_most_0.35": low_score / n, "top3_tfidf_and_bottom_third_layer1": ranked / n},
+        {"layer1_at_most_0.35": float(low_score / n), "top3_tfidf_and_bottom_third_layer1": float(ranked / n)},
     )  # fmt: skip
 
 
-def eval2_macro_coherence(cases: int = 40, seed: int = 0, turns_per_beat: int = 3) -> EvalResult:
+def eval2_macro_coherence(cases: int = 100, seed: int = 0, turns_per_beat: int = 3) -> EvalResult:
     """Eval 2 (see the module documentation)."""
     rng = np.random.default_rng(seed)
     g = glosses()
@@ -260,7 +263,7 @@ def eval2_macro_coherence(cases: int = 40, seed: int = 0, turns_per_beat: int = 
 
 
 def eval1_snapshot_fidelity(
-    cases: int = 60, seed: int = 0, short_turns: int = 5, long_sentences: int = 10
+    cases: int = 300, seed: int = 0, short_turns: int = 5, long_sentences: int = 10
 ) -> EvalResult:
     """Eval 1: a thread of short turns in domain X beside one long turn in domain Y.
 
@@ -294,7 +297,7 @@ def eval1_snapshot_fidelity(
     return EvalResult("eval 1 snapshot fidelity", passed / cases, 0.80, cases, {})
 
 
-def eval5_cross_domain_bridging(cases: int = 60, seed: int = 0, framing_turns: int = 2) -> EvalResult:
+def eval5_cross_domain_bridging(cases: int = 300, seed: int = 0, framing_turns: int = 2) -> EvalResult:
     """Eval 5: two beats in different framing domains joined by one semantic thread.
 
     A bridge pair is two definitions of WordNet-related concepts (hypernym,
@@ -328,3 +331,33 @@ def eval5_cross_domain_bridging(cases: int = 60, seed: int = 0, framing_turns: i
         "eval 5 cross-domain bridging", passed / cases, 0.75, cases,
         {"median_shared_bridge_weight": float(np.median(weights))},
     )  # fmt: skip
+
+
+#: The evals by number, for :func:`run` and ``scwo hsca-eval``.
+EVALS = {
+    1: eval1_snapshot_fidelity,
+    2: eval2_macro_coherence,
+    4: eval4_adversarial,
+    5: eval5_cross_domain_bridging,
+}
+
+
+def run(which: Iterable[int] | None = None, *, seed: int = 0, cases: int | None = None) -> list[EvalResult]:
+    """Run the evals numbered ``which`` (all by default) and return their results.
+
+    ``cases`` overrides each eval's default number of cases (smaller is faster,
+    noisier).
+
+    Examples
+    --------
+    >>> [r.name for r in run([2], cases=2)]
+    ['eval 2 macro coherence']
+    """
+    numbers = sorted(EVALS) if which is None else list(which)
+    unknown = [k for k in numbers if k not in EVALS]
+    if unknown:
+        raise ValueError(f"unknown eval number(s) {unknown}; choose from {sorted(EVALS)}.")
+    if cases is not None and (isinstance(cases, bool) or not isinstance(cases, int) or cases < 1):
+        raise ValueError(f"cases must be a positive integer; got {cases!r}.")
+    kwargs = {"seed": seed} if cases is None else {"seed": seed, "cases": cases}
+    return [EVALS[k](**kwargs) for k in numbers]
