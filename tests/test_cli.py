@@ -174,12 +174,18 @@ def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
         main(["crush", str(path), "--max-items", "3"])
 
 
-def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys):
+def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatch):
+    import functools
+
+    from scwo_np.hsca import evals
+
+    quick3 = functools.partial(evals.eval3_self_improvement, checkpoints=(0, 10), repeats=1, tune_every=5)
+    monkeypatch.setitem(evals.EVALS, 3, quick3)  # the real one replays 1,000 interactions three times
     assert main(["hsca-eval", "--cases", "4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["eval", "pass", "rate"]
     rows = out[1:]
-    assert [r.split()[1] for r in rows] == ["1", "2", "4", "5"] and all("%" in r for r in rows)
+    assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5"] and all("%" in r for r in rows)
 
 
 def test_hsca_eval_json_strict_and_errors(capsys):

@@ -75,3 +75,16 @@ def test_stemmed_lexicon_matches_inflections():
     from scwo_np.hsca.layer2 import domain_scores
 
     assert domain_scores("The courts ruled.")["legal"] == domain_scores("The court ruled.")["legal"] > 0
+
+
+def test_eval3_tunes_on_history_and_scores_the_held_out_half():
+    import pytest
+
+    from scwo_np.hsca.evals import eval3_self_improvement
+
+    r = eval3_self_improvement(cases=20, repeats=1, checkpoints=(0, 20), tune_every=10)
+    assert r.cases == 1 and r.pass_rate in (0.0, 1.0) and r.criterion == 1.0
+    assert set(r.detail) == {"eval1_at_N=0", "eval1_at_N=20", "repeats_rising"}
+    assert r.passed == (r.detail["eval1_at_N=20"] > r.detail["eval1_at_N=0"])
+    with pytest.raises(ValueError, match="checkpoints"):
+        eval3_self_improvement(checkpoints=(100, 0))

@@ -31,6 +31,7 @@ def test_tuning_is_bounded_deterministic_and_reversible():
         "cooccurrence_window": before[0],
         "snapshot_coherence_threshold": before[1],
         "nuance_weights": before[2],
+        "domain_weights": {},
     }
     with pytest.raises(ValueError, match="nothing to revert"):
         tuner.revert(eng)
@@ -41,3 +42,45 @@ def test_no_contrast_changes_nothing():
     tuner = Tuner()
     tuner.record(eng.score_layers(MESH), True)
     assert tuner.tune(eng)["cooccurrence_window"] == 5 and len(tuner) == 1
+
+
+def test_labelled_hits_teach_bounded_domain_weights_that_fix_a_confusion():
+    from scwo_np.hsca.layer2 import domain_scores
+    from scwo_np.hsca.tuning import DOMAIN_RANGE, DOMAIN_STEP
+
+    # Logic definitions the lexicons score as mathematics at least as much as philosophy.
+    logic = [
+        "An axiom is a proposition that is not susceptible of proof or disproof.",
+        "A premise is a proposition from which a conclusion is drawn by deduction.",
+        "A syllogism is a deductive argument from a major and a minor premise.",
+    ]
+    maths = [
+        "The integral of a polynomial function is computed term by term.",
+        "A matrix with a nonzero determinant has an inverse matrix.",
+    ]
+    eng = HSCAEngine()
+    tuner = Tuner()
+    for _ in range(3):
+        for t in logic:
+            tuner.record(eng.score_layers(t), True, domain="philosophical")
+        for t in maths:
+            tuner.record(eng.score_layers(t), True, domain="mathematics")
+    before = {}
+    for _ in range(12):
+        after = tuner.tune(eng)["domain_weights"]
+        for d, w in after.items():  # every tune: one bounded step, inside the range
+            assert DOMAIN_RANGE[0] <= w <= DOMAIN_RANGE[1]
+            assert 1 / DOMAIN_STEP - 1e-9 <= w / before.get(d, 1.0) <= DOMAIN_STEP + 1e-9
+        assert set(after) <= {"philosophical", "mathematics"}  # domains never seen as labels stay put
+        before = after
+    assert before["philosophical"] > 1.0 > before["mathematics"]
+    for t in logic:
+        s = domain_scores(t, eng.domain_weights)
+        assert max(s, key=s.get) == "philosophical"
+    for t in maths:
+        s = domain_scores(t, eng.domain_weights)
+        assert max(s, key=s.get) == "mathematics"
+    tuner.revert(eng)
+    assert eng.domain_weights != {} and len(tuner._undo) == 11
+    with pytest.raises(ValueError, match="domain must be one of"):
+        tuner.record(eng.score_layers(logic[0]), True, domain="astrology")

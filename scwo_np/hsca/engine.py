@@ -101,6 +101,9 @@ class HSCAEngine:
         #: Per nuance flag, a multiplier on a chunk's weight in :meth:`relevant_snapshots`
         #: (set by :class:`~scwo_np.hsca.tuning.Tuner`; empty means 1 for every flag).
         self.nuance_weights: dict[str, float] = {}
+        #: Per domain, a factor on its layer-2 lexicon score (set by the Tuner from labelled
+        #: hits; empty means 1 for every domain).
+        self.domain_weights: dict[str, float] = {}
         self._buffer: list[WeightedChunk] = []
         self._snapshots: list[ContextSnapshot] = []
 
@@ -133,7 +136,7 @@ class HSCAEngine:
             chunk_id=str(uuid.uuid4()),
             text=text,
             layer1_score=float(l1.scores[0]),
-            domain_tags=domain_tags(text, self.domain_model),
+            domain_tags=domain_tags(text, self.domain_model, self.domain_weights),
             coherence_score=coherence(text),
             nuance_flags=flags,
             parent_id=None,
@@ -159,7 +162,7 @@ class HSCAEngine:
         topical = [t for t in tags if t not in self._GENERIC]
         if self.domain_model is not None or len(topical) < 2:
             return dict.fromkeys(tags, 1.0)
-        scores = domain_scores(chunk.text)
+        scores = domain_scores(chunk.text, self.domain_weights)
         top = max(scores.get(t, 0.0) for t in topical)
         if top <= 0:
             return dict.fromkeys(tags, 1.0)

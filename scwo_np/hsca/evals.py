@@ -32,6 +32,7 @@ from .layer1 import relational_weights
 __all__ = [
     "EvalResult",
     "eval2_macro_coherence",
+    "eval3_self_improvement",
     "eval4_adversarial",
     "eval5_cross_domain_bridging",
     "EVALS",
@@ -262,6 +263,48 @@ def eval2_macro_coherence(cases: int = 100, seed: int = 0, turns_per_beat: int =
     )  # fmt: skip
 
 
+def _fidelity_beat(rng, pool, domains, short_turns, long_sentences):
+    """One eval-1 beat: (turns, central domain X, index of the long peripheral turn)."""
+    x, y = rng.choice(len(domains), 2, replace=False)
+    dx, dy = domains[x], domains[y]
+    thread = [pool[dx][int(k)] for k in rng.choice(len(pool[dx]), 2, replace=False)]
+    turns = []
+    for k in range(short_turns):
+        turns.append(thread[k % 2] if k < 2 else f"{thread[k % 2]} As said, {thread[(k + 1) % 2].lower()}")
+    n_long = min(long_sentences, len(pool[dy]))
+    long_turn = " ".join(pool[dy][int(k)] for k in rng.choice(len(pool[dy]), n_long, replace=False))
+    at = int(rng.integers(0, len(turns) + 1))
+    turns.insert(at, long_turn)
+    return turns, dx, at
+
+
+def _engine(params: dict | None) -> HSCAEngine:
+    params = params or {}
+    eng = HSCAEngine(cooccurrence_window=params.get("cooccurrence_window", 5))
+    eng.domain_weights = dict(params.get("domain_weights", {}))
+    return eng
+
+
+def _fidelity(pool, cases, seed, short_turns=5, long_sentences=10, params=None) -> float:
+    rng = np.random.default_rng(seed)
+    domains = sorted(d for d, v in pool.items() if len(v) >= 12)
+    passed = 0
+    for _ in range(cases):
+        turns, dx, _ = _fidelity_beat(rng, pool, domains, short_turns, long_sentences)
+        # One beat: the turns are scored and frozen together, whatever the threshold would say.
+        eng = _engine(params)
+        eng._buffer.extend(eng.score_layers(t) for t in turns)  # noqa: SLF001
+        snap = eng.take_snapshot()
+        topical = {k: v for k, v in snap.domain_summary.items() if k not in _GENERIC}
+        ranked = sorted(topical.items(), key=lambda kv: (-kv[1], kv[0]))
+        passed += bool(ranked) and ranked[0][0] == dx
+    return passed / cases
+
+
+def _eval_glosses() -> dict[str, list[str]]:
+    return {d: v for d, v in glosses().items() if len(v) >= 25}
+
+
 def eval1_snapshot_fidelity(
     cases: int = 300, seed: int = 0, short_turns: int = 5, long_sentences: int = 10
 ) -> EvalResult:
@@ -272,29 +315,67 @@ def eval1_snapshot_fidelity(
     A case passes when the snapshot's domain summary ranks X first among the
     topical domains (``cross_domain`` and ``unclassified`` are markers, not topics).
     """
-    rng = np.random.default_rng(seed)
-    g = glosses()
-    domains = sorted(d for d, v in g.items() if len(v) >= 25)
+    rate = _fidelity(_eval_glosses(), cases, seed, short_turns, long_sentences)
+    return EvalResult("eval 1 snapshot fidelity", rate, 0.80, cases, {})
+
+
+def eval3_self_improvement(
+    cases: int = 300,
+    seed: int = 0,
+    checkpoints: tuple[int, ...] = (0, 100, 1000),
+    repeats: int = 3,
+    tune_every: int = 100,
+) -> EvalResult:
+    """Eval 3: eval 1 on held-out text after N interactions of self-tuning.
+
+    The evaluation sentences are split in two: even positions make the
+    interaction history, odd positions the held-out eval-1 set.  Each
+    interaction is an eval-1 beat from the history half, snapshotted, followed by
+    a query about its thread: the thread's turns are recorded as hits with the
+    thread's domain, the long peripheral turn as a miss.  A
+    :class:`~scwo_np.hsca.tuning.Tuner` tunes the engine every ``tune_every``
+    interactions (window, threshold, nuance and domain weights, each step
+    bounded).  Eval 1 runs on the held-out half at each checkpoint, for
+    ``repeats`` independent histories.  The eval passes (pass rate 1, else 0)
+    when the mean eval-1 pass rate rises strictly from checkpoint to checkpoint;
+    ``repeats_rising`` is the share of single histories whose own curve does.
+    """
+    from .tuning import Tuner
+
+    if list(checkpoints) != sorted(set(checkpoints)) or checkpoints[0] < 0:
+        raise ValueError(f"checkpoints must be increasing non-negative counts; got {checkpoints!r}.")
+    pool = _eval_glosses()
+    history = {d: v[0::2] for d, v in pool.items()}
+    held_out = {d: v[1::2] for d, v in pool.items()}
+    domains = sorted(history)
     passed = 0
-    for _ in range(cases):
-        x, y = rng.choice(len(domains), 2, replace=False)
-        dx, dy = domains[x], domains[y]
-        thread = [g[dx][int(k)] for k in rng.choice(len(g[dx]), 2, replace=False)]
-        turns = []
-        for k in range(short_turns):
-            turns.append(
-                thread[k % 2] if k < 2 else f"{thread[k % 2]} As said, {thread[(k + 1) % 2].lower()}"
-            )
-        long_turn = " ".join(g[dy][int(k)] for k in rng.choice(len(g[dy]), long_sentences, replace=False))
-        turns.insert(int(rng.integers(0, len(turns) + 1)), long_turn)
-        # One beat: the turns are scored and frozen together, whatever the threshold would say.
-        eng = HSCAEngine()
-        eng._buffer.extend(eng.score_layers(t) for t in turns)  # noqa: SLF001
-        snap = eng.take_snapshot()
-        topical = {k: v for k, v in snap.domain_summary.items() if k not in _GENERIC}
-        ranked = sorted(topical.items(), key=lambda kv: (-kv[1], kv[0]))
-        passed += bool(ranked) and ranked[0][0] == dx
-    return EvalResult("eval 1 snapshot fidelity", passed / cases, 0.80, cases, {})
+    curves = []
+    for r in range(repeats):
+        rng = np.random.default_rng([seed, r])
+        eng, tuner = HSCAEngine(), Tuner()
+        rates, n = [], 0
+        for target in checkpoints:
+            while n < target:
+                turns, dx, at = _fidelity_beat(rng, history, domains, 5, 10)
+                chunks = [eng.score_layers(t) for t in turns]
+                eng._buffer.extend(chunks)  # noqa: SLF001 - one beat, as in eval 1
+                eng.take_snapshot()
+                for k, chunk in enumerate(chunks):
+                    tuner.record(chunk, k != at, domain=dx if k != at else None)
+                n += 1
+                if n % tune_every == 0:
+                    tuner.tune(eng)
+            params = {"cooccurrence_window": eng.cooccurrence_window, "domain_weights": eng.domain_weights}
+            rates.append(_fidelity(held_out, cases, seed + 1, params=params))
+        curves.append(rates)
+        passed += bool(np.all(np.diff(rates) > 0))
+    mean = np.mean(curves, axis=0)
+    rising = bool(np.all(np.diff(mean) > 0))
+    return EvalResult(
+        "eval 3 self-improvement", float(rising), 1.0, repeats,
+        {**{f"eval1_at_N={c}": float(m) for c, m in zip(checkpoints, mean, strict=True)},
+         "repeats_rising": passed / repeats},
+    )  # fmt: skip
 
 
 def eval5_cross_domain_bridging(cases: int = 300, seed: int = 0, framing_turns: int = 2) -> EvalResult:
@@ -337,6 +418,7 @@ def eval5_cross_domain_bridging(cases: int = 300, seed: int = 0, framing_turns: 
 EVALS = {
     1: eval1_snapshot_fidelity,
     2: eval2_macro_coherence,
+    3: eval3_self_improvement,
     4: eval4_adversarial,
     5: eval5_cross_domain_bridging,
 }

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from importlib import resources
 
@@ -168,19 +168,27 @@ _NONE: frozenset[str] = frozenset()
 _stem_cached = lru_cache(maxsize=1 << 16)(stem)
 
 
-def domain_scores(text: str) -> dict[str, float]:
-    """Share of content words in each domain lexicon (as written, or by stem)."""
+def domain_scores(text: str, weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Share of content words in each domain lexicon (as written, or by stem).
+
+    ``weights`` (domain -> factor, 1 where missing) calibrates domains against
+    each other; :class:`~scwo_np.hsca.tuning.Tuner` learns them from hit history.
+    """
     words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
     counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
     for w in words:
         for d in _INDEX.get(w, _NONE) | _INDEX.get(_stem_cached(w), _NONE):
             counts[d] += 1
     n = max(len(words), 1)
+    if weights:
+        return {d: c / n * weights.get(d, 1.0) for d, c in counts.items()}
     return {d: c / n for d, c in counts.items()}
 
 
-def domain_tags(text: str, model: Callable[[str], list[str]] | None = None) -> list[str]:
-    """Domain tags of ``text`` (rule-based, or ``model`` wrapped to fail closed).
+def domain_tags(
+    text: str, model: Callable[[str], list[str]] | None = None, weights: Mapping[str, float] | None = None
+) -> list[str]:
+    """Domain tags of ``text`` (rule-based with optional ``weights``, or ``model`` wrapped to fail closed).
 
     Examples
     --------
@@ -201,7 +209,7 @@ def domain_tags(text: str, model: Callable[[str], list[str]] | None = None) -> l
         except Exception:  # noqa: BLE001 - the spec: a failing model must never raise
             pass
         return [DomainTag.UNCLASSIFIED.value]
-    scores = domain_scores(text)
+    scores = domain_scores(text, weights)
     tags = [d for d, s in scores.items() if s >= DOMAIN_THRESHOLD]
     if not tags:
         return [DomainTag.UNCLASSIFIED.value]

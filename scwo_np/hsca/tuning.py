@@ -10,7 +10,15 @@ did not, then, on :meth:`~Tuner.tune`:
   median coherence of hit and non-hit chunks, clipped to ``[0.5, 0.9]``;
 * **nuance weights** — per flag, ``1 +`` (hit rate with the flag - overall
   hit rate), clipped to ``[0.5, 1.5]``; :meth:`HSCAEngine.relevant_snapshots`
-  multiplies a chunk's weight by its flags' weights.
+  multiplies a chunk's weight by its flags' weights;
+* **domain weights** (layer 2; ours) — when hits are recorded with the domain
+  the query was about (``record(chunk, True, domain="legal")``: a knowledge-base
+  namespace, a tool, a user's topic), one factor per domain on its lexicon score,
+  fitted so that the recorded hits' labels are likely under the weighted scores
+  (a convex softmax fit, see ``Tuner._fit_domain_weights``); each tune moves a
+  factor towards that fit by at most ``DOMAIN_STEP`` and keeps it in
+  ``DOMAIN_RANGE``; domains never seen as a label keep their weight.  This is the lever that moves eval 1: window and threshold
+  barely change snapshot fidelity (see ``scwo_np.hsca.evals.eval3_self_improvement``).
 
 Every step is bounded, a pure function of the recorded history (so
 deterministic), and reversible: :meth:`~Tuner.revert` restores the parameters
@@ -25,12 +33,19 @@ import numpy as np
 
 from .engine import HSCAEngine
 from .layer1 import relational_weights
+from .layer2 import DOMAIN_LEXICONS, domain_scores
 from .types import WeightedChunk
 
-__all__ = ["Tuner", "WINDOWS"]
+__all__ = ["DOMAIN_RANGE", "DOMAIN_STEP", "Tuner", "WINDOWS"]
 
 #: Candidate co-occurrence windows.
 WINDOWS = (3, 4, 5, 6, 7, 8)
+#: Bounds of a learned domain weight, and the largest factor one tune may move it by.
+DOMAIN_RANGE = (0.5, 2.0)
+DOMAIN_STEP = 1.1
+#: L2 pull of the log domain weights towards 0 (weight 1) in their fit.
+DOMAIN_L2 = 0.01
+_DOMAINS = tuple(DOMAIN_LEXICONS)
 
 
 def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -50,26 +65,45 @@ class Tuner:
     hits: list[bool] = field(default_factory=list)
     coherence: list[float] = field(default_factory=list)
     flags: list[list[str]] = field(default_factory=list)
-    _undo: list[tuple[int, float, dict]] = field(default_factory=list)
+    domains: list[str | None] = field(default_factory=list)
+    _undo: list[tuple[int, float, dict, dict]] = field(default_factory=list)
+    _scores: list[np.ndarray] = field(default_factory=list)
 
-    def record(self, chunk: WeightedChunk, hit: bool) -> None:
-        """Record whether ``chunk`` contributed to a downstream query hit."""
+    def record(self, chunk: WeightedChunk, hit: bool, *, domain: str | None = None) -> None:
+        """Record whether ``chunk`` contributed to a downstream query hit.
+
+        ``domain``, optional, is the domain the query was about; hits recorded
+        with it teach the layer-2 domain weights.
+        """
+        if domain is not None and domain not in DOMAIN_LEXICONS:
+            raise ValueError(f"domain must be one of {sorted(DOMAIN_LEXICONS)} or None; got {domain!r}.")
         self.texts.append(chunk.text)
         self.hits.append(bool(hit))
         self.coherence.append(chunk.coherence_score)
         self.flags.append(list(chunk.nuance_flags))
+        self.domains.append(domain)
+        scores = domain_scores(chunk.text)
+        self._scores.append(np.array([scores[d] for d in _DOMAINS]))
 
     def __len__(self) -> int:
         return len(self.hits)
 
     def tune(self, engine: HSCAEngine) -> dict:
-        """Update ``engine``'s window, threshold and nuance weights; returns the new values."""
+        """Update ``engine``'s window, threshold, nuance and domain weights; returns the new values."""
         self._undo.append(
-            (engine.cooccurrence_window, engine.snapshot_coherence_threshold, dict(engine.nuance_weights))
+            (
+                engine.cooccurrence_window,
+                engine.snapshot_coherence_threshold,
+                dict(engine.nuance_weights),
+                dict(engine.domain_weights),
+            )
         )
         hits = np.asarray(self.hits, dtype=bool)
+        labelled = [i for i, (h, d) in enumerate(zip(self.hits, self.domains, strict=True)) if h and d]
+        if labelled:
+            engine.domain_weights = self._fit_domain_weights(labelled, engine.domain_weights)
         if hits.all() or not hits.any():
-            return self._current(engine)  # no contrast to learn from
+            return self._current(engine)  # no contrast to learn the rest from
         current = engine.cooccurrence_window
         candidates = [w for w in WINDOWS if abs(w - current) <= 1] or [current]
         best, best_auc = current, -1.0
@@ -91,13 +125,49 @@ class Tuner:
         engine.nuance_weights = weights
         return self._current(engine)
 
+    def _fit_domain_weights(self, rows: list[int], current: dict[str, float]) -> dict[str, float]:
+        """One bounded step from ``current`` towards the best domain weights for the labelled hits.
+
+        The best weights maximise the mean log-likelihood of the labels under
+        ``P(d | chunk) ∝ (score_d + 0.01) * w_d`` with a small L2 pull of
+        ``log w`` towards 0 (a convex problem: one optimum, found by gradient
+        ascent from 0, deterministic).  Only domains that occur as labels move,
+        and their log weights keep mean 0 (softmax is blind to a common factor,
+        which would otherwise shift every score against the tagging threshold).
+        """
+        S = np.stack([self._scores[i] for i in rows])
+        y = np.array([_DOMAINS.index(self.domains[i]) for i in rows])
+        free = np.zeros(len(_DOMAINS), dtype=bool)
+        free[np.unique(y)] = True
+        L = np.log(S + 0.01)
+        onehot = np.zeros_like(L)
+        onehot[np.arange(len(y)), y] = 1.0
+        target_mean = onehot.mean(0)
+        b = np.zeros(len(_DOMAINS))
+        for _ in range(300):
+            z = L + b
+            z -= z.max(1, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(1, keepdims=True)
+            grad = target_mean - p.mean(0) - DOMAIN_L2 * b
+            b = np.where(free, b + 2.0 * grad, b)
+            b[free] -= b[free].mean()  # only relative calibration: the overall scale stays
+        lo, hi = np.log(DOMAIN_RANGE[0]), np.log(DOMAIN_RANGE[1])
+        start = np.log([current.get(d, 1.0) for d in _DOMAINS])
+        step = np.clip(b - start, -np.log(DOMAIN_STEP), np.log(DOMAIN_STEP))
+        logw = np.where(free, np.clip(start + step, lo, hi), start)
+        return {d: float(np.exp(v)) for d, v in zip(_DOMAINS, logw, strict=True) if abs(v) > 1e-9}
+
     def revert(self, engine: HSCAEngine) -> dict:
         """Restore ``engine``'s parameters from before the last :meth:`tune`."""
         if not self._undo:
             raise ValueError("nothing to revert: tune() has not been called.")
-        engine.cooccurrence_window, engine.snapshot_coherence_threshold, engine.nuance_weights = (
-            self._undo.pop()
-        )
+        (
+            engine.cooccurrence_window,
+            engine.snapshot_coherence_threshold,
+            engine.nuance_weights,
+            engine.domain_weights,
+        ) = self._undo.pop()
         return self._current(engine)
 
     @staticmethod
@@ -106,4 +176,5 @@ class Tuner:
             "cooccurrence_window": engine.cooccurrence_window,
             "snapshot_coherence_threshold": engine.snapshot_coherence_threshold,
             "nuance_weights": dict(engine.nuance_weights),
+            "domain_weights": dict(engine.domain_weights),
         }
