@@ -4,7 +4,7 @@ Deterministic (patterns, whole words): ``hedged``, ``absolute``,
 ``rhetorical_question``, ``instructional``.  Emotional tone from the VADER
 lexicon (the ``vaderSentiment`` package, in the ``text`` extra; it ships its
 lexicon, nothing is downloaded): ``emotional_tone_positive``/``negative``
-at a compound score of +-0.35, ``emotional_tone_urgent`` for urgency words or
+at a mean sentence compound score of +-0.35, ``emotional_tone_urgent`` for urgency words or
 repeated exclamations, else ``emotional_tone_neutral``.  Without VADER the tone
 flags are omitted, not set to neutral.
 
@@ -57,6 +57,9 @@ _URGENT = re.compile(
 )
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
 @lru_cache(maxsize=1)
 def _vader():
     try:
@@ -93,7 +96,10 @@ def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None)
     if vader is not None and text.strip():
         if _URGENT.search(text) or text.count("!") >= 3:
             flags.append(NuanceFlag.EMOTIONAL_TONE_URGENT.value)
-        compound = vader.polarity_scores(text[:20000])["compound"]
+        # Per sentence, then the mean: VADER's own advice for paragraphs, and it keeps
+        # VADER's per-word look-backs short (one call on a long text is quadratic-ish).
+        sentences = [x for x in _SENTENCE.split(text[:20000]) if x.strip()] or [text[:20000]]
+        compound = sum(vader.polarity_scores(x)["compound"] for x in sentences) / len(sentences)
         if compound >= 0.35:
             flags.append(NuanceFlag.EMOTIONAL_TONE_POSITIVE.value)
         elif compound <= -0.35:
