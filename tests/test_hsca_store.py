@@ -1,5 +1,3 @@
-import time
-
 import pytest
 
 from scwo_np.hsca import ContextSnapshot, HSCAEngine, SessionState, SnapshotStore, WeightedChunk
@@ -51,10 +49,9 @@ def test_cross_session_aggregation_decays_old_sessions():
     assert store.sessions() == ["new", "old"]
 
 
-def test_ten_thousand_snapshots_save_and_load_in_seconds(tmp_path):
+def test_ten_thousand_snapshots_round_trip(tmp_path):
     store = SnapshotStore(tmp_path / "big.sqlite")
     snaps = [_snap(i) for i in range(10_000)]
-    t = time.perf_counter()
-    store.save("big", snaps)
+    store.save("big", snaps)  # the timing is in asv (benchmarks/hsca.py, Store)
     loaded = store.load("big")
-    assert len(loaded) == 10_000 and time.perf_counter() - t < 30  # a smoke bound; asv has the timing
+    assert len(loaded) == 10_000
