@@ -78,3 +78,17 @@ def test_ingest_turn_is_deterministic_apart_from_ids():
     for d in (da, db):
         d.pop("chunk_id"), d.pop("parent_id"), d.pop("created_at")
     assert da == db
+
+
+def test_micro_meso_macro_levels():
+    eng = HSCAEngine()
+    chunks = [eng.ingest_turn(t) for t in (LEGAL, PHYSICS, LEGAL, "qwx zrt plk vbn mmq")]
+    assert [c.chunk_id for c in eng.get_micro_context()] == [c.chunk_id for c in chunks]
+    snaps = eng.get_macro_context()
+    assert snaps and [s.conversation_position for s in snaps] == list(range(len(snaps)))
+    for c in chunks[:3]:
+        snap = eng.snapshot_of(c.chunk_id)
+        assert snap is not None and c in snap.chunks and c.parent_id == snap.snapshot_id
+    assert eng.snapshot_of(chunks[3].chunk_id) is None  # gibberish: still in the buffer
+    with pytest.raises(KeyError):
+        eng.snapshot_of("nope")

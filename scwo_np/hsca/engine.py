@@ -57,6 +57,11 @@ class HSCAEngine:
         (eval 2: without it, snapshots follow coherence only and straddle topic
         changes).
 
+    The three levels of the spec's section 3: micro (``WeightedChunk``,
+    :meth:`get_micro_context`), meso (``ContextSnapshot``, one beat;
+    :meth:`snapshot_of` maps a chunk to it, ``chunk.parent_id`` holds its id) and
+    macro (:meth:`get_macro_context`, the ordered snapshots, never flattened).
+
     Examples
     --------
     >>> eng = HSCAEngine(snapshot_coherence_threshold=0.5)
@@ -222,6 +227,24 @@ class HSCAEngine:
     def get_macro_context(self) -> list[ContextSnapshot]:
         """The ordered snapshots of this session (not the unsnapshotted buffer)."""
         return list(self._snapshots)
+
+    # -- the three levels (section 3): micro chunks, meso snapshots, macro sequence ------
+
+    def get_micro_context(self) -> list[WeightedChunk]:
+        """Every chunk of the session in order: the snapshotted ones, then the buffer's."""
+        return [c for s in self._snapshots for c in s.chunks] + list(self._buffer)
+
+    def snapshot_of(self, chunk_id: str) -> ContextSnapshot | None:
+        """The meso-level snapshot holding chunk ``chunk_id`` (``None`` while it is buffered).
+
+        Raises ``KeyError`` for a chunk this engine never saw.
+        """
+        for s in self._snapshots:
+            if any(c.chunk_id == chunk_id for c in s.chunks):
+                return s
+        if any(c.chunk_id == chunk_id for c in self._buffer):
+            return None
+        raise KeyError(f"no chunk {chunk_id!r} in this session.")
 
     # -- structural queries (section 3) --------------------------------------------------
 
