@@ -108,3 +108,14 @@ def test_round_trips_and_malformed_from_dict():
         ContextSnapshot.from_dict(
             {"snapshot_id": "s", "macro_weight": 0.5, "domain_summary": {"a": float("inf")}}
         )
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("ab Z'’_9.-,\n\t!?;é")) | st.characters(max_codepoint=127), max_size=60
+    )
+)
+def test_ascii_word_fast_path_equals_the_regex(text):
+    from scwo_np.hsca.layer1 import _WORD, _words
+
+    assert _words(text) == _WORD.findall(text)
