@@ -1,19 +1,34 @@
-"""HSCA evaluations (section 7), as code (in progress: evals 2 and 4, and the segmentation metrics).
+"""HSCA evaluations (the spec's section 7): evals 1-5, as code; ``scwo hsca-eval`` runs them.
 
 The test sets are built deterministically (seeded) from real text shipped with
-the package: WordNet definition sentences per domain (``data/hsca/glosses.json``,
-built offline from Debian ``wordnet-base``) and Python-documentation paragraphs
-(``data/pydoc_sample.jsonl``, from Debian ``python3-doc``).
+the package, never used to build the lexicons that score it:
 
-* :func:`eval2_macro_coherence` — conversations A -> B -> cross-domain -> A made
-  of definition turns; a case passes when every true topic change is matched
-  by a change of the snapshots' dominant domain within one snapshot position.
-* :func:`eval4_adversarial` — per case, coherent documentation paragraphs and
-  one keyword-stuffed document carrying the query's words; passes when the
-  stuffed document scores <= 0.35 on layer 1, ranks in the top 3 by TF-IDF
-  (scikit-learn) and in the bottom third by layer 1.
-* :func:`pk` and :func:`window_diff` — segmentation error of predicted
-  boundaries against true ones (Beeferman et al.; Pevzner and Hearst).
+* ``data/hsca/glosses.json`` — WordNet definition sentences per domain from
+  the held-out half of WordNet's topic synsets (Debian ``wordnet-base``);
+* ``data/hsca/bridges.json`` — pairs of held-out definitions of
+  WordNet-related concepts that share no content word;
+* ``data/pydoc_sample.jsonl`` — Python-documentation paragraphs (``python3-doc``).
+
+=====  ========================================  ==========================================
+eval   construction                              passes when
+=====  ========================================  ==========================================
+1      5 short turns of a thread in domain X     X ranks first among the snapshot's topical
+       (two definitions, repeated) and one long  domains (:func:`eval1_snapshot_fidelity`)
+       turn of 10 definitions from Y, one beat
+2      conversations A -> B -> A+B -> A of       every true topic change is matched by a
+       definition turns, ingested as usual       change of the snapshots' dominant domain
+                                                 within one beat (:func:`eval2_macro_coherence`)
+3      eval 1 on the held-out half after N       the mean eval-1 rate rises strictly over
+       tuned interactions on the other half      N = 0, 100, 1000 (:func:`eval3_self_improvement`)
+4      a keyword-stuffed document among 9 real   layer 1 <= 0.35, top 3 by TF-IDF and bottom
+       ones                                      third by layer 1 (:func:`eval4_adversarial`)
+5      two beats framed in domains X and Y,      both snapshots give the bridge domain
+       each holding one of a bridge pair         >= 0.2 (:func:`eval5_cross_domain_bridging`)
+=====  ========================================  ==========================================
+
+Eval 2 also scores the snapshot boundaries as topic segmentation (:func:`pk`,
+:func:`window_diff`) beside a TextTiling-style baseline
+(:func:`texttiling_labels`) in the same run.
 """
 
 from __future__ import annotations
@@ -170,7 +185,18 @@ def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
 
 
 def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
-    """Eval 4 (see the module documentation)."""
+    """Eval 4: a keyword-stuffed document among 9 real ones (3 Python-docs paragraphs each).
+
+    The query is 4 words of the first real document; the stuffed document is 14
+    sentences of 7 filler words and one query word, so no two keywords share a
+    sentence.  A case passes when the stuffed document scores <= 0.35 on layer
+    1, ranks in the top 3 by TF-IDF (scikit-learn) and in the bottom third by
+    layer 1.  The filler is drawn from the docs' running text, so frequent words
+    (and reST markup words such as "attr" or "meth") recur by chance: the hard
+    variant, which the pass rate reports.  ``detail`` also gives the pass rate
+    with filler drawn uniformly from the vocabulary (classic word salad), built
+    from the same documents and queries.
+    """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     rng = np.random.default_rng(seed)
@@ -179,9 +205,13 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
     for src, text in paras:
         by_module.setdefault(src, []).append(text)
     modules = sorted(m for m, ps in by_module.items() if len(ps) >= 12)
-    filler = " ".join(t for _, t in paras[:300]).split()
-    low_score, ranked, both = 0, 0, 0
-    for _ in range(cases):
+    running = " ".join(t for _, t in paras[:300]).split()
+    fillers = {"tokens": running, "vocabulary": sorted(set(running))}
+    low = dict.fromkeys(fillers, 0)
+    ranked = dict.fromkeys(fillers, 0)
+    both = dict.fromkeys(fillers, 0)
+    n = 0
+    while n < cases:
         picks = rng.choice(len(modules), 9, replace=False)
         docs = []
         for m in picks:
@@ -191,27 +221,26 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
         words = [w.strip(".,:;()`*") for w in docs[0].split()]
         query_words = [w for w in dict.fromkeys(w.lower() for w in words if w.isalpha() and len(w) > 5)][:4]
         if len(query_words) < 3:
-            continue
-        sentences = []
-        for _ in range(14):
-            sentences.append(" ".join([*rng.choice(filler, 7), rng.choice(query_words)]) + ".")
-        docs.append(" ".join(sentences))
+            continue  # too few query words in this document: draw another case
+        n += 1
         query = " ".join(query_words)
-        tfidf = TfidfVectorizer().fit(docs + [query])
-        D = tfidf.transform(docs)
-        q = tfidf.transform([query])
-        sims = (D @ q.T).toarray().ravel()
-        l1 = relational_weights(docs).scores
-        adv = len(docs) - 1
-        top3 = adv in np.argsort(-sims, kind="stable")[:3]
-        bottom_third = adv in np.argsort(l1, kind="stable")[: len(docs) // 3]
-        low_score += l1[adv] <= 0.35
-        ranked += top3 and bottom_third
-        both += (l1[adv] <= 0.35) and top3 and bottom_third
-    n = cases
+        for name, filler in fillers.items():
+            sentences = [" ".join([*rng.choice(filler, 7), rng.choice(query_words)]) + "." for _ in range(14)]
+            case = [*docs, " ".join(sentences)]
+            tfidf = TfidfVectorizer().fit([*case, query])
+            sims = (tfidf.transform(case) @ tfidf.transform([query]).T).toarray().ravel()
+            l1 = relational_weights(case).scores
+            adv = len(case) - 1
+            top3 = adv in np.argsort(-sims, kind="stable")[:3]
+            bottom_third = adv in np.argsort(l1, kind="stable")[: len(case) // 3]
+            low[name] += l1[adv] <= 0.35
+            ranked[name] += top3 and bottom_third
+            both[name] += (l1[adv] <= 0.35) and top3 and bottom_third
     return EvalResult(
-        "eval 4 adversarial shallow content", both / n, 0.90, n,
-        {"layer1_at_most_0.35": float(low_score / n), "top3_tfidf_and_bottom_third_layer1": float(ranked / n)},
+        "eval 4 adversarial shallow content", both["tokens"] / n, 0.90, n,
+        {"layer1_at_most_0.35": float(low["tokens"] / n),
+         "top3_tfidf_and_bottom_third_layer1": float(ranked["tokens"] / n),
+         "word_salad_filler_pass_rate": float(both["vocabulary"] / n)},
     )  # fmt: skip
 
 
