@@ -17,7 +17,8 @@ def test_texttiling_finds_a_clear_topic_change():
 
 def test_evals_run_and_report():
     r4 = eval4_adversarial(cases=8, seed=1)
-    assert r4.cases == 8 and r4.detail["layer1_at_most_0.35"] >= 0.75  # stuffed documents mostly stay low
+    assert r4.cases == 8 and r4.pass_rate >= 0.75  # stuffed documents stay low and rank low on layer 1
+    assert r4.detail["stuffed_layer1_median"] < r4.detail["genuine_layer1_median"]
     r2 = eval2_macro_coherence(cases=5, seed=1)
     assert 0.0 <= r2.pass_rate <= 1.0 and {"pk", "window_diff", "texttiling_pk"} <= set(r2.detail)
     assert "criterion" in r2.line()

@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -10,13 +11,13 @@ from scwo_np.hsca.layer1 import SHORT_CHUNK_CAP, STOPWORDS
 
 
 def reference_score(text, window=5):
-    """Layer 1 in plain Python: share of each sentence's word pairs that recur in 2+ sentences."""
+    """Layer 1 in plain Python: share of each sentence's in-window word pairs that recur in 2+ sentences."""
     tok = tokenize([text])
     words, sent, para = tok.words.tolist(), tok.sent.tolist(), tok.para.tolist()
     pairs = []
     for p in range(len(words)):
         for q in range(p + 1, min(p + window, len(words))):
-            if words[p] != words[q]:
+            if sent[q] == sent[p] and words[p] != words[q]:
                 pairs.append((min(words[p], words[q]), max(words[p], words[q]), sent[p]))
     sentences_of = {}
     for a, b, s in pairs:
@@ -78,8 +79,19 @@ def test_keyword_stuffing_scores_low_and_mesh_high():
         "Fox cheap deals. Rabbit best offers now. River prices low. Fox sale today. Rabbit discount codes."
     )
     r = relational_weights([mesh, stuffed])
-    assert r.scores[0] > 0.5 and r.scores[1] < 0.2
+    assert r.scores[0] > 0.35 and r.scores[1] < 0.2  # 0.35: the eval-4 line between mesh and stuffing
     assert "the" in STOPWORDS
+
+
+def test_the_window_stops_at_sentence_ends():
+    # A keyword closing every sentence and a word opening every next one are neighbours
+    # only by layout: with windows crossing sentences the pair (keyword, opener) would recur.
+    words = iter("".join(w) for w in itertools.product("bcdfgk", "aeiou", "lmnprst"))
+    text = " ".join(
+        f"{next(words)} {next(words)} keyword. Opener {next(words)} {next(words)}." for _ in range(6)
+    )
+    assert relational_weights([text]).scores[0] == 0.0
+    assert relational_weights([text.replace(". Opener", " opener")]).scores[0] > 0.0
 
 
 def test_window_must_be_at_least_two():

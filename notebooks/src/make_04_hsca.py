@@ -27,8 +27,7 @@ It is executed by the test suite.""")
 code("""import matplotlib.pyplot as plt
 import numpy as np
 
-from scwo_np.hsca import HSCAEngine, Tuner
-from scwo_np.hsca import evals
+from scwo_np.hsca import HSCAEngine, Tuner, evals
 
 g = evals.glosses()
 rng = np.random.default_rng(7)
@@ -36,7 +35,9 @@ plan = [("legal",), ("physics",), ("legal", "physics"), ("medical",), ("legal",)
 turns, truth = [], []
 for beat, domains in enumerate(plan):
     for _ in range(3):
-        sentences = [g[d][int(rng.integers(0, len(g[d])))] for d in domains for _ in range(3 // len(domains) + 1)]
+        sentences = [
+            g[d][int(rng.integers(0, len(g[d])))] for d in domains for _ in range(3 // len(domains) + 1)
+        ]
         turns.append(" ".join(sentences))
         truth.append(beat)
 
@@ -49,7 +50,13 @@ snaps = eng.get_macro_context()
 print(f"{len(turns)} turns -> {len(snaps)} snapshots")
 for s in snaps:
     top = sorted(s.domain_summary.items(), key=lambda kv: -kv[1])[:3]
-    print(s.conversation_position, len(s.chunks), "turns,", "forced" if s.forced else "", {k: round(v, 2) for k, v in top})""")
+    print(
+        s.conversation_position,
+        len(s.chunks),
+        "turns,",
+        "forced" if s.forced else "",
+        {k: round(v, 2) for k, v in top},
+    )""")
 
 md("""## The macro map
 
@@ -59,7 +66,7 @@ domain distribution (normalised to 1 for the picture), the black line its `macro
 of the constructed conversation.""")
 
 code("""topics = sorted({k for s in snaps for k in s.domain_summary} - {"cross_domain", "unclassified"})
-colours = dict(zip(topics, plt.cm.tab10.colors))
+colours = dict(zip(topics, plt.cm.tab10.colors, strict=False))
 fig, ax = plt.subplots(figsize=(11, 4))
 start = 0
 for s in snaps:
@@ -92,8 +99,10 @@ md("""## Structural queries (spec section 3)""")
 code("""first_physics = next(s for s in snaps if s.domain_summary.get("physics", 0) > 0.5)
 word = next(w for w in first_physics.chunks[0].text.split() if len(w) > 6).strip(".,;()").lower()
 before = eng.state_before(word)
-print(f"before {word!r} was introduced: {len(before)} snapshot(s),",
-      [max(s.domain_summary, key=s.domain_summary.get) for s in before])
+print(
+    f"before {word!r} was introduced: {len(before)} snapshot(s),",
+    [max(s.domain_summary, key=s.domain_summary.get) for s in before],
+)
 print("domain evolution:", [max(d, key=d.get) for d in eng.domain_evolution()])
 query = " ".join(snaps[-1].chunks[0].text.split()[:6])
 for s, score in eng.relevant_snapshots(query, last=3)[:3]:

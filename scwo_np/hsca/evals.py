@@ -191,11 +191,13 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
     sentences of 7 filler words and one query word, so no two keywords share a
     sentence.  A case passes when the stuffed document scores <= 0.35 on layer
     1, ranks in the top 3 by TF-IDF (scikit-learn) and in the bottom third by
-    layer 1.  The filler is drawn from the docs' running text, so frequent words
-    (and reST markup words such as "attr" or "meth") recur by chance: the hard
-    variant, which the pass rate reports.  ``detail`` also gives the pass rate
-    with filler drawn uniformly from the vocabulary (classic word salad), built
-    from the same documents and queries.
+    layer 1.  The filler is drawn from the docs' running text (sentence
+    punctuation stripped), so frequent words (and reST markup words such as
+    "attr" or "meth") recur by chance: the hard variant, which the pass rate
+    reports.  ``detail`` also gives the pass rate with filler drawn uniformly
+    from the vocabulary (classic word salad), built from the same documents and
+    queries, and the median layer-1 score of the stuffed and the genuine
+    documents.
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -205,12 +207,15 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
     for src, text in paras:
         by_module.setdefault(src, []).append(text)
     modules = sorted(m for m, ps in by_module.items() if len(ps) >= 12)
-    running = " ".join(t for _, t in paras[:300]).split()
+    # Filler words without sentence punctuation, so each stuffed sentence stays one sentence.
+    running = [w for w in (w.strip(".!?;") for t in paras[:300] for w in t[1].split()) if w]
     fillers = {"tokens": running, "vocabulary": sorted(set(running))}
     low = dict.fromkeys(fillers, 0)
     ranked = dict.fromkeys(fillers, 0)
     both = dict.fromkeys(fillers, 0)
     n = 0
+    stuffed_l1: list[float] = []
+    genuine_l1: list[float] = []
     while n < cases:
         picks = rng.choice(len(modules), 9, replace=False)
         docs = []
@@ -231,6 +236,9 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
             sims = (tfidf.transform(case) @ tfidf.transform([query]).T).toarray().ravel()
             l1 = relational_weights(case).scores
             adv = len(case) - 1
+            if name == "tokens":
+                stuffed_l1.append(float(l1[adv]))
+                genuine_l1.extend(l1[:adv].tolist())
             top3 = adv in np.argsort(-sims, kind="stable")[:3]
             bottom_third = adv in np.argsort(l1, kind="stable")[: len(case) // 3]
             low[name] += l1[adv] <= 0.35
@@ -240,7 +248,9 @@ def eval4_adversarial(cases: int = 100, seed: int = 0) -> EvalResult:
         "eval 4 adversarial shallow content", both["tokens"] / n, 0.90, n,
         {"layer1_at_most_0.35": float(low["tokens"] / n),
          "top3_tfidf_and_bottom_third_layer1": float(ranked["tokens"] / n),
-         "word_salad_filler_pass_rate": float(both["vocabulary"] / n)},
+         "word_salad_filler_pass_rate": float(both["vocabulary"] / n),
+         "stuffed_layer1_median": float(np.median(stuffed_l1)),
+         "genuine_layer1_median": float(np.median(genuine_l1))},
     )  # fmt: skip
 
 
