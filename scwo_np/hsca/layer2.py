@@ -3,7 +3,7 @@
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
 a short core list plus the lemmas WordNet files under the domain's topics);
 a chunk's score for a domain is the share of its content words found in that
-lexicon, and every domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may
+lexicon, as written or by their English Snowball (Porter2) stem, and every domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may
 be).  ``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
 An optional model hook (any callable ``text -> list[str]``) can replace the
@@ -30,9 +30,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from importlib import resources
+
+import snowballstemmer
 
 from .layer1 import STOPWORDS
 from .types import DomainTag
@@ -131,45 +134,53 @@ _PUNCT = re.compile(r"[^\w\s]")
 _VALID = {t.value for t in DomainTag}
 
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
+_STEMMERS = threading.local()  # Snowball stemmers keep state between calls: one per thread.
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light suffix stripper, so "courts", "courted" and "court" match one lexicon entry.
+    """The English Snowball (Porter2) stem, so "courts", "courted" and "court" match one entry.
 
     Examples
     --------
-    >>> [stem(w) for w in ("courts", "proceedings", "theories", "glass", "is")]
-    ['court', 'proceed', 'theor', 'glass', 'is']
+    >>> [stem(w) for w in ("courts", "proceedings", "calculations", "calculate", "glass", "is")]
+    ['court', 'proceed', 'calcul', 'calcul', 'glass', 'is']
     """
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
-def _stemmed(lexicons: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """Each lexicon's stems, minus stems that land in more than one domain."""
-    stems = {d: frozenset(stem(w) for w in ws) for d, ws in lexicons.items()}
-    count: dict[str, int] = {}
-    for ss in stems.values():
-        for x in ss:
-            count[x] = count.get(x, 0) + 1
-    return {d: frozenset(x for x in ss if count[x] == 1) | lexicons[d] for d, ss in stems.items()}
+@lru_cache(maxsize=1)
+def _indices() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(word -> domains whose lexicon holds it, stem -> the one domain whose lexicon has it).
+
+    A stem shared by two domains' lexicons ("ruling" in legal, "rule" in
+    mathematics) decides nothing and is left out.  Built on first use (stemming
+    the lexicons takes about 0.1 s), not at import.
+    """
+    exact: dict[str, frozenset[str]] = {}
+    by_stem: dict[str, set[str]] = {}
+    for d, lex in DOMAIN_LEXICONS.items():
+        for w in lex:
+            exact[w] = exact.get(w, frozenset()) | {d}
+            by_stem.setdefault(stem(w), set()).add(d)
+    return exact, {x: frozenset(ds) for x, ds in by_stem.items() if len(ds) == 1}
 
 
-_STEMMED = _stemmed(DOMAIN_LEXICONS)
-#: word or stem -> the domains whose (stemmed) lexicon holds it: one lookup per word.
-_INDEX: dict[str, frozenset[str]] = {}
-for _d, _lex in _STEMMED.items():
-    for _w in _lex:
-        _INDEX[_w] = _INDEX.get(_w, frozenset()) | {_d}
 _NONE: frozenset[str] = frozenset()
-_stem_cached = lru_cache(maxsize=1 << 16)(stem)
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_domains(word: str) -> frozenset[str]:
+    """The domains of one lowercase word: its lexicon entries as written, else its stem's."""
+    exact, by_stem = _indices()
+    return exact.get(word) or by_stem.get(stem(word), _NONE)
 
 
 def domain_scores(text: str, weights: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Share of content words in each domain lexicon (as written, or by stem).
+    """Share of content words in each domain lexicon (as written, else by Snowball stem).
 
     ``weights`` (domain -> factor, 1 where missing) calibrates domains against
     each other; :class:`~scwo_np.hsca.tuning.Tuner` learns them from hit history.
@@ -177,7 +188,7 @@ def domain_scores(text: str, weights: Mapping[str, float] | None = None) -> dict
     words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
     counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
     for w in words:
-        for d in _INDEX.get(w, _NONE) | _INDEX.get(_stem_cached(w), _NONE):
+        for d in _word_domains(w):
             counts[d] += 1
     n = max(len(words), 1)
     if weights:
