@@ -32,6 +32,7 @@ def test_tuning_is_bounded_deterministic_and_reversible():
         "snapshot_coherence_threshold": before[1],
         "nuance_weights": before[2],
         "domain_weights": {},
+        "domain_words": {},
     }
     with pytest.raises(ValueError, match="nothing to revert"):
         tuner.revert(eng)
@@ -84,3 +85,32 @@ def test_labelled_hits_teach_bounded_domain_weights_that_fix_a_confusion():
     assert eng.domain_weights != {} and len(tuner._undo) == 11
     with pytest.raises(ValueError, match="domain must be one of"):
         tuner.record(eng.score_layers(logic[0]), True, domain="astrology")
+
+
+def test_labelled_hits_teach_domain_words_bounded_deterministic_and_reversible(monkeypatch):
+    import scwo_np.hsca.tuning as tuning
+    from scwo_np.hsca.layer2 import content_stems, domain_tags
+
+    assert {"zorblat", "quenfix", "plimsek"} <= content_stems("zorblats quenfix plimsek")  # unknown words
+    medical = [f"The {w} zorblat and the plimsek." for w in ("first", "second", "third", "fourth")]
+    eng = HSCAEngine()
+    tuner = Tuner()
+    for t in medical[:3]:
+        tuner.record(eng.score_layers(t), True, domain="medical")
+        tuner.record(eng.score_layers(t), True, domain="medical")  # the same text again: no new evidence
+    tuner.record(eng.score_layers(medical[3].replace("plimsek", "wall")), True, domain="medical")
+    tuner.record(eng.score_layers("The zorblat quenfix appeal was heard."), True, domain="legal")
+    tuner.record(eng.score_layers("An unlabelled quenfix."), True)  # no domain: teaches no words
+    monkeypatch.setattr(tuning, "WORDS_PER_TUNE", 1)
+    # zorblat: 4 medical texts of 5 (purity 0.8); plimsek: 3 of 3; quenfix: 1 text.
+    assert tuner.tune(eng)["domain_words"] == {"zorblat": "medical"}  # one per tune, most frequent first
+    assert tuner.tune(eng)["domain_words"] == {"plimsek": "medical", "zorblat": "medical"}
+    assert "medical" in domain_tags("A plimsek.", words=eng.domain_words)
+    assert "medical" in eng.score_layers("A plimsek and a zorblat.").domain_tags
+    eng2, tuner2 = HSCAEngine(), Tuner()
+    tuner2.texts, tuner2.hits, tuner2.coherence = list(tuner.texts), list(tuner.hits), list(tuner.coherence)
+    tuner2.flags, tuner2.domains, tuner2._stems = list(tuner.flags), list(tuner.domains), list(tuner._stems)
+    tuner2.tune(eng2)
+    assert tuner2.tune(eng2) == tuner._current(eng)  # same history, same result
+    assert tuner.revert(eng)["domain_words"] == {"zorblat": "medical"}
+    assert tuner.revert(eng)["domain_words"] == {}

@@ -109,6 +109,9 @@ class HSCAEngine:
         #: Per domain, a factor on its layer-2 lexicon score (set by the Tuner from labelled
         #: hits; empty means 1 for every domain).
         self.domain_weights: dict[str, float] = {}
+        #: Learned layer-2 words, stem -> domain, for words no lexicon knows (set by the Tuner
+        #: from labelled hits; empty by default).
+        self.domain_words: dict[str, str] = {}
         self._buffer: list[WeightedChunk] = []
         self._snapshots: list[ContextSnapshot] = []
 
@@ -141,7 +144,7 @@ class HSCAEngine:
             chunk_id=str(uuid.uuid4()),
             text=text,
             layer1_score=float(l1.scores[0]),
-            domain_tags=domain_tags(text, self.domain_model, self.domain_weights),
+            domain_tags=domain_tags(text, self.domain_model, self.domain_weights, self.domain_words),
             coherence_score=coherence(text),
             nuance_flags=flags,
             parent_id=None,
@@ -167,7 +170,7 @@ class HSCAEngine:
         topical = [t for t in tags if t not in self._GENERIC]
         if self.domain_model is not None or len(topical) < 2:
             return dict.fromkeys(tags, 1.0)
-        scores = domain_scores(chunk.text, self.domain_weights)
+        scores = domain_scores(chunk.text, self.domain_weights, self.domain_words)
         top = max(scores.get(t, 0.0) for t in topical)
         if top <= 0:
             return dict.fromkeys(tags, 1.0)

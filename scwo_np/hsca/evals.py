@@ -321,6 +321,7 @@ def _engine(params: dict | None) -> HSCAEngine:
     params = params or {}
     eng = HSCAEngine(cooccurrence_window=params.get("cooccurrence_window", 5))
     eng.domain_weights = dict(params.get("domain_weights", {}))
+    eng.domain_words = dict(params.get("domain_words", {}))
     return eng
 
 
@@ -404,7 +405,11 @@ def eval3_self_improvement(
                 n += 1
                 if n % tune_every == 0:
                     tuner.tune(eng)
-            params = {"cooccurrence_window": eng.cooccurrence_window, "domain_weights": eng.domain_weights}
+            params = {
+                "cooccurrence_window": eng.cooccurrence_window,
+                "domain_weights": eng.domain_weights,
+                "domain_words": eng.domain_words,
+            }
             rates.append(_fidelity(held_out, cases, seed + 1, params=params))
         curves.append(rates)
         passed += bool(np.all(np.diff(rates) > 0))

@@ -45,6 +45,7 @@ __all__ = [
     "DOMAIN_THRESHOLD",
     "RELATED",
     "coherence",
+    "content_stems",
     "domain_scores",
     "domain_tags",
     "stem",
@@ -179,27 +180,60 @@ def _word_domains(word: str) -> frozenset[str]:
     return exact.get(word) or by_stem.get(stem(word), _NONE)
 
 
-def domain_scores(text: str, weights: Mapping[str, float] | None = None) -> dict[str, float]:
+def content_stems(text: str) -> set[str]:
+    """The Snowball stems (3 letters or more) of the words of ``text`` that no domain lexicon knows.
+
+    What :class:`~scwo_np.hsca.tuning.Tuner` may learn as new domain words.
+
+    Examples
+    --------
+    >>> sorted(content_stems("The court heard the epitope evidence."))
+    ['epitop', 'heard']
+    """
+    stems = {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not _word_domains(w)}
+    return {x for x in stems if len(x) >= 3}
+
+
+def domain_scores(
+    text: str, weights: Mapping[str, float] | None = None, words: Mapping[str, str] | None = None
+) -> dict[str, float]:
     """Share of content words in each domain lexicon (as written, else by Snowball stem).
 
     ``weights`` (domain -> factor, 1 where missing) calibrates domains against
-    each other; :class:`~scwo_np.hsca.tuning.Tuner` learns them from hit history.
+    each other; ``words`` (stem -> domain) adds words to the lexicons, for
+    words no lexicon knows.  :class:`~scwo_np.hsca.tuning.Tuner` learns both
+    from hit history.
+
+    Examples
+    --------
+    >>> domain_scores("The epitope binds.")["medical"], domain_scores("The epitope binds.", words={"epitop": "medical"})["medical"]
+    (0.0, 0.5)
     """
-    words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    tokens = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
     counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
-    for w in words:
-        for d in _word_domains(w):
-            counts[d] += 1
-    n = max(len(words), 1)
+    for w in tokens:
+        ds = _word_domains(w)
+        if ds:
+            for d in ds:
+                counts[d] += 1
+        elif words:
+            d = words.get(stem(w))
+            if d in counts:
+                counts[d] += 1
+    n = max(len(tokens), 1)
     if weights:
         return {d: c / n * weights.get(d, 1.0) for d, c in counts.items()}
     return {d: c / n for d, c in counts.items()}
 
 
 def domain_tags(
-    text: str, model: Callable[[str], list[str]] | None = None, weights: Mapping[str, float] | None = None
+    text: str,
+    model: Callable[[str], list[str]] | None = None,
+    weights: Mapping[str, float] | None = None,
+    words: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Domain tags of ``text`` (rule-based with optional ``weights``, or ``model`` wrapped to fail closed).
+    """Domain tags of ``text`` (rule-based with optional ``weights`` and learned ``words``, or
+    ``model`` wrapped to fail closed).
 
     Examples
     --------
@@ -220,7 +254,7 @@ def domain_tags(
         except Exception:  # noqa: BLE001 - the spec: a failing model must never raise
             pass
         return [DomainTag.UNCLASSIFIED.value]
-    scores = domain_scores(text, weights)
+    scores = domain_scores(text, weights, words)
     tags = [d for d, s in scores.items() if s >= DOMAIN_THRESHOLD]
     if not tags:
         return [DomainTag.UNCLASSIFIED.value]

@@ -17,8 +17,18 @@ did not, then, on :meth:`~Tuner.tune`:
   fitted so that the recorded hits' labels are likely under the weighted scores
   (a convex softmax fit, see ``Tuner._fit_domain_weights``); each tune moves a
   factor towards that fit by at most ``DOMAIN_STEP`` and keeps it in
-  ``DOMAIN_RANGE``; domains never seen as a label keep their weight.  This is the lever that moves eval 1: window and threshold
-  barely change snapshot fidelity (see ``scwo_np.hsca.evals.eval3_self_improvement``).
+  ``DOMAIN_RANGE``; domains never seen as a label keep their weight;
+* **domain words** (layer 2; ours) — from the same labelled hits, the stems no
+  lexicon knows that occur in at least ``WORD_MIN_TEXTS`` distinct hit texts of
+  one domain and in at most ``1 - WORD_PURITY`` of their labelled texts
+  elsewhere join that domain (``HSCAEngine.domain_words``), at most
+  ``WORDS_PER_TUNE`` new ones per tune, most frequent first; a learned word
+  that stops qualifying is dropped.
+
+Domain weights and words are the levers that move eval 1: window and threshold
+barely change snapshot fidelity (see ``scwo_np.hsca.evals.eval3_self_improvement``).
+The weights are a calibration that one or two tunes settle; the words keep
+growing with the history.
 
 Every step is bounded, a pure function of the recorded history (so
 deterministic), and reversible: :meth:`~Tuner.revert` restores the parameters
@@ -33,10 +43,18 @@ import numpy as np
 
 from .engine import HSCAEngine
 from .layer1 import relational_weights
-from .layer2 import DOMAIN_LEXICONS, domain_scores
+from .layer2 import DOMAIN_LEXICONS, content_stems, domain_scores
 from .types import WeightedChunk
 
-__all__ = ["DOMAIN_RANGE", "DOMAIN_STEP", "Tuner", "WINDOWS"]
+__all__ = [
+    "DOMAIN_RANGE",
+    "DOMAIN_STEP",
+    "Tuner",
+    "WINDOWS",
+    "WORD_MIN_TEXTS",
+    "WORD_PURITY",
+    "WORDS_PER_TUNE",
+]
 
 #: Candidate co-occurrence windows.
 WINDOWS = (3, 4, 5, 6, 7, 8)
@@ -45,6 +63,13 @@ DOMAIN_RANGE = (0.5, 2.0)
 DOMAIN_STEP = 1.1
 #: L2 pull of the log domain weights towards 0 (weight 1) in their fit.
 DOMAIN_L2 = 0.01
+#: A stem no lexicon knows joins a domain when it occurs in at least this many distinct
+#: hit texts labelled with the domain, ...
+WORD_MIN_TEXTS = 3
+#: ... in at least this share of all the distinct labelled hit texts that contain it, ...
+WORD_PURITY = 0.8
+#: ... and at most this many new words join per tune (the most frequent first).
+WORDS_PER_TUNE = 100
 _DOMAINS = tuple(DOMAIN_LEXICONS)
 
 
@@ -66,14 +91,14 @@ class Tuner:
     coherence: list[float] = field(default_factory=list)
     flags: list[list[str]] = field(default_factory=list)
     domains: list[str | None] = field(default_factory=list)
-    _undo: list[tuple[int, float, dict, dict]] = field(default_factory=list)
-    _scores: list[np.ndarray] = field(default_factory=list)
+    _undo: list[tuple[int, float, dict, dict, dict]] = field(default_factory=list)
+    _stems: list[frozenset[str]] = field(default_factory=list)
 
     def record(self, chunk: WeightedChunk, hit: bool, *, domain: str | None = None) -> None:
         """Record whether ``chunk`` contributed to a downstream query hit.
 
         ``domain``, optional, is the domain the query was about; hits recorded
-        with it teach the layer-2 domain weights.
+        with it teach the layer-2 domain weights and words.
         """
         if domain is not None and domain not in DOMAIN_LEXICONS:
             raise ValueError(f"domain must be one of {sorted(DOMAIN_LEXICONS)} or None; got {domain!r}.")
@@ -82,26 +107,32 @@ class Tuner:
         self.coherence.append(chunk.coherence_score)
         self.flags.append(list(chunk.nuance_flags))
         self.domains.append(domain)
-        scores = domain_scores(chunk.text)
-        self._scores.append(np.array([scores[d] for d in _DOMAINS]))
+        self._stems.append(frozenset(content_stems(chunk.text)) if hit and domain else frozenset())
 
     def __len__(self) -> int:
         return len(self.hits)
 
     def tune(self, engine: HSCAEngine) -> dict:
-        """Update ``engine``'s window, threshold, nuance and domain weights; returns the new values."""
+        """Update ``engine``'s window, threshold, nuance weights, domain weights and words.
+
+        Returns the new values.
+        """
         self._undo.append(
             (
                 engine.cooccurrence_window,
                 engine.snapshot_coherence_threshold,
                 dict(engine.nuance_weights),
                 dict(engine.domain_weights),
+                dict(engine.domain_words),
             )
         )
         hits = np.asarray(self.hits, dtype=bool)
         labelled = [i for i, (h, d) in enumerate(zip(self.hits, self.domains, strict=True)) if h and d]
         if labelled:
-            engine.domain_weights = self._fit_domain_weights(labelled, engine.domain_weights)
+            engine.domain_words = self._learn_words(labelled, engine.domain_words)
+            engine.domain_weights = self._fit_domain_weights(
+                labelled, engine.domain_weights, engine.domain_words
+            )
         if hits.all() or not hits.any():
             return self._current(engine)  # no contrast to learn the rest from
         current = engine.cooccurrence_window
@@ -125,7 +156,31 @@ class Tuner:
         engine.nuance_weights = weights
         return self._current(engine)
 
-    def _fit_domain_weights(self, rows: list[int], current: dict[str, float]) -> dict[str, float]:
+    def _learn_words(self, rows: list[int], current: dict[str, str]) -> dict[str, str]:
+        """The learned domain words after one bounded step (see the module documentation)."""
+        seen: set[tuple[str, str]] = set()
+        count: dict[str, dict[str, int]] = {}
+        for i in rows:
+            key = (self.texts[i], self.domains[i])
+            if key in seen:  # a text recorded again adds no evidence
+                continue
+            seen.add(key)
+            for x in self._stems[i]:
+                by = count.setdefault(x, {})
+                by[self.domains[i]] = by.get(self.domains[i], 0) + 1
+        qualified: dict[str, tuple[str, int]] = {}
+        for x, by in count.items():
+            d, c = min(by.items(), key=lambda kv: (-kv[1], kv[0]))
+            if c >= WORD_MIN_TEXTS and c >= WORD_PURITY * sum(by.values()):
+                qualified[x] = (d, c)
+        words = {x: d for x, d in current.items() if qualified.get(x, ("", 0))[0] == d}
+        new = sorted((x for x in qualified if x not in words), key=lambda x: (-qualified[x][1], x))
+        words.update((x, qualified[x][0]) for x in new[:WORDS_PER_TUNE])
+        return dict(sorted(words.items()))
+
+    def _fit_domain_weights(
+        self, rows: list[int], current: dict[str, float], words: dict[str, str]
+    ) -> dict[str, float]:
         """One bounded step from ``current`` towards the best domain weights for the labelled hits.
 
         The best weights maximise the mean log-likelihood of the labels under
@@ -135,7 +190,12 @@ class Tuner:
         and their log weights keep mean 0 (softmax is blind to a common factor,
         which would otherwise shift every score against the tagging threshold).
         """
-        S = np.stack([self._scores[i] for i in rows])
+        cache: dict[str, np.ndarray] = {}
+        for i in rows:
+            if self.texts[i] not in cache:
+                scores = domain_scores(self.texts[i], None, words)
+                cache[self.texts[i]] = np.array([scores[d] for d in _DOMAINS])
+        S = np.stack([cache[self.texts[i]] for i in rows])
         y = np.array([_DOMAINS.index(self.domains[i]) for i in rows])
         free = np.zeros(len(_DOMAINS), dtype=bool)
         free[np.unique(y)] = True
@@ -167,6 +227,7 @@ class Tuner:
             engine.snapshot_coherence_threshold,
             engine.nuance_weights,
             engine.domain_weights,
+            engine.domain_words,
         ) = self._undo.pop()
         return self._current(engine)
 
@@ -177,4 +238,5 @@ class Tuner:
             "snapshot_coherence_threshold": engine.snapshot_coherence_threshold,
             "nuance_weights": dict(engine.nuance_weights),
             "domain_weights": dict(engine.domain_weights),
+            "domain_words": dict(engine.domain_words),
         }
