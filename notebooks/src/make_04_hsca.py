@@ -110,16 +110,19 @@ for s, score in eng.relevant_snapshots(query, last=3)[:3]:
 
 md("""## Self-tuning
 
-Hits recorded with the domain their query was about teach the layer-2 domain weights; window,
-threshold and nuance weights learn from hit/miss contrast. Every step is bounded and
-reversible.""")
+Hits recorded with the domain their query was about teach layer 2: per-domain weights, and
+domain words for stems no lexicon knows; window, threshold and nuance weights learn from
+hit/miss contrast. Every step is bounded and reversible.""")
 
 code("""tuner = Tuner()
 for s in snaps:
     dom = max((k for k in s.domain_summary if k in colours), key=s.domain_summary.get)
     for c in s.chunks:
         tuner.record(c, hit=True, domain=dom)
-print(tuner.tune(eng))
+params = tuner.tune(eng)
+words = params.pop("domain_words")
+print(params)
+print(len(words), "learned domain words, e.g.", dict(list(words.items())[:8]))
 print(tuner.revert(eng))""")
 
 md("""## The evals (section 7)

@@ -374,7 +374,7 @@ def eval3_self_improvement(
     a query about its thread: the thread's turns are recorded as hits with the
     thread's domain, the long peripheral turn as a miss.  A
     :class:`~scwo_np.hsca.tuning.Tuner` tunes the engine every ``tune_every``
-    interactions (window, threshold, nuance and domain weights, each step
+    interactions (window, threshold, nuance weights, domain weights and words, each step
     bounded).  Eval 1 runs on the held-out half at each checkpoint, for
     ``repeats`` independent histories.  The eval passes (pass rate 1, else 0)
     when the mean eval-1 pass rate rises strictly from checkpoint to checkpoint;
