@@ -333,3 +333,34 @@ def morag_optimize(chunks, query, strategy, max_tokens):
         clusters.sort(key=lambda cl: -sum(final[m].relevance_score for m in cl) / len(cl))
         final = [final[m] for cl in clusters for m in sorted(cl, key=lambda m: -final[m].relevance_score)]
     return [c.id for c in final], removed, strategy, len(dropped)
+
+
+def hsca_layer1_score(text, window=5):
+    """Layer 1 in plain Python: share of each sentence's in-window word pairs that recur in 2+ sentences."""
+    from scwo_np.hsca.layer1 import SHORT_CHUNK_CAP, tokenize
+
+    tok = tokenize([text])
+    words, sent, para = tok.words.tolist(), tok.sent.tolist(), tok.para.tolist()
+    pairs = []
+    for p in range(len(words)):
+        for q in range(p + 1, min(p + window, len(words))):
+            if sent[q] == sent[p] and words[p] != words[q]:
+                pairs.append((min(words[p], words[q]), max(words[p], words[q]), sent[p]))
+    sentences_of = {}
+    for a, b, s in pairs:
+        sentences_of.setdefault((a, b), []).append(s)
+    linked = {k for k, v in sentences_of.items() if len(v) >= 2 and len(set(v)) >= 2}
+    nsent = len(para)
+    tot, hit = [0] * nsent, [0] * nsent
+    for a, b, s in pairs:
+        tot[s] += 1
+        hit[s] += (a, b) in linked
+    scores = [h / t if t else 0.0 for h, t in zip(hit, tot, strict=True)]
+    if not words or nsent == 0:
+        return 0.0
+    groups = {}
+    for s, p in enumerate(para):
+        groups.setdefault(p, []).append(scores[s])
+    raw = sum(sum(g) / len(g) for g in groups.values()) / len(groups)
+    short = nsent < 3 or len(words) < 2 * window
+    return min(raw, SHORT_CHUNK_CAP) if short else raw

@@ -1,43 +1,14 @@
 import itertools
 import math
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scwo_np.hsca import ContextSnapshot, WeightedChunk, relational_weights, tokenize
-from scwo_np.hsca.layer1 import SHORT_CHUNK_CAP, STOPWORDS
-
-
-def reference_score(text, window=5):
-    """Layer 1 in plain Python: share of each sentence's in-window word pairs that recur in 2+ sentences."""
-    tok = tokenize([text])
-    words, sent, para = tok.words.tolist(), tok.sent.tolist(), tok.para.tolist()
-    pairs = []
-    for p in range(len(words)):
-        for q in range(p + 1, min(p + window, len(words))):
-            if sent[q] == sent[p] and words[p] != words[q]:
-                pairs.append((min(words[p], words[q]), max(words[p], words[q]), sent[p]))
-    sentences_of = {}
-    for a, b, s in pairs:
-        sentences_of.setdefault((a, b), []).append(s)
-    linked = {k for k, v in sentences_of.items() if len(v) >= 2 and len(set(v)) >= 2}
-    nsent = len(para)
-    tot, hit = [0] * nsent, [0] * nsent
-    for a, b, s in pairs:
-        tot[s] += 1
-        hit[s] += (a, b) in linked
-    scores = [h / t if t else 0.0 for h, t in zip(hit, tot, strict=True)]
-    if not words or nsent == 0:
-        return 0.0
-    groups = {}
-    for s, p in enumerate(para):
-        groups.setdefault(p, []).append(scores[s])
-    raw = sum(sum(g) / len(g) for g in groups.values()) / len(groups)
-    short = nsent < 3 or len(words) < 2 * window
-    return min(raw, SHORT_CHUNK_CAP) if short else raw
-
+from scwo_np.hsca import ContextSnapshot, WeightedChunk, relational_weights
+from scwo_np.hsca.layer1 import STOPWORDS
 
 VOCAB = ["fox", "rabbit", "dawn", "forest", "hunts", "the", "runs", "river", "Fox", "東京", "😀"]
 
@@ -56,7 +27,7 @@ def texts(draw):
 def test_layer1_equals_reference(batch, window):
     r = relational_weights(batch, window=window)
     for text, score in zip(batch, r.scores.tolist(), strict=True):
-        assert math.isclose(score, reference_score(text, window), abs_tol=1e-12)
+        assert math.isclose(score, naive.hsca_layer1_score(text, window), abs_tol=1e-12)
         assert 0.0 <= score <= 1.0
 
 

@@ -3,8 +3,9 @@
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
 a short core list plus the lemmas WordNet files under the domain's topics);
 a chunk's score for a domain is the share of its content words found in that
-lexicon, as written or by their English Snowball (Porter2) stem, and every domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may
-be).  ``cross_domain`` is added when two tagged domains are not related
+lexicon, as written or by their English Snowball (Porter2) stem, and every
+domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may be).
+``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
 An optional model hook (any callable ``text -> list[str]``) can replace the
 lexicons; it is wrapped so that any failure, or an answer outside the
@@ -206,7 +207,8 @@ def domain_scores(
 
     Examples
     --------
-    >>> domain_scores("The epitope binds.")["medical"], domain_scores("The epitope binds.", words={"epitop": "medical"})["medical"]
+    >>> text = "The epitope binds."
+    >>> domain_scores(text)["medical"], domain_scores(text, words={"epitop": "medical"})["medical"]
     (0.0, 0.5)
     """
     tokens = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
