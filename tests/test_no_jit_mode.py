@@ -18,7 +18,7 @@ def test_kernel_tests_pass_without_the_jit():
     res = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-W", "ignore::RuntimeWarning",
          "tests/test_dot.py", "tests/test_selection.py", "tests/test_batch.py", "tests/test_baselines.py",
-         "tests/test_dedup.py", "tests/test_diversify_budget.py"],
+         "tests/test_dedup.py", "tests/test_diversify_budget.py", "tests/test_hsca_layer1.py"],
         cwd=ROOT,
         env=env,
         capture_output=True,
