@@ -101,6 +101,16 @@ def _boundaries(labels: list[int]) -> list[int]:
     return [i for i in range(1, len(labels)) if labels[i] != labels[i - 1]]
 
 
+def _segment_window(reference: list[int], hypothesis: list[int], k: int | None) -> tuple[int, int]:
+    """``(n, k)`` for Pk and WindowDiff: checked lengths, and k = half the mean segment by default."""
+    n = len(reference)
+    if n != len(hypothesis) or n < 2:
+        raise ValueError("reference and hypothesis need the same length, at least 2.")
+    if k is None:
+        k = max(1, round(n / (len(set(reference)) * 2)))
+    return n, k
+
+
 def pk(reference: list[int], hypothesis: list[int], k: int | None = None) -> float:
     """Pk: the chance that two positions ``k`` apart are wrongly judged same/different segment.
 
@@ -111,11 +121,7 @@ def pk(reference: list[int], hypothesis: list[int], k: int | None = None) -> flo
     >>> pk([0, 0, 1, 1], [0, 0, 1, 1]), pk([0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1], k=2)
     (0.0, 0.6666666666666666)
     """
-    n = len(reference)
-    if n != len(hypothesis) or n < 2:
-        raise ValueError("reference and hypothesis need the same length, at least 2.")
-    if k is None:
-        k = max(1, round(n / (len(set(reference)) * 2)))
+    n, k = _segment_window(reference, hypothesis, k)
     errs = sum(
         (reference[i] == reference[i + k]) != (hypothesis[i] == hypothesis[i + k]) for i in range(n - k)
     )
@@ -130,11 +136,7 @@ def window_diff(reference: list[int], hypothesis: list[int], k: int | None = Non
     >>> window_diff([0, 0, 1, 1], [0, 0, 1, 1]), window_diff([0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1], k=2)
     (0.0, 0.6666666666666666)
     """
-    n = len(reference)
-    if n != len(hypothesis) or n < 2:
-        raise ValueError("reference and hypothesis need the same length, at least 2.")
-    if k is None:
-        k = max(1, round(n / (len(set(reference)) * 2)))
+    n, k = _segment_window(reference, hypothesis, k)
     rb = np.zeros(n, int)
     hb = np.zeros(n, int)
     rb[_boundaries(reference)] = 1
