@@ -1,13 +1,12 @@
 """Benchmarks for scwo_np.anchor: crush latency (with JSON parsing) and retrieval coverage."""
 
 import json
-import time
 
 import numpy as np
 
 from scwo_np.anchor import AnchorConfig, crush, crush_json
 
-from .common import Benchmark
+from .common import Benchmark, best_time
 
 
 def tool_output(n, seed=0):
@@ -47,21 +46,12 @@ class Crush(Benchmark):
 
     def track_extra_ms_over_static(self, n):
         """The plan's "< 5 ms additional latency": dynamic minus static anchoring, same input and query."""
-
-        def best(f, reps=9):
-            f()
-            out = np.inf
-            for _ in range(reps):
-                t = time.perf_counter()
-                f()
-                out = min(out, time.perf_counter() - t)
-            return out
-
-        dyn = best(lambda: crush_json(self.text, 30, query="latest errors in svc3"))
-        sta = best(
+        dyn = best_time(lambda: crush_json(self.text, 30, query="latest errors in svc3"), repeat=9)
+        sta = best_time(
             lambda: crush_json(
                 self.text, 30, query="latest errors in svc3", config=AnchorConfig(strategy="static")
-            )
+            ),
+            repeat=9,
         )
         return 1e3 * (dyn - sta)
 

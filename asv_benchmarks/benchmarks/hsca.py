@@ -6,8 +6,6 @@ in the same run with a TextRank-style baseline (sparse co-occurrence graph +
 PageRank over the same tokens).
 """
 
-import time
-
 import numpy as np
 from scipy import sparse
 
@@ -20,7 +18,7 @@ from scwo_np.hsca import (
     tokenize,
 )
 
-from .common import Benchmark
+from .common import Benchmark, best_time
 from .datasets import pydoc_paragraphs
 
 
@@ -66,33 +64,27 @@ class Layer1(Benchmark):
         self.doc = " ".join(" ".join(self.texts[:3]).split()[:20000])
         relational_weights([self.doc])
 
-    def _best(self, f, reps=5):
-        best = np.inf
-        for _ in range(reps):
-            t = time.perf_counter()
-            f()
-            best = min(best, time.perf_counter() - t)
-        return best
-
     def track_layer1_tokens_per_second(self):
         """Layer 1 on token arrays (the text tokenized once beforehand), 2 threads."""
-        return self.ntok / self._best(lambda: relational_weights(self.tok))
+        return self.ntok / best_time(lambda: relational_weights(self.tok), repeat=5)
 
     track_layer1_tokens_per_second.unit = "tokens/s"
 
     def track_layer1_with_tokenizing_tokens_per_second(self):
-        return self.ntok / self._best(lambda: relational_weights(self.texts), reps=2)
+        return self.ntok / best_time(lambda: relational_weights(self.texts), repeat=2)
 
     track_layer1_with_tokenizing_tokens_per_second.unit = "tokens/s"
 
     def track_speedup_vs_textrank(self):
         sub = tokenize(self.texts[:100])
-        return self._best(lambda: textrank(sub), reps=1) / self._best(lambda: relational_weights(sub))
+        return best_time(lambda: textrank(sub), repeat=1) / best_time(
+            lambda: relational_weights(sub), repeat=5
+        )
 
     track_speedup_vs_textrank.unit = "x"
 
     def track_ms_20000_word_document(self):
-        return 1e3 * self._best(lambda: relational_weights([self.doc]))
+        return 1e3 * best_time(lambda: relational_weights([self.doc]), repeat=5)
 
     track_ms_20000_word_document.unit = "ms"
 
