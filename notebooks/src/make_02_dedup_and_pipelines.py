@@ -1,15 +1,9 @@
-import nbformat as nbf
-from nbclient import NotebookClient
+"""Builds notebooks/02_dedup_and_pipelines.ipynb (executed, outputs saved)."""
 
-cells = []
+from _builder import Builder
 
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text))
-
-
-def code(text):
-    cells.append(nbf.v4.new_code_cell(text))
+nb = Builder()
+md, code = nb.md, nb.code
 
 
 md("""# 02 — Deduplication, diversification and the two context-optimizer pipelines
@@ -163,10 +157,4 @@ plt.xticks(rotation=20)
 plt.title("MoRAG relationships among the deduplicated chunks")
 print(opt.context_metrics)""")
 
-nb = nbf.v4.new_notebook(
-    cells=cells,
-    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-)
-NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-nbf.write(nb, "/work/main/notebooks/02_dedup_and_pipelines.ipynb")
-print("written")
+nb.write("02_dedup_and_pipelines.ipynb")

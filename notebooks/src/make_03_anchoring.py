@@ -1,17 +1,9 @@
-"""Builds notebooks/03_anchoring.ipynb (executed, outputs saved). Run from the repository root."""
+"""Builds notebooks/03_anchoring.ipynb (executed, outputs saved)."""
 
-import nbformat as nbf
-from nbclient import NotebookClient
+from _builder import Builder
 
-cells = []
-
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text))
-
-
-def code(text):
-    cells.append(nbf.v4.new_code_cell(text))
+nb = Builder()
+md, code = nb.md, nb.code
 
 
 md("""# 03 — Dynamic anchoring of large JSON arrays (SmartCrusher)
@@ -84,10 +76,4 @@ items = datasets["generic"]
 picture("generic rows: pattern weights vs learned (users look in the middle)",
         [("pattern", crush(items, K)), ("learned", crush(items, K, learned=w))])""")
 
-nb = nbf.v4.new_notebook(
-    cells=cells,
-    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-)
-NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-nbf.write(nb, "notebooks/03_anchoring.ipynb")
-print("written")
+nb.write("03_anchoring.ipynb")

@@ -1,17 +1,9 @@
-"""Builds notebooks/04_hsca.ipynb (executed, outputs saved). Run from the repository root."""
+"""Builds notebooks/04_hsca.ipynb (executed, outputs saved)."""
 
-import nbformat as nbf
-from nbclient import NotebookClient
+from _builder import Builder
 
-cells = []
-
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text))
-
-
-def code(text):
-    cells.append(nbf.v4.new_code_cell(text))
+nb = Builder()
+md, code = nb.md, nb.code
 
 
 md("""# 04 — HSCA: a conversation's macro map
@@ -133,10 +125,4 @@ so it is left to the command line here.""")
 code("""for r in evals.run([1, 2, 4, 5]):
     print(r.line(), {k: round(v, 3) for k, v in r.detail.items()})""")
 
-nb = nbf.v4.new_notebook(
-    cells=cells,
-    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-)
-NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-nbf.write(nb, "notebooks/04_hsca.ipynb")
-print("written")
+nb.write("04_hsca.ipynb")
