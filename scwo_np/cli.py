@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
-from importlib import resources
 
 import numpy as np
 
@@ -43,13 +44,51 @@ def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
     return records
 
 
-def _write_jsonl(records, path: str) -> None:
-    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+@contextlib.contextmanager
+def _output(path: str):
+    """A text stream for ``path`` (``-`` = stdout) that appears only when complete.
+
+    A regular file is written under a temporary name in its own folder and
+    renamed at the end, so a failure (bad input found late, a full disk)
+    leaves no half-written output behind and an existing file untouched.
+    Anything else that exists (``/dev/stdout``, a pipe, a device) is written
+    directly.
+    """
     if path == "-":
-        sys.stdout.writelines(lines)
-    else:
-        with open(path, "w", encoding="utf-8") as out:
-            out.writelines(lines)
+        yield sys.stdout
+        return
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "is a directory", path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                yield out
+        except OSError as exc:
+            raise type(exc)(exc.errno, exc.strerror, path) from None
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, path) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            yield out
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise type(exc)(exc.errno, exc.strerror, path) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _write_jsonl(records, path: str) -> None:
+    with _output(path) as out:
+        for r in records:
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
 def _read_chunks(path: str, emb_field: str, tok_field: str):
@@ -147,20 +186,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             report = ({"index": r.index, "id": r.id, "step": r.step, "reason": r.reason} for r in res.removed)
             kept = len(res.chunks)
         else:
-            chunks = [
-                ContextChunk(
-                    id=str(_field(r, ["id"], k, args.file, k)),
-                    content=_field(r, ["content", "text"], k, args.file),
-                    relevance_score=float(_field(r, ["relevance_score", "score"], k, args.file)),
-                    source_document=str(
-                        _field(r, ["source_document", "source", "path"], k, args.file, "unknown")
-                    ),
-                    entities=list(_field(r, ["entities"], k, args.file, [])),
-                    relationships=list(_field(r, ["relationships"], k, args.file, [])),
-                    timestamp=_field(r, ["timestamp"], k, args.file, None),
-                )
-                for k, r in enumerate(records)
-            ]
+            chunks = [ContextChunk.from_dict(r, index=k) for k, r in enumerate(records)]
             opt = MoragContextOptimizer(max_tokens=args.max_tokens)
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
@@ -204,47 +230,121 @@ def _cmd_crush(args: argparse.Namespace) -> int:
             )
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
-    if args.output == "-":
-        sys.stdout.write(out + "\n")
-    else:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(out + "\n")
+    with _output(args.output) as fh:
+        fh.write(out + "\n")
     return 0
 
 
-def _load_sample():
-    base = resources.files("scwo_np.bundled")
-    with resources.as_file(base / "pydoc_sample.npz") as p, np.load(p) as z:
-        E, costs, QE = z["embeddings"], z["costs"], z["query_embeddings"]
-    texts = [json.loads(x) for x in (base / "pydoc_sample.jsonl").read_text(encoding="utf-8").splitlines()]
-    queries = [json.loads(x) for x in (base / "pydoc_queries.jsonl").read_text(encoding="utf-8").splitlines()]
-    return E, costs, QE, texts, queries
+def _demo_query(arg: str, n: int):
+    """``--query``: a bundled query's number, or any text."""
+    from .datasets import load_sample, sample_query
+
+    s = load_sample()
+    if arg.strip().lstrip("-").isdigit():
+        k = int(arg)
+        if not 0 <= k < n:
+            raise SystemExit(f"scwo: --query must be a bundled query's number in [0, {n}) or a text; got {k}")
+        return s.query_embeddings[k], repr(s.queries[k]), f"bundled query #{k}, from {s.query_sources[k]}"
+    try:
+        v, how = sample_query(arg)
+    except ValueError as exc:
+        raise SystemExit(f"scwo: --query: {exc}") from None
+    return v, repr(arg), how
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    E, costs, QE, texts, queries = _load_sample()
-    qi = args.query % len(queries)
-    q = QE[qi]
-    t0 = time.perf_counter()
-    idx = mmr_select(E, q, costs, args.budget, lam=args.lam)
-    t1 = time.perf_counter()
-    mmr_select(E, q, costs, args.budget, lam=args.lam)
-    t2 = time.perf_counter()
-    _out(f"Query: {queries[qi]['text']!r}  (from {queries[qi]['source']})")
+    from .datasets import load_sample
+
+    s = load_sample()
+    E, costs, texts = s.embeddings, s.costs, s.texts
+    q, shown, how = _demo_query(args.query, len(s.queries))
+    try:
+        t0 = time.perf_counter()
+        idx, gains = mmr_select(E, q, costs, args.budget, lam=args.lam, return_gains=True)
+        t1 = time.perf_counter()
+        mmr_select(E, q, costs, args.budget, lam=args.lam)
+        t2 = time.perf_counter()
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    _out(f"Query: {shown}  ({how})")
     _out(
         f"Corpus: {len(E)} chunks of the Python docs, {int(costs.sum())} tokens; budget {args.budget} tokens"
     )
-    _out(f"\nSelected {len(idx)} chunks, {int(costs[idx].sum())} tokens (lam={args.lam}):")
+    used = int(costs[idx].sum())
+    _out(f"\nSelected {len(idx)} chunks, {used} tokens (lam={args.lam}):")
     for i in idx:
-        t = texts[int(i)]
-        _out(f"  [{int(i):4d}] {t['source']:<28} {costs[i]:4d} tok  {t['text'][:70]}...")
+        i = int(i)
+        _out(f"  [{i:4d}] {s.sources[i]:<28} {costs[i]:4d} tok  {texts[i][:70]}...")
+    for line in _why(E, q, costs, args.budget, args.lam, idx):
+        _out(line)
     tr = truncate(costs, args.budget)
     tk = topk_relevance(E, q, costs, args.budget)
     _out("\nCoverage (0.6 relevance + 0.4 diversity):")
-    _out(f"  MMR        {coverage(E[idx], q):.4f}")
-    _out(f"  top-k      {coverage(E[tk], q):.4f}")
-    _out(f"  truncation {coverage(E[tr], q):.4f}")
+    _out(f"  MMR        {coverage(E[idx], q):.4f}" if len(idx) else "  MMR        (nothing fits)")
+    _out(f"  top-k      {coverage(E[tk], q):.4f}" if len(tk) else "  top-k      (nothing fits)")
+    _out(f"  truncation {coverage(E[tr], q):.4f}" if len(tr) else "  truncation (nothing fits)")
     _out(f"\nTime: first call {1e3 * (t1 - t0):.1f} ms (includes JIT load), then {1e3 * (t2 - t1):.3f} ms")
+    return 0
+
+
+def _why(E, q, costs, budget, lam, idx) -> list[str]:
+    """Two lines: what decided the picks (relevance, redundancy) and where the budget went."""
+    if len(idx) == 0:
+        return [f"\nWhy: no chunk fits the budget of {budget} tokens (the smallest has {int(costs.min())})."]
+    En = E / np.linalg.norm(E, axis=1, keepdims=True)
+    rel = En @ (q / np.linalg.norm(q))
+    last = float(rel[idx].min())
+    picked = np.zeros(len(E), dtype=bool)
+    picked[idx] = True
+    passed = np.flatnonzero(~picked & (rel > last))  # more relevant than a pick, not taken
+    red = (En[passed] @ En[idx].T).max(axis=1) if len(passed) else np.empty(0)
+    left = budget - int(costs[idx].sum())
+    fits = np.flatnonzero(~picked & (costs <= left))
+    before_last = left + int(costs[idx[-1]])
+    too_long = int((costs[passed] > before_last).sum())
+    rank = np.argsort(-rel, kind="stable")[: len(idx)]
+    l1 = (
+        f"\nWhy: each pick had the best {lam:g}·relevance − {1 - lam:g}·redundancy among the chunks that "
+        f"still fit; the picks' relevance (cosine to the query) is {float(rel[idx].mean()):.2f} on average "
+        f"(the {len(idx)} most relevant chunks: {float(rel[rank].mean()):.2f})."
+    )
+    close = red[costs[passed] <= before_last]
+    l2 = (
+        f"     Of the {len(passed)} chunks more relevant than its least relevant pick, {too_long} were longer"
+    )
+    l2 += f" than the {before_last} tokens left before that pick"
+    if len(close):
+        l2 += f", {len(close)} lost on redundancy (median cosine to the closest pick {float(np.median(close)):.2f})"
+    l2 += f"; {budget - left} of {budget} tokens used, " + (
+        f"and none of the other chunks fits the {left} left." if len(fits) == 0 else f"{left} left."
+    )
+    return [l1, l2]
+
+
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from .datasets import load_sample
+
+    s = load_sample()
+    score = None
+    if args.query is not None:
+        if not 0 <= args.query < len(s.queries):
+            raise SystemExit(f"scwo: --query must be in [0, {len(s.queries)}); got {args.query}")
+        q = s.query_embeddings[args.query].astype(np.float64)
+        E = s.embeddings.astype(np.float64)
+        score = (E @ q) / (np.linalg.norm(E, axis=1) * np.linalg.norm(q))
+    n = len(s.texts) if args.n is None else max(0, min(args.n, len(s.texts)))
+    records = (
+        {
+            "id": i,
+            "source": s.sources[i],
+            "text": s.texts[i],
+            "tokens": int(s.costs[i]),
+            **({} if score is None else {"score": round(float(score[i]), 6)}),
+            "embedding": [round(float(x), 7) for x in s.embeddings[i]],
+        }
+        for i in range(n)
+    )
+    _write_jsonl(records, args.output)
     return 0
 
 
@@ -359,10 +459,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_crush)
 
     d = sub.add_parser("demo", help="select from the bundled Python-docs sample")
-    d.add_argument("--query", type=int, default=0, help="which bundled query (0)")
+    d.add_argument(
+        "--query",
+        default="0",
+        help="a bundled query's number (0-31) or a question as text (default 0); "
+        "text is embedded with all-MiniLM-L6-v2 when the `embed` extra is installed, "
+        "otherwise the nearest bundled query stands in",
+    )
     d.add_argument("--budget", type=int, default=1000)
     d.add_argument("--lam", type=float, default=0.7)
     d.set_defaults(func=_cmd_demo)
+
+    sm = sub.add_parser(
+        "sample", help="write the bundled Python-docs chunks as JSONL (id, source, text, tokens, embedding)"
+    )
+    sm.add_argument("--query", type=int, help="add `score`: each chunk's cosine to bundled query N (0-31)")
+    sm.add_argument("-n", type=int, help="only the first N chunks")
+    sm.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    sm.set_defaults(func=_cmd_sample)
 
     h = sub.add_parser(
         "hsca-eval",
@@ -382,8 +496,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status.
+
+    Like a Unix tool: bad input (a malformed file or argument) is one line on
+    stderr and status 2, any other failure (a file that cannot be written, a
+    full disk) one line and status 1, never a traceback; a closed output pipe
+    (``scwo select ... | head -1``) ends the command quietly.
+    """
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except SystemExit as exc:  # our own "scwo: ..." messages are about the input
+        if isinstance(exc.code, str):
+            sys.stderr.write(exc.code.rstrip() + "\n")
+            return 2
+        raise
+    except (ValueError, TypeError, RecursionError, UnicodeError) as exc:
+        msg = "input nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        sys.stderr.write(f"scwo {args.command}: {msg}\n")
+        return 2
+    except BrokenPipeError:
+        # Whoever read our output has gone: stop writing, quietly.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"scwo {args.command}: cannot use{where}: {exc.strerror or exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,10 +38,10 @@ order; ids must be unique (the spec keys scores by id).
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,6 +91,59 @@ class ContextChunk:
     position: float | None = None
     embedding: Sequence[float] | None = None
 
+    #: Field names accepted by :meth:`from_dict` for each attribute, first match wins.
+    ALIASES = {
+        "id": ("id", "chunk_id", "chunkId"),
+        "content": ("content", "text"),
+        "relevance_score": ("relevance_score", "score"),
+        "source_document": ("source_document", "source", "path", "file"),
+    }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, index: int = 0) -> ContextChunk:
+        """A chunk from a mapping, as the KB optimizer takes its matches.
+
+        ``content`` (or ``text``) and ``relevance_score`` (or ``score``) are
+        required; ``id`` defaults to ``index``, ``source_document`` (or
+        ``source``, ``path``, ``file``) to ``"unknown"``, ``entities`` and
+        ``relationships`` to empty lists; the other attributes by their names.
+
+        Examples
+        --------
+        >>> ContextChunk.from_dict({"text": "JSON is a format.", "score": 0.9}, index=3).id
+        '3'
+        """
+        if not isinstance(d, Mapping):
+            raise TypeError(f"chunk {index} is {type(d).__name__}; expected a dict or a ContextChunk.")
+
+        def pick(attr, default=...):
+            for name in cls.ALIASES.get(attr, (attr,)):
+                if name in d:
+                    return d[name]
+            if default is ...:
+                names = " or ".join(repr(n) for n in cls.ALIASES[attr])
+                raise ValueError(f"chunk {index} has no {names} field.")
+            return default
+
+        def strings(attr):
+            v = pick(attr, [])
+            if isinstance(v, str) or not isinstance(v, Sequence):
+                raise TypeError(f"chunk {index}: {attr} must be a list of strings; got {type(v).__name__}.")
+            return list(v)
+
+        return cls(
+            id=str(pick("id", index)),
+            content=pick("content"),
+            relevance_score=pick("relevance_score"),
+            source_document=str(pick("source_document", "unknown")),
+            entities=strings("entities"),
+            relationships=strings("relationships"),
+            timestamp=pick("timestamp", None),
+            chunk_type=pick("chunk_type", "text"),
+            position=pick("position", None),
+            embedding=pick("embedding", None),
+        )
+
 
 @dataclass
 class ChunkRelationship:
@@ -124,12 +177,16 @@ def _estimate_tokens(text: str) -> int:
     return len(text) // 4  # the spec's estimate
 
 
-def _check_chunks(chunks: Sequence[ContextChunk]) -> list[ContextChunk]:
-    chunks = list(chunks)
+def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk]:
+    if isinstance(chunks, str | bytes | Mapping):
+        raise TypeError(
+            f"chunks must be a list of ContextChunk objects or dicts; got {type(chunks).__name__}."
+        )
+    chunks = [
+        c if isinstance(c, ContextChunk) else ContextChunk.from_dict(c, index=k) for k, c in enumerate(chunks)
+    ]
     seen = set()
     for k, c in enumerate(chunks):
-        if not isinstance(c, ContextChunk):
-            raise TypeError(f"chunks[{k}] is {type(c).__name__}; build ContextChunk objects.")
         if not isinstance(c.content, str):
             raise TypeError(f"chunks[{k}].content is {type(c.content).__name__}, not str.")
         if not isinstance(c.relevance_score, int | float) or not np.isfinite(c.relevance_score):
