@@ -773,7 +773,22 @@ def _verify_jaccard(indptr, tokens, a, b, t):
     return keep, sim
 
 
-@functools.lru_cache(maxsize=64)
+#: Largest ``num_perm`` accepted: 1,024 hash functions estimate a Jaccard
+#: similarity to about 0.015 (one standard error at 0.9), and choosing the
+#: bands for it takes under a second; beyond that time grows, accuracy hardly.
+MAX_NUM_PERM = 1024
+
+
+def _check_num_perm(num_perm: object) -> int:
+    if (
+        isinstance(num_perm, bool)
+        or not isinstance(num_perm, int | np.integer)
+        or not 1 <= num_perm <= MAX_NUM_PERM
+    ):
+        raise ValueError(f"num_perm must be an integer in [1, {MAX_NUM_PERM}]; got {num_perm!r}.")
+    return int(num_perm)
+
+
 def lsh_params(threshold: float, num_perm: int, miss_weight: float = 0.5) -> tuple[int, int]:
     """Bands and rows ``(b, r)``, ``b * r <= num_perm``, minimising missed plus spurious pairs.
 
@@ -790,6 +805,14 @@ def lsh_params(threshold: float, num_perm: int, miss_weight: float = 0.5) -> tup
     >>> lsh_params(0.9, 128, miss_weight=0.9)
     (8, 16)
     """
+    num_perm = _check_num_perm(num_perm)
+    threshold = check_unit_interval(threshold, name="threshold")
+    miss_weight = check_unit_interval(miss_weight, name="miss_weight")
+    return _lsh_params(threshold, num_perm, miss_weight)
+
+
+@functools.lru_cache(maxsize=64)
+def _lsh_params(threshold: float, num_perm: int, miss_weight: float) -> tuple[int, int]:
     from scipy.integrate import quad
 
     best, best_err = (1, num_perm), np.inf
@@ -828,8 +851,7 @@ def minhash_pairs(
     """
     n = len(sets)
     t = check_unit_interval(threshold, name="threshold", meaning="a Jaccard similarity")
-    if isinstance(num_perm, bool) or not isinstance(num_perm, int | np.integer) or num_perm < 1:
-        raise ValueError(f"num_perm must be a positive integer; got {num_perm!r}.")
+    num_perm = _check_num_perm(num_perm)
     bands, rows = lsh_params(t, int(num_perm), float(miss_weight))  # cached
     rng = np.random.default_rng(seed)
     seeds = rng.integers(0, 2**63, size=bands * rows, dtype=np.uint64)

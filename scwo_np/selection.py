@@ -780,6 +780,11 @@ def mmr_select(
     >>> np.round(gains, 3)
     array([0.493, 0.079])
     """
+    if np.ndim(query) != 1:
+        raise ValueError(
+            f"query must be one embedding, shape (dim,); got shape {np.shape(query)}. "
+            "For several queries use mmr_select_multi."
+        )
     return _run(embeddings, query, None, costs, budget, lam, method, cost_aware, shift, return_gains)
 
 

@@ -23,7 +23,18 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 #: underflow to 0 nor overflow to inf (see ``scwo_np._dot``).
 NORM_RANGE = {"float32": (1e-15, 1e15), "float64": (1e-150, 1e150)}
 
+#: The largest token count one chunk may have.  No tokenizer makes a chunk
+#: this long, and with it every running sum of costs stays far inside int64
+#: for any array that fits in memory (fewer than 2**31 chunks x 2**31 tokens).
+MAX_COST = 2**31 - 1
+
+#: Budgets above this are treated as this ("everything fits"): it exceeds
+#: the total cost of any valid input, and ``budget - cost`` stays an int64.
+MAX_BUDGET = 2**62
+
 __all__ = [
+    "MAX_COST",
+    "MAX_BUDGET",
     "check_embeddings",
     "check_query",
     "check_queries",
@@ -153,6 +164,8 @@ def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.
     ...
     ValueError: costs must be non-negative token counts; costs[1] = -1.
     """
+    if isinstance(costs, str | bytes):
+        raise TypeError(f"{name} must be a 1-D array of integer token counts; got a {type(costs).__name__}.")
     try:
         c = np.asarray(costs)
     except Exception as exc:
@@ -172,18 +185,28 @@ def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.
     if c.size and c.min() < 0:
         bad = int(np.argmin(c))
         raise ValueError(f"{name} must be non-negative token counts; {name}[{bad}] = {c[bad].item()!r}.")
-    if c.dtype.kind == "u" and c.size and c.max() > np.iinfo(np.int64).max:
-        raise ValueError(f"{name} has a token count too large for int64.")
+    if c.size and c.max() > MAX_COST:  # compared before any conversion, so nothing wraps
+        bad = int(np.argmax(c))
+        raise ValueError(
+            f"{name}[{bad}] = {c[bad].item()!r} tokens is more than one chunk can hold (at most {MAX_COST}); "
+            "split the chunk, or leave it out."
+        )
     return np.ascontiguousarray(c.astype(np.int64))
 
 
 def check_budget(budget: object, *, name: str = "budget") -> int:
-    """Return ``budget`` as a non-negative Python int.
+    """Return ``budget`` as a non-negative Python int, at most :data:`MAX_BUDGET`.
+
+    A budget above ``MAX_BUDGET`` (``10**30``, ``2**64 - 1``) means the same
+    as ``MAX_BUDGET``: more than every valid input's total cost, so
+    everything fits.
 
     Examples
     --------
     >>> check_budget(4096)
     4096
+    >>> check_budget(10**30) == MAX_BUDGET
+    True
     >>> check_budget(-1)
     Traceback (most recent call last):
     ...
@@ -197,7 +220,7 @@ def check_budget(budget: object, *, name: str = "budget") -> int:
     b = int(budget)
     if b < 0:
         raise ValueError(f"{name} must be >= 0 tokens; got {b}.")
-    return b
+    return min(b, MAX_BUDGET)
 
 
 def check_lam(lam: object, *, name: str = "lam") -> float:

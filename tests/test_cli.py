@@ -1,10 +1,24 @@
 import json
+import re
 
 import numpy as np
 import pytest
 
 from scwo_np import mmr_select
 from scwo_np.cli import main
+
+
+def _fails(argv: list[str], match: str, status: int = 2) -> None:
+    """``scwo argv`` fails like a Unix tool: one line on stderr matching ``match``, no traceback."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(argv) == status
+    text = err.getvalue()
+    assert re.search(match, text), text
+    assert "Traceback" not in text and text.count("\n") == 1, text
 
 
 @pytest.fixture
@@ -55,16 +69,13 @@ def test_select_npz(tmp_path, capsys):
 def test_select_bad_input_names_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(line + "\n")
-    with pytest.raises(SystemExit, match=f"bad.jsonl:1: {message}"):
-        main(["select", str(path), "--query-index", "0", "--budget", "5"])
+    _fails(["select", str(path), "--query-index", "0", "--budget", "5"], f"bad.jsonl:1: {message}")
 
 
 def test_select_bad_lambda_and_index(chunks):
     path, _, _ = chunks
-    with pytest.raises(SystemExit, match="lam"):
-        main(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "2"])
-    with pytest.raises(SystemExit, match="--query-index must be in"):
-        main(["select", str(path), "--query-index", "99", "--budget", "5"])
+    _fails(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "2"], "lam")
+    _fails(["select", str(path), "--query-index", "99", "--budget", "5"], "--query-index must be in")
 
 
 def test_demo_runs_on_the_bundled_sample(capsys):
@@ -147,16 +158,12 @@ def test_optimize_kb_and_morag(texts_file, capsys):
 def test_dedup_and_optimize_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n[1, 2]\n')
-    with pytest.raises(SystemExit, match="expected a JSON object"):
-        main(["dedup", str(bad)])
-    with pytest.raises(SystemExit, match="cannot read"):
-        main(["dedup", str(tmp_path / "missing.jsonl")])
+    _fails(["dedup", str(bad)], "expected a JSON object")
+    _fails(["dedup", str(tmp_path / "missing.jsonl")], "cannot read")
     notext = tmp_path / "notext.jsonl"
     notext.write_text('{"score": 1}\n')
-    with pytest.raises(SystemExit, match="missing field 'text'"):
-        main(["dedup", str(notext)])
-    with pytest.raises(SystemExit, match="unknown option"):
-        main(["optimize", str(notext), "--pipeline", "kb", "--options", '{"bogus": 1}'])
+    _fails(["dedup", str(notext)], "missing field 'text'")
+    _fails(["optimize", str(notext), "--pipeline", "kb", "--options", '{"bogus": 1}'], "unknown option")
 
 
 def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
@@ -170,8 +177,7 @@ def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
     assert len(kept) <= 10 and {"status": "error", "error_code": "CRITICAL", "value": 50} in kept
     assert "errors 1" in captured.err
     path.write_text('{"not": "an array"}')
-    with pytest.raises(SystemExit, match="needs a JSON array"):
-        main(["crush", str(path), "--max-items", "3"])
+    _fails(["crush", str(path), "--max-items", "3"], "needs a JSON array")
 
 
 def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatch):
@@ -192,9 +198,6 @@ def test_hsca_eval_json_strict_and_errors(capsys):
     rc = main(["hsca-eval", "--evals", "2", "--cases", "2", "--json", "--strict"])
     rec = json.loads(capsys.readouterr().out)
     assert rec["cases"] == 2 and rec["criterion"] == 0.85 and rc == (0 if rec["met"] else 1)
-    with pytest.raises(SystemExit, match="unknown eval"):
-        main(["hsca-eval", "--evals", "9"])
-    with pytest.raises(SystemExit, match="numbers like"):
-        main(["hsca-eval", "--evals", "one"])
-    with pytest.raises(SystemExit, match="positive integer"):
-        main(["hsca-eval", "--cases", "0"])
+    _fails(["hsca-eval", "--evals", "9"], "unknown eval")
+    _fails(["hsca-eval", "--evals", "one"], "numbers like")
+    _fails(["hsca-eval", "--cases", "0"], "positive integer")
