@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -187,7 +188,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             kept = len(res.chunks)
         else:
             chunks = [ContextChunk.from_dict(r, index=k) for k, r in enumerate(records)]
-            opt = MoragContextOptimizer(max_tokens=args.max_tokens)
+            opt = MoragContextOptimizer(max_tokens=args.max_tokens, response_reserve=args.reserve)
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
                 sys.stdout.write(opt.format_context(ctx, args.query) + "\n")
@@ -435,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--query", default="", help="morag: the query")
     o.add_argument("--max-tokens", type=int, default=4000, help="morag: context size (4000)")
     o.add_argument(
+        "--reserve",
+        type=int,
+        default=None,
+        help="morag: tokens kept free for the answer (default: 500, at most half of --max-tokens)",
+    )
+    o.add_argument(
         "--strategy", choices=["auto", "relevance", "temporal", "topical", "hierarchical"], default="auto"
     )
     o.add_argument(
@@ -504,8 +511,14 @@ def main(argv: list[str] | None = None) -> int:
     (``scwo select ... | head -1``) ends the command quietly.
     """
     args = build_parser().parse_args(argv)
+
+    def warn(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(f"scwo {args.command}: warning: {message}\n")
+
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = warn
+            return args.func(args)
     except SystemExit as exc:  # our own "scwo: ..." messages are about the input
         if isinstance(exc.code, str):
             sys.stderr.write(exc.code.rstrip() + "\n")

@@ -147,7 +147,7 @@ def test_mmr_budget_step_with_embeddings():
         ContextChunk(str(k), chr(65 + k) * 400, 0.9, f"d{k}", [], [], embedding=E[k].tolist())
         for k in range(6)
     ]
-    opt = MoragContextOptimizer(max_tokens=800)  # 300 tokens: three 100-token chunks
+    opt = MoragContextOptimizer(max_tokens=800, response_reserve=500)  # 300 tokens: three 100-token chunks
     ctx = opt.optimize(chunks, "q", "relevance", query_embedding=E[0].tolist())
     assert len(ctx.chunks) == 3 and len(ctx.removed_chunks) == 3
     assert ctx.chunks[0].id == "0"  # the query's own chunk is the most relevant
@@ -191,3 +191,14 @@ def test_missing_entities_count_as_empty_and_empty_input():
     assert [x.id for x in ctx.chunks] == ["1"]
     empty = MoragContextOptimizer().optimize([], "q")
     assert empty.chunks == [] and empty.total_tokens == 0
+
+
+def test_default_reserve_never_takes_the_whole_window_and_nothing_fitting_warns():
+    chunks = [{"id": str(k), "text": "word " * 160, "score": 0.5} for k in range(5)]  # 200 tokens each
+    ctx = MoragContextOptimizer(max_tokens=400).optimize(chunks, "q")  # reserve 200: one chunk fits
+    assert len(ctx.chunks) == 1
+    with pytest.warns(UserWarning, match="no chunk fits the 10 tokens"):
+        ctx = MoragContextOptimizer(max_tokens=400, response_reserve=390).optimize(chunks, "q")
+    assert ctx.chunks == []
+    with pytest.raises(ValueError, match="leaves no room"):
+        MoragContextOptimizer(max_tokens=400, response_reserve=400)

@@ -18,7 +18,8 @@
 4. **prioritisation** — ``score + 0.2 * sum of relationship strengths +
    0.3 * query-term overlap + 0.1 if timestamped``, best first;
 5. **budget fit** — best-first while ``len(content) // 4`` tokens fit in
-   ``max_tokens - response_reserve`` (500), skipping what does not fit; or,
+   ``max_tokens - response_reserve`` (by default 500, at most half of
+   ``max_tokens``; a warning when nothing fits), skipping what does not fit; or,
    when every chunk has an ``embedding`` and a ``query_embedding`` is given,
    budgeted MMR (:func:`~scwo_np.mmr_select`) over the same budget;
 6. **organisation** — ``relevance``, ``temporal``, ``topical`` (connected
@@ -38,6 +39,7 @@ order; ids must be unique (the spec keys scores by id).
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -285,9 +287,17 @@ class MoragContextOptimizer:
     (['1', '3'], 1, 'relevance')
     """
 
-    def __init__(self, max_tokens: int = 4000, *, response_reserve: int = 500):
+    def __init__(self, max_tokens: int = 4000, *, response_reserve: int | None = None):
         self.max_tokens = check_budget(max_tokens, name="max_tokens")
+        if response_reserve is None:
+            # The spec's 500; never more than half the window, so context always has room.
+            response_reserve = min(500, self.max_tokens // 2)
         self.response_reserve = check_budget(response_reserve, name="response_reserve")
+        if self.response_reserve >= self.max_tokens > 0:
+            raise ValueError(
+                f"response_reserve ({self.response_reserve}) leaves no room for context in max_tokens "
+                f"({self.max_tokens}); lower it or raise max_tokens."
+            )
         self.similarity_threshold = 0.7
         self.min_chunk_relevance = 0.3
         self.entity_weight = 0.3
@@ -422,6 +432,12 @@ class MoragContextOptimizer:
                 costs, available, scores=-np.arange(len(chunks), dtype=float), mode="skip"
             ).tolist()
         chosen = set(pick)
+        if not pick:
+            warnings.warn(
+                f"no chunk fits the {available} tokens available (max_tokens {self.max_tokens} minus "
+                f"response_reserve {self.response_reserve}); the smallest needs {int(costs.min())}.",
+                stacklevel=3,
+            )
         return [chunks[k] for k in pick], [c.id for k, c in enumerate(chunks) if k not in chosen]
 
     def determine_best_strategy(self, chunks: Sequence[ContextChunk], n_relationships: int) -> str:
