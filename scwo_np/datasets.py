@@ -9,6 +9,7 @@ made; nothing is downloaded.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,8 +50,6 @@ def _load() -> Sample:
         E, costs, QE = z["embeddings"], z["costs"].astype(np.int64), z["query_embeddings"]
     rows = [json.loads(x) for x in (base / "pydoc_sample.jsonl").read_text(encoding="utf-8").splitlines()]
     qrows = [json.loads(x) for x in (base / "pydoc_queries.jsonl").read_text(encoding="utf-8").splitlines()]
-    for a in (E, costs, QE):
-        a.setflags(write=False)  # shared by every caller: nobody may change it
     return Sample(
         embeddings=E,
         costs=costs,
@@ -70,7 +69,8 @@ def load_sample() -> Sample:
     Sample
         ``embeddings``, ``costs``, ``texts``, ``sources`` (one per chunk) and
         ``query_embeddings``, ``queries``, ``query_sources`` (one per query).
-        The arrays are read-only (copy them to change them).
+        Each call returns fresh copies of the arrays.  (Read-only arrays
+        would make numba compile a second specialisation of every kernel.)
 
     Examples
     --------
@@ -82,7 +82,10 @@ def load_sample() -> Sample:
     >>> int(s.costs[idx].sum()) <= 1000
     True
     """
-    return _load()
+    s = _load()
+    return dataclasses.replace(
+        s, embeddings=s.embeddings.copy(), costs=s.costs.copy(), query_embeddings=s.query_embeddings.copy()
+    )
 
 
 def _minilm():  # pragma: no cover - needs the `embed` extra
