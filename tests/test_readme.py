@@ -65,3 +65,9 @@ def test_shell_blocks_run_in_order(tmp_path):
             where = f"README bash block {k + 2}: {line}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
             assert r.returncode == 0, where
             assert "Traceback" not in r.stderr, where  # also where a pipe closed early (| head)
+
+
+def test_ci_runs_the_two_lines_verbatim_last():
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    first = BLOCK.search(README.read_text(encoding="utf-8"))
+    assert ci[-2:] == first.group(2).strip().splitlines()
