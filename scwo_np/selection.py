@@ -65,6 +65,9 @@ from numpy.typing import ArrayLike, NDArray
 from . import _dot
 from ._config import JIT, PJIT
 from .validation import (
+    MAX_BUDGET,
+    MAX_COST,
+    NORM_RANGE,
     check_budget,
     check_costs,
     check_embeddings,
@@ -325,6 +328,40 @@ def _catch_up(E, i, nrm_i, P, pnorm, j0, j1, m):
 
 
 @njit(**JIT)
+def _catch_up_until(E, i, nrm_i, P, pnorm, j0, j1, m, base, one_m, cost, cost_aware, shift, bk, bi):
+    """:func:`_catch_up`, stopping once chunk ``i`` orders after ``(bk, bi)``.
+
+    Returns ``(m, j)``: the max similarity to picks ``[0, j)``.  Picks are
+    read four at a time; after each group the key ``base - one_m * m`` is
+    compared with the bound (the best other candidate), and once it orders
+    after the bound the chunk cannot be the next pick, so the rest of the
+    catch-up waits: the partial max is still an upper bound on its key.
+    """
+    j = j0
+    while j + 4 <= j1:
+        m = _raise_max(m, _dot._dotv4(E, i, P, j), nrm_i, pnorm, j)
+        j += 4
+        if j < j1 and not _before(_key(base - one_m * m, cost, cost_aware, shift), i, bk, bi):
+            return m, j
+    return _catch_up(E, i, nrm_i, P, pnorm, j, j1, m), j1
+
+
+@njit(**JIT)
+def _runner_up(hkey, hidx, size, has_sentinel, skey, sidx):
+    """The best key other than the heap's root (its children and the sentinel)."""
+    bk = -np.inf
+    bi = np.int64(-1)
+    for c in range(1, min(3, size)):
+        if bi < 0 or _before(hkey[c], hidx[c], bk, bi):
+            bk = hkey[c]
+            bi = hidx[c]
+    if has_sentinel and (bi < 0 or _before(skey, sidx, bk, bi)):
+        bk = skey
+        bi = sidx
+    return bk, bi
+
+
+@njit(**JIT)
 def _grown(a, used, cap):
     """A copy of the vector ``a`` with room for ``cap``, first ``used`` copied.
 
@@ -457,8 +494,9 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
         okey[i] = k
         kmin = min(kmin, k)
         kmax = max(kmax, k)
-    hist = np.empty(_NBINS, np.int64)
-    scale = _NBINS / (kmax - kmin) if kmax > kmin else 0.0
+    nbins = min(_NBINS, max(n, 1))  # any count is correct; few bins suffice for few keys
+    hist = np.empty(nbins, np.int64)
+    scale = nbins / (kmax - kmin) if kmax > kmin else 0.0
     if not np.isfinite(scale):  # keys closer than ~1e-305: one bin
         scale = 0.0
 
@@ -485,9 +523,17 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, 
                 size = _pop(hkey, hidx, size)
                 continue
             if use_sims and gen[i] < count:
-                m = _catch_up(E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i])
+                bk, bi = _runner_up(hkey, hidx, size, has_sentinel, skey, sidx)
+                if bi < 0:
+                    m = _catch_up(E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i])
+                    j = count
+                else:
+                    m, j = _catch_up_until(
+                        E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i],
+                        lam * rel[i], one_m, costs[i], cost_aware, shift, bk, bi,
+                    )  # fmt: skip
                 maxsim[i] = m
-                gen[i] = count
+                gen[i] = j
                 hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cost_aware, shift)
                 _sift_down(hkey, hidx, size, np.int64(0))
                 continue
@@ -570,6 +616,58 @@ def _best_singleton(rel, costs, budget, lam, shift, picks, gains, count):
         gains[0] = lam * rel[best] - one_m * 0.0
         return 1
     return count
+
+
+@njit(**JIT)
+def _select_fused(E, q, costs, budget, lam, cost_aware, shift, block, pool, qlo, qhi, max_cost):
+    """Everything :func:`mmr_select` does for one small input, in one call.
+
+    The same steps as the validating path (``_pass_one`` on one thread, the
+    lazy heap, the best-singleton check), so the same bits, without the
+    Python-level set-up between them.  The checks ride along: costs outside
+    ``[0, max_cost]``, a query norm and row norms outside ``[qlo, qhi]``
+    (which also catches NaN, inf and zero rows) return ``ok = False`` before
+    anything is selected, and the caller re-runs the validating path, which
+    raises the precise error.  Returns ``(picks, gains, ok)``.
+    """
+    n, d = E.shape
+    empty_i = np.empty(0, np.int64)
+    empty_f = np.empty(0)
+    for i in range(n):
+        if costs[i] < 0 or costs[i] > max_cost:
+            return empty_i, empty_f, False
+    V = _scratch(q, d)
+    qnorm = _row_norm(V, 0)
+    if not (qlo <= qnorm <= qhi):
+        return empty_i, empty_f, False
+    nrm = np.empty(n)
+    rel = np.empty(n)
+    speculate = lam != 1.0
+    sims = np.empty(n if speculate else 0)
+    bcand = np.empty((n + block - 1) // block, np.int64)
+    slots = np.full(1, -1, np.int64)
+    first = _pass_one_worker(
+        E, V, qnorm, 1.0, nrm, rel, sims, costs, budget, lam, cost_aware, shift, bcand, slots, block, 0, 1
+    )
+    for i in range(n):
+        if not (qlo <= nrm[i] <= qhi):
+            return empty_i, empty_f, False
+    if first < 0:
+        return empty_i, empty_f, True
+    if speculate:
+        blocks = _stale_blocks(bcand, first)
+        _fix_blocks(E, E[first], nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
+        maxsim = sims
+    else:
+        maxsim = np.empty(n)
+    picks = np.empty(n, np.int64)
+    gains = np.empty(n)
+    count = _mmr_lazy_kernel(
+        E, nrm, rel, costs, budget, lam, cost_aware, shift, first, maxsim, picks, gains, pool
+    )
+    if cost_aware:
+        count = _best_singleton(rel, costs, budget, lam, shift, picks, gains, count)
+    return picks[:count].copy(), gains[:count].copy(), True
 
 
 # --------------------------------------------------------------------------
@@ -682,6 +780,55 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cost_aware, shift, first, sims
 _IMPLS = {"exact": _select_exact, "lazy": _select_lazy}
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_NORM_RANGE = {dt: NORM_RANGE[dt.name] for dt in _FLOATS}
+
+
+def _fast(E, q, costs, budget, lam, method, cost_aware, shift):
+    """``(picks, gains)`` from :func:`_select_fused`, or None for the validating path.
+
+    Taken only when every argument already has the type the kernels use (or
+    converts without any judgement: a query or costs array of another
+    numeric dtype) and the input is small enough that the first pass would
+    run on one thread anyway.  Everything the validating path checks is
+    checked here or inside the kernel; on any doubt this returns None and
+    :func:`_run` validates from scratch, so errors are the same either way.
+    """
+    if type(E) is not np.ndarray or type(q) is not np.ndarray or method not in ("auto", "lazy"):
+        return None
+    dt = E.dtype
+    if E.ndim != 2 or dt not in _FLOATS or not E.flags.c_contiguous:
+        return None
+    n, d = E.shape
+    if n == 0 or d == 0 or n * d >= _dot.PARALLEL_MIN_ELEMENTS:
+        return None
+    if q.shape != (d,) or q.dtype not in _FLOATS:
+        return None
+    if q.dtype != dt or not q.flags.c_contiguous:
+        q = np.ascontiguousarray(q, dtype=dt)
+    if type(costs) is not np.ndarray:
+        if not isinstance(costs, list | tuple):
+            return None
+        costs = np.asarray(costs)
+    if costs.shape != (n,) or costs.dtype.kind not in "iu":
+        return None
+    if costs.dtype != np.int64 or not costs.flags.c_contiguous:
+        costs = costs.astype(np.int64)  # wrapped values come out negative: rejected below
+    if type(budget) is not int or not 0 <= budget <= MAX_BUDGET:
+        return None
+    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
+        return None
+    if not (cost_aware is False or cost_aware is True):
+        return None
+    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
+        return None
+    lo, hi = _NORM_RANGE[dt]
+    picks, gains, ok = _select_fused(
+        E, q, costs, budget, float(lam), cost_aware, float(shift), BLOCK, POOL, lo, hi, MAX_COST
+    )
+    return (picks, gains) if ok else None
+
+
 def _run(E, Q, w, costs, budget, lam, method, cost_aware, shift, return_gains):
     E = check_embeddings(E)
     n, dim = E.shape
@@ -780,6 +927,9 @@ def mmr_select(
     >>> np.round(gains, 3)
     array([0.493, 0.079])
     """
+    fast = _fast(embeddings, query, costs, budget, lam, method, cost_aware, shift)
+    if fast is not None:
+        return fast if return_gains else fast[0]
     if np.ndim(query) != 1:
         raise ValueError(
             f"query must be one embedding, shape (dim,); got shape {np.shape(query)}. "

@@ -43,6 +43,14 @@ def selection_problems(draw, max_n=12, max_d=9, allow_empty=True):
 
 
 @pytest.fixture
+def no_fused_path(monkeypatch):
+    """Send every selection through the validating path, not the fused kernel."""
+    import scwo_np.selection
+
+    monkeypatch.setattr(scwo_np.selection, "_fast", lambda *args: None)
+
+
+@pytest.fixture
 def small_pool(monkeypatch):
     """Shrink the lazy heap's candidate pool so refills are exercised."""
     import scwo_np.selection

@@ -42,6 +42,37 @@ def test_speculative_first_pass_is_exact(problem, cost_aware):
     _check(*problem, method="lazy", cost_aware=cost_aware)
 
 
+@pytest.mark.usefixtures("no_fused_path")
+@given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
+def test_validating_path_equals_reference(problem, cost_aware):
+    """Small inputs take the fused kernel; the validating path must agree too."""
+    _check(*problem, method="lazy", cost_aware=cost_aware)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda E, q, c: (E, q, [int(x) for x in c]),  # costs as a list
+        lambda E, q, c: (E, q, c.astype(np.int32)),
+        lambda E, q, c: (E, q.astype(np.float32), c),
+        lambda E, q, c: (np.asfortranarray(E), q, c),  # validating path
+        lambda E, q, c: (E.tolist(), q.tolist(), c.tolist()),  # validating path
+    ],
+)
+def test_fused_and_validating_paths_agree_on_input_forms(change):
+    rng = np.random.default_rng(3)
+    E = rng.standard_normal((40, 8))
+    q = rng.standard_normal(8)
+    c = rng.integers(1, 9, 40)
+    args = change(E, q, c)
+    if np.asarray(args[1]).dtype == np.float32:  # the query rounded to float32 is a different query
+        q = args[1].astype(np.float64)
+    want = mmr_select(E, q, c, 60, return_gains=True)
+    got = mmr_select(*args, 60, return_gains=True)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
 def _relevance_keyed_lazy_heap(E, q, k, lam):
     """The spec's SCWO-fast as written: stale keys from relevance, unit costs."""
     import heapq

@@ -3,7 +3,7 @@
 import numpy as np
 
 from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
-from scwo_np.bench import pure_python_mmr
+from scwo_np.bench import pure_python_mmr, spec_lazy_heap_mmr
 
 from .common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes
 from .datasets import gaussian, pydoc
@@ -119,6 +119,16 @@ class SpecTable(Benchmark):
 
     track_speedup_vs_pure_python.unit = "x"
 
+    def track_speedup_vs_spec_lazy_heap(self, n):
+        """Against the spec's own SCWO-fast written in plain Python (target >= 1000x at n = 500)."""
+        El = self.E.astype(np.float64).tolist()
+        ql = self.q.astype(np.float64).tolist()
+        cl = self.costs.tolist()
+        spec = best_time(lambda: spec_lazy_heap_mmr(El, ql, cl, self.budget), 2)
+        return spec / best_time(lambda: mmr_select(self.E, self.q, self.costs, self.budget), 51)
+
+    track_speedup_vs_spec_lazy_heap.unit = "x"
+
     def track_score_gain_over_truncation(self, n):
         """The spec's 'improvement': coverage of MMR over truncation, in percent."""
         sel = mmr_select(self.E, self.q, self.costs, self.budget)
@@ -126,6 +136,51 @@ class SpecTable(Benchmark):
         return 100 * (coverage(self.E[sel], self.q) / coverage(self.E[trunc], self.q) - 1)
 
     track_score_gain_over_truncation.unit = "%"
+
+
+class SmallSets(Benchmark):
+    """Per-call overhead on retrieved sets of typical size: n chunks of d = 384, pick k.
+
+    ``pyversity`` (``diversify(..., strategy="mmr")``, the ``bench`` extra) is
+    given the relevance scores precomputed, so it does less work than
+    ``mmr_select``, which computes them.  Targets: <= 12 us at n = 20 and
+    <= 30 us at n = 100, >= 5x pyversity at both.
+    """
+
+    params = [20, 100]
+    param_names = ["n"]
+
+    def setup(self, n):
+        rng = np.random.default_rng(0)
+        self.E = rng.standard_normal((n, 384)).astype(np.float32)
+        self.q = rng.standard_normal(384).astype(np.float32)
+        self.costs = np.ones(n, dtype=np.int64)
+        self.k = 5 if n == 20 else 10
+        mmr_select(self.E, self.q, self.costs, self.k)
+
+    def time_mmr_select(self, n):
+        mmr_select(self.E, self.q, self.costs, self.k)
+
+    def _pyversity(self):
+        try:
+            from pyversity import diversify
+        except ImportError:
+            raise NotImplementedError("pyversity is not installed (pip install '.[bench]')") from None
+        rel = (self.E @ self.q) / (np.linalg.norm(self.E, axis=1) * np.linalg.norm(self.q))
+        return lambda: diversify(self.E, rel, k=self.k, strategy="mmr", diversity=0.3)
+
+    def track_speedup_vs_pyversity(self, n):
+        theirs = self._pyversity()
+        ours = best_time(lambda: mmr_select(self.E, self.q, self.costs, self.k), 2001)
+        return best_time(theirs, 2001) / ours
+
+    track_speedup_vs_pyversity.unit = "x"
+
+    def track_microseconds(self, n):
+        """Best of 2,001 calls, in microseconds (asv's own timer rounds tiny times)."""
+        return 1e6 * best_time(lambda: mmr_select(self.E, self.q, self.costs, self.k), 2001)
+
+    track_microseconds.unit = "us"
 
 
 class Quality(Benchmark):
