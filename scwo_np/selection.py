@@ -279,8 +279,12 @@ def _sift_down(hkey, hidx, size, pos):
         if child >= size:
             break
         right = child + 1
-        if right < size and _before(hkey[right], hidx[right], hkey[child], hidx[child]):
-            child = right
+        if right < size:
+            # Branch-free choice of the better child: which one wins is a coin
+            # flip to the branch predictor, and mispredictions dominated re-scoring.
+            kr = hkey[right]
+            kc = hkey[child]
+            child += np.int64((kr > kc) | ((kr == kc) & (hidx[right] < hidx[child])))
         if not _before(hkey[child], hidx[child], k, ix):
             break
         hkey[pos] = hkey[child]
