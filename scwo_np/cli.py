@@ -198,7 +198,9 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
                      for c in ctx.chunks),
                     args.output,
                 )  # fmt: skip
-            report = ({"id": i, "step": "token_budget"} for i in ctx.removed_chunks)
+            report = (
+                {"index": r.index, "id": r.id, "step": r.step, "reason": r.reason} for r in ctx.removals
+            )
             kept = len(ctx.chunks)
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None

@@ -440,6 +440,19 @@ def _char_overlap(ca, na, cb, nb):
 
 
 @njit(**JIT)
+def _pair_weights(eptr, i, j, w_content, w_entity):
+    """``(w_content, w_entity)`` for a pair, or ``(1, 0)`` when either has no entities.
+
+    An item without entities says nothing about entity overlap, so the
+    entity term does not count for it (instead of counting as 0, which would
+    cap the pair's similarity at ``w_content`` and merge only exact copies).
+    """
+    if eptr[i + 1] == eptr[i] or eptr[j + 1] == eptr[j]:
+        return 1.0, 0.0
+    return w_content, w_entity
+
+
+@njit(**JIT)
 def _sequence_join(
     cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, active, w_content, w_entity, t, lo, hi
 ):
@@ -475,17 +488,18 @@ def _sequence_join(
             a = cdata[cptr[i] : cptr[i + 1]]
             la = a.shape[0]
             ej = _jaccard_sorted(edata[eptr[i] : eptr[i + 1]], edata[eptr[j] : eptr[j + 1]])
+            wc, we = _pair_weights(eptr, i, j, w_content, w_entity)
             L = la + lb
             if L == 0:
                 r = 1.0
             else:
-                if w_content * (2.0 * min(la, lb) / L) + w_entity * ej < t:
+                if wc * (2.0 * min(la, lb) / L) + we * ej < t:
                     continue
                 ov = _char_overlap(
                     hchar[hptr[i] : hptr[i + 1]], hcount[hptr[i] : hptr[i + 1]],
                     hchar[hptr[j] : hptr[j + 1]], hcount[hptr[j] : hptr[j + 1]],
                 )  # fmt: skip
-                if w_content * (2.0 * ov / L) + w_entity * ej < t:
+                if wc * (2.0 * ov / L) + we * ej < t:
                     continue
                 if not built:
                     start, pos = _b2j(b, nchars)
@@ -494,7 +508,7 @@ def _sequence_join(
                     stack = np.empty((min(la, lb) + 2, 4), np.int64)
                 mt, gen = _matches(a, b, start, pos, jlen, jstamp, gen, stack)
                 r = 2.0 * mt / L
-            s = w_content * r + w_entity * ej
+            s = wc * r + we * ej
             if s >= t:
                 ea, eb, es, m = _push_edge(ea, eb, es, m, j, i, s)
     return ea[:m], eb[:m], es[:m]
@@ -518,7 +532,8 @@ def _sequence_sims(cptr, cdata, nchars, eptr, edata, w_content, w_entity, lo, hi
         mt, gen = _matches(a, b, start, pos, jlen, jstamp, gen, stack)
         r = 2.0 * mt / L if L else 1.0
         ej = _jaccard_sorted(edata[eptr[i] : eptr[i + 1]], edata[eptr[j] : eptr[j + 1]])
-        out[k] = w_content * r + w_entity * ej
+        wc, we = _pair_weights(eptr, i, j, w_content, w_entity)
+        out[k] = wc * r + we * ej
     return out
 
 
@@ -610,7 +625,10 @@ def sequence_pairs(
     The similarity is ``SequenceMatcher(None, texts[j], texts[i]).ratio()``
     (difflib, ``autojunk`` on: the later text is ``a``, the earlier ``b``),
     or with ``entities`` MoRAG's ``(1 - w) * ratio + w * entity_jaccard``
-    (``w = entity_weight``; the Jaccard of two empty entity sets is 0).
+    (``w = entity_weight``).  When either item of a pair has no entities
+    the entity term does not count and the similarity is the ratio alone
+    (MoRAG's formula would count it as 0, so without entities only exact
+    copies could ever reach its 0.7 threshold).
     With ``lowercase`` (the default) both texts are compared as
     ``str.lower()``: redundancy should not hinge on capitals, and without it
     the MoRAG spec's own example ("AI is transforming healthcare" against

@@ -179,6 +179,8 @@ def sequence_similarity(text_a, text_b, ents_a=None, ents_b=None, entity_weight=
     if ents_a is None:
         return content
     e1, e2 = set(ents_a), set(ents_b)
+    if not e1 or not e2:  # no entities on one side: the entity term does not count
+        return content
     overlap = len(e1 & e2) / max(len(e1 | e2), 1)
     return (1.0 - entity_weight) * content + entity_weight * overlap
 

@@ -156,3 +156,31 @@ def test_async_wrapper():
 def test_bad_input(matches, options, exc, match):
     with pytest.raises(exc, match=match):
         KBContextOptimizer().optimize(matches, options)
+
+
+def test_no_scores_warns_and_ranks_in_input_order():
+    matches = [
+        {"id": i, "text": t, "path": f"f{i}.py"}
+        for i, t in enumerate(["alpha beta", "gamma delta", "eps zeta"])
+    ]
+    with pytest.warns(UserWarning, match="3 of 3 matches have no 'score'"):
+        res = KBContextOptimizer().optimize(matches, {"maxChunks": 2})
+    assert [m["id"] for m in res.chunks] == [0, 1]
+
+
+def test_no_scores_with_embeddings_ranks_by_the_query(recwarn):
+    matches = [
+        {"id": i, "text": t, "path": f"f{i}.py", "embedding": e}
+        for i, (t, e) in enumerate(
+            [("alpha beta", [1.0, 0.0]), ("gamma delta", [0.6, 0.8]), ("eps zeta", [0.0, 1.0])]
+        )
+    ]
+    res = KBContextOptimizer().optimize(matches, {"maxChunks": 2, "queryEmbedding": [0.0, 1.0]})
+    assert [m["id"] for m in res.chunks] == [2, 1]
+    assert not [w for w in recwarn if "score" in str(w.message)]
+
+
+@pytest.mark.parametrize("score, exc", [("high", TypeError), (True, TypeError), (float("nan"), ValueError)])
+def test_bad_score_names_the_match(score, exc):
+    with pytest.raises(exc, match=r"matches\[1\]"):
+        KBContextOptimizer().optimize([{"text": "a", "score": 1.0}, {"text": "b", "score": score}])

@@ -116,6 +116,14 @@ def test_full_optimization_pipeline(chunks, strategy, max_tokens):
     assert text.startswith("# Context for Query: AI in health care\n")
     assert text.count("## Source ") == len(ctx.chunks)
     assert opt.context_metrics["chunks_processed"] == len(chunks)
+    # Every chunk is either kept or removed exactly once, with a step and a reason.
+    gone = [r.id for r in ctx.removals]
+    assert sorted(gone + [c.id for c in ctx.chunks]) == sorted(c.id for c in chunks)
+    assert [r.id for r in ctx.removals if r.step == "token_budget"] == removed
+    assert sum(r.step == "redundancy" for r in ctx.removals) == n_dup
+    for r in ctx.removals:
+        assert chunks[r.index].id == r.id and r.reason
+        assert r.step in ("relevance_filter", "redundancy", "token_budget")
 
 
 def test_inputs_are_not_mutated_and_metrics_accumulate():
@@ -202,3 +210,40 @@ def test_default_reserve_never_takes_the_whole_window_and_nothing_fitting_warns(
     assert ctx.chunks == []
     with pytest.raises(ValueError, match="leaves no room"):
         MoragContextOptimizer(max_tokens=400, response_reserve=400)
+
+
+def test_near_duplicates_without_entities_merge_and_are_reported():
+    a = "The committee approved the budget for the new library on Monday."
+    b = "The committee approved the budget for the new library on Tuesday."
+    chunks = [
+        {"id": "a", "content": a, "relevance_score": 0.9},
+        {"id": "b", "content": b, "relevance_score": 0.8},
+    ]
+    ctx = MoragContextOptimizer(max_tokens=2000).optimize(chunks, "library budget")
+    assert [c.id for c in ctx.chunks] == ["a"]
+    (r,) = ctx.removals
+    assert (r.index, r.id, r.step, r.detail["duplicate_of"]) == (1, "b", "redundancy", "a")
+    assert r.reason.startswith("duplicate of a (similarity 0.9")
+    # With entities on both sides the spec's 0.7/0.3 weighting applies (disjoint entities: 0.7 * ratio).
+    chunks[0]["entities"], chunks[1]["entities"] = ["Monday"], ["Tuesday"]
+    assert len(MoragContextOptimizer(max_tokens=2000).optimize(chunks, "library").chunks) == 2
+
+
+def test_cli_report_lists_every_removal(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    rows = [
+        {"id": "a", "content": "The committee approved the library budget.", "relevance_score": 0.9},
+        {"id": "b", "content": "The committee approved the library budget.", "relevance_score": 0.8},
+        {"id": "c", "content": "Unrelated low-relevance note.", "relevance_score": 0.1},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = tmp_path / "report.jsonl"
+    cmd = [sys.executable, "-m", "scwo_np.cli", "optimize", str(src), "--pipeline", "morag", "--query", "budget",
+           "--report", str(rep), "-o", str(tmp_path / "out.jsonl")]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True)
+    got = [json.loads(line) for line in rep.read_text().splitlines()]
+    assert [(r["id"], r["step"]) for r in got] == [("c", "relevance_filter"), ("b", "redundancy")]

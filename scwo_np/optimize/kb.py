@@ -18,6 +18,9 @@ A match is a dict with ``text`` (or ``content``), ``score``, and optionally
 from __future__ import annotations
 
 import logging
+import math
+import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +33,7 @@ from ..dedup import dedup
 from ..diversify import REASONS, diversify
 from ..selection import mmr_select
 from ..text import word_sets
-from ..validation import check_budget, check_unit_interval
+from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
 
 __all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
 
@@ -104,6 +107,40 @@ class KBContextOptimizer:
     """
 
     def optimize(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+        """Run the ADR's steps on ``matches`` and say what was removed and why.
+
+        Parameters
+        ----------
+        matches : sequence of dict
+            Search matches: ``text`` (or ``content``), ``score``, and
+            optionally ``id``, a source (``path``/``file``/``source``),
+            ``tokens`` and ``embedding``; KB Labs' ``{"chunk": {...},
+            "score": s}`` shape works too.  Nothing is modified.
+        options : dict, optional
+            The ADR's options (see :data:`KB_DEFAULTS`), flat or as the
+            ADR's whole JSON configuration.  Unknown keys are an error.
+
+        Returns
+        -------
+        KBResult
+            ``chunks`` (the selected match dicts in rank order),
+            ``indices`` (their positions in ``matches``), ``removed`` (one
+            :class:`Removal` per dropped match: step, reason, details) and
+            the resolved ``options``.
+
+        Notes
+        -----
+        Steps, each optional: deduplication (word-set Jaccard >= the
+        threshold, keeping the best-scored), diversification (at most
+        ``maxChunksPerFile`` per source, no two above ``diversityThreshold``
+        similar), the token budget (budgeted MMR when embeddings and
+        ``queryEmbedding`` are given, else best-first until the budget,
+        with ``adaptiveSelection``), and ``maxChunks``.  Ranking uses
+        ``score``; when no match has one, matches are ranked by cosine
+        similarity of their ``embedding`` to ``queryEmbedding`` if both are
+        given, and otherwise a warning says that every score counts as 0
+        (input order decides).
+        """
         opts = self.options(options)
         matches = list(matches)
         n = len(matches)
@@ -117,9 +154,7 @@ class KBContextOptimizer:
         ids = [_field(m, "id", default=i) for i, m in enumerate(matches)]
         if len(set(map(repr, ids))) != n:
             raise ValueError("match ids must be unique; give every match its own 'id'.")
-        scores = np.array([_field(m, "score", default=0.0) for m in matches], dtype=np.float64)
-        if not np.all(np.isfinite(scores)):
-            raise ValueError(f"match {int(np.flatnonzero(~np.isfinite(scores))[0])} has a NaN or inf score.")
+        scores = self._scores(matches, opts)
         sources = [_field(m, "path", "file", "source") for m in matches]
         sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
         removed: list[Removal] = []
@@ -227,6 +262,36 @@ class KBContextOptimizer:
         if opts["selection"] not in ("auto", "sort", "mmr"):
             raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
         return opts
+
+    @staticmethod
+    def _scores(matches: list, opts: Mapping) -> NDArray[np.float64]:
+        """Each match's score; by the query when none has one (see :meth:`optimize`)."""
+        raw = [_field(m, "score") for m in matches]
+        for i, v in enumerate(raw):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+                raise TypeError(f"matches[{i}] has score {v!r}; a score must be a number.")
+            if v is not None and not math.isfinite(v):
+                raise ValueError(f"matches[{i}] has a NaN or inf score; pass a finite score.")
+        missing = sum(v is None for v in raw)
+        if missing == 0:
+            return np.array(raw, dtype=np.float64)
+        q = opts["queryEmbedding"]
+        embs = [_field(m, "embedding") for m in matches]
+        if missing == len(matches) and q is not None and all(e is not None for e in embs):
+            E = check_embeddings(embs, name="match embeddings")
+            qv = check_query(q, E.shape[1], name="queryEmbedding").astype(np.float64)
+            E = E.astype(np.float64)
+            norms = np.sqrt((E * E).sum(axis=1))
+            if not np.all(np.isfinite(norms) & (norms > 0)):
+                raise ValueError("every match embedding must be finite and non-zero to rank by the query.")
+            return (E @ qv) / (norms * np.sqrt(qv @ qv))
+        warnings.warn(
+            f"{missing} of {len(matches)} matches have no 'score'; they count as 0, so input order decides "
+            "among them. Give every match a score, or give every match an 'embedding' and pass "
+            "queryEmbedding to rank by the query.",
+            stacklevel=3,
+        )
+        return np.array([0.0 if v is None else v for v in raw], dtype=np.float64)
 
     @staticmethod
     def _tokens(match: Mapping, text: str, opts: Mapping) -> int:

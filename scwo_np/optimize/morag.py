@@ -6,8 +6,10 @@
 1. **relevance filter** — ``relevance_score >= min_chunk_relevance`` (0.3);
 2. **redundancy removal** — :func:`~scwo_np.dedup.dedup` with the spec's
    similarity (difflib ratio, 0.7 content + 0.3 entity Jaccard >= 0.7,
-   texts lowercased); each group of duplicates keeps its most relevant
-   chunk.  Groups are connected components, so the result does not depend
+   texts lowercased); when either chunk of a pair has no entities the
+   entity term does not count and the ratio alone decides (the spec counted
+   it as 0, so chunks without entities merged only when identical); each
+   group of duplicates keeps its most relevant chunk.  Groups are connected components, so the result does not depend
    on the input order (the spec grouped greedily against each group's first
    member, which does);
 3. **relationships** — for every pair sharing an entity: strong (> 0.5),
@@ -33,7 +35,9 @@ prioritised chunks are copies carrying the boosted score, as the spec's
 output shows); ``organization_strategy`` reports the strategy actually used
 (the spec echoed ``"auto"``); a missing entity list counts as empty; shared
 entities in a relationship's description are listed in the first chunk's
-order; ids must be unique (the spec keys scores by id).
+order; ids must be unique (the spec keys scores by id).  Every chunk left out
+is listed with its step and reason in ``OptimizedContext.removals`` (the
+spec's ``removed_chunks`` held only the budget step's).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -51,9 +55,10 @@ from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..budget import fit_budget
-from ..dedup import dedup
+from ..dedup import Dedup, dedup
 from ..selection import mmr_select
 from ..validation import check_budget, check_unit_interval
+from .kb import Removal
 
 __all__ = [
     "ChunkRelationship",
@@ -158,12 +163,22 @@ class ChunkRelationship:
 
 @dataclass
 class OptimizedContext:
+    """The spec's result, plus ``removals``: every chunk left out, at which step and why.
+
+    ``removed_chunks`` keeps the spec's meaning (ids dropped at the budget
+    step); ``removals`` lists every removal in pipeline order — the relevance
+    filter (``"relevance_filter"``), redundancy (``"redundancy"``, with the
+    chunk it duplicates and their similarity) and the budget
+    (``"token_budget"``) — as :class:`~scwo_np.optimize.Removal` records.
+    """
+
     chunks: list[ContextChunk]
     relationships: list[ChunkRelationship]
     total_tokens: int
     organization_strategy: str
     removed_chunks: list[str]
     deduplication_stats: dict[str, int]
+    removals: list[Removal] = field(default_factory=list)
 
 
 class RelationshipEdges(NamedTuple):
@@ -330,8 +345,21 @@ class MoragContextOptimizer:
             raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}.")
         check_unit_interval(self.min_chunk_relevance, name="min_chunk_relevance")
         chunks = _check_chunks(chunks)
+        where = {c.id: k for k, c in enumerate(chunks)}
+        removals = [
+            Removal(k, c.id, "relevance_filter",
+                    f"relevance {c.relevance_score:.2f} below min_chunk_relevance {self.min_chunk_relevance}",
+                    {"relevance_score": float(c.relevance_score)})
+            for k, c in enumerate(chunks) if not c.relevance_score >= self.min_chunk_relevance
+        ]  # fmt: skip
         filtered = [c for c in chunks if c.relevance_score >= self.min_chunk_relevance]
-        unique, stats = self.remove_redundancy(filtered)
+        unique, stats, d = self._dedup(filtered)
+        for x, k, sim in zip(d.dropped.tolist(), d.duplicate_of.tolist(), d.similarity.tolist(), strict=True):
+            c, kept = filtered[x], filtered[k]
+            removals.append(
+                Removal(where[c.id], c.id, "redundancy", f"duplicate of {kept.id} (similarity {sim:.2f})",
+                        {"duplicate_of": kept.id, "similarity": sim})
+            )  # fmt: skip
         edges = _edges(unique)
         rels = self._to_relationships(unique, edges)
         score = self.priority_scores(unique, rels, query)
@@ -339,6 +367,14 @@ class MoragContextOptimizer:
         final, removed = self.fit_token_budget(
             [unique[k] for k in order], query_embedding=query_embedding, lam=lam
         )
+        available = max(self.max_tokens - self.response_reserve, 0)
+        for i in removed:
+            c = chunks[where[i]]
+            removals.append(
+                Removal(where[i], i, "token_budget",
+                        f"{_estimate_tokens(c.content)} tokens did not fit in the {available} available",
+                        {"tokens": _estimate_tokens(c.content)})
+            )  # fmt: skip
         boosted = {unique[k].id: score[k] for k in order}
         final = [_with_score(c, boosted[c.id]) for c in final]
         used = (
@@ -349,7 +385,7 @@ class MoragContextOptimizer:
         organized = self.organize_chunks(final, rels, used)
         total = sum(_estimate_tokens(c.content) for c in organized)
         self._record(chunks, stats, removed, organized, total, used, rels, len(unique))
-        return OptimizedContext(organized, rels, total, used, removed, stats)
+        return OptimizedContext(organized, rels, total, used, removed, stats, removals)
 
     async def optimize_context(
         self, chunks: Sequence[ContextChunk], query: str, strategy: str = "auto", **kw
@@ -360,9 +396,15 @@ class MoragContextOptimizer:
     # -- steps (sync, plus the spec's async private names) ---------------------------
 
     def remove_redundancy(self, chunks: Sequence[ContextChunk]) -> tuple[list[ContextChunk], dict[str, int]]:
-        chunks = list(chunks)
+        """The spec's step 2: ``(unique chunks, stats)``; see the module documentation."""
+        unique, stats, _ = self._dedup(list(chunks))
+        return unique, stats
+
+    def _dedup(self, chunks: list[ContextChunk]):
         if not chunks:
-            return [], {"original_count": 0, "unique_count": 0, "removed_count": 0, "similarity_groups": 0}
+            empty = np.empty(0, dtype=np.int64)
+            stats = {"original_count": 0, "unique_count": 0, "removed_count": 0, "similarity_groups": 0}
+            return [], stats, Dedup(empty, empty, empty, np.empty(0))
         d = dedup(
             [c.content for c in chunks], method="sequence", threshold=self.similarity_threshold,
             scores=[c.relevance_score for c in chunks], entities=[_entities(c) for c in chunks],
@@ -375,7 +417,7 @@ class MoragContextOptimizer:
             "removed_count": len(d.dropped),
             "similarity_groups": len(unique),
         }
-        return unique, stats
+        return unique, stats, d
 
     def identify_relationships(self, chunks: Sequence[ContextChunk]) -> list[ChunkRelationship]:
         chunks = list(chunks)
