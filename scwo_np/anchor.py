@@ -45,6 +45,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ._config import JIT
+from .validation import check_int, check_positive_float, check_text, check_texts, check_unit_interval
 
 __all__ = [
     "AnchorConfig",
@@ -111,12 +112,24 @@ class AnchorConfig:
     def __post_init__(self) -> None:
         if self.strategy not in ("dynamic", "static"):
             raise ValueError(f"strategy must be 'dynamic' or 'static'; got {self.strategy!r}.")
-        if not (0.0 <= self.anchor_budget_pct <= 1.0):
-            raise ValueError(f"anchor_budget_pct must be in [0, 1]; got {self.anchor_budget_pct!r}.")
-        if not (0 <= self.min_anchor_slots <= self.max_anchor_slots):
-            raise ValueError("need 0 <= min_anchor_slots <= max_anchor_slots.")
-        if self.candidate_multiplier < 1:
-            raise ValueError("candidate_multiplier must be at least 1.")
+        for name in (
+            "anchor_budget_pct", "default_front_weight", "default_back_weight", "default_middle_weight",
+            "search_front_weight", "logs_back_weight", "time_series_balance",
+        ):  # fmt: skip
+            setattr(self, name, check_unit_interval(getattr(self, name), name=name))
+        for name, low in (
+            ("min_anchor_slots", 0), ("max_anchor_slots", 1), ("candidate_multiplier", 1), ("min_samples_for_learning", 1)
+        ):  # fmt: skip
+            setattr(self, name, check_int(getattr(self, name), name=name, low=low))
+        if self.min_anchor_slots > self.max_anchor_slots:
+            raise ValueError(
+                f"min_anchor_slots ({self.min_anchor_slots}) must not exceed max_anchor_slots ({self.max_anchor_slots})."
+            )
+        self.anomaly_z = check_positive_float(
+            self.anomaly_z, name="anomaly_z", meaning="a robust z-score cutoff"
+        )
+        for name in ("recency_keywords", "historical_keywords", "range_keywords"):
+            setattr(self, name, check_texts(getattr(self, name), name=name))
 
 
 class AnchorWeights(NamedTuple):
@@ -198,6 +211,18 @@ def columns(items: Sequence[Mapping]) -> Columns:
     >>> c.names, c.codes.tolist(), c.item_code.tolist()
     (['a', 'b'], [[0, 1, 0], [0, -1, 0]], [0, 1, 0])
     """
+    return _columns(_check_items(items))
+
+
+def _to_float(v: int | float) -> float:
+    """``float(v)``; integers beyond float range become NaN (not a usable number)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.nan
+
+
+def _columns(items: list[Mapping]) -> Columns:
     n = len(items)
     names = list(dict.fromkeys(k for it in items for k in it))
     F = len(names)
@@ -224,9 +249,12 @@ def columns(items: Sequence[Mapping]) -> Columns:
         present = code_row >= 0
         counts.append(np.bincount(code_row[present], minlength=len(distinct)))
         if kinds <= {int, float}:  # fast paths by the field's types
-            num = np.fromiter(distinct, dtype=np.float64, count=len(distinct))
+            try:
+                num = np.fromiter(distinct, dtype=np.float64, count=len(distinct))
+            except OverflowError:  # an integer beyond float range (JSON allows 1 followed by 400 zeros)
+                num = np.array([_to_float(v) for v in distinct])
         elif kinds & {int, float}:
-            num = np.array([float(v) if type(v) in (int, float) else np.nan for v in distinct])
+            num = np.array([_to_float(v) if type(v) in (int, float) else np.nan for v in distinct])
         else:
             num = np.full(len(distinct), np.nan)
         numeric[f] = np.append(num, np.nan)[code_row]  # code -1 reads the trailing NaN
@@ -319,7 +347,7 @@ def query_intents(query: str, config: AnchorConfig | None = None) -> tuple[str, 
     (('recency',), ('historical',))
     """
     cfg = config or AnchorConfig()
-    words = set(re.findall(r"[a-z0-9]+", query.lower()))
+    words = set(re.findall(r"[a-z0-9]+", check_text(query, name="query").lower()))
     out = []
     for name, kws in (
         ("recency", cfg.recency_keywords),
@@ -375,6 +403,8 @@ def anchor_budget(n: int, max_items: int, config: AnchorConfig | None = None) ->
     [3, 4, 6]
     """
     cfg = config or AnchorConfig()
+    n = check_int(n, name="n", low=0)
+    max_items = check_int(max_items, name="max_items", low=1)
     base = max_items * cfg.anchor_budget_pct
     if cfg.size_scaling and n > max_items > 0:
         base *= 1.0 + math.log10(n / max_items)
@@ -697,10 +727,8 @@ def crush(
     """
     cfg = config or AnchorConfig()
     items = _check_items(items)
-    if isinstance(max_items, bool) or not isinstance(max_items, int | np.integer) or max_items < 1:
-        raise ValueError(f"max_items must be a positive integer; got {max_items!r}.")
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a str; got {type(query).__name__}.")
+    max_items = check_int(max_items, name="max_items", low=1)
+    query = check_text(query, name="query")
     if pattern is not None and pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {sorted(PATTERNS)} or None; got {pattern!r}.")
     n = len(items)
@@ -718,7 +746,7 @@ def crush(
             kept=idx,
         )
         return (idx, rep) if report else idx
-    c = columns(items)
+    c = _columns(items)
     pat = pattern or detect_pattern(c)
     intents = query_intents(query, cfg)
     use_learned = learned is not None and cfg.use_learned_positions
@@ -871,31 +899,50 @@ def _element_spans(b):
     return starts[:m], ends[:m], seen_open and depth == 0 and not in_str
 
 
-def crush_json(text: str, max_items: int, **kw: Any) -> str:
-    """:func:`crush` on JSON text; returns a JSON array of the kept items, verbatim, in order.
+def crush_json(text: str | bytes, max_items: int, **kw: Any) -> str:
+    r""":func:`crush` on JSON text; returns a JSON array of the kept items, verbatim, in order.
+
+    ``text`` is a ``str`` or UTF-8 ``bytes`` (tool outputs often arrive as
+    bytes); invalid UTF-8, malformed JSON and JSON nested deeper than
+    Python's parser can follow are ``ValueError``\ s.
 
     Examples
     --------
     >>> crush_json('[{"a": 1.50}, {"a": 2}, {"a": 3}]', 2, config=AnchorConfig(min_anchor_slots=2))
     '[{"a": 1.50},{"a": 3}]'
+    >>> crush_json(b'[1, 2, 3]', 5)
+    '[1,2,3]'
     """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"text is not valid UTF-8 (byte {exc.start}: {exc.reason}); decode it with the right encoding first."
+            ) from None
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str of JSON; got {type(text).__name__}.")
-    raw = text.encode("utf-8")
+        raise TypeError(f"text must be JSON as a str or UTF-8 bytes; got {type(text).__name__}.")
+    # surrogatepass: a lone surrogate in a str has no UTF-8 form; it is carried through as is.
+    raw = text.encode("utf-8", "surrogatepass")
     starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
     items = None
-    if ok:
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError:
-            items = None
-    if items is None or not isinstance(items, list) or len(items) != starts.shape[0]:
-        items, spans = _array_spans(text)  # the careful path: exact errors, odd inputs
-        pieces = [text[a:b] for a, b in spans]
-    else:
-        pieces = None
+    try:
+        if ok:
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError:
+                items = None
+        if items is None or not isinstance(items, list) or len(items) != starts.shape[0]:
+            items, spans = _array_spans(text)  # the careful path: exact errors, odd inputs
+            pieces = [text[a:b] for a, b in spans]
+        else:
+            pieces = None
+    except RecursionError:
+        raise ValueError(
+            "text is JSON nested too deeply to parse (thousands of levels); no tool output needs that."
+        ) from None
     idx = crush(items, max_items, **kw)
     keep = (idx[0] if isinstance(idx, tuple) else idx).tolist()
     if pieces is not None:
         return "[" + ",".join(pieces[i] for i in keep) + "]"
-    return "[" + ",".join(raw[starts[i] : ends[i]].decode("utf-8") for i in keep) + "]"
+    return "[" + ",".join(raw[starts[i] : ends[i]].decode("utf-8", "surrogatepass") for i in keep) + "]"

@@ -65,12 +65,10 @@ def coverage(embeddings_selected: ArrayLike, query: ArrayLike) -> float:
     >>> coverage(np.array([[1.0, 0.0], [0.0, 1.0]]), [1.0, 1.0])
     0.8243
     """
-    E = (
-        check_embeddings(embeddings_selected, name="embeddings_selected")
-        if np.size(embeddings_selected)
-        else None
-    )
-    if E is None:
+    if isinstance(embeddings_selected, list | tuple) and len(embeddings_selected) == 0:
+        return 0.0  # an empty selection (as a list; an empty (0, d) array is handled below)
+    E = check_embeddings(embeddings_selected, name="embeddings_selected")
+    if E.shape[0] == 0:
         return 0.0
     q = check_query(query, E.shape[1], dtype=E.dtype)
     dots, nrm = _dot.dots_norms(E, q)

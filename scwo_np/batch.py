@@ -21,6 +21,7 @@ from ._parallel import run_chunks
 from .selection import POOL, _accumulate_rel, _best_singleton, _row_norm, _select_lazy_serial
 from .validation import (
     NORM_RANGE,
+    as_array,
     check_budget,
     check_costs,
     check_embeddings,
@@ -155,8 +156,8 @@ def select_batch(
     >>> res.split()
     [array([1, 2]), array([0, 1])]
     """
-    E = np.asarray(embeddings)
-    c = np.asarray(costs)
+    E = as_array(embeddings, name="embeddings")
+    c = as_array(costs, name="costs")
     if offsets is None:
         if E.ndim != 3:
             raise ValueError(

@@ -18,7 +18,15 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .validation import check_budget, check_costs, check_method, check_scores, check_texts
+from .validation import (
+    as_array,
+    check_budget,
+    check_costs,
+    check_int,
+    check_method,
+    check_scores,
+    check_texts,
+)
 
 __all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TOKEN"]
 
@@ -45,8 +53,19 @@ def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray
     return -(-lens // CHARS_PER_TOKEN)
 
 
+def _length(x: object, name: str, what: str) -> int:
+    """Length of a 1-D array argument, or a clear error."""
+    if isinstance(x, str | bytes):
+        raise TypeError(f"{name} must be a 1-D array, {what}; got a {type(x).__name__}.")
+    a = as_array(x, name=name)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, {what}; got shape {a.shape}.")
+    return a.shape[0]
+
+
 def best_first(scores: ArrayLike | None, n: int) -> NDArray[np.int64]:
     """Indices by descending score, ties to the lowest index (input order without scores)."""
+    n = check_int(n, name="n", low=0)
     s = check_scores(scores, n)
     return np.lexsort((np.arange(n), -s)).astype(np.int64)
 
@@ -84,11 +103,13 @@ def fit_budget(
     >>> fit_budget([50, 80, 10], 100, scores=[0.9, 0.8, 0.1], mode="skip")
     array([0, 2])
     """
-    if np.ndim(costs) != 1:
-        raise ValueError(f"costs must be 1-D, one token count per chunk; got shape {np.shape(costs)}.")
-    c = check_costs(costs, np.shape(costs)[0])
+    c = check_costs(costs, _length(costs, "costs", "one token count per chunk"))
     b = check_budget(budget)
     mode = check_method(mode, ["stop", "skip"], name="mode")
+    if scores is not None and _length(scores, "scores", "one score per chunk") != c.shape[0]:
+        raise ValueError(
+            f"scores has {np.shape(scores)[0]} values but costs has {c.shape[0]}; give one score per chunk."
+        )
     order = best_first(scores, c.shape[0])
     if mode == "stop":
         total = np.cumsum(c[order])
@@ -110,11 +131,7 @@ def top_k(scores: ArrayLike, k: int | None) -> NDArray[np.int64]:
     >>> top_k([0.2, 0.9, 0.9, 0.5], 2)
     array([1, 2])
     """
-    if np.ndim(scores) != 1:
-        raise ValueError(f"scores must be 1-D, one per chunk; got shape {np.shape(scores)}.")
-    order = best_first(scores, np.shape(scores)[0])
+    order = best_first(scores, _length(scores, "scores", "one per chunk"))
     if k is None:
         return order
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
-        raise ValueError(f"k must be a non-negative integer or None; got {k!r}.")
-    return order[: int(k)]
+    return order[: check_int(k, name="k", low=0, high=order.shape[0], clamp=True)]

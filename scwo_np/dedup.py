@@ -35,7 +35,7 @@ Methods (``method=``), each exact unless stated:
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -48,6 +48,7 @@ from ._parallel import map_chunks, run_chunks
 from .text import Ragged, code_points, word_sets
 from .validation import (
     check_embeddings,
+    check_int,
     check_method,
     check_row_norms,
     check_scores,
@@ -277,7 +278,7 @@ def jaccard_pairs(
     >>> jaccard_pairs(sets, 0.9)
     (array([0]), array([1]), array([1.]))
     """
-    t = float(threshold)
+    t = check_unit_interval(threshold, name="threshold", meaning="a Jaccard similarity")
     n = len(sets)
     lengths = sets.lengths()
     if t <= 0.0:
@@ -691,10 +692,21 @@ def _sequence_edges(sd: _SequenceData, active: NDArray[np.bool_], w: float, t: f
 
 
 def _check_entities(entities: object, n: int) -> list[list[str]]:
+    """One list of entity names per item; a bare string is an error, not a list of letters."""
+    if isinstance(entities, str | bytes | Mapping):
+        raise TypeError(
+            f"entities must be a list of lists of strings, one list per item; got {type(entities).__name__}."
+        )
     try:
-        rows = [list(r) for r in entities]  # type: ignore[union-attr]
+        rows = list(entities)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError("entities must be a list of lists of strings, one list per item.") from None
+    for i, r in enumerate(rows):
+        if isinstance(r, str | bytes) or not isinstance(r, Iterable):
+            raise TypeError(
+                f"entities[{i}] is {type(r).__name__}; each item needs a list of entity names (e.g. [{r!r}])."
+            )
+    rows = [list(r) for r in rows]
     if len(rows) != n:
         raise ValueError(f"entities must have one list per item ({n}); got {len(rows)}.")
     for i, r in enumerate(rows):
@@ -968,12 +980,16 @@ def cosine_pairs(
     """
     E = check_embeddings(embeddings)
     t = check_unit_interval(threshold, name="threshold", meaning="a cosine similarity")
+    block = check_int(block, name="block", low=1, high=1 << 16, clamp=True)
     n, d = E.shape
-    if n < 2:
+    if n == 0:
         e = np.empty(0, np.int64)
         return e, e, np.empty(0)
     _, nrm = _dot.dots_norms(E, E[0])
-    check_row_norms(nrm, E)
+    check_row_norms(nrm, E)  # also for one row: a NaN row is an error, not "no duplicates"
+    if n < 2:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0)
     # Leading coordinates for the bound: about a fifth, in multiples of 16 (at
     # d = 384, 80 of them: measured on random unit vectors, 64 left ~0.3% of
     # pairs to check at t = 0.9 and 80 left ~2e-5, for 30% more BLAS work).
@@ -1130,6 +1146,8 @@ def dedup(
         return Dedup(e, e, e, np.empty(0))
 
     if method == "cosine":
+        _, nrm = _dot.dots_norms(E, E[0])
+        check_row_norms(nrm, E)  # before identical rows are merged: NaN or zero rows are errors
         ia, ib = _identical_rows(E)
         u_idx = np.flatnonzero(_unique_mask(n, ib))
         if t <= 0.0:
@@ -1137,7 +1155,6 @@ def dedup(
         else:
             a, b, _ = cosine_pairs(E[u_idx], t)
             edges = [(ia, ib), (u_idx[a], u_idx[b])]
-        _, nrm = _dot.dots_norms(E, E[0])
 
         def identical_pair(lo, hi):
             return np.array([np.array_equal(E[x], E[y]) for x, y in zip(lo, hi, strict=True)], dtype=bool)

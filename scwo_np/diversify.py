@@ -16,7 +16,7 @@ turns the cap off.  A chunk with no source (``None``) counts as its own source.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +28,14 @@ from ._config import JIT
 from .budget import best_first
 from .dedup import _jaccard_sorted
 from .text import Ragged, word_sets
-from .validation import check_embeddings, check_row_norms, check_texts, check_unit_interval
+from .validation import (
+    as_array,
+    check_embeddings,
+    check_int,
+    check_row_norms,
+    check_texts,
+    check_unit_interval,
+)
 
 __all__ = ["Diversified", "diversify", "REASONS"]
 
@@ -154,12 +161,8 @@ def diversify(
     t = check_unit_interval(
         diversity_threshold, name="diversity_threshold", meaning="a minimum dissimilarity"
     )
-    if max_per_source is not None and (
-        isinstance(max_per_source, bool)
-        or not isinstance(max_per_source, int | np.integer)
-        or max_per_source < 1
-    ):
-        raise ValueError(f"max_per_source must be a positive integer or None; got {max_per_source!r}.")
+    if max_per_source is not None:  # more than there are chunks means no cap: clamped to n
+        max_per_source = check_int(max_per_source, name="max_per_source", low=1, high=max(n, 1), clamp=True)
     order = best_first(scores, n)
     src = _source_ids(sources, n)
     use_sim = t > 0.0
@@ -197,16 +200,25 @@ def diversify(
 
 
 def _length(texts, sources, scores, embeddings) -> int:
-    sizes = {
-        name: len(x) if name != "embeddings" else np.shape(x)[0]
-        for name, x in (
-            ("texts", texts),
-            ("sources", sources),
-            ("scores", scores),
-            ("embeddings", embeddings),
+    """The number of chunks, from whichever inputs are given (they must agree)."""
+    if sources is not None and isinstance(sources, str | bytes | Mapping):
+        raise TypeError(
+            f"sources must be a sequence with one source per chunk; got {type(sources).__name__}."
         )
-        if x is not None
-    }
+    sizes = {}
+    if texts is not None:
+        sizes["texts"] = len(check_texts(texts))
+    if sources is not None:
+        try:
+            sizes["sources"] = len(sources)
+        except TypeError:
+            raise TypeError(f"sources must be a sequence; got {type(sources).__name__}.") from None
+    for name, x in (("scores", scores), ("embeddings", embeddings)):
+        if x is not None:
+            arr = as_array(x, name=name)
+            if arr.ndim == 0:
+                raise TypeError(f"{name} must have one entry per chunk; got a single {type(x).__name__}.")
+            sizes[name] = arr.shape[0]
     if not sizes:
         raise ValueError("diversify needs at least one of texts, sources, scores or embeddings.")
     if len(set(sizes.values())) > 1:

@@ -21,14 +21,15 @@ the counts, so a given snapshot always gives the same crush.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._sqlite import connect, read_transaction
 from .anchor import AnchorWeights
+from .validation import check_int
 
 __all__ = ["BUCKETS", "PositionLearner", "PositionRetrievalPattern", "classify_position"]
 
@@ -44,6 +45,8 @@ def classify_position(idx: int, size: int) -> str:
     >>> [classify_position(i, 100) for i in (0, 15, 50, 75, 95)]
     ['front_10%', 'front_30%', 'middle', 'back_30%', 'back_10%']
     """
+    size = check_int(size, name="size", low=1)
+    idx = check_int(idx, name="idx", low=0, high=size - 1)
     rel = idx / size
     if rel < 0.1:
         return "front_10%"
@@ -94,18 +97,9 @@ class PositionLearner:
     """
 
     def __init__(self, path: str | os.PathLike = ":memory:", *, min_samples: int = 10, timeout: float = 30.0):
-        if isinstance(min_samples, bool) or not isinstance(min_samples, int) or min_samples < 1:
-            raise ValueError(f"min_samples must be a positive integer; got {min_samples!r}.")
-        self.path = os.fspath(path)
-        self.min_samples = min_samples
+        self.min_samples = check_int(min_samples, name="min_samples", low=1)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")
-        with self._lock:
-            self._db.executescript(_SCHEMA)
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
 
     def record_retrieval(self, tool_name: str, original_size: int, retrieved_indices: Sequence[int]) -> None:
         """Record one compression of ``tool_name``'s output and the positions users then retrieved."""
@@ -139,11 +133,9 @@ class PositionLearner:
                 raise
 
     def pattern(self, tool_name: str) -> PositionRetrievalPattern:
-        with self._lock:
-            row = self._db.execute("SELECT compressions FROM tools WHERE tool = ?", (tool_name,)).fetchone()
-            rows = self._db.execute(
-                "SELECT bucket, count FROM positions WHERE tool = ?", (tool_name,)
-            ).fetchall()
+        with self._lock, read_transaction(self._db) as db:  # both counts from one moment
+            row = db.execute("SELECT compressions FROM tools WHERE tool = ?", (tool_name,)).fetchone()
+            rows = db.execute("SELECT bucket, count FROM positions WHERE tool = ?", (tool_name,)).fetchall()
         counts = dict.fromkeys(BUCKETS, 0)
         counts.update(dict(rows))
         return PositionRetrievalPattern(tool_name, row[0] if row else 0, counts)
@@ -164,13 +156,9 @@ class PositionLearner:
 
     def snapshot(self) -> dict[str, PositionRetrievalPattern]:
         """Every tool's pattern, from one read transaction (consistent under concurrent writers)."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                tools = self._db.execute("SELECT tool, compressions FROM tools ORDER BY tool").fetchall()
-                rows = self._db.execute("SELECT tool, bucket, count FROM positions").fetchall()
-            finally:
-                self._db.execute("COMMIT")
+        with self._lock, read_transaction(self._db) as db:
+            tools = db.execute("SELECT tool, compressions FROM tools ORDER BY tool").fetchall()
+            rows = db.execute("SELECT tool, bucket, count FROM positions").fetchall()
         out = {}
         for tool, comp in tools:
             counts = dict.fromkeys(BUCKETS, 0)

@@ -20,6 +20,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from .validation import check_int, check_texts
+
 __all__ = ["Ragged", "word_sets", "code_points"]
 
 
@@ -63,6 +65,8 @@ def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list
     >>> [[vocab[i] for i in sets.row(k)] for k in range(len(sets))]
     [['the', 'cat', 'sat', 'mat'], ['cat!']]
     """
+    texts = check_texts(texts)
+    min_chars = check_int(min_chars, name="min_chars", low=1)
     vocab: dict[str, int] = {}
     get = vocab.setdefault
     flat: list[int] = []
@@ -89,7 +93,10 @@ def code_points(texts: Sequence[str]) -> Ragged:
     >>> cp.row(0).tolist(), cp.row(1).tolist()
     ([104, 233, 108, 108, 111], [128512])
     """
-    rows = [np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32) for t in texts]
+    # surrogatepass: a lone surrogate (legal in a Python str) keeps its code point.
+    rows = [
+        np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in check_texts(texts)
+    ]
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum([r.shape[0] for r in rows], out=indptr[1:])
     data = np.concatenate(rows) if rows else np.empty(0, np.uint32)

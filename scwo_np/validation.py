@@ -13,7 +13,7 @@ made: a NaN or inf in a row makes its norm non-finite.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -42,6 +42,10 @@ __all__ = [
     "check_budget",
     "check_lam",
     "check_nonnegative_float",
+    "check_positive_float",
+    "check_int",
+    "check_text",
+    "as_array",
     "check_row_norms",
     "check_method",
     "check_unit_interval",
@@ -270,15 +274,19 @@ def check_texts(texts: object, *, name: str = "texts") -> list[str]:
     ...
     TypeError: texts[1] is int, not str; convert it with str() or drop it.
     """
-    if isinstance(texts, str):
-        raise TypeError(f"{name} must be a sequence of strings, not one string; wrap it in a list.")
+    if isinstance(texts, str | bytes | bytearray | Mapping):
+        what = "one string" if isinstance(texts, str) else type(texts).__name__
+        raise TypeError(f"{name} must be a sequence of strings, not {what}; wrap it in a list.")
     try:
-        out = list(texts)
+        out = list(texts)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(f"{name} must be a sequence of strings; got {type(texts).__name__}.") from None
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise TypeError(f"{name}[{i}] is {type(t).__name__}, not str; convert it with str() or drop it.")
+            hint = (
+                "decode it first" if isinstance(t, bytes | bytearray) else "convert it with str() or drop it"
+            )
+            raise TypeError(f"{name}[{i}] is {type(t).__name__}, not str; {hint}.")
     return out
 
 
@@ -314,6 +322,77 @@ def check_nonnegative_float(value: object, *, name: str) -> float:
     if not (np.isfinite(x) and x >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
     return x
+
+
+def check_positive_float(value: object, *, name: str, meaning: str = "") -> float:
+    """Return ``value`` as a finite float > 0 (a time, a half-life, a z-score cutoff).
+
+    Examples
+    --------
+    >>> check_positive_float(0, name="half_life", meaning="seconds")
+    Traceback (most recent call last):
+    ...
+    ValueError: half_life must be a finite number > 0 (seconds); got 0.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive number; got {type(value).__name__}.")
+    x = float(value)
+    if not (np.isfinite(x) and x > 0.0):
+        extra = f" ({meaning})" if meaning else ""
+        raise ValueError(f"{name} must be a finite number > 0{extra}; got {value!r}.")
+    return x
+
+
+def check_int(value: object, *, name: str, low: int = 0, high: int | None = None, clamp: bool = False) -> int:
+    """Return an integer parameter (a size, count, window or index) in ``[low, high]``.
+
+    ``bool`` and floats are refused (``2.5`` items is not a size).  Above
+    ``high``, ``clamp=True`` returns ``high`` (for sizes where "more than
+    there is" means "all"), else it is an error.
+
+    Examples
+    --------
+    >>> check_int(10**30, name="window", low=1, high=1000, clamp=True)
+    1000
+    >>> check_int(0, name="max_items", low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_items must be an integer >= 1; got 0.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}.")
+    v = int(value)
+    if v < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {v}.")
+    if high is not None and v > high:
+        if clamp:
+            return high
+        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {v}.")
+    return v
+
+
+def check_text(value: object, *, name: str = "text") -> str:
+    """Return ``value`` if it is a ``str``; bytes and other objects are a ``TypeError``.
+
+    Examples
+    --------
+    >>> check_text(b"abc")
+    Traceback (most recent call last):
+    ...
+    TypeError: text must be a str; got bytes (decode it first, e.g. value.decode('utf-8')).
+    """
+    if isinstance(value, str):
+        return value
+    hint = " (decode it first, e.g. value.decode('utf-8'))" if isinstance(value, bytes | bytearray) else ""
+    raise TypeError(f"{name} must be a str; got {type(value).__name__}{hint}.")
+
+
+def as_array(value: object, *, name: str) -> np.ndarray:
+    """``np.asarray(value)`` with a ``TypeError`` naming ``name`` when it cannot be an array."""
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # ragged lists and other non-arrays
+        raise TypeError(f"{name} must be an array; could not convert it: {exc}") from None
 
 
 def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name: str = "embeddings") -> None:

@@ -166,7 +166,7 @@ def test_scalars_and_huge_strings():
         (lambda: crush([{"a": 1}, 2], 1), TypeError, "mixes objects and scalars"),
         (lambda: crush([[1, 2], [3]], 1), TypeError, "nested list"),
         (lambda: crush({"a": 1}, 1), TypeError, "list of JSON objects"),
-        (lambda: crush([{"a": 1}], 0), ValueError, "max_items must be a positive integer"),
+        (lambda: crush([{"a": 1}], 0), ValueError, "max_items must be an integer >= 1"),
         (lambda: crush([{"a": 1}], 2, pattern="table"), ValueError, "pattern must be one of"),
         (lambda: crush_json('{"a": 1}', 3), ValueError, "needs a JSON array"),
         (lambda: crush_json("[1, 2,", 3), ValueError, "malformed JSON"),

@@ -88,7 +88,7 @@ def test_estimates_and_top_k():
         (lambda: diversify(["a", "b"], scores=[1.0, float("nan")]), ValueError, "NaN"),
         (lambda: fit_budget([1, -1], 5), ValueError, "non-negative"),
         (lambda: fit_budget([1, 2], 5, mode="greedy"), ValueError, "mode must be one of"),
-        (lambda: top_k([1.0], -1), ValueError, "non-negative integer"),
+        (lambda: top_k([1.0], -1), ValueError, "k must be an integer >= 0"),
         (lambda: estimate_tokens(["ok", None]), TypeError, r"texts\[1\]"),
     ],
 )

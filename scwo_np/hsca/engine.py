@@ -28,7 +28,8 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 
-from .layer1 import beat_weights, relational_weights
+from ..validation import check_int, check_text, check_unit_interval
+from .layer1 import beat_weights, check_window, relational_weights
 from .layer2 import coherence, domain_scores, domain_tags
 from .layer3 import nuance_flags
 from .types import ContextSnapshot, NuanceFlag, WeightedChunk
@@ -81,22 +82,13 @@ class HSCAEngine:
         nuance_model: Callable[[str], Iterable[str]] | None = None,
         snapshot_on_topic_shift: bool = True,
     ) -> None:
-        if not (0.0 <= float(snapshot_coherence_threshold) <= 1.0):
-            raise ValueError(
-                f"snapshot_coherence_threshold must be in [0, 1]; got {snapshot_coherence_threshold!r}."
-            )
-        if (
-            isinstance(max_buffer_chunks, bool)
-            or not isinstance(max_buffer_chunks, int)
-            or max_buffer_chunks < 1
-        ):
-            raise ValueError(f"max_buffer_chunks must be a positive integer; got {max_buffer_chunks!r}.")
-        if (
-            isinstance(cooccurrence_window, bool)
-            or not isinstance(cooccurrence_window, int)
-            or cooccurrence_window < 2
-        ):
-            raise ValueError(f"cooccurrence_window must be an integer >= 2; got {cooccurrence_window!r}.")
+        snapshot_coherence_threshold = check_unit_interval(
+            snapshot_coherence_threshold, name="snapshot_coherence_threshold", meaning="a coherence"
+        )
+        max_buffer_chunks = check_int(
+            max_buffer_chunks, name="max_buffer_chunks", low=1, high=2**31 - 1, clamp=True
+        )
+        cooccurrence_window = check_window(cooccurrence_window, name="cooccurrence_window")
         self.snapshot_coherence_threshold = float(snapshot_coherence_threshold)
         self.max_buffer_chunks = max_buffer_chunks
         self.cooccurrence_window = cooccurrence_window
@@ -134,8 +126,7 @@ class HSCAEngine:
 
     def score_layers(self, text: str) -> WeightedChunk:
         """Layers 1-3 on ``text``; does not touch the buffer."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str; got {type(text).__name__}.")
+        text = check_text(text)
         l1 = relational_weights([text], window=self.cooccurrence_window)
         flags = nuance_flags(text, self.nuance_model)
         if l1.short[0]:

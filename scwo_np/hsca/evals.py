@@ -41,6 +41,7 @@ from importlib import resources
 
 import numpy as np
 
+from ..validation import check_int
 from .engine import HSCAEngine
 from .layer1 import relational_weights
 
@@ -108,7 +109,7 @@ def _segment_window(reference: list[int], hypothesis: list[int], k: int | None) 
         raise ValueError("reference and hypothesis need the same length, at least 2.")
     if k is None:
         k = max(1, round(n / (len(set(reference)) * 2)))
-    return n, k
+    return n, check_int(k, name="k", low=1, high=n - 1)
 
 
 def pk(reference: list[int], hypothesis: list[int], k: int | None = None) -> float:

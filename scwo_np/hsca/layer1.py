@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from .._config import JIT
 from .._parallel import run_chunks
+from ..validation import check_int, check_texts
 
 __all__ = ["STOPWORDS", "SHORT_CHUNK_CAP", "Tokens", "Layer1", "tokenize", "relational_weights"]
 
@@ -95,6 +96,16 @@ class Tokens(NamedTuple):
     vocab_size: int
 
 
+#: Windows above this are treated as this: no text has 2**31 words, so every
+#: larger window gives the same scores (and stays an int64 in the kernels).
+MAX_WINDOW = 2**31 - 1
+
+
+def check_window(window: object, *, name: str = "window") -> int:
+    """The co-occurrence window as an int in ``[2, MAX_WINDOW]`` (larger values are clamped)."""
+    return check_int(window, name=name, low=2, high=MAX_WINDOW, clamp=True)
+
+
 def tokenize(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Tokens:
     """Paragraphs (blank lines), sentences (after ``. ! ? ;`` or a newline), content words.
 
@@ -104,6 +115,7 @@ def tokenize(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Token
     >>> t.words.tolist(), t.sent.tolist(), t.para.tolist()
     ([0, 1, 0, 2, 3, 4], [0, 0, 1, 1, 2, 2], [0, 0, 1])
     """
+    texts = check_texts(texts)
     vocab = {} if vocab is None else vocab
     # One dict lookup per token decides everything: stop words and one-letter words map to -1.
     lookup = dict.fromkeys(STOPWORDS, -1)
@@ -255,9 +267,8 @@ def relational_weights(texts: Sequence[str] | Tokens, *, window: int = 5) -> Lay
     >>> bool(r.scores[0] > 0.35 > r.scores[1]), r.short.tolist()
     (True, [False, False])
     """
-    if isinstance(window, bool) or not isinstance(window, int | np.integer) or window < 2:
-        raise ValueError(f"window must be an integer >= 2; got {window!r}.")
-    tok = texts if isinstance(texts, Tokens) else tokenize(list(texts))
+    window = check_window(window)
+    tok = texts if isinstance(texts, Tokens) else tokenize(texts)
     n = tok.tok_ptr.shape[0] - 1
     scores = np.zeros(n)
     sent_score = np.zeros(tok.para.shape[0])
@@ -288,7 +299,9 @@ def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64
     >>> bool(min(w[:3]) > w[3])
     True
     """
-    tok = tokenize(list(texts))
+    texts = check_texts(texts)
+    window = check_window(window)
+    tok = tokenize(texts)
     n = len(texts)
     nsent = tok.sent_ptr[-1]
     para = np.repeat(np.arange(n, dtype=np.int64), np.diff(tok.sent_ptr))

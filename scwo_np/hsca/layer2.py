@@ -38,6 +38,7 @@ from importlib import resources
 
 import snowballstemmer
 
+from ..validation import check_text
 from .layer1 import STOPWORDS
 from .types import DomainTag
 
@@ -211,6 +212,7 @@ def domain_scores(
     >>> domain_scores(text)["medical"], domain_scores(text, words={"epitop": "medical"})["medical"]
     (0.0, 0.5)
     """
+    text = check_text(text)
     tokens = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
     counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
     for w in tokens:
@@ -248,6 +250,7 @@ def domain_tags(
     >>> domain_tags("anything", model=lambda t: 1 / 0)
     ['unclassified']
     """
+    text = check_text(text)
     if model is not None:
         try:
             tags = list(model(text))
@@ -290,6 +293,7 @@ def coherence(text: str) -> float:
     >>> round(coherence(prose), 2) > 0.8, coherence("qwx zrt plk vbn mmq") < 0.1
     (True, True)
     """
+    text = check_text(text)
     words = _WORD.findall(text)
     if not words:
         return 0.0

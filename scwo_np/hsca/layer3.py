@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from ..validation import check_text
 from .types import NuanceFlag
 
 __all__ = ["nuance_flags", "MODEL_FLAGS"]
@@ -84,6 +85,7 @@ def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None)
     'metaphor_model'
     """
     flags = []
+    text = check_text(text)
     if _HEDGED.search(text):
         flags.append(NuanceFlag.HEDGED.value)
     if _ABSOLUTE.search(text):

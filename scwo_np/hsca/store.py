@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .._sqlite import connect, read_transaction
+from ..validation import check_positive_float, check_texts
 from .types import ContextSnapshot, WeightedChunk
 
 __all__ = ["SessionState", "SnapshotStore", "support_strength"]
@@ -105,15 +106,9 @@ class SnapshotStore:
     def __init__(
         self, path: str | os.PathLike = ":memory:", *, keep_text: bool = True, timeout: float = 30.0
     ):
-        self.path = os.fspath(path)
         self.keep_text = bool(keep_text)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False, isolation_level=None)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")
-        with self._lock:
-            self._db.executescript(_SCHEMA)
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
 
     @staticmethod
     def _ns(session: str, ident: str) -> str:
@@ -149,22 +144,18 @@ class SnapshotStore:
 
     def load(self, session: str) -> list[ContextSnapshot]:
         """The session's snapshots in conversation order, ids namespaced."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                snaps = self._db.execute(
-                    "SELECT snapshot_id, position, macro_weight, domain_summary, forced, created_at FROM snapshots "
-                    "WHERE session = ? ORDER BY position",
-                    (session,),
-                ).fetchall()
-                rows = self._db.execute(
-                    "SELECT c.snapshot_id, c.chunk_id, c.text, c.layer1, c.coherence, c.domain_tags, c.nuance_flags, "
-                    "c.created_at FROM chunks c JOIN snapshots s ON c.snapshot_id = s.snapshot_id "
-                    "WHERE s.session = ? ORDER BY c.snapshot_id, c.idx",
-                    (session,),
-                ).fetchall()
-            finally:
-                self._db.execute("COMMIT")
+        with self._lock, read_transaction(self._db):
+            snaps = self._db.execute(
+                "SELECT snapshot_id, position, macro_weight, domain_summary, forced, created_at FROM snapshots "
+                "WHERE session = ? ORDER BY position",
+                (session,),
+            ).fetchall()
+            rows = self._db.execute(
+                "SELECT c.snapshot_id, c.chunk_id, c.text, c.layer1, c.coherence, c.domain_tags, c.nuance_flags, "
+                "c.created_at FROM chunks c JOIN snapshots s ON c.snapshot_id = s.snapshot_id "
+                "WHERE s.session = ? ORDER BY c.snapshot_id, c.idx",
+                (session,),
+            ).fetchall()
         by_snap: dict[str, list[WeightedChunk]] = {}
         for sid, cid, text, l1, coh, tags, flags, created in rows:
             by_snap.setdefault(sid, []).append(
@@ -183,7 +174,9 @@ class SnapshotStore:
         self, sessions: Sequence[str], *, half_life: float = 7 * 86400.0, now: float | None = None
     ) -> dict[str, float]:
         """Merged domain distribution of ``sessions`` (macro weight x time decay; sums to 1)."""
-        now = time.time() if now is None else now
+        sessions = check_texts(sessions, name="sessions")
+        half_life = check_positive_float(half_life, name="half_life", meaning="seconds")
+        now = time.time() if now is None else float(now)
         acc: dict[str, float] = {}
         for session in sessions:
             for s in self.load(session):

@@ -21,7 +21,7 @@ import logging
 import math
 import numbers
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +142,8 @@ class KBContextOptimizer:
         (input order decides).
         """
         opts = self.options(options)
+        if isinstance(matches, str | bytes | Mapping) or not isinstance(matches, Iterable):
+            raise TypeError(f"matches must be a list of match dicts; got {type(matches).__name__}.")
         matches = list(matches)
         n = len(matches)
         for i, m in enumerate(matches):

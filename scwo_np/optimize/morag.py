@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -57,7 +57,7 @@ from scipy.sparse.csgraph import connected_components
 from ..budget import fit_budget
 from ..dedup import Dedup, dedup
 from ..selection import mmr_select
-from ..validation import check_budget, check_unit_interval
+from ..validation import MAX_BUDGET, check_budget, check_int, check_unit_interval
 from .kb import Removal
 
 __all__ = [
@@ -195,7 +195,7 @@ def _estimate_tokens(text: str) -> int:
 
 
 def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk]:
-    if isinstance(chunks, str | bytes | Mapping):
+    if isinstance(chunks, str | bytes | Mapping) or not isinstance(chunks, Iterable):
         raise TypeError(
             f"chunks must be a list of ContextChunk objects or dicts; got {type(chunks).__name__}."
         )
@@ -206,6 +206,16 @@ def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk
     for k, c in enumerate(chunks):
         if not isinstance(c.content, str):
             raise TypeError(f"chunks[{k}].content is {type(c.content).__name__}, not str.")
+        for attr in ("entities", "relationships"):
+            v = getattr(c, attr)
+            if v is not None and (
+                isinstance(v, str | bytes)
+                or not isinstance(v, Iterable)
+                or not all(isinstance(e, str) for e in v)
+            ):
+                raise TypeError(
+                    f"chunks[{k}].{attr} must be a list of strings; got {v!r} (a bare string would be split into letters)."
+                )
         if not isinstance(c.relevance_score, int | float) or not np.isfinite(c.relevance_score):
             raise ValueError(
                 f"chunks[{k}].relevance_score must be a finite number; got {c.relevance_score!r}."
@@ -303,7 +313,7 @@ class MoragContextOptimizer:
     """
 
     def __init__(self, max_tokens: int = 4000, *, response_reserve: int | None = None):
-        self.max_tokens = check_budget(max_tokens, name="max_tokens")
+        self.max_tokens = check_int(max_tokens, name="max_tokens", low=1, high=MAX_BUDGET, clamp=True)
         if response_reserve is None:
             # The spec's 500; never more than half the window, so context always has room.
             response_reserve = min(500, self.max_tokens // 2)

@@ -1,0 +1,634 @@
+"""The bad-input matrix: every public function and class, every argument, many bad values.
+
+Each public export is registered below with a valid call and the category
+of each argument it takes.  Every bad value of a category must raise a
+``ValueError`` or ``TypeError`` whose message names the argument; values
+that some functions may legitimately accept (a lone surrogate in a text, a
+size too large to mean anything) must either work or raise one of those two,
+never anything else.  Inputs are never modified.
+
+``test_every_export_is_registered`` fails when a new public name is exported
+without an entry here, so the matrix grows with the API.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+import scwo_np
+from scwo_np import anchor, budget, dedup, diversify, hsca, learning, optimize, text
+from scwo_np.datasets import sample_query
+from scwo_np.hsca import evals
+
+MODULES = [
+    "scwo_np",
+    "scwo_np.anchor",
+    "scwo_np.baselines",
+    "scwo_np.batch",
+    "scwo_np.budget",
+    "scwo_np.datasets",
+    "scwo_np.dedup",
+    "scwo_np.diversify",
+    "scwo_np.hsca",
+    "scwo_np.learning",
+    "scwo_np.optimize",
+    "scwo_np.selection",
+    "scwo_np.text",
+]
+
+rng = np.random.default_rng(0)
+E = rng.standard_normal((6, 4))
+Q = E[0] + 0.5
+COSTS = np.array([3, 1, 4, 1, 5, 9])
+TEXTS = [
+    "The court ruled that the contract was void.",
+    "The patient was given a dose of insulin.",
+    "The court ruled that the contract was void!",
+    "Seven wizards quietly judge the boxing match.",
+    "The doctor checked her blood sugar again.",
+    "Counsel appealed the ruling to the higher court.",
+]
+ITEMS = [{"id": i, "status": "error" if i % 7 == 0 else "ok", "ms": float(i % 5)} for i in range(40)]
+CHUNKS = [
+    {"id": str(i), "content": t, "relevance_score": 0.5 + i / 20, "entities": ["court"] if i % 2 else []}
+    for i, t in enumerate(TEXTS)
+]
+MATCHES = [{"id": i, "text": t, "score": 1 - i / 10, "path": f"f{i % 2}.py"} for i, t in enumerate(TEXTS)]
+
+
+# --------------------------------------------------------------------------
+# Bad values by category (functions of the valid value, so shapes match)
+# --------------------------------------------------------------------------
+
+
+def _with(v, where, x):
+    out = np.array(v, dtype=float)
+    out[where] = x
+    return out
+
+
+def embeddings_bad(v):
+    v = np.asarray(v, dtype=float)
+    zero = v.copy()
+    zero[0] = 0.0
+    return {
+        "None": None,
+        "str": "abc",
+        "ragged": [[1.0, 2.0], [3.0]],
+        "1-D": v[0],
+        "3-D": v[None],
+        "dim 0": np.zeros((len(v), 0)),
+        "bool": v > 0,
+        "complex": v.astype(complex),
+        "NaN": _with(v, (0, 0), np.nan),
+        "inf": _with(v, (-1, -1), np.inf),
+        "zero row": zero,
+        "strings": [["a"] * v.shape[1]] * len(v),
+    }
+
+
+def query_bad(v):
+    v = np.asarray(v, dtype=float)
+    return {
+        "None": None,
+        "str": "abc",
+        "zeros": np.zeros_like(v),
+        "NaN": _with(v, 0, np.nan),
+        "inf": _with(v, 0, -np.inf),
+        "short": v[:-1],
+        "2-D": np.stack([v, v]),
+        "bool": v > 0,
+    }
+
+
+def queries_bad(v):
+    v = np.asarray(v, dtype=float)
+    return {
+        "None": None,
+        "str": "abc",
+        "zero row": _with(v, 0, 0.0),
+        "NaN": _with(v, (0, 0), np.nan),
+        "short": v[:, :-1],
+        "3-D": v[None],
+        "empty": v[:0],
+    }
+
+
+def costs_bad(v):
+    v = list(v)
+    return {
+        "None": None,
+        "str": "abc",
+        "negative": [-1] + v[1:],
+        "1e30": [1e30] + v[1:],
+        "2^63": [2**63] + v[1:],
+        "fraction": [3.7] + v[1:],
+        "NaN": [math.nan] + v[1:],
+        "short": v[:-1],
+        "bool": [True] * len(v),
+        "2-D": [v],
+    }
+
+
+def budget_bad(v):
+    return {
+        "-1": -1,
+        "3.5": 3.5,
+        "str": "10",
+        "None": None,
+        "True": True,
+        "NaN": math.nan,
+        "inf": math.inf,
+        "list": [10],
+    }
+
+
+def unit_bad(v):
+    return {
+        "-0.1": -0.1,
+        "1.5": 1.5,
+        "NaN": math.nan,
+        "str": "0.5",
+        "None": None,
+        "True": True,
+        "inf": math.inf,
+    }
+
+
+def posint_bad(v):
+    return {"0": 0, "-1": -1, "2.5": 2.5, "str": "3", "None": None, "True": True, "NaN": math.nan}
+
+
+def count_bad(v):
+    return {"-1": -1, "2.5": 2.5, "str": "3", "True": True, "NaN": math.nan}
+
+
+def posfloat_bad(v):
+    return {"0": 0.0, "-1": -1.0, "NaN": math.nan, "str": "1", "None": None, "True": True}
+
+
+def texts_bad(v):
+    return {
+        "one str": "a single text",
+        "None": None,
+        "[None]": [None] + list(v[1:]),
+        "[bytes]": [b"bytes"] + list(v[1:]),
+        "[int]": [1] + list(v[1:]),
+        "int": 5,
+    }
+
+
+def text_bad(v):
+    return {"None": None, "bytes": b"some text", "int": 3, "list": ["a list"]}
+
+
+def str_lists_bad(v):
+    return {
+        "one str": "AI",
+        "str rows": ["AI"] * len(v),
+        "int in row": [[1]] + [[]] * (len(v) - 1),
+        "short": [[]] * (len(v) - 1),
+        "None": [None] * len(v),
+    }
+
+
+def scores_bad(v):
+    v = list(v)
+    return {"str": "abc", "NaN": [math.nan] + v[1:], "short": v[:-1], "strings": ["a"] * len(v), "2-D": [v]}
+
+
+def json_bad(v):
+    return {
+        "deep": "[" * 100_000 + "]" * 100_000,
+        "invalid": "[{'a': 1}]",
+        "truncated": '[{"a": 1}',
+        "bad utf-8": b'[{"a": "\xff"}]',
+        "not an array": '{"a": 1}',
+        "None": None,
+        "int": 3,
+    }
+
+
+def items_bad(v):
+    return {"None": None, "str": "abc", "dict": {"a": 1}, "int": 3}
+
+
+def chunks_bad(v):
+    return {
+        "None": None,
+        "str": "abc",
+        "dict": v[0],
+        "[int]": [1],
+        "no content": [{"id": "x", "relevance_score": 0.5}],
+        "NaN score": [{"id": "x", "content": "t", "relevance_score": math.nan}],
+        "entities str": [{"id": "x", "content": "t", "relevance_score": 0.5, "entities": "AI"}],
+        "bad score": [{"id": "x", "content": "t", "relevance_score": "high"}],
+    }
+
+
+def matches_bad(v):
+    return {
+        "None": None,
+        "str": "abc",
+        "[int]": [1],
+        "no text": [{"score": 1.0}],
+        "bad score": [{"text": "a", "score": "high"}],
+        "NaN score": [{"text": "a", "score": math.nan}],
+    }
+
+
+def nonneg_bad(v):
+    return {"-1": -1.0, "NaN": math.nan, "inf": math.inf, "str": "1", "None": None, "True": True}
+
+
+def _without(category, *labels):
+    def bad(v):
+        out = category(v)
+        for label in labels:
+            del out[label]
+        return out
+
+    return bad
+
+
+CATEGORIES = {
+    "embeddings": embeddings_bad,
+    "query": query_bad,
+    "queries": queries_bad,
+    "costs": costs_bad,
+    "budget": budget_bad,
+    "unit": unit_bad,
+    "posint": posint_bad,
+    "count": count_bad,
+    "posfloat": posfloat_bad,
+    "texts": texts_bad,
+    "text": text_bad,
+    "str_lists": str_lists_bad,
+    "scores": scores_bad,
+    "json": json_bad,
+    "items": items_bad,
+    "chunks": chunks_bad,
+    "matches": matches_bad,
+    "nonneg": nonneg_bad,
+    # Arguments where None means "the default" / "no limit":
+    "unit_or_none": _without(unit_bad, "None"),
+    "posint_or_none": _without(posint_bad, "None"),
+    "budget_or_none": _without(budget_bad, "None"),
+    # Arrays with nothing to match their length against:
+    "costs_alone": _without(costs_bad, "short"),
+    "scores_alone": _without(scores_bad, "short"),
+}
+
+#: Values some functions may accept: they must work or raise ValueError/TypeError.
+TOLERATED = {
+    "texts": {"lone surrogate": ["ok \ud800 ok"] + TEXTS[1:], "empty": [], "empty str": [""] * 6},
+    "text": {"lone surrogate": "ok \ud800 ok", "empty": ""},
+    "json": {"1e400 as int": "[" + "1" + "0" * 400 + "]", "lone surrogate": '["\\ud800"]'},
+    "posint": {"huge": 10**30, "2^63": 2**63},
+    "posint_or_none": {"huge": 10**30, "2^63": 2**63},
+    "count": {"huge": 10**30},
+    "budget": {"huge": 10**30},
+}
+
+
+# --------------------------------------------------------------------------
+# The registry: name -> (callable taking keyword arguments, valid kwargs, {arg: category})
+# --------------------------------------------------------------------------
+
+
+def _engine(**kw):
+    text_ = kw.pop("text", TEXTS[0])
+    return hsca.HSCAEngine(**kw).ingest_turn(text_)
+
+
+def _morag(max_tokens=1000, response_reserve=None, chunks=CHUNKS, query="court"):
+    opt = optimize.MoragContextOptimizer(max_tokens, response_reserve=response_reserve)
+    return opt.optimize(chunks, query)
+
+
+def _kb(matches=MATCHES, token_budget=200):
+    return optimize.KBContextOptimizer().optimize(
+        matches, {"tokenBudget": token_budget, "adaptiveSelection": True}
+    )
+
+
+def _learner(min_samples=10, timeout=30.0):
+    return learning.PositionLearner(":memory:", min_samples=min_samples, timeout=timeout)
+
+
+def _store(timeout=30.0):
+    return hsca.SnapshotStore(":memory:", timeout=timeout)
+
+
+def _batch(embeddings=E, queries=E[:2], costs=COSTS, budgets=6):
+    return scwo_np.select_batch(embeddings, queries, costs, budgets, offsets=[0, 3, 6])
+
+
+REGISTRY = {
+    "mmr_select": (
+        lambda **k: scwo_np.mmr_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.7, shift=1.0),
+        dict(
+            embeddings="embeddings", query="query", costs="costs", budget="budget", lam="unit", shift="nonneg"
+        ),
+    ),
+    "mmr_select_multi": (
+        lambda **k: scwo_np.mmr_select_multi(**k),
+        dict(embeddings=E, queries=E[:2], costs=COSTS, budget=8, lam=0.7),
+        dict(embeddings="embeddings", queries="queries", costs="costs", budget="budget", lam="unit"),
+    ),
+    "select_batch": (
+        _batch,
+        dict(embeddings=E, queries=E[:2], costs=COSTS, budgets=6),
+        dict(embeddings="embeddings", queries="queries", costs="costs", budgets="budget"),
+    ),
+    "topk_relevance": (
+        lambda **k: scwo_np.topk_relevance(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8),
+        dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
+    ),
+    "truncate": (
+        lambda **k: scwo_np.truncate(**k),
+        dict(costs=COSTS, budget=8),
+        dict(costs="costs_alone", budget="budget"),
+    ),
+    "coverage": (
+        lambda **k: scwo_np.coverage(**k),
+        dict(embeddings_selected=E, query=Q),
+        dict(embeddings_selected="embeddings", query="query"),
+    ),
+    "dedup text": (
+        lambda **k: dedup.dedup(**k),
+        dict(texts=TEXTS, threshold=0.5, scores=[1.0] * 6),
+        dict(texts="texts", threshold="unit_or_none", scores="scores"),
+    ),
+    "dedup sequence": (
+        lambda **k: dedup.dedup(method="sequence", **k),
+        dict(texts=TEXTS, entities=[["a"]] * 6, entity_weight=0.3),
+        dict(texts="texts", entities="str_lists", entity_weight="unit"),
+    ),
+    "dedup minhash": (
+        lambda **k: dedup.dedup(method="minhash", **k),
+        dict(texts=TEXTS, num_perm=64),
+        dict(texts="texts", num_perm="posint"),
+    ),
+    "dedup cosine": (
+        lambda **k: dedup.dedup(method="cosine", **k),
+        dict(embeddings=E, threshold=0.9),
+        dict(embeddings="embeddings", threshold="unit_or_none"),
+    ),
+    "cosine_pairs": (
+        lambda **k: dedup.cosine_pairs(**k),
+        dict(embeddings=E, threshold=0.9, block=16),
+        dict(embeddings="embeddings", threshold="unit", block="posint"),
+    ),
+    "sequence_pairs": (
+        lambda **k: dedup.sequence_pairs(**k),
+        dict(texts=TEXTS, threshold=0.7, entities=[["a"]] * 6),
+        dict(texts="texts", threshold="unit", entities="str_lists"),
+    ),
+    "jaccard_pairs": (
+        lambda **k: dedup.jaccard_pairs(text.word_sets(TEXTS)[0], **k),
+        dict(threshold=0.5),
+        dict(threshold="unit"),
+    ),
+    "minhash_pairs": (
+        lambda **k: dedup.minhash_pairs(text.word_sets(TEXTS)[0], **k),
+        dict(threshold=0.5, num_perm=64),
+        dict(threshold="unit", num_perm="posint"),
+    ),
+    "lsh_params": (
+        lambda **k: dedup.lsh_params(**k),
+        dict(threshold=0.5, num_perm=64, miss_weight=0.5),
+        dict(threshold="unit", num_perm="posint", miss_weight="unit"),
+    ),
+    "diversify": (
+        lambda **k: diversify.diversify(**k),
+        dict(
+            texts=TEXTS, sources=["a", "b"] * 3, scores=[1.0] * 6, max_per_source=2, diversity_threshold=0.3
+        ),
+        dict(texts="texts", scores="scores", max_per_source="posint_or_none", diversity_threshold="unit"),
+    ),
+    "estimate_tokens": (lambda **k: budget.estimate_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "fit_budget": (
+        lambda **k: budget.fit_budget(**k),
+        dict(costs=COSTS, budget=8, scores=[1.0] * 6),
+        dict(costs="costs", budget="budget", scores="scores"),
+    ),
+    "top_k": (
+        lambda **k: budget.top_k(**k),
+        dict(scores=[1.0] * 6, k=2),
+        dict(scores="scores_alone", k="count"),
+    ),
+    "best_first": (
+        lambda **k: budget.best_first(**k),
+        dict(scores=[1.0] * 6, n=6),
+        dict(scores="scores", n="count"),
+    ),
+    "word_sets": (
+        lambda **k: text.word_sets(**k),
+        dict(texts=TEXTS, min_chars=3),
+        dict(texts="texts", min_chars="posint"),
+    ),
+    "code_points": (lambda **k: text.code_points(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "anchor_budget": (
+        lambda **k: anchor.anchor_budget(**k),
+        dict(n=100, max_items=10),
+        dict(n="count", max_items="posint"),
+    ),
+    "columns": (lambda **k: anchor.columns(**k), dict(items=ITEMS), dict(items="items")),
+    "crush": (
+        lambda **k: anchor.crush(**k),
+        dict(items=ITEMS, max_items=10, query="errors"),
+        dict(items="items", max_items="posint", query="text"),
+    ),
+    "crush_json": (
+        lambda **k: anchor.crush_json(**k),
+        dict(text='[{"a": 1}, {"a": 2}, {"a": 3}]', max_items=2),
+        dict(text="json", max_items="posint"),
+    ),
+    "query_intents": (lambda **k: anchor.query_intents(**k), dict(query="latest errors"), dict(query="text")),
+    "detect_pattern": (
+        lambda **k: anchor.detect_pattern(anchor.columns(**k)),
+        dict(items=ITEMS),
+        dict(items="items"),
+    ),
+    "AnchorConfig": (
+        lambda **k: anchor.crush(ITEMS, 10, config=anchor.AnchorConfig(**k)),
+        dict(anchor_budget_pct=0.2, min_anchor_slots=3, max_anchor_slots=10, anomaly_z=3.5),
+        dict(
+            anchor_budget_pct="unit",
+            min_anchor_slots="count",
+            max_anchor_slots="posint",
+            anomaly_z="posfloat",
+        ),
+    ),
+    "PositionLearner": (_learner, {}, dict(min_samples="posint", timeout="nonneg")),
+    "classify_position": (
+        lambda **k: learning.classify_position(**k),
+        dict(idx=3, size=10),
+        dict(idx="count", size="posint"),
+    ),
+    "coherence": (lambda **k: hsca.coherence(**k), dict(text=TEXTS[0]), dict(text="text")),
+    "domain_tags": (lambda **k: hsca.domain_tags(**k), dict(text=TEXTS[0]), dict(text="text")),
+    "nuance_flags": (lambda **k: hsca.nuance_flags(**k), dict(text=TEXTS[0]), dict(text="text")),
+    "relational_weights": (
+        lambda **k: hsca.relational_weights(**k),
+        dict(texts=TEXTS, window=5),
+        dict(texts="texts", window="posint"),
+    ),
+    "tokenize": (lambda **k: hsca.tokenize(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "HSCAEngine": (
+        _engine,
+        dict(snapshot_coherence_threshold=0.72, max_buffer_chunks=20, cooccurrence_window=5, text=TEXTS[0]),
+        dict(
+            snapshot_coherence_threshold="unit",
+            max_buffer_chunks="posint",
+            cooccurrence_window="posint",
+            text="text",
+        ),
+    ),
+    "SnapshotStore": (_store, {}, dict(timeout="nonneg")),
+    "pk": (
+        lambda **k: evals.pk([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], **k),
+        dict(k=2),
+        dict(k="posint_or_none"),
+    ),
+    "window_diff": (
+        lambda **k: evals.window_diff([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], **k),
+        dict(k=2),
+        dict(k="posint_or_none"),
+    ),
+    "MoragContextOptimizer": (
+        _morag,
+        dict(max_tokens=1000, chunks=CHUNKS, query="court"),
+        dict(max_tokens="posint", chunks="chunks", query="text"),
+    ),
+    "relationship_edges": (
+        lambda **k: optimize.relationship_edges(**k),
+        dict(chunks=CHUNKS),
+        dict(chunks="chunks"),
+    ),
+    "KBContextOptimizer": (
+        _kb,
+        dict(matches=MATCHES, token_budget=200),
+        dict(matches="matches", token_budget="budget_or_none"),
+    ),
+    "sample_query": (lambda **k: sample_query(**k), dict(text="how do I read a file"), dict(text="text")),
+}
+
+#: Exported names that are plain data holders or need no bad-input entry, with why.
+NOT_FUNCTIONS = {
+    "BatchSelection": "a result type",
+    "Dedup": "a result type",
+    "Diversified": "a result type",
+    "Ragged": "a CSR container built by word_sets/code_points",
+    "AnchorWeights": "a result type (weights learned or derived)",
+    "Columns": "a result type of columns()",
+    "CrushReport": "a result type",
+    "PositionRetrievalPattern": "a result type of PositionLearner.pattern()",
+    "ContextSnapshot": "a dataclass with to_dict/from_dict (checked in test_hsca_engine)",
+    "DomainTag": "a str Enum",
+    "NuanceFlag": "a str Enum",
+    "SessionState": "a dataclass",
+    "Tuner": "a stateful tuning helper over evals (test_hsca_tuning)",
+    "WeightedChunk": "a dataclass",
+    "support_strength": "takes WeightedChunk objects made by the engine",
+    "ChunkRelationship": "a result type",
+    "ContextChunk": "covered through MoragContextOptimizer (dicts are turned into ContextChunks)",
+    "KBResult": "a result type",
+    "OptimizedContext": "a result type",
+    "Removal": "a result type",
+    "KB_DEFAULTS": "a dict of defaults",
+    "load_sample": "takes no arguments",
+    "Sample": "a result type",
+}
+# Names exported under a registry key that differs from the export name.
+ALIASES = {"dedup": "dedup text"}
+
+
+def _exports():
+    """Every exported callable (constants such as ``METHODS`` take no input)."""
+    for m in MODULES:
+        mod = importlib.import_module(m)
+        for name in getattr(mod, "__all__", []):
+            if callable(getattr(mod, name)):
+                yield m, name
+
+
+@pytest.mark.parametrize("module, name", sorted(set(_exports())))
+def test_every_export_is_registered(module, name):
+    key = ALIASES.get(name, name)
+    assert key is None or key in REGISTRY or name in NOT_FUNCTIONS, (
+        f"{module}.{name} is exported but not in the bad-input matrix; add it to REGISTRY "
+        "(or to NOT_FUNCTIONS with the reason)."
+    )
+
+
+def _cases(strict: bool):
+    for fname, (_, valid, cats) in REGISTRY.items():
+        for arg, cat in cats.items():
+            values = CATEGORIES[cat](valid.get(arg, 0)) if strict else TOLERATED.get(cat, {})
+            for label in values:
+                yield pytest.param(fname, arg, cat, label, id=f"{fname}-{arg}-{label}")
+
+
+def _value(cat, valid, arg, label, strict):
+    return (CATEGORIES[cat](valid.get(arg, 0)) if strict else TOLERATED[cat])[label]
+
+
+def test_every_registered_call_works_with_its_valid_arguments():
+    for f, valid, _ in REGISTRY.values():
+        f(**valid)
+
+
+#: Names an error message may use for an argument instead of its parameter name.
+SAYS = {
+    "embeddings_selected": ("embeddings",),
+    "text": ("text", "query", "json", "input"),
+    "items": ("items",),
+    "chunks": ("chunk",),
+    "matches": ("match",),
+    "token_budget": ("tokenbudget",),
+    "budgets": ("budget",),
+    "n": ("n ",),
+    "queries": ("queries", "query"),
+}
+
+
+@pytest.mark.parametrize("fname, arg, cat, label", list(_cases(strict=True)))
+def test_bad_value_is_a_clear_error(fname, arg, cat, label):
+    f, valid, _ = REGISTRY[fname]
+    bad = _value(cat, valid, arg, label, True)
+    kw = {**valid, arg: bad}
+    before = copy.deepcopy(kw)
+    with pytest.raises((ValueError, TypeError)) as info:
+        f(**kw)
+    msg = str(info.value).lower()
+    names = SAYS.get(arg, ()) + (arg.lower(),)
+    assert any(n in msg for n in names), f"the message does not name {arg!r}: {info.value}"
+    assert "\n" not in str(info.value).strip() or len(str(info.value)) < 400
+    for k, v in before.items():  # nothing was modified
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(kw[k], v)
+        elif not isinstance(v, float) or not math.isnan(v):
+            assert kw[k] == v or kw[k] is v
+
+
+@pytest.mark.parametrize("fname, arg, cat, label", list(_cases(strict=False)))
+def test_tolerated_value_works_or_is_a_clear_error(fname, arg, cat, label):
+    f, valid, _ = REGISTRY[fname]
+    kw = {**valid, arg: _value(cat, valid, arg, label, False)}
+    try:
+        first = f(**kw)
+    except (ValueError, TypeError):
+        return
+    # Accepted: the same answer on a second call (clamps are not call-order dependent).
+    second = f(**kw)
+    if isinstance(first, np.ndarray):
+        np.testing.assert_array_equal(first, second)

@@ -1,0 +1,88 @@
+"""The two SQLite stores under real concurrency, and their errors on bad paths.
+
+Real processes, real files: several processes open the same new store file
+at once (switching a new file to WAL takes a lock that SQLite's busy handler
+does not cover), a reader reads a learner's counts while another process
+writes them, and paths that cannot be a store give errors that name them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+
+import pytest
+
+from scwo_np.hsca import SnapshotStore
+from scwo_np.learning import PositionLearner
+
+STORES = {"learner": PositionLearner, "snapshots": SnapshotStore}
+
+
+def _open_many(kind, folder, names, go):
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    cls = STORES[kind]
+    for name in names:
+        cls(os.path.join(folder, name)).close()
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_processes_opening_the_same_new_file_at_once_all_succeed(tmp_path, kind):
+    ctx = mp.get_context("spawn")
+    names = [f"s{k}.sqlite" for k in range(40)]
+    go = str(tmp_path / "go")
+    procs = [ctx.Process(target=_open_many, args=(kind, str(tmp_path), names, go)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    time.sleep(1.5)  # let every process import and wait at the line
+    open(go, "w").close()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    for name in names:  # every file is a working store
+        STORES[kind](tmp_path / name).close()
+
+
+def _record(path, n):
+    lr = PositionLearner(path)
+    for _ in range(n):
+        lr.record_retrieval("t", 100, [0])  # one compression and one front retrieval per transaction
+    lr.close()
+
+
+def test_pattern_reads_counts_from_one_moment(tmp_path):
+    path = str(tmp_path / "p.sqlite")
+    PositionLearner(path).close()
+    p = mp.get_context("spawn").Process(target=_record, args=(path, 400))
+    p.start()
+    reader = PositionLearner(path)
+    seen = mismatched = 0
+    deadline = time.monotonic() + 120
+    while p.is_alive() and time.monotonic() < deadline:
+        pat = reader.pattern("t")
+        seen += 1
+        mismatched += pat.total_compressions != pat.position_retrievals["front_10%"]
+    p.join(60)
+    assert p.exitcode == 0
+    assert mismatched == 0, f"{mismatched} of {seen} reads mixed two moments"
+    assert reader.pattern("t").total_compressions == 400
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_paths_that_cannot_be_a_store_name_the_path(tmp_path, kind):
+    cls = STORES[kind]
+    missing = tmp_path / "no" / "such" / "dir" / "s.sqlite"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        cls(missing)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        cls(tmp_path)
+    junk = tmp_path / "notes.txt"
+    junk.write_text("these are my notes, not a database\n" * 10)
+    with pytest.raises(ValueError, match="not a SQLite database") as info:
+        cls(junk)
+    assert str(junk) in str(info.value)
+    assert junk.read_text().startswith("these are my notes")  # left as it was
+    with pytest.raises(TypeError, match="path"):
+        cls(42)
