@@ -21,21 +21,46 @@ def _out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
+def _stdin():
+    """Standard input as a binary stream, or a clear error when there is none (``cmd <&-``)."""
+    try:
+        if sys.stdin is None or sys.stdin.closed:
+            raise OSError
+        os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        raise SystemExit(
+            "scwo: no input: standard input is closed; pass a file name instead of '-'"
+        ) from None
+    return sys.stdin.buffer
+
+
 def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
     """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
     records = []
-    try:
-        fh_ctx = contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8")
-    except OSError as exc:
-        raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
+    if path == "-":
+        fh_ctx = contextlib.nullcontext(_stdin())
+    else:
+        try:
+            fh_ctx = open(path, "rb")
+        except OSError as exc:
+            raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
     with fh_ctx as fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SystemExit(
+                    f"scwo: {path}:{lineno}: not valid UTF-8 (byte {exc.start} of the line: {exc.reason}); "
+                    "convert the file to UTF-8"
+                ) from None
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise SystemExit(f"scwo: {path}:{lineno}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise SystemExit(f"scwo: {path}:{lineno}: JSON nested too deeply to parse") from None
             if not isinstance(rec, dict):
                 raise SystemExit(f"scwo: {path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
             for f in required:
@@ -95,8 +120,15 @@ def _write_jsonl(records, path: str) -> None:
 def _read_chunks(path: str, emb_field: str, tok_field: str):
     """Records, embeddings and costs from JSONL (``-`` = stdin) or ``.npz``."""
     if path.endswith(".npz"):
-        with np.load(path) as z:
-            E, c = z["embeddings"], z["costs"]
+        try:
+            with np.load(path) as z:
+                E, c = z["embeddings"], z["costs"]
+        except FileNotFoundError:
+            raise SystemExit(f"scwo: cannot read {path}: no such file") from None
+        except Exception as exc:  # noqa: BLE001 - a corrupt, truncated or foreign file: say which
+            raise SystemExit(
+                f"scwo: {path}: not a readable .npz with 'embeddings' and 'costs' arrays ({type(exc).__name__}: {exc})"
+            ) from None
         return [{"index": i, "tokens": int(t)} for i, t in enumerate(c)], E, c
     records = _read_jsonl(path, (emb_field, tok_field))
     if not records:
@@ -108,14 +140,44 @@ def _read_chunks(path: str, emb_field: str, tok_field: str):
     )
 
 
+def _vector_option(text: str, option: str) -> np.ndarray:
+    """A JSON list of numbers given on the command line, or a clear error naming the option."""
+    try:
+        v = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        msg = getattr(exc, "msg", "nested too deeply")
+        raise SystemExit(
+            f"scwo: {option} is not valid JSON ({msg}); give a list of numbers like [0.1, -0.2]"
+        ) from None
+    if not isinstance(v, list) or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v):
+        raise SystemExit(f"scwo: {option} must be a JSON list of numbers like [0.1, -0.2]; got {text[:60]!r}")
+    return np.array(v, dtype=np.float64)
+
+
+def _json_object_option(text: str, option: str) -> dict:
+    """A JSON object given on the command line, or a clear error naming the option."""
+    try:
+        v = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise SystemExit(
+            f"scwo: {option} is not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})"
+        ) from None
+    if not isinstance(v, dict):
+        raise SystemExit(f'scwo: {option} must be a JSON object like {{"maxChunks": 5}}; got {text[:60]!r}')
+    return v
+
+
 def _cmd_select(args: argparse.Namespace) -> int:
     records, E, costs = _read_chunks(args.file, args.embedding_field, args.tokens_field)
     if args.query_index is not None:
+        if not records:
+            where = "standard input" if args.file == "-" else args.file
+            raise SystemExit(f"scwo: {where} has no chunks to take --query-index {args.query_index} from")
         if not 0 <= args.query_index < len(records):
             raise SystemExit(f"scwo: --query-index must be in [0, {len(records)}); got {args.query_index}")
         q = E[args.query_index]
     else:
-        q = np.array(json.loads(args.query_embedding), dtype=np.float64)
+        q = _vector_option(args.query_embedding, "--query-embedding")
     try:
         idx = mmr_select(
             E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware
@@ -176,7 +238,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     records = _read_jsonl(args.file)
     try:
         if args.pipeline == "kb":
-            opts = json.loads(args.options) if args.options else {}
+            opts = _json_object_option(args.options, "--options") if args.options else {}
             if args.token_budget is not None:
                 opts["tokenBudget"] = args.token_budget
                 opts.setdefault("adaptiveSelection", True)
@@ -214,10 +276,8 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     from .anchor import AnchorConfig, crush, crush_json
 
     try:
-        with (
-            contextlib.nullcontext(sys.stdin) if args.file == "-" else open(args.file, encoding="utf-8") as fh
-        ):
-            text = fh.read()
+        with contextlib.nullcontext(_stdin()) if args.file == "-" else open(args.file, "rb") as fh:
+            text = fh.read()  # bytes: crush_json decodes UTF-8 and says where it is not
     except OSError as exc:
         raise SystemExit(f"scwo: cannot read {args.file}: {exc.strerror}") from None
     cfg = AnchorConfig(strategy=args.strategy)
@@ -523,7 +583,10 @@ def main(argv: list[str] | None = None) -> int:
             return args.func(args)
     except SystemExit as exc:  # our own "scwo: ..." messages are about the input
         if isinstance(exc.code, str):
-            sys.stderr.write(exc.code.rstrip() + "\n")
+            msg = exc.code.rstrip()
+            if msg.startswith("scwo: "):  # one prefix for every message: "scwo CMD: ..."
+                msg = f"scwo {args.command}: " + msg[len("scwo: ") :]
+            sys.stderr.write(msg + "\n")
             return 2
         raise
     except (ValueError, TypeError, RecursionError, UnicodeError) as exc:

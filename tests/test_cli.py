@@ -201,3 +201,52 @@ def test_hsca_eval_json_strict_and_errors(capsys):
     _fails(["hsca-eval", "--evals", "9"], "unknown eval")
     _fails(["hsca-eval", "--evals", "one"], "numbers like")
     _fails(["hsca-eval", "--cases", "0"], "positive integer")
+
+
+def test_unreadable_inputs_are_one_line_naming_the_problem(tmp_path, chunks):
+    path, _, _ = chunks
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b'{"text": "caf\xe9"}\n')
+    _fails(["select", str(bad), "--query-index", "0", "--budget", "5"], r"latin1.jsonl:1: not valid UTF-8")
+    _fails(["dedup", str(bad)], r"^scwo dedup: .*latin1.jsonl:1: not valid UTF-8")
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    _fails(["dedup", str(deep)], r"deep.jsonl:1: JSON nested too deeply")
+    _fails(["crush", str(deep), "--max-items", "3"], r"^scwo crush: .*nested too deeply")
+    arr = tmp_path / "bytes.json"
+    arr.write_bytes(b'[{"a": "\xff"}]')
+    _fails(["crush", str(arr), "--max-items", "3"], r"not valid UTF-8")
+    for q in ("[1,0", '["a", 1]', "{}", "3"):
+        _fails(
+            ["select", str(path), "--query-embedding", q, "--budget", "50"],
+            r"^scwo select: --query-embedding",
+        )
+    _fails(
+        ["optimize", str(path), "--pipeline", "kb", "--options", "[1]"], r"--options must be a JSON object"
+    )
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"this is not an npz file at all")
+    _fails(["select", str(junk), "--query-index", "0", "--budget", "5"], r"junk.npz: not a readable .npz")
+    trunc = tmp_path / "trunc.npz"
+    buf = tmp_path / "full.npz"
+    np.savez(buf, embeddings=np.eye(3), costs=np.ones(3, int))
+    trunc.write_bytes(buf.read_bytes()[:150])
+    _fails(["select", str(trunc), "--query-index", "0", "--budget", "5"], r"trunc.npz: not a readable .npz")
+
+
+def test_closed_or_empty_stdin_is_bad_input(tmp_path):
+    import subprocess
+    import sys
+
+    for argv in (["select", "-", "--query-index", "0", "--budget", "5"], ["crush", "-", "--max-items", "3"]):
+        r = subprocess.run(
+            [sys.executable, "-c", "import os, sys; os.close(0); from scwo_np.cli import main; sys.exit(main(sys.argv[1:]))", *argv],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert r.returncode == 2, r.stderr
+        assert "standard input is closed" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "scwo_np.cli", "select", "-", "--query-index", "0", "--budget", "5"],
+        capture_output=True, text=True, input="",
+    )  # fmt: skip
+    assert r.returncode == 2 and "standard input has no chunks" in r.stderr
