@@ -18,7 +18,14 @@ from numpy.typing import ArrayLike, NDArray
 from . import _dot
 from ._config import JIT
 from ._parallel import run_chunks
-from .selection import POOL, _accumulate_rel, _best_singleton, _row_norm, _select_lazy_serial
+from .selection import (
+    POOL,
+    _accumulate_rel,
+    _cost_exponent,
+    _finish_cost_aware,
+    _row_norm,
+    _select_lazy_serial,
+)
 from .validation import (
     NORM_RANGE,
     as_array,
@@ -52,9 +59,7 @@ class BatchSelection(NamedTuple):
 
 
 @njit(**JIT)
-def _solve_one(
-    E, s, e, Q, b, costs, budget, lam, cost_aware, shift, nrm_all, out_idx, out_gain, pool, lo, hi
-):
+def _solve_one(E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx, out_gain, pool, lo, hi):
     """Problem ``E[s:e]`` with query ``Q[b]``, on one thread; returns its pick count.
 
     Returns -1, without selecting, when a row norm is outside ``[lo, hi]``
@@ -75,15 +80,15 @@ def _solve_one(
     picks = out_idx[s:e]
     gains = out_gain[s:e]
     cb = costs[s:e]
-    cnt = _select_lazy_serial(Eb, nrm, rel, cb, budget, lam, cost_aware, shift, picks, gains, pool)
-    if cost_aware:
-        cnt = _best_singleton(rel, cb, budget, lam, shift, picks, gains, cnt)
+    cnt = _select_lazy_serial(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, pool)
+    if cexp:
+        cnt = _finish_cost_aware(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, cnt, pool)
     return cnt
 
 
 @njit(**JIT)
 def _solve_range(
-    E, starts, stops, Q, costs, budgets, lam, cost_aware, shift, nrm_all, out_idx, out_gain, counts, pool, nlo, nhi,
+    E, starts, stops, Q, costs, budgets, lam, cexp, shift, nrm_all, out_idx, out_gain, counts, pool, nlo, nhi,
     lo, hi,
 ):  # fmt: skip
     """Problems ``lo <= b < hi`` (run on threads by :func:`~scwo_np._parallel.run_chunks`)."""
@@ -97,7 +102,7 @@ def _solve_range(
             costs,
             budgets[b],
             lam,
-            cost_aware,
+            cexp,
             shift,
             nrm_all,
             out_idx,
@@ -118,7 +123,8 @@ def select_batch(
     lengths: ArrayLike | None = None,
     lam: float = 0.7,
     cost_aware: bool = False,
-    shift: float = 1.0,
+    cost_exponent: float = 0.25,
+    shift: float = 0.0,
 ) -> BatchSelection:
     """Budgeted MMR for many (query, candidate set) problems at once.
 
@@ -137,7 +143,7 @@ def select_batch(
         One query per problem.
     budgets : int or array_like of int, shape (B,)
         Token budget per problem (one int applies to all).
-    lam, cost_aware, shift
+    lam, cost_aware, cost_exponent, shift
         As in :func:`~scwo_np.mmr_select`.
 
     Returns
@@ -205,6 +211,7 @@ def select_batch(
             raise ValueError(f"budgets must be one int or {B} ints; got shape {np.shape(budgets)}.")
     lam = check_lam(lam)
     shift = check_nonnegative_float(shift, name="shift")
+    cexp = _cost_exponent(cost_aware, cost_exponent)
 
     nrm = np.ones(N)
     out_idx = np.empty(N, dtype=np.int64)
@@ -219,7 +226,7 @@ def select_batch(
         c,
         bud,
         lam,
-        bool(cost_aware),
+        cexp,
         shift,
         nrm,
         out_idx,

@@ -180,8 +180,9 @@ def _cmd_select(args: argparse.Namespace) -> int:
         q = _vector_option(args.query_embedding, "--query-embedding")
     try:
         idx = mmr_select(
-            E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware
-        )
+            E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware,
+            cost_exponent=args.cost_exponent,
+        )  # fmt: skip
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
     _write_jsonl((records[int(i)] for i in idx), args.output)
@@ -412,8 +413,11 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import format_table, run_bench
+    from .bench import cost_aware_rows, format_cost_aware, format_table, run_bench
 
+    if args.cost_aware:
+        _out(format_cost_aware(cost_aware_rows()))
+        return 0
     rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
     return 0
@@ -471,7 +475,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=int, required=True, help="token budget")
     s.add_argument("--lam", type=float, default=0.7, help="relevance/diversity trade-off in [0, 1] (0.7)")
     s.add_argument("--method", choices=METHODS, default="auto")
-    s.add_argument("--cost-aware", action="store_true", help="rank by value per token")
+    s.add_argument(
+        "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
+    )
+    s.add_argument(
+        "--cost-exponent",
+        type=float,
+        default=0.25,
+        help="cost weight in (0, 1] for --cost-aware (0.25; 1 = per token)",
+    )
     s.add_argument("--embedding-field", default="embedding")
     s.add_argument("--tokens-field", default="tokens")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
@@ -560,6 +572,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
     b.add_argument("--quick", action="store_true", help="small sizes only")
+    b.add_argument(
+        "--cost-aware",
+        action="store_true",
+        help="compare plain MMR and the cost-aware modes on the bundled queries",
+    )
     b.set_defaults(func=_cmd_bench)
     return p
 

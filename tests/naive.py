@@ -68,13 +68,33 @@ def relevance(E, queries, weights=None, dtype="float64"):
 
 
 def mmr_select(
-    E, queries, costs, budget, lam=0.7, weights=None, cost_aware=False, shift=1.0, dtype="float64"
+    E,
+    queries,
+    costs,
+    budget,
+    lam=0.7,
+    weights=None,
+    cost_aware=False,
+    cost_exponent=0.25,
+    shift=0.0,
+    dtype="float64",
 ):
     """Textbook budgeted MMR greedy.  Returns (picks, gains) as Python lists.
 
     ``dtype`` is the precision of the embeddings (similarities are computed
-    in it, as in the library).
+    in it, as in the library).  The cost-aware mode ranks by ``score + shift``
+    divided by ``max(cost, 1) ** cost_exponent`` (multiplied when negative);
+    with exponent 1 it ends with the best-singleton check, below 1 with the
+    fill guard (plain MMR's picks when they use more tokens).
     """
+    if cost_aware and cost_exponent < 1.0:
+        p, g = _mmr(E, queries, costs, budget, lam, weights, True, cost_exponent, shift, dtype)
+        p0, g0 = mmr_select(E, queries, costs, budget, lam, weights, False, cost_exponent, shift, dtype)
+        return (p0, g0) if sum(costs[i] for i in p0) > sum(costs[i] for i in p) else (p, g)
+    return _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shift, dtype)
+
+
+def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shift, dtype):
     rel = relevance(E, queries, weights, dtype)
     n = len(E)
     picks, gains = [], []
@@ -86,7 +106,12 @@ def mmr_select(
                 continue
             m = max((cosine(E[i], E[j], dtype) for j in picks), default=0.0)
             score = lam * rel[i] - (1.0 - lam) * m
-            key = (score + shift) / max(costs[i], 1) if cost_aware else score
+            if cost_aware:
+                v = score + shift
+                c = max(costs[i], 1) ** cost_exponent if cost_exponent != 1.0 else max(costs[i], 1)
+                key = v / c if v >= 0.0 else v * c
+            else:
+                key = score
             if best is None or key > best_key:
                 best, best_key, best_score = i, key, score
         if best is None:
@@ -94,7 +119,7 @@ def mmr_select(
         picks.append(best)
         gains.append(best_score)
         remaining -= costs[best]
-    if cost_aware:
+    if cost_aware and cost_exponent == 1.0:
         best, best_val = None, None
         for i in range(n):
             if costs[i] <= budget:

@@ -8,9 +8,11 @@ from scwo_np import mmr_select, select_batch
 
 
 @given(
-    problems=st.lists(selection_problems(max_n=8, max_d=4), min_size=1, max_size=5), cost_aware=st.booleans()
+    problems=st.lists(selection_problems(max_n=8, max_d=4), min_size=1, max_size=5),
+    cost_aware=st.booleans(),
+    r=st.sampled_from([0.25, 1.0]),
 )
-def test_ragged_batch_equals_single(problems, cost_aware):
+def test_ragged_batch_equals_single(problems, cost_aware, r):
     d = 4
     Es, qs, cs, bs = [], [], [], []
     lam = problems[0][4]
@@ -25,10 +27,19 @@ def test_ragged_batch_equals_single(problems, cost_aware):
         bs.append(b)
     off = np.concatenate([[0], np.cumsum([e.shape[0] for e in Es])])
     res = select_batch(
-        np.vstack(Es), np.vstack(qs), np.concatenate(cs), bs, offsets=off, lam=lam, cost_aware=cost_aware
+        np.vstack(Es),
+        np.vstack(qs),
+        np.concatenate(cs),
+        bs,
+        offsets=off,
+        lam=lam,
+        cost_aware=cost_aware,
+        cost_exponent=r,
     )
     for b, got in enumerate(res.split()):
-        want = mmr_select(Es[b], qs[b], cs[b], bs[b], lam=lam, cost_aware=cost_aware, return_gains=True)
+        want = mmr_select(
+            Es[b], qs[b], cs[b], bs[b], lam=lam, cost_aware=cost_aware, cost_exponent=r, return_gains=True
+        )
         np.testing.assert_array_equal(got, want[0])
         np.testing.assert_array_equal(res.gains[res.offsets[b] : res.offsets[b + 1]], want[1])
 

@@ -25,9 +25,22 @@ def test_every_method_equals_reference(method, problem):
 
 
 @pytest.mark.parametrize("method", METHODS)
-@given(problem=selection_problems(), shift=st.sampled_from([0.0, 0.5, 1.0]))
-def test_cost_aware_equals_reference(method, problem, shift):
-    _check(*problem, method=method, cost_aware=True, shift=shift)
+@given(
+    problem=selection_problems(),
+    shift=st.sampled_from([0.0, 0.5, 1.0]),
+    r=st.sampled_from([0.25, 0.5, 1.0]) | st.floats(0.01, 1.0),
+)
+def test_cost_aware_equals_reference(method, problem, shift, r):
+    _check(*problem, method=method, cost_aware=True, shift=shift, cost_exponent=r)
+
+
+@given(problem=selection_problems(allow_empty=False), r=st.sampled_from([0.25, 0.5]) | st.floats(0.01, 0.99))
+def test_cost_aware_never_fills_less_than_plain_mmr(problem, r):
+    E, q, costs, budget, lam = problem
+    plain = mmr_select(E, q, costs, budget, lam=lam)
+    aware = mmr_select(E, q, costs, budget, lam=lam, cost_aware=True, cost_exponent=r)
+    assert costs[aware].sum() >= costs[plain].sum()
+    assert costs[aware].sum() <= budget
 
 
 @pytest.mark.usefixtures("small_pool")

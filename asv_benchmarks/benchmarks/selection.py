@@ -207,6 +207,34 @@ class Quality(Benchmark):
         return float(np.mean(scores))
 
 
+class CostAware(Benchmark):
+    """Answer quality of plain MMR and the cost-aware modes on the bundled real queries.
+
+    ``scwo bench --cost-aware`` prints the same rows; tracked here so a change
+    that makes the cost-aware mode lose recall or fill shows up over time.
+    """
+
+    params = ["MMR", "cost-aware (r = 0.25, the default)", "knapsack mode (r = 1, shift = 1)"]
+    param_names = ["selector"]
+    number = 1
+    repeat = 1
+
+    def setup(self, selector):
+        from scwo_np.bench import cost_aware_rows
+
+        rows = cost_aware_rows(budgets=(400,))
+        self.row = next(r for r in rows if r["selector"] == selector)
+
+    def track_module_hit_held_out(self, selector):
+        return self.row["held-out"][0]
+
+    def track_on_module_tokens_held_out(self, selector):
+        return self.row["held-out"][1]
+
+    def track_fill_held_out(self, selector):
+        return self.row["held-out"][2]
+
+
 class MultiQuery(Benchmark):
     params = ([10_000, 100_000], [1, 4, 16])
     param_names = ["n", "queries"]
