@@ -245,6 +245,6 @@ def select_batch(
 
     res_off = np.zeros(B + 1, dtype=np.int64)
     np.cumsum(counts, out=res_off[1:])
-    take = np.concatenate([np.arange(s, s + k) for s, k in zip(starts, counts, strict=True)]) if B else []
-    take = np.asarray(take, dtype=np.int64)
+    owner = np.repeat(np.arange(B, dtype=np.int64), counts)  # the set of each result row
+    take = starts[owner] + (np.arange(res_off[-1], dtype=np.int64) - res_off[owner])
     return BatchSelection(out_idx[take], res_off, out_gain[take])

@@ -116,24 +116,36 @@ def check_query(query: ArrayLike, dim: int, *, dtype: DTypeLike = np.float64, na
     q = _as_float_array(query, name).astype(np.float64, copy=False)
     if q.ndim != 1:
         raise ValueError(f"{name} must be 1-D of length {dim}; got shape {q.shape}.")
-    if q.shape[0] != dim:
+    return _check_rows(q.reshape(1, -1), dim, np.dtype(dtype), lambda j: name).reshape(-1)
+
+
+def _check_rows(q: np.ndarray, dim: int, dtype: np.dtype, label) -> np.ndarray:
+    """Query vectors (rows of the float64 ``q``): finite, non-zero, norm in range; ``label(j)`` names row ``j``."""
+    if q.shape[1] != dim:
         raise ValueError(
-            f"{name} has dimension {q.shape[0]} but the embeddings have dimension {dim}; "
+            f"{label(0)} has dimension {q.shape[1]} but the embeddings have dimension {dim}; "
             "embed the query with the same model as the chunks."
         )
-    if not np.all(np.isfinite(q)):
-        raise ValueError(f"{name} contains NaN or inf; pass a finite query embedding.")
-    if not np.any(q):
-        raise ValueError(
-            f"{name} is the zero vector; cosine similarity to it is undefined. Pass a non-zero query embedding."
-        )
-    scale = np.max(np.abs(q))
-    qn = scale * np.sqrt(np.sum((q / scale) ** 2))
-    dtype = np.dtype(dtype)
     lo, hi = NORM_RANGE[dtype.name]
-    if not (lo <= qn <= hi):
+    sq = np.einsum("ij,ij->i", q, q)  # NaN or inf anywhere makes it NaN or inf
+    if np.all((sq >= lo * lo) & (sq <= hi * hi)):  # the common case: one pass, nothing to report
+        return np.ascontiguousarray(q.astype(dtype, copy=False))
+    scale = np.abs(q).max(axis=1)  # NaN propagates; inf stays inf
+    bad = ~np.isfinite(scale)
+    if bad.any():
+        raise ValueError(f"{label(int(np.argmax(bad)))} contains NaN or inf; pass a finite query embedding.")
+    zero = scale == 0.0
+    if zero.any():
         raise ValueError(
-            f"{name} has norm {qn:.3g}, outside [{lo:g}, {hi:g}] where cosines are computed reliably in "
+            f"{label(int(np.argmax(zero)))} is the zero vector; cosine similarity to it is undefined. "
+            "Pass a non-zero query embedding."
+        )
+    qn = scale * np.sqrt(np.einsum("ij,ij->i", q / scale[:, None], q / scale[:, None]))
+    out = ~((qn >= lo) & (qn <= hi))
+    if out.any():
+        j = int(np.argmax(out))
+        raise ValueError(
+            f"{label(j)} has norm {qn[j]:.3g}, outside [{lo:g}, {hi:g}] where cosines are computed reliably in "
             f"{dtype.name}; rescale it (cosine similarity does not depend on scale)."
         )
     return np.ascontiguousarray(q.astype(dtype, copy=False))
@@ -148,9 +160,7 @@ def check_queries(
         q = q.reshape(1, -1)
     if q.ndim != 2 or q.shape[0] == 0:
         raise ValueError(f"{name} must be (n_queries, {dim}) with at least one query; got shape {q.shape}.")
-    for j in range(q.shape[0]):
-        check_query(q[j], dim, dtype=dtype, name=f"{name}[{j}]")
-    return np.ascontiguousarray(q.astype(dtype, copy=False))
+    return _check_rows(q, dim, np.dtype(dtype), lambda j: f"{name}[{j}]")
 
 
 def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.int64]:

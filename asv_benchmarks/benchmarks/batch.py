@@ -4,7 +4,7 @@ import numpy as np
 
 from scwo_np import select_batch
 
-from .common import Benchmark
+from .common import Benchmark, best_time
 
 
 class SelectBatch(Benchmark):
@@ -25,3 +25,11 @@ class SelectBatch(Benchmark):
 
     def peakmem_select_batch(self, b):
         select_batch(self.E, self.Q, self.costs, 3000)
+
+    def track_time_over_batched_matmul(self, b):
+        """``select_batch`` over one batched ``np.matmul`` of the same data, same run (target <= 2x at 1,000)."""
+        ours = best_time(lambda: select_batch(self.E, self.Q, self.costs, 3000), 5)
+        floor = best_time(lambda: np.matmul(self.E, self.Q[:, :, None]), 5)
+        return ours / floor
+
+    track_time_over_batched_matmul.unit = "x matmul"
