@@ -22,7 +22,7 @@ import time
 
 from .validation import check_nonnegative_float
 
-__all__ = ["connect", "read_transaction"]
+__all__ = ["connect", "read_transaction", "storable"]
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -82,6 +82,18 @@ def connect(path: str | os.PathLike, *, schema: str, timeout: float) -> tuple[st
     except sqlite3.DatabaseError as exc:
         raise ValueError(f"store path {path!r} could not be opened as a SQLite database: {exc}.") from None
     return path, db
+
+
+def storable(text: str, name: str) -> str:
+    """``text`` if SQLite can store it; a lone surrogate (legal in a Python str, not in UTF-8) is a ``ValueError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} contains a lone surrogate ({text[exc.start]!r} at position {exc.start}), which has no UTF-8 "
+            "form and cannot be stored; fix the text's decoding (e.g. bytes.decode('utf-8', errors='replace'))."
+        ) from None
+    return text
 
 
 class read_transaction:

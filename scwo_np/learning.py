@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sqlite import connect, read_transaction
+from ._sqlite import connect, read_transaction, storable
 from .anchor import AnchorWeights
 from .validation import check_int
 
@@ -105,6 +105,7 @@ class PositionLearner:
         """Record one compression of ``tool_name``'s output and the positions users then retrieved."""
         if not isinstance(tool_name, str) or not tool_name:
             raise ValueError("tool_name must be a non-empty str.")
+        storable(tool_name, "tool_name")
         if isinstance(original_size, bool) or not isinstance(original_size, int) or original_size < 1:
             raise ValueError(f"original_size must be a positive integer; got {original_size!r}.")
         counts = dict.fromkeys(BUCKETS, 0)

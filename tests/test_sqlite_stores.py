@@ -86,3 +86,15 @@ def test_paths_that_cannot_be_a_store_name_the_path(tmp_path, kind):
     assert junk.read_text().startswith("these are my notes")  # left as it was
     with pytest.raises(TypeError, match="path"):
         cls(42)
+
+
+def test_text_sqlite_cannot_store_is_a_clear_error():
+    from scwo_np.hsca import ContextSnapshot, WeightedChunk
+
+    chunk = WeightedChunk("c1", "decoded badly \ud800 here", 0.5, ["legal"], 0.9, [], None, 1.0)
+    store = SnapshotStore(":memory:")
+    with pytest.raises(ValueError, match="chunk 'c1' text contains a lone surrogate"):
+        store.save("a", [ContextSnapshot("s1", [chunk], 0.6, {"legal": 1.0}, 0, False, created_at=1.0)])
+    assert store.sessions() == []  # nothing half-written
+    with pytest.raises(ValueError, match="tool_name contains a lone surrogate"):
+        PositionLearner().record_retrieval("tool\ud800", 10, [1])

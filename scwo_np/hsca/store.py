@@ -26,8 +26,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .._sqlite import connect, read_transaction
-from ..validation import check_positive_float, check_texts
+from .._sqlite import connect, read_transaction, storable
+from ..validation import check_positive_float, check_text, check_texts
 from .types import ContextSnapshot, WeightedChunk
 
 __all__ = ["SessionState", "SnapshotStore", "support_strength"]
@@ -118,13 +118,15 @@ class SnapshotStore:
         """Store ``snapshots`` of ``session`` (replacing same ids), atomically."""
         if not isinstance(session, str) or not session or "/" in session:
             raise ValueError("session must be a non-empty str without '/'.")
+        storable(session, "session")
         snap_rows, chunk_rows = [], []
         for s in snapshots:
-            sid = self._ns(session, s.snapshot_id)
+            sid = storable(self._ns(session, s.snapshot_id), "snapshot_id")
             snap_rows.append((sid, session, s.conversation_position, s.macro_weight, json.dumps(s.domain_summary),
                               int(s.forced), s.created_at))  # fmt: skip
             for k, c in enumerate(s.chunks):
-                chunk_rows.append((self._ns(session, c.chunk_id), sid, k, c.text if self.keep_text else None,
+                text = storable(c.text, f"chunk {c.chunk_id!r} text") if self.keep_text else None
+                chunk_rows.append((storable(self._ns(session, c.chunk_id), "chunk_id"), sid, k, text,
                                    c.layer1_score, c.coherence_score, json.dumps(c.domain_tags),
                                    json.dumps(c.nuance_flags), c.created_at))  # fmt: skip
         with self._lock:
@@ -144,6 +146,7 @@ class SnapshotStore:
 
     def load(self, session: str) -> list[ContextSnapshot]:
         """The session's snapshots in conversation order, ids namespaced."""
+        storable(check_text(session, name="session"), "session")
         with self._lock, read_transaction(self._db):
             snaps = self._db.execute(
                 "SELECT snapshot_id, position, macro_weight, domain_summary, forced, created_at FROM snapshots "
