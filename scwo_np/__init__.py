@@ -17,10 +17,17 @@ dynamic anchoring of JSON arrays) and :mod:`scwo_np.text` (the one tokenizer).
 
 __version__ = "0.1.0"  # before the imports: _config reads it to name the JIT cache folder
 
-from .baselines import coverage, topk_relevance, truncate
-from .batch import BatchSelection, select_batch
 from .datasets import load_sample
-from .selection import METHODS, mmr_select, mmr_select_multi
+from .select import (
+    METHODS,
+    BatchSelection,
+    coverage,
+    mmr_select,
+    mmr_select_multi,
+    select_batch,
+    topk_relevance,
+    truncate,
+)
 
 __all__ = [
     "METHODS",

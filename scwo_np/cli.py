@@ -13,8 +13,7 @@ import warnings
 
 import numpy as np
 
-from . import coverage, mmr_select, topk_relevance, truncate
-from .selection import METHODS
+from .select import METHODS, coverage, mmr_select, topk_relevance, truncate
 
 
 def _out(line: str = "") -> None:
@@ -413,7 +412,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import cost_aware_rows, format_cost_aware, format_table, run_bench
+    from .select.bench import cost_aware_rows, format_cost_aware, format_table, run_bench
 
     if args.cost_aware:
         _out(format_cost_aware(cost_aware_rows()))

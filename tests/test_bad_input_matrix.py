@@ -28,8 +28,6 @@ from scwo_np.hsca import evals
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
-    "scwo_np.baselines",
-    "scwo_np.batch",
     "scwo_np.budget",
     "scwo_np.datasets",
     "scwo_np.dedup",
@@ -37,7 +35,8 @@ MODULES = [
     "scwo_np.hsca",
     "scwo_np.learning",
     "scwo_np.optimize",
-    "scwo_np.selection",
+    "scwo_np.select",
+    "scwo_np.select.mmr",
     "scwo_np.text",
 ]
 

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from ..budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ..dedup import dedup
 from ..diversify import REASONS, diversify
-from ..selection import mmr_select
+from ..select import mmr_select
 from ..text import word_sets
 from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
 

@@ -56,7 +56,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..budget import fit_budget
 from ..dedup import Dedup, dedup
-from ..selection import mmr_select
+from ..select import mmr_select
 from ..validation import MAX_BUDGET, check_budget, check_int, check_unit_interval
 from .kb import Removal
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _dot
-from .selection import mmr_select
-from .validation import check_budget, check_costs, check_embeddings, check_query, check_row_norms
+from .. import _dot
+from ..validation import check_budget, check_costs, check_embeddings, check_query, check_row_norms
+from .mmr import mmr_select
 
 __all__ = ["truncate", "topk_relevance", "coverage"]
 

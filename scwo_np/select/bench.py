@@ -22,7 +22,7 @@ from functools import partial
 import numpy as np
 
 from .baselines import coverage, truncate
-from .selection import mmr_select
+from .mmr import mmr_select
 
 
 def pure_python_mmr(E: list, q: list, costs: list, budget: int, lam: float = 0.7) -> list[int]:
@@ -67,7 +67,7 @@ def spec_lazy_heap_mmr(E: list, q: list, costs: list, budget: int, lam: float = 
     was last scored (its running max similarity is kept): the obvious
     savings a plain-Python user makes, so the ratio is not against a
     strawman.  As the
-    module docs of :mod:`scwo_np.selection` explain, this is not lossless when
+    module docs of :mod:`scwo_np.select.mmr` explain, this is not lossless when
     similarities are negative; it is here as the speed baseline the spec
     reports, not as a reference for results.
     """
@@ -187,7 +187,8 @@ def cost_aware_rows(budgets: tuple[int, ...] = (400, 800, 1500), candidates: int
     split into the even-numbered half, on which ``cost_exponent=0.25`` was
     chosen, and the odd-numbered half, held out.
     """
-    from . import load_sample, topk_relevance
+    from ..datasets import load_sample
+    from .baselines import topk_relevance
 
     s = load_sample()
     src = np.array(s.sources)

@@ -15,18 +15,10 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from . import _dot
-from ._config import JIT
-from ._parallel import run_chunks
-from .selection import (
-    POOL,
-    _accumulate_rel,
-    _cost_exponent,
-    _finish_cost_aware,
-    _row_norm,
-    _select_lazy_serial,
-)
-from .validation import (
+from .. import _dot
+from .._config import JIT
+from .._parallel import run_chunks
+from ..validation import (
     NORM_RANGE,
     as_array,
     check_budget,
@@ -37,6 +29,9 @@ from .validation import (
     check_queries,
     check_row_norms,
 )
+from ._first_pass import _accumulate_rel, _row_norm
+from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
+from .mmr import POOL, _cost_exponent
 
 __all__ = ["select_batch", "BatchSelection"]
 

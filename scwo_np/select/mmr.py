@@ -1,0 +1,483 @@
+"""Budgeted MMR selection (SCWO): pick relevant, non-redundant chunks that fit.
+
+At every step the chunk with the best key among those whose token cost fits
+the remaining budget is taken (ties to the lowest index); selection stops when
+nothing fits.  The MMR score of chunk ``i`` given the selected set ``S`` is::
+
+    score(i, S) = lam * rel(i) - (1 - lam) * max_{j in S} sim(i, j)
+
+with cosine similarities and ``max`` over the empty set equal to 0.  In the
+default mode the key is the score; in the cost-aware mode it is the score
+scaled by the chunk's cost (see *Cost-aware selection*).
+
+Methods (all return exactly the same indices in the same order):
+
+``"exact"``
+    Vectorised NumPy: every step scores every remaining chunk, keeping the
+    running max-similarity vector (no ``n x n`` matrix).  ``O(n d)`` per pick.
+``"lazy"``
+    The spec's SCWO-fast lazy heap, in Numba.  A chunk's stored key is an
+    upper bound on its current key, so only chunks that reach the top of the
+    heap are re-scored.  See *Lazy heap and negative similarities* below.
+``"auto"``
+    ``"lazy"``; it is faster than ``"exact"`` at every size we measured
+    (``scwo bench``), so ``"exact"`` is kept as the vectorised reference.
+
+Lazy heap and negative similarities
+-----------------------------------
+The spec claims the lazy heap is lossless because scores only decrease as
+``S`` grows.  That is false for the first pick: with ``S`` empty the penalty is
+``max(empty) = 0``, but after the first pick it is ``sim(i, first)``, which is
+*negative* for chunks pointing away from it, so their scores *rise*.  A heap
+keyed on relevance alone then returns a different (wrong) selection whenever
+some similarity is negative.  From the second pick on, ``max`` over a growing
+set can only grow, so scores really are non-increasing.  The fix used here:
+take the first pick from relevance alone, compute every chunk's exact score
+after it (one more pass over the embeddings, the same cost as ``E @ q``), and
+run the lazy heap from there.  It is then lossless on every input, which the
+property tests check against the plain reference.
+
+Similarities are computed in the embeddings' precision with a fixed
+summation order, then widened to float64 (see ``scwo_np._dot``), so the
+methods, the batch API and the pure-Python reference agree to the last bit,
+including on exact ties and duplicate rows.
+
+Cost-aware selection
+--------------------
+``cost_aware=True`` ranks by ``v = score + shift`` scaled by
+``c = max(cost, 1) ** cost_exponent``: ``v / c``, or ``v * c`` when ``v`` is
+negative, so that of two chunks with the same score the shorter always ranks
+first.
+
+* ``cost_exponent < 1`` (default 0.25, ``shift=0``): a mild preference for
+  short chunks, with a *fill guard*: when plain MMR's selection would use
+  more of the budget, that selection is returned instead, so the mode never
+  leaves the context emptier than plain MMR.  On the bundled sample's real
+  queries (``scwo bench --cost-aware``; top-50 candidates, budgets of 400,
+  800 and 1,500 tokens) it finds the queried module as often as plain MMR on
+  both the tuning and the held-out half of the queries, keeps the share of
+  on-module tokens within 2 points, and fills the budget at least as well.
+  Use it when chunk lengths vary a lot and the budget is tight.
+* ``cost_exponent=1, shift=1`` is the knapsack mode: value per token plus
+  the best-singleton check, with the guarantee below.  It packs many tiny
+  chunks (headings, one-liners) and on the same queries loses 6-20 points of
+  module hits and 15-25 points of on-module tokens against plain MMR: use it
+  only when the objective really is total relevance.  This was the default
+  cost-aware mode before; the spec's "value per token" idea is kept there.
+
+Guarantees
+----------
+* Plain MMR (``lam < 1``) is a heuristic.  Its per-pick score is not the
+  marginal gain of any set function (the order of picks changes the total),
+  so no approximation ratio applies; the spec's (1 - 1/e) claim does not hold.
+* ``lam = 1`` is the 0/1 knapsack on relevance.  Plain greedy has no constant
+  factor (one large relevant chunk can crowd out many).  The knapsack mode
+  (``cost_aware=True, cost_exponent=1``: greedy by ``(rel + shift) / cost``
+  plus the best-singleton check, ``shift >= 1`` so every value is
+  non-negative) is a 1/2-approximation of ``max sum_{i in S} (rel_i + shift)``
+  when all costs are positive.
+* The budget is never exceeded, in any mode.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .. import _dot
+from ..validation import (
+    MAX_BUDGET,
+    MAX_COST,
+    NORM_RANGE,
+    check_budget,
+    check_costs,
+    check_embeddings,
+    check_lam,
+    check_method,
+    check_nonnegative_float,
+    check_queries,
+    check_query,
+    check_row_norms,
+    check_unit_interval,
+)
+from ._first_pass import (
+    _accumulate_rel,
+    _first_of,
+    _first_pick,
+    _fix_blocks,
+    _fix_blocks_parallel,
+    _pass_one_parallel,
+    _pass_one_worker,
+    _row_norm,
+    _scratch,
+    _stale_blocks,
+)
+from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused
+
+__all__ = ["mmr_select", "mmr_select_multi", "METHODS"]
+
+#: Registry of selection methods; tests parametrise over it.
+METHODS = ("auto", "exact", "lazy")
+
+#: Rows per block of the fused first pass (see ``_first_pass._pass_one_worker``).
+#: Read at call time, so tests can shrink it.
+BLOCK = 128
+
+#: Candidates first moved into the lazy heap (doubling at each refill).
+#: A module attribute, read at call time, so tests can shrink it.
+POOL = 256
+
+# --------------------------------------------------------------------------
+# Python-level steps
+# --------------------------------------------------------------------------
+
+
+def _pass_one(E, Q, w, costs, budget, lam, cexp, shift):
+    """Row norms, relevance ``sum_j w_j cos(e_i, q_j)``, the first pick and its sims.
+
+    Validates the rows (through their norms).  With one query and ``lam < 1``
+    this is one (threaded) pass over ``E`` that also computes every row's
+    cosine with the first pick, speculatively (see :func:`_pass_one_worker`):
+    only the blocks read before the first pick was found are read again.
+    Returns ``(nrm, rel, first, sims)``; ``sims`` is None when not computed.
+    """
+    n, d = E.shape
+    nrm = np.empty(n)
+    rel = np.empty(n)
+    speculate = Q.shape[0] == 1 and lam != 1.0
+    sims = np.empty(n if speculate else 0)
+    block = BLOCK
+    bcand = np.empty(-(-n // block), dtype=np.int64)
+    nt = numba.get_num_threads() if _dot._nchunks(E) else 1
+    slots = np.full(nt, -1, dtype=np.int64)
+    cands = np.empty(nt, dtype=np.int64)
+    args = (
+        Q[0],
+        _row_norm(Q, 0),
+        w[0],
+        nrm,
+        rel,
+        sims,
+        costs,
+        budget,
+        lam,
+        cexp,
+        shift,
+        bcand,
+        slots,
+        block,
+    )
+    if nt > 1:
+        _pass_one_parallel(E, *args, cands)
+    else:
+        cands[0] = _pass_one_worker(E, _scratch(Q[0], d), *args[1:], 0, 1)
+    check_row_norms(nrm, E)
+    if Q.shape[0] == 1:
+        first = int(_first_of(cands, rel, costs, lam, cexp, shift))
+        if not speculate:
+            return nrm, rel, first, None
+        if first >= 0:
+            blocks = _stale_blocks(bcand, first)
+            v = E[first]
+            if nt > 1 and blocks.shape[0] * block * d >= _dot.PARALLEL_MIN_ELEMENTS:
+                _fix_blocks_parallel(E, v, nrm, nrm[first], sims, blocks, block, nt)
+            else:
+                _fix_blocks(E, v, nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
+        return nrm, rel, first, sims
+    for j in range(1, Q.shape[0]):
+        _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
+    return nrm, rel, int(_first_pick(rel, costs, budget, lam, cexp, shift)), None
+
+
+def _select_exact(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
+    n = rel.shape[0]
+    one_m = 1.0 - lam
+    denom = np.maximum(costs, 1).astype(np.float64)
+    avail = np.ones(n, dtype=bool)
+    maxsim = np.zeros(n)  # only read while S is empty, where max(empty) = 0
+    remaining = budget
+    picks: list[int] = []
+    gains: list[float] = []
+    while True:
+        fits = avail & (costs <= remaining)
+        if not fits.any():
+            break
+        score = lam * rel - one_m * maxsim
+        if cexp:
+            v = score + shift
+            c = (
+                denom if cexp == 1.0 else np.array([x**cexp for x in denom.tolist()])
+            )  # libm pow, as the kernels
+            key = np.where(v >= 0.0, v / c, v * c)
+        else:
+            key = score
+        i = int(np.argmax(np.where(fits, key, -np.inf)))
+        picks.append(i)
+        gains.append(float(score[i]))
+        avail[i] = False
+        remaining -= int(costs[i])
+        if one_m != 0.0:
+            sims = _dot.dots_numpy(E, E[i]) / (nrm * nrm[i])
+            maxsim = sims if len(picks) == 1 else np.maximum(maxsim, sims)
+    return np.asarray(picks, dtype=np.int64), np.asarray(gains, dtype=np.float64)
+
+
+def _select_lazy(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
+    n = rel.shape[0]
+    picks = np.empty(n, dtype=np.int64)
+    gains = np.empty(n)
+    if first < 0:
+        return picks[:0], gains[:0]
+    if sims is not None:
+        maxsim = sims
+    elif lam != 1.0:
+        # The pass after the first pick, threaded for large inputs.
+        maxsim = _dot.cosines(E, E[first], nrm, nrm[first])
+    else:
+        maxsim = np.empty(n)
+    count = _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim, picks, gains, POOL)
+    return picks[:count].copy(), gains[:count].copy()
+
+
+_IMPLS = {"exact": _select_exact, "lazy": _select_lazy}
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_NORM_RANGE = {dt: NORM_RANGE[dt.name] for dt in _FLOATS}
+
+
+def _fast(E, q, costs, budget, lam, method, cexp, shift):
+    """``(picks, gains)`` from :func:`_select_fused`, or None for the validating path.
+
+    Taken only when every argument already has the type the kernels use (or
+    converts without any judgement: a query or costs array of another
+    numeric dtype) and the input is small enough that the first pass would
+    run on one thread anyway.  Everything the validating path checks is
+    checked here or inside the kernel; on any doubt this returns None and
+    :func:`_run` validates from scratch, so errors are the same either way.
+    """
+    if type(E) is not np.ndarray or type(q) is not np.ndarray or method not in ("auto", "lazy"):
+        return None
+    dt = E.dtype
+    if E.ndim != 2 or dt not in _FLOATS or not E.flags.c_contiguous:
+        return None
+    n, d = E.shape
+    if n == 0 or d == 0 or n * d >= _dot.PARALLEL_MIN_ELEMENTS:
+        return None
+    if q.shape != (d,) or q.dtype not in _FLOATS:
+        return None
+    if q.dtype != dt or not q.flags.c_contiguous:
+        q = np.ascontiguousarray(q, dtype=dt)
+    if type(costs) is not np.ndarray:
+        if not isinstance(costs, list | tuple):
+            return None
+        costs = np.asarray(costs)
+    if costs.shape != (n,) or costs.dtype.kind not in "iu":
+        return None
+    if costs.dtype != np.int64 or not costs.flags.c_contiguous:
+        costs = costs.astype(np.int64)  # wrapped values come out negative: rejected below
+    if type(budget) is not int or not 0 <= budget <= MAX_BUDGET:
+        return None
+    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
+        return None
+    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
+        return None
+    lo, hi = _NORM_RANGE[dt]
+    picks, gains, ok = _select_fused(
+        E, q, costs, budget, float(lam), cexp, shift, BLOCK, POOL, lo, hi, MAX_COST
+    )
+    return (picks, gains) if ok else None
+
+
+def _cost_exponent(cost_aware: object, cost_exponent: object) -> float:
+    """The kernels' ``cexp``: 0.0 for plain MMR, else the cost exponent in (0, 1]."""
+    if not isinstance(cost_aware, bool | np.bool_):
+        raise TypeError(f"cost_aware must be True or False; got {cost_aware!r}.")
+    r = check_unit_interval(cost_exponent, name="cost_exponent", meaning="the power of the token cost")
+    if not cost_aware:
+        return 0.0
+    if r == 0.0:
+        raise ValueError(
+            "cost_exponent must be > 0 when cost_aware=True (0 would ignore the cost: plain MMR)."
+        )
+    return r
+
+
+def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
+    E = check_embeddings(E)
+    n, dim = E.shape
+    costs = check_costs(costs, n)
+    budget = check_budget(budget)
+    lam = check_lam(lam)
+    method = check_method(method, METHODS)
+    shift = check_nonnegative_float(shift, name="shift")
+    if np.ndim(Q) == 2:
+        Q = check_queries(Q, dim, dtype=E.dtype, name="query")
+    else:
+        Q = check_query(Q, dim, dtype=E.dtype).reshape(1, -1)
+    if w is None:
+        w = np.full(Q.shape[0], 1.0 / Q.shape[0]) if Q.shape[0] > 1 else np.ones(1)
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return (empty, np.empty(0)) if return_gains else empty
+    nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, cexp, shift)
+    impl = _IMPLS["lazy" if method == "auto" else method]
+    picks, gains = impl(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims)
+    if cexp:
+        p = np.empty(n, dtype=np.int64)
+        g = np.empty(n)
+        p[: picks.shape[0]] = picks
+        g[: gains.shape[0]] = gains
+        count = _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, p, g, picks.shape[0], POOL)
+        picks, gains = p[:count].copy(), g[:count].copy()
+    return (picks, gains) if return_gains else picks
+
+
+def mmr_select(
+    embeddings: ArrayLike,
+    query: ArrayLike,
+    costs: ArrayLike,
+    budget: int,
+    *,
+    lam: float = 0.7,
+    method: str = "auto",
+    cost_aware: bool = False,
+    cost_exponent: float = 0.25,
+    shift: float = 0.0,
+    return_gains: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Select chunks by budgeted Maximal Marginal Relevance.
+
+    Parameters
+    ----------
+    embeddings : array_like, shape (n, d)
+        One embedding per chunk, float32 or float64 (kept as given; other
+        numbers become float64).  Similarities are computed in this
+        precision (float32: good to about 1e-7, like BLAS).  Need not be
+        normalised; no row may be zero, NaN or inf.
+    query : array_like, shape (d,)
+        Query embedding (non-zero), rounded to the embeddings' precision.
+    costs : array_like of int, shape (n,)
+        Token count of each chunk (non-negative whole numbers).
+    budget : int
+        Token budget; the selected costs never sum to more.
+    lam : float, default 0.7
+        Relevance/diversity trade-off in [0, 1]: 1 ranks by relevance only,
+        0 by novelty only.
+    method : {"auto", "exact", "lazy"}
+        Algorithm; all return identical results (see module docs).
+    cost_aware : bool, default False
+        Prefer shorter chunks: rank by ``v = score + shift`` scaled by
+        ``c = max(cost, 1) ** cost_exponent`` (``v / c``, or ``v * c`` when
+        ``v < 0``), so of two similar chunks the shorter wins and more fit.
+        See *Cost-aware selection* in the module docs for when it helps.
+    cost_exponent : float in (0, 1], default 0.25
+        How strongly cost counts in the cost-aware mode.  0.25 (the
+        default) stays within a point of plain MMR's answer recall on the
+        bundled questions while filling the budget as well; 1 is value per
+        token, which with ``shift=1`` is the knapsack mode (see below).
+    shift : float, default 0.0
+        Non-negative offset added to scores in the cost-aware mode.  With
+        ``cost_exponent=1, shift=1`` every numerator is non-negative and the
+        best-singleton check runs: the 1/2-approximation of the knapsack
+        on ``rel + 1`` at ``lam = 1``.
+    return_gains : bool, default False
+        Also return the MMR score of each chunk at the moment it was picked.
+
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order.
+    gains : ndarray of float64
+        Only with ``return_gains=True``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        On malformed input, naming the argument and the fix.
+
+    Examples
+    --------
+    Two near-duplicate chunks about the query and one about something else:
+    MMR keeps one of the duplicates and spends the rest of the budget on the
+    different chunk.
+
+    >>> import numpy as np
+    >>> E = np.array([[1.0, 0.1], [1.0, 0.12], [0.2, 1.0]])
+    >>> q = np.array([1.0, 0.3])
+    >>> mmr_select(E, q, costs=[100, 100, 100], budget=200, lam=0.5)
+    array([1, 2])
+    >>> mmr_select(E, q, costs=[100, 100, 100], budget=200, lam=1.0)
+    array([1, 0])
+    >>> idx, gains = mmr_select(E, q, [100, 100, 100], 200, lam=0.5, return_gains=True)
+    >>> np.round(gains, 3)
+    array([0.493, 0.079])
+    """
+    cexp = _cost_exponent(cost_aware, cost_exponent)
+    fast = _fast(embeddings, query, costs, budget, lam, method, cexp, shift)
+    if fast is not None:
+        return fast if return_gains else fast[0]
+    if np.ndim(query) != 1:
+        raise ValueError(
+            f"query must be one embedding, shape (dim,); got shape {np.shape(query)}. "
+            "For several queries use mmr_select_multi."
+        )
+    return _run(embeddings, query, None, costs, budget, lam, method, cexp, shift, return_gains)
+
+
+def mmr_select_multi(
+    embeddings: ArrayLike,
+    queries: ArrayLike,
+    costs: ArrayLike,
+    budget: int,
+    *,
+    weights: ArrayLike | None = None,
+    lam: float = 0.7,
+    method: str = "auto",
+    cost_aware: bool = False,
+    cost_exponent: float = 0.25,
+    shift: float = 0.0,
+    return_gains: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Budgeted MMR for several queries at once (the spec's "multi-query SCWO").
+
+    The relevance of chunk ``i`` is the weighted mean of its cosine similarity
+    to each query, ``rel(i) = sum_j w_j cos(e_i, q_j)`` with ``sum_j w_j = 1``;
+    maximising the sum of the per-query MMR scores picks the same chunks.
+    With one query it returns exactly what :func:`mmr_select` returns.
+
+    Parameters
+    ----------
+    queries : array_like, shape (m, d)
+        One row per query (each non-zero).
+    weights : array_like, shape (m,), optional
+        Non-negative query weights, normalised to sum to 1; equal by default.
+
+    Other parameters are as in :func:`mmr_select`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    >>> Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> mmr_select_multi(E, Q, costs=[1, 1, 1], budget=2)
+    array([1, 2])
+    >>> mmr_select_multi(E, Q, costs=[1, 1, 1], budget=2, weights=[1.0, 0.0], lam=1.0)
+    array([0, 1])
+    """
+    Q = np.asarray(queries)
+    if Q.ndim != 2:
+        raise ValueError(f"queries must be 2-D (n_queries, dim); got shape {Q.shape}.")
+    w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (Q.shape[0],):
+            raise ValueError(f"weights must have shape ({Q.shape[0]},), one per query; got {w.shape}.")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("weights must be finite, non-negative and not all zero.")
+        w = np.ascontiguousarray(w / w.sum())
+    elif Q.shape[0] > 1:
+        w = np.full(Q.shape[0], 1.0 / Q.shape[0])
+    cexp = _cost_exponent(cost_aware, cost_exponent)
+    return _run(embeddings, Q, w, costs, budget, lam, method, cexp, shift, return_gains)
