@@ -26,8 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _dot
 from ._config import JIT
 from .budget import best_first
-from .dedup import _jaccard_sorted
-from .text import Ragged, word_sets
+from .text import Ragged, _jaccard_sorted, word_sets
 from .validation import (
     as_array,
     check_embeddings,

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
+from ._config import JIT
 from .validation import check_int, check_texts
 
 __all__ = ["Ragged", "word_sets", "code_points"]
@@ -101,3 +103,24 @@ def code_points(texts: Sequence[str]) -> Ragged:
     np.cumsum([r.shape[0] for r in rows], out=indptr[1:])
     data = np.concatenate(rows) if rows else np.empty(0, np.uint32)
     return Ragged(indptr, data)
+
+
+@njit(**JIT)
+def _jaccard_sorted(x, y):
+    """Jaccard of two sorted unique integer arrays (0 when both are empty)."""
+    i = 0
+    j = 0
+    inter = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        if x[i] == y[j]:
+            inter += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    union = x.shape[0] + y.shape[0] - inter
+    if union == 0:
+        return 0.0
+    return inter / union

@@ -1,0 +1,159 @@
+"""What the dedup methods share: the result type, union-find grouping, identical items, sorted-set Jaccard."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from .._config import JIT
+
+#: Registry of dedup methods and their default thresholds; tests parametrise over it.
+DEDUP_METHODS = {"jaccard": 0.9, "sequence": 0.7, "cosine": 0.9, "minhash": 0.9}
+
+
+class Dedup(NamedTuple):
+    """What :func:`dedup` kept and dropped, and why.
+
+    ``keep`` and ``dropped`` are ascending indices into the input;
+    ``duplicate_of[k]`` is the kept item that ``dropped[k]`` was grouped with
+    and ``similarity[k]`` their similarity under the method (1.0 for
+    identical items).  Groups are connected components, so a dropped item can
+    sit below the threshold against the kept one when a chain of pairs above
+    it links them.
+    """
+
+    keep: NDArray[np.int64]
+    dropped: NDArray[np.int64]
+    duplicate_of: NDArray[np.int64]
+    similarity: NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------
+# Union-find over the duplicate graph
+# --------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _find(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]  # path halving
+        x = parent[x]
+    return x
+
+
+@njit(**JIT)
+def _union_edges(parent, a, b):
+    """Union every edge ``(a[k], b[k])``; the smaller root becomes the parent."""
+    for k in range(a.shape[0]):
+        ra = _find(parent, a[k])
+        rb = _find(parent, b[k])
+        if ra < rb:
+            parent[rb] = ra
+        elif rb < ra:
+            parent[ra] = rb
+
+
+@njit(**JIT)
+def _roots(parent):
+    out = np.empty(parent.shape[0], np.int64)
+    for i in range(parent.shape[0]):
+        out[i] = _find(parent, i)
+    return out
+
+
+def _components(n: int, edges: list[tuple[NDArray[np.int64], NDArray[np.int64]]]) -> NDArray[np.int64]:
+    """Component label (its smallest member) of every item."""
+    parent = np.arange(n, dtype=np.int64)
+    for a, b in edges:
+        _union_edges(parent, np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64))
+    return _roots(parent)
+
+
+def _keep_best(roots: NDArray[np.int64], scores: NDArray[np.float64]) -> NDArray[np.int64]:
+    """For every item, the best member of its group: highest score, then lowest index."""
+    n = roots.shape[0]
+    order = np.lexsort((np.arange(n), -scores, roots))
+    first = np.ones(n, dtype=bool)
+    first[1:] = roots[order[1:]] != roots[order[:-1]]
+    best_of_root = np.empty(n, dtype=np.int64)
+    best_of_root[roots[order[first]]] = order[first]
+    return best_of_root[roots]
+
+
+def _identical(keys: Sequence) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Edges joining every item to the first item with an equal (hashable) key."""
+    first: dict = {}
+    a, b = [], []
+    for i, k in enumerate(keys):
+        j = first.setdefault(k, i)
+        if j != i:
+            a.append(j)
+            b.append(i)
+    return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+
+
+@njit(**JIT)
+def _push_edge(ea, eb, es, m, a, b, s):
+    if m == ea.shape[0]:
+        cap = 2 * m + 16
+        na = np.empty(cap, np.int64)
+        nb = np.empty(cap, np.int64)
+        ns = np.empty(cap)
+        for k in range(m):
+            na[k] = ea[k]
+            nb[k] = eb[k]
+            ns[k] = es[k]
+        ea, eb, es = na, nb, ns
+    ea[m] = a
+    eb[m] = b
+    es[m] = s
+    return ea, eb, es, m + 1
+
+
+@njit(**JIT)
+def _mix64(x):
+    """splitmix64's finaliser: a 64-bit bijection with full avalanche."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(**JIT)
+def _hash_rows(W, out, r0):
+    """A 64-bit hash of each row of the bit patterns ``W`` (uint32 or uint64 words)."""
+    for i in range(W.shape[0]):
+        h = np.uint64(0x243F6A8885A308D3)
+        for k in range(W.shape[1]):
+            h = _mix64(h ^ np.uint64(W[i, k]))
+        out[r0 + i] = h
+
+
+def _identical_rows(E: np.ndarray) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Edges joining every row to the first row with equal values (-0.0 == 0.0), via 64-bit hashes."""
+    n = E.shape[0]
+    h = np.empty(n, dtype=np.uint64)
+    word = np.uint32 if E.dtype == np.float32 else np.uint64
+    for r0 in range(0, n, 8192):
+        _hash_rows(np.ascontiguousarray(E[r0 : r0 + 8192] + 0.0).view(word), h, r0)  # + 0.0: -0.0 -> 0.0
+    a, b = _identical(h.tolist())
+    same = np.array(
+        [np.array_equal(E[x], E[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool
+    )
+    if same.all():
+        return a, b
+    return _identical([r.tobytes() for r in E + 0.0])  # pragma: no cover - a 64-bit hash collision
+
+
+def _unique_mask(n: int, repeated: NDArray[np.int64]) -> NDArray[np.bool_]:
+    mask = np.ones(n, dtype=bool)
+    mask[repeated] = False
+    return mask
+
+
+def _all_pairs_star(n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Edges joining item 0 to every other: one group of all (threshold 0)."""
+    return np.zeros(n - 1, np.int64), np.arange(1, n, dtype=np.int64)
