@@ -11,7 +11,7 @@ The selection core (budgeted MMR, from the SCWO specification):
 Beside it: :mod:`scwo_np.dedup` (near-duplicates by Jaccard, difflib ratio,
 cosine or MinHash), :mod:`scwo_np.diversify` and :mod:`scwo_np.budget` (the
 KB Labs ADR's steps), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context
-optimizers), :mod:`scwo_np.anchor` and :mod:`scwo_np.learning` (SmartCrusher's
+optimizers), :mod:`scwo_np.anchor` (SmartCrusher's
 dynamic anchoring of JSON arrays) and :mod:`scwo_np.text` (the one tokenizer).
 """
 

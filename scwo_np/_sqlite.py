@@ -1,6 +1,6 @@
 """Opening the package's SQLite stores: one place for the path checks, WAL and retries.
 
-Both stores (:class:`~scwo_np.learning.PositionLearner` and
+Both stores (:class:`~scwo_np.anchor.PositionLearner` and
 :class:`~scwo_np.hsca.SnapshotStore`) are one SQLite file in WAL mode with
 ``synchronous=FULL``, opened by :func:`connect`:
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import scwo_np
-from scwo_np import anchor, budget, dedup, diversify, hsca, learning, optimize, text
+from scwo_np import anchor, budget, dedup, diversify, hsca, optimize, text
 from scwo_np.datasets import sample_query
 from scwo_np.hsca import evals
 
@@ -33,7 +33,6 @@ MODULES = [
     "scwo_np.dedup",
     "scwo_np.diversify",
     "scwo_np.hsca",
-    "scwo_np.learning",
     "scwo_np.optimize",
     "scwo_np.select",
     "scwo_np.select.mmr",
@@ -317,7 +316,7 @@ def _kb(matches=MATCHES, token_budget=200):
 
 
 def _learner(min_samples=10, timeout=30.0):
-    return learning.PositionLearner(":memory:", min_samples=min_samples, timeout=timeout)
+    return anchor.PositionLearner(":memory:", min_samples=min_samples, timeout=timeout)
 
 
 def _store(timeout=30.0):
@@ -469,7 +468,7 @@ REGISTRY = {
     ),
     "PositionLearner": (_learner, {}, dict(min_samples="posint", timeout="nonneg")),
     "classify_position": (
-        lambda **k: learning.classify_position(**k),
+        lambda **k: anchor.classify_position(**k),
         dict(idx=3, size=10),
         dict(idx="count", size="posint"),
     ),

@@ -3,8 +3,7 @@ import os
 
 import pytest
 
-from scwo_np.anchor import crush
-from scwo_np.learning import BUCKETS, PositionLearner, classify_position
+from scwo_np.anchor import BUCKETS, PositionLearner, classify_position, crush
 
 
 def test_round_trip_through_the_file(tmp_path):

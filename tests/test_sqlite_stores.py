@@ -14,8 +14,8 @@ import time
 
 import pytest
 
+from scwo_np.anchor import PositionLearner
 from scwo_np.hsca import SnapshotStore
-from scwo_np.learning import PositionLearner
 
 STORES = {"learner": PositionLearner, "snapshots": SnapshotStore}
 

@@ -16,7 +16,7 @@ code("""import matplotlib.pyplot as plt
 import numpy as np
 
 from scwo_np.anchor import AnchorConfig, crush
-from scwo_np.learning import PositionLearner
+from scwo_np.anchor import PositionLearner
 
 rng = np.random.default_rng(0)
 N, K = 400, 24

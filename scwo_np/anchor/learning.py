@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sqlite import connect, read_transaction, storable
-from .anchor import AnchorWeights
-from .validation import check_int
+from .._sqlite import connect, read_transaction, storable
+from ..validation import check_int
+from .config import AnchorWeights
 
 __all__ = ["BUCKETS", "PositionLearner", "PositionRetrievalPattern", "classify_position"]
 

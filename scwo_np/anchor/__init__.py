@@ -1,0 +1,56 @@
+"""Dynamic anchoring for large JSON arrays (SmartCrusher): keep the items an LLM will need.
+
+:func:`crush` shrinks a list of JSON objects (a tool output: search results,
+logs, a time series, database rows) to at most ``max_items`` items and returns
+the sorted indices of the kept ones; :func:`crush_json` does the same on JSON
+text.  The items become columns once (per field: factorised codes, a numeric
+array, a missing mask) and every score is computed over columns.
+
+What is kept, in this order of priority:
+
+1. **Always** — items matching the query's terms (ids, names, values; terms
+   matching more than half of the items are ignored; at most half the
+   budget), errors (a status/level field saying error, failed, critical…, or
+   a non-empty error field) and numeric anomalies (robust z-score above 3.5
+   on any numeric field, on a log scale for right-skewed non-negative
+   fields), in that order.  When they alone exceed the budget the most severe
+   are kept and the report says how many were dropped.
+2. **Position anchors** (the plan's ideas 1–5) — a size-proportional number of
+   slots split into front/back/middle by the data's pattern, shifted by the
+   query's intent (whole words: "latest", "first", "all"…) or replaced by
+   learned position weights; front and back slots take the most informative
+   items of a window three times their size (rare values, unusual fields,
+   length), middle slots are sampled by category, numeric variance or even
+   spacing (idea 6).
+3. **Fill** — the remaining slots at evenly spaced quantiles of a position
+   density built from the same front/middle/back weights, so "latest" moves
+   the fill to the back too.
+
+Identical items are counted once: a slot never goes to a copy of an item
+already kept.  Where the plan is silent or inconsistent, see
+:class:`AnchorConfig` and the README.
+"""
+
+from .columns import Columns, columns
+from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from .crush import crush, crush_json
+from .learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
+from .patterns import anchor_budget, detect_pattern, query_intents
+
+__all__ = [
+    "AnchorConfig",
+    "AnchorWeights",
+    "BUCKETS",
+    "Columns",
+    "CrushReport",
+    "PATTERNS",
+    "PositionLearner",
+    "PositionRetrievalPattern",
+    "anchor_budget",
+    "classify_position",
+    "columns",
+    "crush",
+    "crush_json",
+    "detect_pattern",
+    "query_intents",
+]

@@ -1,0 +1,159 @@
+"""A JSON array as columns: each field factorised once, numbers and lengths per distinct value."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+# ----------------------------------------------------------------------------------------
+# Columns: the items, once
+# ----------------------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+@dataclass
+class Columns:
+    """Per field: factorised codes (-1 = missing), a numeric array (NaN = not a number)."""
+
+    n: int
+    names: list[str]
+    codes: NDArray[np.int64]  # (n_fields, n)
+    values: list[list[Any]]  # distinct values per field, indexed by code
+    counts: list[NDArray[np.int64]]  # occurrences per code
+    numeric: NDArray[np.float64]  # (n_fields, n)
+    length: NDArray[np.int64]  # rough JSON length of each item
+    item_code: NDArray[np.int64]  # equal for identical items
+    kinds: list[set] = field(default_factory=list)  # Python types seen in each field
+    distinct_numbers: list[NDArray[np.float64]] = field(default_factory=list)  # per code, NaN if not a number
+
+    def field_index(self, name: str) -> int:
+        return self.names.index(name)
+
+
+class _Codes(dict):
+    """value -> code, assigning the next code to a new value (lookups of known values stay in C)."""
+
+    def __missing__(self, key):
+        code = self[key] = len(self)
+        return code
+
+
+def columns(items: Sequence[Mapping]) -> Columns:
+    """The items as columns: each field factorised once, numbers and lengths per distinct value.
+
+    Values that are equal in Python but differ in JSON type (``true``/``1``)
+    get separate codes; nested objects and lists are compared by their JSON text.
+
+    Examples
+    --------
+    >>> c = columns([{"a": 1, "b": "x"}, {"a": 2}, {"a": 1, "b": "x"}])
+    >>> c.names, c.codes.tolist(), c.item_code.tolist()
+    (['a', 'b'], [[0, 1, 0], [0, -1, 0]], [0, 1, 0])
+    """
+    return _columns(_check_items(items))
+
+
+def _to_float(v: int | float) -> float:
+    """``float(v)``; integers beyond float range become NaN (not a usable number)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.nan
+
+
+def _columns(items: list[Mapping]) -> Columns:
+    n = len(items)
+    names = list(dict.fromkeys(k for it in items for k in it))
+    F = len(names)
+    codes = np.full((F, n), -1, dtype=np.int64)
+    numeric = np.full((F, n), np.nan)
+    values: list[list[Any]] = []
+    counts: list[NDArray[np.int64]] = []
+    length = np.full(n, 2, dtype=np.int64)
+    kinds_of: list[set] = []
+    dnums: list[NDArray[np.float64]] = []
+    for f, name in enumerate(names):
+        col = [it.get(name, _MISSING) for it in items]
+        kinds = set(map(type, col)) - {object}
+        slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
+        if slow:
+            col = [_key(v) for v in col]  # hashable, type-aware keys (true vs 1, nested values)
+        index = _Codes()
+        index[_MISSING] = 0
+        code_row = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=n) - 1
+        distinct = list(index)[1:]
+        if slow:
+            distinct = [_unkey(k) for k in distinct]
+        codes[f] = code_row
+        present = code_row >= 0
+        counts.append(np.bincount(code_row[present], minlength=len(distinct)))
+        if kinds <= {int, float}:  # fast paths by the field's types
+            try:
+                num = np.fromiter(distinct, dtype=np.float64, count=len(distinct))
+            except OverflowError:  # an integer beyond float range (JSON allows 1 followed by 400 zeros)
+                num = np.array([_to_float(v) for v in distinct])
+        elif kinds & {int, float}:
+            num = np.array([_to_float(v) if type(v) in (int, float) else np.nan for v in distinct])
+        else:
+            num = np.full(len(distinct), np.nan)
+        numeric[f] = np.append(num, np.nan)[code_row]  # code -1 reads the trailing NaN
+        strs = distinct if kinds <= {str} else map(str, distinct)
+        vlen = np.fromiter(map(len, strs), dtype=np.int64, count=len(distinct)) + (len(name) + 4)
+        length += np.append(vlen, 0)[code_row]
+        values.append(distinct)
+        kinds_of.append(kinds)
+        dnums.append(num)
+    if F and n:
+        _, item_code = np.unique(codes.T, axis=0, return_inverse=True)
+        item_code = item_code.reshape(-1).astype(np.int64)
+    else:
+        item_code = np.zeros(n, dtype=np.int64)
+    numeric[~np.isfinite(numeric)] = np.nan
+    return Columns(n, names, codes, values, counts, numeric, length, item_code, kinds_of, dnums)
+
+
+def _key(v: Any) -> Any:
+    if v is _MISSING:
+        return v
+    if isinstance(v, dict | list):
+        return ("json", json.dumps(v, sort_keys=True, default=str))
+    if isinstance(v, float) and math.isnan(v):
+        return ("nan",)
+    return (type(v).__name__, v)
+
+
+def _unkey(k: Any) -> Any:
+    if k[0] == "json":
+        return json.loads(k[1])
+    if k[0] == "nan":
+        return math.nan
+    return k[1]
+
+
+def _check_items(items: object) -> list[Mapping]:
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise TypeError(
+            f"items must be a list of JSON objects; got {type(items).__name__}. Use crush_json for text."
+        )
+    items = list(items)
+    kinds = {type(it) for it in items}
+    if any(isinstance(it, list | tuple) for it in items):
+        k = next(i for i, it in enumerate(items) if isinstance(it, list | tuple))
+        raise TypeError(f"items[{k}] is a nested list; crush works on an array of objects (or of scalars).")
+    dicts = [isinstance(it, Mapping) for it in items]
+    if all(dicts):
+        return items
+    if not any(dicts):  # an array of scalars: each becomes {"value": x} (documented)
+        return [{"value": it} for it in items]
+    k = dicts.index(not dicts[0])
+    raise TypeError(
+        f"items mixes objects and scalars (items[0] is {type(items[0]).__name__}, items[{k}] is "
+        f"{type(items[k]).__name__}); pass an array of objects or an array of scalars. Got {sorted(map(str, kinds))}."
+    )

@@ -1,0 +1,114 @@
+"""The anchoring configuration, the data patterns, and the result types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..validation import check_int, check_positive_float, check_texts, check_unit_interval
+
+#: Data patterns and their default (front, back, middle) anchor weights.
+PATTERNS = {
+    "search_results": (0.8, 0.2, 0.0),  # FRONT_HEAVY: ranked by relevance
+    "logs": (0.2, 0.8, 0.0),  # BACK_HEAVY: recent entries matter
+    "time_series": (0.5, 0.5, 0.0),  # BALANCED: both ends for the trend
+    "generic": (0.3, 0.3, 0.4),  # MIDDLE_AWARE: order may be arbitrary
+}
+
+
+@dataclass
+class AnchorConfig:
+    """The plan's configuration schema, with its defaults, plus what it left open.
+
+    ``strategy="static"`` is today's rule: the first 3 and last 2 items as
+    anchors (the rest of the budget by even spacing; errors, anomalies and
+    query matches are still kept).  ``size_scaling`` grows the anchor budget
+    with ``log10(n / max_items)``: the plan's test expects more anchors for
+    larger arrays at the same ``max_items``, which its budget formula alone
+    does not give.
+    """
+
+    anchor_budget_pct: float = 0.20
+    min_anchor_slots: int = 3
+    max_anchor_slots: int = 10
+    default_front_weight: float = 0.5
+    default_back_weight: float = 0.5
+    default_middle_weight: float = 0.0
+    search_front_weight: float = 0.8
+    logs_back_weight: float = 0.8
+    time_series_balance: float = 0.5
+    recency_keywords: list[str] = field(
+        default_factory=lambda: ["latest", "recent", "last", "newest", "current"]
+    )
+    historical_keywords: list[str] = field(
+        default_factory=lambda: ["first", "oldest", "earliest", "original", "initial"]
+    )
+    range_keywords: list[str] = field(default_factory=lambda: ["all", "every", "complete", "full"])
+    use_information_density: bool = True
+    candidate_multiplier: int = 3
+    use_learned_positions: bool = True
+    min_samples_for_learning: int = 10
+    strategy: str = "dynamic"
+    size_scaling: bool = True
+    anomaly_z: float = 3.5
+    keep_errors: bool = True
+    keep_anomalies: bool = True
+    keep_query_matches: bool = True
+
+    def __post_init__(self) -> None:
+        if self.strategy not in ("dynamic", "static"):
+            raise ValueError(f"strategy must be 'dynamic' or 'static'; got {self.strategy!r}.")
+        for name in (
+            "anchor_budget_pct", "default_front_weight", "default_back_weight", "default_middle_weight",
+            "search_front_weight", "logs_back_weight", "time_series_balance",
+        ):  # fmt: skip
+            setattr(self, name, check_unit_interval(getattr(self, name), name=name))
+        for name, low in (
+            ("min_anchor_slots", 0), ("max_anchor_slots", 1), ("candidate_multiplier", 1), ("min_samples_for_learning", 1)
+        ):  # fmt: skip
+            setattr(self, name, check_int(getattr(self, name), name=name, low=low))
+        if self.min_anchor_slots > self.max_anchor_slots:
+            raise ValueError(
+                f"min_anchor_slots ({self.min_anchor_slots}) must not exceed max_anchor_slots ({self.max_anchor_slots})."
+            )
+        self.anomaly_z = check_positive_float(
+            self.anomaly_z, name="anomaly_z", meaning="a robust z-score cutoff"
+        )
+        for name in ("recency_keywords", "historical_keywords", "range_keywords"):
+            setattr(self, name, check_texts(getattr(self, name), name=name))
+
+
+class AnchorWeights(NamedTuple):
+    """Normalised share of anchor slots for the front, back and middle of the array."""
+
+    front: float
+    back: float
+    middle: float
+
+    def normalize(self) -> AnchorWeights:
+        total = self.front + self.back + self.middle
+        if total <= 0:
+            return AnchorWeights(0.5, 0.5, 0.0)
+        return AnchorWeights(self.front / total, self.back / total, self.middle / total)
+
+
+@dataclass
+class CrushReport:
+    """What :func:`crush` did: the pattern, the weights, the slots and the must-keep counts."""
+
+    n: int
+    max_items: int
+    pattern: str
+    weights: AnchorWeights
+    intents: tuple[str, ...]
+    anchor_slots: tuple[int, int, int]
+    errors: int = 0
+    anomalies: int = 0
+    query_matches: int = 0
+    must_keep_dropped: int = 0
+    learned: bool = False
+    passthrough: bool = False
+    kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))

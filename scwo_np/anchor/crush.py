@@ -1,0 +1,300 @@
+"""The :func:`crush` front and :func:`crush_json`: anchoring over items or over JSON text."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from .._config import JIT
+from ..validation import check_int, check_text
+from .columns import _check_items, _columns
+from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from .keep import (
+    _even,
+    _fill,
+    _pick,
+    anomaly_scores,
+    error_severity,
+    information_scores,
+    query_matches,
+    stratified_middle,
+)
+from .patterns import (
+    adjust_for_query,
+    anchor_budget,
+    detect_pattern,
+    pattern_weights,
+    query_intents,
+    split_slots,
+)
+
+# ----------------------------------------------------------------------------------------
+# crush
+# ----------------------------------------------------------------------------------------
+
+
+def crush(
+    items: Sequence[Mapping] | Sequence[Any],
+    max_items: int,
+    *,
+    query: str = "",
+    pattern: str | None = None,
+    config: AnchorConfig | None = None,
+    learned: AnchorWeights | None = None,
+    report: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], CrushReport]:
+    """Indices (sorted) of at most ``max_items`` items to keep.
+
+    Parameters
+    ----------
+    items : list of dict (or of scalars, each read as ``{"value": x}``)
+        The array, e.g. a parsed tool output.
+    max_items : int
+        The most items to keep (>= 1); arrays no longer than this are kept whole.
+    query : str
+        The user's request: its position intents shift the anchors, its terms
+        keep matching items.
+    pattern : {"search_results", "logs", "time_series", "generic"}, optional
+        Overrides the detected pattern.
+    config : AnchorConfig, optional
+    learned : AnchorWeights, optional
+        Learned position weights (``PositionLearner.weights(tool)``); used in
+        place of the pattern's when ``config.use_learned_positions``.
+    report : bool
+        Also return a :class:`CrushReport`.
+
+    Examples
+    --------
+    >>> items = [{"status": "ok", "value": i} for i in range(100)]
+    >>> items[50] = {"status": "error", "error_code": "CRITICAL", "value": 50}
+    >>> idx = crush(items, 10)
+    >>> len(idx) <= 10, 50 in idx, int(idx[0]), int(idx[-1])
+    (True, True, 0, 99)
+    """
+    cfg = config or AnchorConfig()
+    items = _check_items(items)
+    max_items = check_int(max_items, name="max_items", low=1)
+    query = check_text(query, name="query")
+    if pattern is not None and pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {sorted(PATTERNS)} or None; got {pattern!r}.")
+    n = len(items)
+    max_items = int(max_items)
+    if n <= max_items:
+        idx = np.arange(n, dtype=np.int64)
+        rep = CrushReport(
+            n,
+            max_items,
+            pattern or "generic",
+            AnchorWeights(0.5, 0.5, 0.0),
+            (),
+            (0, 0, 0),
+            passthrough=True,
+            kept=idx,
+        )
+        return (idx, rep) if report else idx
+    c = _columns(items)
+    pat = pattern or detect_pattern(c)
+    intents = query_intents(query, cfg)
+    use_learned = learned is not None and cfg.use_learned_positions
+    w = (
+        AnchorWeights(*learned).normalize()
+        if use_learned
+        else adjust_for_query(pattern_weights(pat, cfg), intents)
+    )
+    taken: set = set()
+    kept: list[int] = []
+
+    # 1. Always kept, most severe first.
+    sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
+    z = anomaly_scores(c) if cfg.keep_anomalies else np.zeros(n)
+    qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
+    ar = np.arange(n)
+    err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
+    q_mask = qm > 0
+    qry = ar[q_mask][np.lexsort((ar[q_mask], -qm[q_mask]))][: max(1, max_items // 2)]
+    ano_mask = (z > cfg.anomaly_z) & (sev == 0)
+    ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
+    # What the user named comes first (at most half the budget), then errors, then anomalies.
+    must = np.concatenate([qry, err, ano]).astype(np.int64)
+    must_codes = len(set(c.item_code[must].tolist()))
+    kept += _pick(must, max_items, None, taken, c)
+    dropped = must_codes - len(kept)
+
+    # 2. Position anchors.
+    rest = max_items - len(kept)
+    if cfg.strategy == "static":
+        fs, bs, ms = min(3, rest), min(2, max(rest - 3, 0)), 0
+        kept += [i for i in range(fs) if i not in kept]
+        kept += [i for i in range(n - bs, n) if i not in kept]
+        taken |= {int(c.item_code[i]) for i in kept}
+        kept += _even(np.arange(n, dtype=np.int64), max_items - len(set(kept)), taken, c)
+    else:
+        slots = min(rest, anchor_budget(n, max_items, cfg))
+        fs, bs, ms = split_slots(slots, w)
+        info = information_scores(c) if cfg.use_information_density else None
+        m = cfg.candidate_multiplier
+        # An explicit intent asks for the extreme items themselves, not the most informative near them.
+        front_score = None if "historical" in intents else info
+        back_score = None if "recency" in intents else info
+        kept += _pick(np.arange(min(n, fs * m), dtype=np.int64), fs, front_score, taken, c)
+        back = np.arange(max(0, n - bs * m), n, dtype=np.int64)
+        kept += _pick(back if back_score is not None else back[::-1], bs, back_score, taken, c, late=True)
+        kept += stratified_middle(c, ms, taken)
+        # 3. Fill the rest along the same position weights.
+        kept += _fill(c, max_items - len(kept), w, taken)
+    idx = np.unique(np.asarray(kept, dtype=np.int64))[:max_items]
+    if not report:
+        return idx
+    rep = CrushReport(
+        n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
+        query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
+    )  # fmt: skip
+    return idx, rep
+
+
+def _array_spans(text: str) -> tuple[list[Any], list[tuple[int, int]]]:
+    """The elements of a JSON array and their character spans (so kept items are copied verbatim)."""
+    dec = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    pos = ws.match(text, 0).end()
+    if pos >= len(text) or text[pos] != "[":
+        raise ValueError("crush_json needs a JSON array (text starting with '['); got another JSON value.")
+    pos = ws.match(text, pos + 1).end()
+    spans: list[tuple[int, int]] = []
+    items: list[Any] = []
+    if pos < len(text) and text[pos] == "]":
+        end = pos + 1
+    else:
+        while True:
+            try:
+                item, end = dec.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"malformed JSON at character {exc.pos}: {exc.msg}") from None
+            items.append(item)
+            spans.append((pos, end))
+            pos = ws.match(text, end).end()
+            if pos < len(text) and text[pos] == ",":
+                pos = ws.match(text, pos + 1).end()
+                continue
+            if pos < len(text) and text[pos] == "]":
+                end = pos + 1
+                break
+            raise ValueError(f"malformed JSON array at character {pos}: expected ',' or ']'.")
+    if ws.match(text, end).end() != len(text):
+        raise ValueError(f"malformed JSON: extra data after the array at character {end}.")
+    return items, spans
+
+
+@njit(**JIT)
+def _element_spans(b):
+    """Byte spans of the top-level elements of a JSON array (strings and escapes respected).
+
+    Returns ``(starts, ends, ok)``; ``ok`` is False when the bytes are not a
+    single well-nested array (the caller then falls back to the parser's own
+    positions, which also produce its error message).
+    """
+    n = b.shape[0]
+    starts = np.empty(n // 2 + 1, np.int64)
+    ends = np.empty(n // 2 + 1, np.int64)
+    m = 0
+    depth = 0
+    in_str = False
+    esc = False
+    start = -1
+    last = -1  # last non-space byte inside the current element
+    seen_open = False
+    for i in range(n):
+        ch = b[i]
+        if in_str:
+            last = i
+            if esc:
+                esc = False
+            elif ch == 92:  # backslash
+                esc = True
+            elif ch == 34:  # quote
+                in_str = False
+            continue
+        if ch == 32 or ch == 10 or ch == 13 or ch == 9:
+            continue
+        if not seen_open:
+            if ch != 91:
+                return starts[:0], ends[:0], False
+            seen_open = True
+            depth = 1
+            continue
+        if depth == 0:
+            return starts[:0], ends[:0], False  # data after the array
+        if ch == 34:
+            in_str = True
+        if depth == 1 and (ch == 44 or ch == 93):  # ',' or the closing ']'
+            if start >= 0:
+                starts[m] = start
+                ends[m] = last + 1
+                m += 1
+                start = -1
+            if ch == 93:
+                depth = 0
+            continue
+        if ch == 91 or ch == 123:
+            depth += 1
+        elif ch == 93 or ch == 125:
+            depth -= 1
+        if start < 0:
+            start = i
+        last = i
+    return starts[:m], ends[:m], seen_open and depth == 0 and not in_str
+
+
+def crush_json(text: str | bytes, max_items: int, **kw: Any) -> str:
+    r""":func:`crush` on JSON text; returns a JSON array of the kept items, verbatim, in order.
+
+    ``text`` is a ``str`` or UTF-8 ``bytes`` (tool outputs often arrive as
+    bytes); invalid UTF-8, malformed JSON and JSON nested deeper than
+    Python's parser can follow are ``ValueError``\ s.
+
+    Examples
+    --------
+    >>> crush_json('[{"a": 1.50}, {"a": 2}, {"a": 3}]', 2, config=AnchorConfig(min_anchor_slots=2))
+    '[{"a": 1.50},{"a": 3}]'
+    >>> crush_json(b'[1, 2, 3]', 5)
+    '[1,2,3]'
+    """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"text is not valid UTF-8 (byte {exc.start}: {exc.reason}); decode it with the right encoding first."
+            ) from None
+    if not isinstance(text, str):
+        raise TypeError(f"text must be JSON as a str or UTF-8 bytes; got {type(text).__name__}.")
+    # surrogatepass: a lone surrogate in a str has no UTF-8 form; it is carried through as is.
+    raw = text.encode("utf-8", "surrogatepass")
+    starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
+    items = None
+    try:
+        if ok:
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError:
+                items = None
+        if items is None or not isinstance(items, list) or len(items) != starts.shape[0]:
+            items, spans = _array_spans(text)  # the careful path: exact errors, odd inputs
+            pieces = [text[a:b] for a, b in spans]
+        else:
+            pieces = None
+    except RecursionError:
+        raise ValueError(
+            "text is JSON nested too deeply to parse (thousands of levels); no tool output needs that."
+        ) from None
+    idx = crush(items, max_items, **kw)
+    keep = (idx[0] if isinstance(idx, tuple) else idx).tolist()
+    if pieces is not None:
+        return "[" + ",".join(pieces[i] for i in keep) + "]"
+    return "[" + ",".join(raw[starts[i] : ends[i]].decode("utf-8", "surrogatepass") for i in keep) + "]"

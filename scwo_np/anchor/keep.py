@@ -1,0 +1,241 @@
+"""What must be kept and what is informative: errors, anomalies, query matches, information, spacing."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .columns import Columns
+from .config import AnchorConfig, AnchorWeights
+
+# ----------------------------------------------------------------------------------------
+# Always kept: errors, anomalies, query matches
+# ----------------------------------------------------------------------------------------
+
+_STATUS_NAME = re.compile(r"^(status|level|severity|state|result|outcome|loglevel)$", re.I)
+_ERROR_NAME = re.compile(
+    r"^(error|errors|error_code|error_message|exception|err|stack|stacktrace|traceback)$", re.I
+)
+_SEVERITY = {
+    "fatal": 3.0, "critical": 3.0, "crit": 3.0, "emergency": 3.0, "alert": 3.0,
+    "error": 2.0, "err": 2.0, "exception": 2.0, "failed": 1.5, "failure": 1.5, "fail": 1.5,
+}  # fmt: skip
+
+
+def error_severity(c: Columns) -> NDArray[np.float64]:
+    """0 for normal items; higher for worse errors (status words, plus 0.5 for an error field)."""
+    sev = np.zeros(c.n)
+    for f, name in enumerate(c.names):
+        if _STATUS_NAME.match(name):
+            table = np.array([_SEVERITY.get(str(v).strip().lower(), 0.0) for v in c.values[f]] + [0.0])
+            sev = np.maximum(sev, table[c.codes[f]])  # code -1 reads the trailing 0
+        elif _ERROR_NAME.match(name):
+            table = np.array([0.0 if v in (None, "", [], {}, False, 0) else 2.0 for v in c.values[f]] + [0.0])
+            sev = np.maximum(sev, table[c.codes[f]] + 0.5 * (table[c.codes[f]] > 0))
+    return sev
+
+
+def anomaly_scores(c: Columns) -> NDArray[np.float64]:
+    """Largest robust z-score (median and MAD) of each item over the numeric fields."""
+    z = np.zeros(c.n)
+    for f in range(len(c.names)):
+        x = c.numeric[f]
+        ok = ~np.isnan(x)
+        if ok.sum() < 5:
+            continue
+        v = x[ok]
+        q1, q2, q3 = np.percentile(v, [25, 50, 75])
+        if v.min() >= 0 and q3 > q1 and (q3 + q1 - 2 * q2) / (q3 - q1) > 0.1:
+            # Right-skewed non-negative data (latencies, counts, sizes): judge on a log scale,
+            # or the distribution's own long tail reads as anomalies.
+            x = np.log1p(np.where(ok, x, 0.0))
+            v = x[ok]
+        med = np.median(v)
+        mad = np.median(np.abs(v - med))
+        scale = 1.4826 * mad if mad > 0 else 1.2533 * np.mean(np.abs(v - med))
+        if scale <= 0:
+            continue
+        zf = np.zeros(c.n)
+        zf[ok] = np.abs(x[ok] - med) / scale
+        z = np.maximum(z, zf)
+    return z
+
+
+_STOP = {
+    "the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "me", "my", "show", "find", "get", "give",
+    "what", "which", "who", "is", "are", "was", "with", "about", "from", "by", "at", "it", "this", "that",
+    "entries", "entry", "items", "item", "list", "all", "any", "please", "i", "you", "we", "do", "does",
+}  # fmt: skip
+
+
+def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.int64]:
+    """How many distinct query terms each item matches (a whole value, or a whole word of it).
+
+    Intent keywords and common words are not terms; a term matching more than
+    half of the items does not discriminate and is ignored.
+    """
+    intent_words = {
+        k.lower() for k in (*config.recency_keywords, *config.historical_keywords, *config.range_keywords)
+    }
+    terms = [
+        t
+        for t in dict.fromkeys(re.findall(r"\w+", query.lower()))
+        if len(t) > 1 and t not in _STOP | intent_words
+    ]
+    score = np.zeros(c.n, dtype=np.int64)
+    if not terms:
+        return score
+    fields = []
+    for f in range(len(c.names)):  # each field's distinct strings, lowercased, joined once
+        vals = c.values[f]
+        kinds = c.kinds[f]
+        strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
+        big = "\n".join(strs).lower()  # one C call; per value only if lowercasing changed a length
+        lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+        if len(big) != int(lens.sum()) + max(len(strs) - 1, 0):
+            strs = [x.lower() for x in strs]
+            big = "\n".join(strs)
+            lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+        starts = np.zeros(len(strs), dtype=np.int64)
+        if len(strs) > 1:
+            np.cumsum(lens[:-1] + 1, out=starts[1:])
+        fields.append((big, starts, c.distinct_numbers[f]))
+    for t in terms:
+        word = re.compile(rf"(?<![\w]){re.escape(t)}(?![\w])")
+        try:
+            tnum = float(t)
+        except ValueError:
+            tnum = None
+        hit = np.zeros(c.n, dtype=bool)
+        for f, (big, starts, nums) in enumerate(fields):
+            table = np.zeros(len(c.values[f]) + 1, dtype=bool)
+            pos = [m.start() for m in word.finditer(big)] if t in big else []  # C substring test first
+            if pos:
+                table[np.searchsorted(starts, pos, side="right") - 1] = True
+            if tnum is not None and nums.size:
+                table[:-1] |= nums == tnum
+            hit |= table[c.codes[f]]
+        if 0 < hit.sum() <= 0.5 * c.n:
+            score += hit
+    return score
+
+
+# ----------------------------------------------------------------------------------------
+# Information density and region selection (ideas 4 and 6)
+# ----------------------------------------------------------------------------------------
+
+
+def information_scores(c: Columns) -> NDArray[np.float64]:
+    """The plan's score per item: sum of (1 - value frequency), 0.5 per unusual field, 0.3 if longer than average."""
+    s = np.zeros(c.n)
+    typical = []
+    for f in range(len(c.names)):
+        present = c.codes[f] >= 0
+        m = present.sum()
+        typical.append(m >= 0.5 * c.n)
+        if m == 0:
+            continue
+        freq = c.counts[f] / m
+        s[present] += 1.0 - freq[c.codes[f][present]]
+        if not typical[-1]:
+            s[present] += 0.5
+    s += 0.3 * (c.length > c.length.mean())
+    return s
+
+
+def _pick(
+    cands: NDArray[np.int64],
+    k: int,
+    score: NDArray[np.float64] | None,
+    taken: set,
+    c: Columns,
+    late: bool = False,
+) -> list[int]:
+    """Up to ``k`` of ``cands``, best score first (ties: earliest, or latest with ``late``),
+    never an item identical to a taken one."""
+    if k <= 0 or cands.size == 0:
+        return []
+    order = cands if score is None else cands[np.lexsort((-cands if late else cands, -score[cands]))]
+    out = []
+    for i in order.tolist():
+        code = c.item_code[i]
+        if code in taken:
+            continue
+        out.append(i)
+        taken.add(code)
+        if len(out) == k:
+            break
+    return out
+
+
+def stratified_middle(c: Columns, k: int, taken: set) -> list[int]:
+    """Middle samples (10%-90% of positions): by category, by numeric variance, or evenly spaced."""
+    n = c.n
+    lo, hi = int(n * 0.1), int(n * 0.9)
+    middle = np.arange(lo, hi, dtype=np.int64)
+    if k <= 0 or middle.size == 0:
+        return []
+    # 1. A categorical field with a few groups: one sample per group, largest groups first.
+    for f in range(len(c.names)):
+        ncodes = len(c.values[f])
+        if 2 <= ncodes <= max(2, k * 2) and np.all(c.codes[f] >= 0) and ncodes < n / 2:
+            codes = c.codes[f][middle]
+            picked: list[int] = []
+            for code in np.argsort(-np.bincount(codes, minlength=ncodes), kind="stable"):
+                members = middle[codes == code]
+                if members.size:
+                    centre = members[members.size // 2 : members.size // 2 + 1]
+                    picked += _pick(np.concatenate([centre, members]), 1, None, taken, c)
+                if len(picked) == k:
+                    return picked
+            return picked + _even(middle, k - len(picked), taken, c)
+    # 2. Numeric fields: the points where the series changes most.
+    num = [f for f in range(len(c.names)) if np.count_nonzero(~np.isnan(c.numeric[f])) >= 0.9 * n]
+    if num:
+        change = np.zeros(n)
+        for f in num:
+            x = np.nan_to_num(c.numeric[f], nan=np.nanmedian(c.numeric[f]))
+            d = np.abs(np.diff(x, prepend=x[0]))
+            scale = np.std(x) or 1.0
+            change += d / scale
+        if np.ptp(change[middle]) > 1e-12 * max(1.0, change[middle].max()):
+            return _pick(middle, k, change, taken, c)
+    # 3. Even spacing.
+    return _even(middle, k, taken, c)
+
+
+def _even(middle: NDArray[np.int64], k: int, taken: set, c: Columns) -> list[int]:
+    """The plan's even spacing (``step = len // (k + 1)``), sliding past identical items."""
+    if k <= 0 or middle.size == 0:
+        return []
+    step = max(1, middle.size // (k + 1))
+    out = []
+    for j in range(1, k + 1):
+        pos = min(j * step, middle.size - 1)
+        got = _pick(np.concatenate([middle[pos:], middle[:pos]]), 1, None, taken, c)
+        out += got
+    return out
+
+
+def _fill(c: Columns, k: int, w: AnchorWeights, taken: set) -> list[int]:
+    """``k`` items at evenly spaced quantiles of the density ``2 wf (1 - x) + 2 wb x + wm``."""
+    if k <= 0:
+        return []
+    n = c.n
+    x = (np.arange(n) + 0.5) / n
+    dens = 2 * w.front * (1 - x) + 2 * w.back * x + w.middle
+    cdf = np.cumsum(dens)
+    cdf /= cdf[-1]
+    targets = (np.arange(k) + 0.5) / k
+    pos = np.minimum(np.searchsorted(cdf, targets), n - 1)
+    out = []
+    for p in pos.tolist():
+        for d in range(n):  # the nearest item not identical to one kept, looking outwards
+            hit = next((i for i in (p - d, p + d) if 0 <= i < n and c.item_code[i] not in taken), None)
+            if hit is not None:
+                taken.add(c.item_code[hit])
+                out.append(hit)
+                break
+    return out
