@@ -9,9 +9,9 @@ The selection core (budgeted MMR, from the SCWO specification):
   and the quality metric of the specification.
 
 Beside it: :mod:`scwo_np.dedup` (near-duplicates by Jaccard, difflib ratio,
-cosine or MinHash), :mod:`scwo_np.diversify` and :mod:`scwo_np.budget` (the
-KB Labs ADR's steps), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context
-optimizers), :mod:`scwo_np.anchor` (SmartCrusher's
+cosine or MinHash), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context optimizers,
+with the ADR's steps :mod:`~scwo_np.optimize.diversify` and
+:mod:`~scwo_np.optimize.budget`), :mod:`scwo_np.anchor` (SmartCrusher's
 dynamic anchoring of JSON arrays) and :mod:`scwo_np.text` (the one tokenizer).
 """
 

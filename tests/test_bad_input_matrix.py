@@ -21,19 +21,20 @@ import numpy as np
 import pytest
 
 import scwo_np
-from scwo_np import anchor, budget, dedup, diversify, hsca, optimize, text
+from scwo_np import anchor, dedup, hsca, optimize, text
 from scwo_np.datasets import sample_query
 from scwo_np.hsca import evals
+from scwo_np.optimize import budget, diversify
 
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
-    "scwo_np.budget",
     "scwo_np.datasets",
     "scwo_np.dedup",
-    "scwo_np.diversify",
     "scwo_np.hsca",
     "scwo_np.optimize",
+    "scwo_np.optimize.budget",
+    "scwo_np.optimize.diversify",
     "scwo_np.select",
     "scwo_np.select.mmr",
     "scwo_np.text",

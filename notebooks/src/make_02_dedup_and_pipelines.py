@@ -8,7 +8,7 @@ md, code = nb.md, nb.code
 
 md("""# 02 — Deduplication, diversification and the two context-optimizer pipelines
 
-This notebook runs `scwo_np.dedup`, `scwo_np.diversify` and the two pipelines of
+This notebook runs `scwo_np.dedup`, `scwo_np.optimize.diversify` and the two pipelines of
 `scwo_np.optimize` on real text: paragraphs of the Python documentation bundled with the
 package (`data/`), with near-copies planted so that we know what should be found.
 It is executed by the test suite (nbmake), so every number below is re-computed on each run.""")

@@ -5,6 +5,10 @@
 * :class:`MoragContextOptimizer` — MoRAG's context optimizer: relevance
   filter, redundancy removal, relationships, prioritisation, budget fit,
   organisation, formatting (:mod:`scwo_np.optimize.morag`).
+
+The ADR's array steps, usable on their own: :mod:`~scwo_np.optimize.diversify`
+(spread over sources and content) and :mod:`~scwo_np.optimize.budget`
+(token estimates, best-first budget fit, top-k).
 """
 
 from .kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal

@@ -4,10 +4,10 @@
 options (its JSON keys, camelCase, with its defaults) and returns the
 selected matches plus a report of every removal and why.  Each step is an
 array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9),
-:func:`~scwo_np.diversify.diversify` (3 per file, diversity 0.3),
-:func:`~scwo_np.budget.fit_budget` (``mode="stop"``, as the ADR's "stops when
+:func:`~scwo_np.optimize.diversify.diversify` (3 per file, diversity 0.3),
+:func:`~scwo_np.optimize.budget.fit_budget` (``mode="stop"``, as the ADR's "stops when
 budget reached") or, with embeddings, budgeted MMR
-(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.budget.top_k`.
+(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.optimize.budget.top_k`.
 
 A match is a dict with ``text`` (or ``content``), ``score``, and optionally
 ``id``, a source (``path``, ``file`` or ``source``), a token count
@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ..dedup import dedup
-from ..diversify import REASONS, diversify
 from ..select import mmr_select
 from ..text import word_sets
 from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
+from .budget import CHARS_PER_TOKEN, best_first, fit_budget
+from .diversify import REASONS, diversify
 
 __all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
 

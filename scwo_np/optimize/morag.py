@@ -54,10 +54,10 @@ from numpy.typing import NDArray
 from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ..budget import fit_budget
 from ..dedup import Dedup, dedup
 from ..select import mmr_select
 from ..validation import MAX_BUDGET, check_budget, check_int, check_unit_interval
+from .budget import fit_budget
 from .kb import Removal
 
 __all__ = [

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .validation import (
+from ..validation import (
     as_array,
     check_budget,
     check_costs,

@@ -23,11 +23,10 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from . import _dot
-from ._config import JIT
-from .budget import best_first
-from .text import Ragged, _jaccard_sorted, word_sets
-from .validation import (
+from .. import _dot
+from .._config import JIT
+from ..text import Ragged, _jaccard_sorted, word_sets
+from ..validation import (
     as_array,
     check_embeddings,
     check_int,
@@ -35,6 +34,7 @@ from .validation import (
     check_texts,
     check_unit_interval,
 )
+from .budget import best_first
 
 __all__ = ["Diversified", "diversify", "REASONS"]
 
