@@ -17,8 +17,8 @@ def test_kernel_tests_pass_without_the_jit():
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "HYPOTHESIS_PROFILE": "dev"}
     res = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-W", "ignore::RuntimeWarning",
-         "tests/test_dot.py", "tests/test_selection.py", "tests/test_batch.py", "tests/test_baselines.py",
-         "tests/test_dedup.py", "tests/test_diversify_budget.py", "tests/test_hsca_layer1.py"],
+         "tests/test_dot.py", "tests/select/test_mmr.py", "tests/select/test_batch.py", "tests/select/test_baselines.py",
+         "tests/dedup/test_dedup.py", "tests/optimize/test_diversify_budget.py", "tests/hsca/test_hsca_layer1.py"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -2,8 +2,8 @@
 
 from scwo_np import coverage, topk_relevance
 
-from .common import Benchmark
-from .datasets import gaussian
+from ..common import Benchmark
+from ..datasets import gaussian
 
 
 class Baselines(Benchmark):

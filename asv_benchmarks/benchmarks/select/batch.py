@@ -4,7 +4,7 @@ import numpy as np
 
 from scwo_np import select_batch
 
-from .common import Benchmark, best_time
+from ..common import Benchmark, best_time
 
 
 class SelectBatch(Benchmark):

@@ -5,8 +5,8 @@ import numpy as np
 from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
 from scwo_np.select.bench import pure_python_mmr, spec_lazy_heap_mmr
 
-from .common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes
-from .datasets import gaussian, pydoc
+from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes
+from ..datasets import gaussian, pydoc
 
 
 def _time_over_gemv(E, q, costs, budget):
