@@ -1,4 +1,4 @@
-"""HSCA: hierarchical semantic compression with adaptive context windowing (in progress).
+"""HSCA: hierarchical semantic compression with adaptive context windowing.
 
 Done so far: the specification's interface types (:mod:`~scwo_np.hsca.types`),
 Layer 1 relational weighting (:mod:`~scwo_np.hsca.layer1`), Layer 2 domains and
