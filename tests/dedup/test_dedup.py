@@ -317,3 +317,14 @@ def test_same_text_with_other_entities_still_links_third_items():
     ents = [[], ["AI"], ["AI"]]
     r = dedup(texts, method="sequence", entities=ents)
     assert r.keep.tolist() == [0] and r.dropped.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("method", sorted(DEDUP_METHODS))
+def test_every_registered_method_merges_copies_and_keeps_the_best(method):
+    """The generic contract every method in the registry must meet (a new method is covered here)."""
+    texts = ["alpha beta gamma delta epsilon", "zeta eta theta iota kappa", "alpha beta gamma delta epsilon"]
+    E = np.array([[1.0, 0.0, 0.2], [0.0, 1.0, 0.0], [1.0, 0.0, 0.2]])
+    kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
+    r = dedup(method=method, scores=[0.2, 0.5, 0.9], **kw)
+    assert r.keep.tolist() == [1, 2] and r.dropped.tolist() == [0]
+    assert r.duplicate_of.tolist() == [2] and r.similarity.tolist() == [1.0]
