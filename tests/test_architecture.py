@@ -21,10 +21,11 @@ ALLOWED = {
     "anchor": set(),
     "hsca": set(),
     "optimize": {"select", "dedup"},
-    "cli": {"select", "dedup", "anchor", "hsca", "optimize"},
+    "rerank": {"select"},
+    "cli": {"select", "dedup", "anchor", "hsca", "optimize", "rerank"},
     "core": set(),
 }
-CAPABILITIES = {"select", "dedup", "anchor", "hsca", "optimize", "cli"}
+CAPABILITIES = {"select", "dedup", "anchor", "hsca", "optimize", "rerank", "cli"}
 
 
 def _capability(path: Path) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 import importlib
 import math
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -26,6 +28,9 @@ from scwo_np.datasets import sample_query
 from scwo_np.hsca import evals
 from scwo_np.optimize import budget, diversify
 
+pq = pytest.importorskip("pyarrow.parquet")
+from scwo_np import rerank  # noqa: E402
+
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
@@ -35,6 +40,7 @@ MODULES = [
     "scwo_np.optimize",
     "scwo_np.optimize.budget",
     "scwo_np.optimize.diversify",
+    "scwo_np.rerank",
     "scwo_np.select",
     "scwo_np.select.mmr",
     "scwo_np.text",
@@ -255,6 +261,10 @@ def _without(category, *labels):
     return bad
 
 
+def arrow_table_bad(v):
+    return {"None": None, "str": "abc", "dict": {"query_id": ["q"]}, "list": [1, 2]}
+
+
 CATEGORIES = {
     "embeddings": embeddings_bad,
     "query": query_bad,
@@ -274,6 +284,7 @@ CATEGORIES = {
     "chunks": chunks_bad,
     "matches": matches_bad,
     "nonneg": nonneg_bad,
+    "arrow_table": arrow_table_bad,
     # Arguments where None means "the default" / "no limit":
     "unit_or_none": _without(unit_bad, "None"),
     "posint_or_none": _without(posint_bad, "None"),
@@ -326,6 +337,29 @@ def _store(timeout=30.0):
 
 def _batch(embeddings=E, queries=E[:2], costs=COSTS, budgets=6):
     return scwo_np.select_batch(embeddings, queries, costs, budgets, offsets=[0, 3, 6])
+
+
+def _rerank_tables():
+    import pyarrow as pa
+
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(E.ravel().astype(np.float32)), 4)
+    t = pa.table({"query_id": ["a", "a", "a", "b", "b", "b"], "embedding": emb, "tokens": pa.array(COSTS)})
+    q = pa.table(
+        {"query_id": ["a", "b"], "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E[:2].ravel()), 4)}
+    )
+    return t, q
+
+
+RERANK_T, RERANK_Q = _rerank_tables()
+_RERANK_DIR = tempfile.mkdtemp(prefix="scwo-matrix-")
+pq.write_table(RERANK_T, os.path.join(_RERANK_DIR, "c.parquet"))
+
+
+def _rerank_parquet(budget=8, batch_rows=4):
+    return rerank.rerank_parquet(
+        os.path.join(_RERANK_DIR, "c.parquet"), os.path.join(_RERANK_DIR, "o.parquet"), budget,
+        queries=RERANK_Q, batch_rows=batch_rows,
+    )  # fmt: skip
 
 
 REGISTRY = {
@@ -518,6 +552,16 @@ REGISTRY = {
         dict(matches=MATCHES, token_budget=200),
         dict(matches="matches", token_budget="budget_or_none"),
     ),
+    "rerank_table": (
+        lambda **k: rerank.rerank_table(**k),
+        dict(table=RERANK_T, queries=RERANK_Q, budget=8, lam=0.7),
+        dict(table="arrow_table", budget="budget", lam="unit"),
+    ),
+    "rerank_parquet": (
+        _rerank_parquet,
+        dict(budget=8, batch_rows=4),
+        dict(budget="budget", batch_rows="posint"),
+    ),
     "sample_query": (lambda **k: sample_query(**k), dict(text="how do I read a file"), dict(text="text")),
 }
 
@@ -546,6 +590,7 @@ NOT_FUNCTIONS = {
     "KB_DEFAULTS": "a dict of defaults",
     "load_sample": "takes no arguments",
     "Sample": "a result type",
+    "RerankSummary": "a result type of rerank_parquet",
 }
 # Names exported under a registry key that differs from the export name.
 ALIASES = {"dedup": "dedup text"}

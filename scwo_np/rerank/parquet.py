@@ -1,0 +1,180 @@
+"""Rerank a Parquet file of retrieved sets, streamed: memory bounded by a batch, not by the file.
+
+The file is read record batch by record batch.  A set whose rows continue
+into the next batch is held back and completed there, so sets split across
+row groups are handled exactly.  The file must be *clustered* by
+``query_id`` (each query's rows contiguous, which is how such files are
+normally written: sort or group by query before writing); a query id that
+reappears after its set ended is an error that says so, since streaming
+cannot regroup it.  Output is written under a temporary name beside ``dst``
+and renamed at the end: on any error there is no half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..validation import check_budget, check_int
+from .arrow import pyarrow, require_columns
+from .table import rerank_table
+
+__all__ = ["rerank_parquet", "RerankSummary"]
+
+
+class RerankSummary(dict):
+    """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``."""
+
+
+def _run_ends(codes: np.ndarray) -> np.ndarray:
+    """Indices where a new run of equal codes starts (including 0)."""
+    if codes.size == 0:
+        return codes[:0]
+    return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+
+
+def rerank_parquet(
+    src: str | os.PathLike,
+    dst: str | os.PathLike,
+    budget: int,
+    *,
+    queries: Any | None = None,
+    batch_rows: int = 65_536,
+    lam: float = 0.7,
+    cost_aware: bool = False,
+    cost_exponent: float = 0.25,
+    keep_all: bool = False,
+    query_col: str = "query_id",
+    embedding_col: str = "embedding",
+    tokens_col: str = "tokens",
+    query_embedding_col: str = "query_embedding",
+    progress: Callable[[int, int], None] | None = None,
+) -> RerankSummary:
+    """Rerank the candidates in Parquet file ``src`` into Parquet file ``dst``.
+
+    Parameters
+    ----------
+    src, dst : path
+        Candidates in (the schema of :func:`~scwo_np.rerank.rerank_table`),
+        selected rows out (all input columns plus ``rank`` and ``gain``).
+    budget : int
+        Token budget of every set.
+    queries : pyarrow.Table, path or None
+        The queries (``query_id``, ``embedding``), as a table or a Parquet
+        file; None when the candidates carry ``query_embedding``.
+    batch_rows : int, default 65,536
+        Rows read per batch; memory is about one batch plus one set.
+    progress : callable, optional
+        Called as ``progress(sets_done, rows_done)`` after every batch.
+
+    Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
+
+    Returns
+    -------
+    RerankSummary
+        Counts of sets, candidates, kept rows, tokens offered and kept.
+    """
+    pa = pyarrow()
+    import pyarrow.parquet as pq
+
+    budget = check_budget(budget)
+    batch_rows = check_int(batch_rows, name="batch_rows", low=1, high=2**31 - 1, clamp=True)
+    src, dst = os.fspath(src), os.fspath(dst)
+    if queries is not None and not isinstance(queries, pa.Table):
+        queries = pq.read_table(os.fspath(queries))
+    try:
+        reader = pq.ParquetFile(src)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"candidates file {src!r} does not exist.") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ValueError(f"{src!r} is not a readable Parquet file: {exc}") from None
+    schema = reader.schema_arrow
+    require_columns(schema, [query_col, embedding_col, tokens_col], what="candidates")
+    kw = dict(
+        lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
+        embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
+    )  # fmt: skip
+    summary = RerankSummary(sets=0, candidates=0, kept=0, tokens_offered=0, tokens_kept=0)
+    out_schema = _output_schema(schema, keep_all)
+    folder = os.path.dirname(os.path.abspath(dst))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
+    os.close(fd)
+    finished: set = set()
+    try:
+        with pq.ParquetWriter(tmp, out_schema) as writer:
+            carry = None
+            for batch in reader.iter_batches(batch_size=batch_rows):
+                part = pa.Table.from_batches([batch])
+                if carry is not None and carry.num_rows:
+                    part = pa.concat_tables([carry, part])
+                codes, ids = _codes(part.column(query_col))
+                starts = _run_ends(codes)
+                if starts.size == 0:
+                    carry = part
+                    continue
+                # The last run may continue in the next batch: hold it back.
+                done, carry = part.slice(0, int(starts[-1])), part.slice(int(starts[-1]))
+                _write(done, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
+                if progress is not None:
+                    progress(summary["sets"], summary["candidates"])
+            if carry is not None and carry.num_rows:
+                _write(carry, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
+                if progress is not None:
+                    progress(summary["sets"], summary["candidates"])
+        os.replace(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    return summary
+
+
+def _codes(col: Any) -> tuple[np.ndarray, Any]:
+    enc = col.dictionary_encode().combine_chunks()
+    return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
+
+
+def _write(part, writer, queries, budget, kw, summary, finished, query_col, tokens_col) -> None:
+    """Rerank the complete sets in ``part`` (rows clustered by query id) and append them."""
+    if part.num_rows == 0:
+        return
+    codes, ids = _codes(part.column(query_col))
+    starts = _run_ends(codes)
+    if len(ids) != starts.size:
+        raise ValueError(
+            f"candidates are not clustered by {query_col}: a query's rows appear in two places. "
+            f"Sort or group the file by {query_col} before reranking it."
+        )
+    run_ids = ids.to_pylist()
+    again = finished.intersection(run_ids)
+    if again:
+        raise ValueError(
+            f"candidates are not clustered by {query_col}: {sorted(map(repr, again))[0]} appears again after its "
+            f"set ended. Sort or group the file by {query_col} before reranking it."
+        )
+    finished.update(run_ids)
+    out = rerank_table(part, queries, budget, **kw)
+    writer.write_table(out)
+    summary["sets"] += len(run_ids)
+    summary["candidates"] += part.num_rows
+    tokens = part.column(tokens_col).to_numpy()
+    summary["tokens_offered"] += int(tokens.sum())
+    if kw["keep_all"]:
+        sel = out.column("selected").to_numpy(zero_copy_only=False)
+        summary["kept"] += int(sel.sum())
+        summary["tokens_kept"] += int(tokens[sel].sum())
+    else:
+        summary["kept"] += out.num_rows
+        summary["tokens_kept"] += int(out.column(tokens_col).to_numpy().sum())
+
+
+def _output_schema(schema: Any, keep_all: bool) -> Any:
+    pa = pyarrow()
+    if keep_all:
+        schema = schema.append(pa.field("selected", pa.bool_()))
+    return schema.append(pa.field("rank", pa.int64())).append(pa.field("gain", pa.float64()))

@@ -1,0 +1,148 @@
+"""Batch reranking through Arrow and Parquet: exactly mmr_select on every set, streamed or not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from scwo_np import mmr_select  # noqa: E402
+from scwo_np.rerank import rerank_parquet, rerank_table  # noqa: E402
+
+
+def _emb(M):
+    M = np.asarray(M)
+    return pa.FixedSizeListArray.from_arrays(pa.array(M.ravel()), M.shape[1] if M.ndim == 2 else 0)
+
+
+def make(sizes, d=6, seed=0, dtype=np.float32, dup_ids=False, ints=False):
+    """Candidates and queries tables for sets of the given sizes (0 = a query with no candidates)."""
+    rng = np.random.default_rng(seed)
+    qids, cids, toks, E, Q = [], [], [], [], []
+    for qi, n in enumerate(sizes):
+        q = rng.integers(-2, 3, d) if ints else rng.standard_normal(d)
+        if not np.any(q):
+            q[0] = 1
+        Q.append(q)
+        for j in range(n):
+            qids.append(f"q{qi}")
+            cids.append("dup" if dup_ids else f"c{qi}_{j}")
+            toks.append(int(rng.integers(0, 9)))
+            e = rng.integers(-2, 3, d) if ints else rng.standard_normal(d)
+            if not np.any(e):
+                e[0] = 1
+            E.append(e)
+    E = np.array(E, dtype=dtype).reshape(len(qids), d)
+    Q = np.array(Q, dtype=dtype).reshape(len(sizes), d)
+    t = pa.table({"query_id": pa.array(qids, pa.string()), "chunk_id": pa.array(cids, pa.string()), "embedding": _emb(E), "tokens": pa.array(toks, pa.int64()),
+                  "text": pa.array([f"text {i}" for i in range(len(qids))], pa.string())})  # fmt: skip
+    qt = pa.table({"query_id": [f"q{i}" for i in range(len(sizes))], "embedding": _emb(Q)})
+    return t, qt, E, Q
+
+
+def expected(t, E, Q, budget, **kw):
+    """Per set, in order of first appearance: mmr_select's picks as (row, rank, gain)."""
+    qids = np.array(t.column("query_id").to_pylist())
+    costs = t.column("tokens").to_numpy()
+    out = []
+    for q in dict.fromkeys(qids.tolist()):
+        rows = np.flatnonzero(qids == q)
+        p, g = mmr_select(E[rows], Q[int(q[1:])], costs[rows], budget, return_gains=True, **kw)
+        out += [(int(rows[i]), r, float(gi)) for r, (i, gi) in enumerate(zip(p, g, strict=True))]
+    return out
+
+
+def got(out, t):
+    row_of = {c: i for i, c in enumerate(t.column("text").to_pylist())}
+    return [
+        (row_of[x], r, g)
+        for x, r, g in zip(out.column("text").to_pylist(), out.column("rank").to_pylist(),
+                           out.column("gain").to_pylist(), strict=True)
+    ]  # fmt: skip
+
+
+sizes = st.lists(st.integers(0, 12), min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=sizes, seed=st.integers(0, 10**6), budget=st.integers(0, 30), lam=st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+       ints=st.booleans(), shuffle=st.booleans(), cost_aware=st.booleans())  # fmt: skip
+def test_table_equals_mmr_select_on_every_set(sizes, seed, budget, lam, ints, shuffle, cost_aware):
+    t, qt, E, Q = make(sizes, seed=seed, ints=ints)
+    if shuffle and t.num_rows:  # sets interleaved: still grouped by query id, candidates in order
+        perm = np.random.default_rng(seed).permutation(t.num_rows)
+        t, E = t.take(pa.array(perm)), E[perm]
+    out = rerank_table(t, qt, budget, lam=lam, cost_aware=cost_aware)
+    assert got(out, t) == expected(t, E, Q, budget, lam=lam, cost_aware=cost_aware)
+    assert out.column_names == t.column_names + ["rank", "gain"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(sizes=sizes, seed=st.integers(0, 10**6), batch=st.integers(1, 20), group=st.integers(1, 20))
+def test_parquet_stream_equals_the_table_whatever_the_batches(tmp_path_factory, sizes, seed, batch, group):
+    t, qt, E, Q = make(sizes, seed=seed)
+    d = tmp_path_factory.mktemp("pq")
+    pq.write_table(t, d / "c.parquet", row_group_size=group)
+    s = rerank_parquet(d / "c.parquet", d / "o.parquet", 15, queries=qt, batch_rows=batch)
+    out = pq.read_table(d / "o.parquet")
+    assert out.equals(rerank_table(t, qt, 15))
+    assert (
+        s["sets"] == sum(1 for n in sizes if n)
+        and s["candidates"] == t.num_rows
+        and s["kept"] == out.num_rows
+    )
+
+
+def test_large_ragged_sets_float64_and_duplicate_chunk_ids(tmp_path):
+    t, qt, E, Q = make([1, 1000, 0, 37, 250], d=16, dtype=np.float64, dup_ids=True)
+    out = rerank_table(t, qt, 40)
+    assert got(out, t) == expected(t, E, Q, 40)
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=300)
+    rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 40, queries=tmp_path / "q.parquet"
+                   if pq.write_table(qt, tmp_path / "q.parquet") is None else None, batch_rows=128)  # fmt: skip
+    assert pq.read_table(tmp_path / "o.parquet").equals(out)
+
+
+def test_keep_all_and_query_embedding_column():
+    t, qt, E, Q = make([4, 6], seed=3)
+    ka = rerank_table(t, qt, 10, keep_all=True)
+    sel = ka.column("selected").to_pylist()
+    picked = [r for r, _, _ in expected(t, E, Q, 10)]
+    assert [i for i, s in enumerate(sel) if s] == sorted(picked)
+    assert ka.column("rank").null_count == t.num_rows - len(picked)
+    qe = _emb(Q[[int(q[1:]) for q in t.column("query_id").to_pylist()]])
+    inline = rerank_table(t.append_column("query_embedding", qe), None, 10)
+    assert got(inline, t) == expected(t, E, Q, 10)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda t, q: (t.drop_columns(["tokens"]), q), "no column 'tokens'"),
+        (lambda t, q: (t, q.slice(1)), "query_id 'q0' has candidates but no row in the queries table"),
+        (lambda t, q: (t, q.set_column(1, "embedding", _emb(np.ones((q.num_rows, 3))))), "width 3"),
+        (lambda t, q: (t.set_column(3, "tokens", pa.array([-1] + [1] * (t.num_rows - 1))), q),
+         r"tokens = -1 at row 0, query_id 'q0', chunk_id 'c0_0'"),
+        (lambda t, q: (t.set_column(2, "embedding", _emb(np.r_[np.full((1, 6), np.nan), np.ones((t.num_rows - 1, 6))])), q),
+         r"query_id 'q0', chunk_id 'c0_0' \(row 0\): its embedding is zero, NaN or inf"),
+        (lambda t, q: (t.set_column(2, "embedding", pa.array([[1.0, 2.0]] * t.num_rows)), q), "candidates' embeddings have 2"),
+    ],
+)  # fmt: skip
+def test_bad_input_names_the_row_or_query(change, match):
+    t, qt, _, _ = make([3, 2])
+    t, qt = change(t, qt)
+    with pytest.raises((ValueError, TypeError), match=match):
+        rerank_table(t, qt, 10)
+
+
+def test_unclustered_parquet_is_an_error_and_leaves_no_output(tmp_path):
+    t, qt, _, _ = make([3, 3, 3])
+    order = [0, 1, 3, 4, 2, 5, 6, 7, 8]  # q0's last row comes after q1's first
+    pq.write_table(t.take(pa.array(order)), tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match="not clustered by query_id"):
+        rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt, batch_rows=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet"]
