@@ -124,7 +124,7 @@ def rerank_table(
     >>> q = pa.table({"query_id": ["q"],
     ...               "embedding": pa.FixedSizeListArray.from_arrays(pa.array([1, 0.5], pa.float32()), 2)})
     >>> rerank_table(t, q, budget=20, lam=0.5).select(["chunk_id", "rank"]).to_pydict()
-    {'chunk_id': ['a', 'c'], 'rank': [0, 1]}
+    {'chunk_id': ['b', 'c'], 'rank': [0, 1]}
     """
     pa = pyarrow()
     if not isinstance(table, pa.Table):
