@@ -13,6 +13,7 @@ from .crush import _cmd_crush
 from .dedup import _cmd_dedup
 from .hsca import _cmd_hsca_eval
 from .optimize import _cmd_optimize
+from .rerank import add_parser as _add_rerank
 from .select import _cmd_bench, _cmd_demo, _cmd_sample, _cmd_select
 
 
@@ -122,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="one JSON object per eval instead of a table")
     h.add_argument("--strict", action="store_true", help="exit with status 1 when a criterion is not met")
     h.set_defaults(func=_cmd_hsca_eval)
+
+    _add_rerank(sub)
 
     b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
     b.add_argument("--quick", action="store_true", help="small sizes only")

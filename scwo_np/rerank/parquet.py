@@ -86,7 +86,14 @@ def rerank_parquet(
     batch_rows = check_int(batch_rows, name="batch_rows", low=1, high=2**31 - 1, clamp=True)
     src, dst = os.fspath(src), os.fspath(dst)
     if queries is not None and not isinstance(queries, pa.Table):
-        queries = pq.read_table(os.fspath(queries))
+        try:
+            queries = pq.read_table(os.fspath(queries))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"queries file {os.fspath(queries)!r} does not exist.") from None
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ValueError(
+                f"queries file {os.fspath(queries)!r} is not a readable Parquet file: {exc}"
+            ) from None
     try:
         reader = pq.ParquetFile(src)
     except FileNotFoundError:

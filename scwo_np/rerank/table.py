@@ -151,7 +151,11 @@ def rerank_table(
     if queries is not None:
         Q = _query_matrix(queries, ids, embedding_col, query_col, E.shape[1])
     else:
-        require_columns(table, [query_embedding_col], what="candidates (without a queries table)")
+        if query_embedding_col not in table.column_names:
+            raise ValueError(
+                f"candidates have no {query_embedding_col!r} column and no queries table was given; pass the "
+                "queries (queries=, or scwo rerank --queries Q.parquet) or add a query_embedding column."
+            )
         QE = embedding_matrix(table, query_embedding_col, what="candidates", id_cols=ids_cols)
         Q = QE[rows[offsets[:-1]]] if len(ids) else np.zeros((0, E.shape[1]), E.dtype)
     try:

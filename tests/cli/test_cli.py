@@ -250,3 +250,32 @@ def test_closed_or_empty_stdin_is_bad_input(tmp_path):
         capture_output=True, text=True, input="",
     )  # fmt: skip
     assert r.returncode == 2 and "standard input has no chunks" in r.stderr
+
+
+def test_rerank_command_writes_what_rerank_parquet_writes(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from scwo_np.rerank import rerank_table
+
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((60, 8)).astype(np.float32)
+    t = pa.table({
+        "query_id": np.repeat(["a", "b", "c"], 20), "chunk_id": [f"c{i}" for i in range(60)],
+        "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E.ravel()), 8), "tokens": rng.integers(1, 50, 60),
+    })  # fmt: skip
+    q = pa.table({"query_id": ["a", "b", "c"],
+                  "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E[:3].ravel()), 8)})  # fmt: skip
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=7)
+    pq.write_table(q, tmp_path / "q.parquet")
+    argv = ["rerank", str(tmp_path / "c.parquet"), "--queries", str(tmp_path / "q.parquet"), "--budget", "100",
+            "--batch-rows", "9", "-o", str(tmp_path / "o.parquet")]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("scwo rerank: 3 sets, 60 candidates, kept ") and err.count("\n") == 1
+    assert pq.read_table(tmp_path / "o.parquet").equals(rerank_table(t, q, 100))
+    assert main([*argv, "--quiet"]) == 0 and capsys.readouterr().err == ""
+    _fails(["rerank", str(tmp_path / "c.parquet"), "--budget", "100", "-o", str(tmp_path / "x.parquet")],
+           r"^scwo rerank: candidates have no 'query_embedding' column")  # fmt: skip
+    _fails(["rerank", str(tmp_path / "nope.parquet"), "--budget", "1", "-o", str(tmp_path / "x.parquet")],
+           r"cannot read .*nope.parquet")  # fmt: skip
+    assert not (tmp_path / "x.parquet").exists()

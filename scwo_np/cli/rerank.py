@@ -1,0 +1,81 @@
+"""``scwo rerank``: cut every retrieved set in a Parquet file to a token budget, streamed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _cmd_rerank(args: argparse.Namespace) -> int:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SystemExit("scwo: rerank needs pyarrow: pip install 'scwo_np[batch]'") from None
+    from tqdm.auto import tqdm
+
+    from ..rerank import rerank_parquet
+
+    try:
+        total = pq.ParquetFile(args.file).metadata.num_rows
+    except FileNotFoundError:
+        raise SystemExit(f"scwo: cannot read {args.file}: no such file") from None
+    except Exception as exc:  # noqa: BLE001 - not Parquet: say so in one line
+        raise SystemExit(f"scwo: {args.file}: not a readable Parquet file ({exc})") from None
+    quiet = args.quiet
+    bar = tqdm(
+        total=total, unit="row", unit_scale=True, desc="scwo rerank", file=sys.stderr,
+        disable=quiet or not sys.stderr.isatty(),
+    )  # fmt: skip
+    t0 = time.perf_counter()
+    done = [0]
+
+    def progress(sets: int, rows: int) -> None:
+        bar.update(rows - done[0])
+        done[0] = rows
+        dt = time.perf_counter() - t0
+        bar.set_postfix_str(f"{sets} sets, {sets / dt:,.0f} sets/s" if dt > 0 else f"{sets} sets")
+
+    try:
+        s = rerank_parquet(
+            args.file, args.output, args.budget, queries=args.queries, batch_rows=args.batch_rows, lam=args.lam,
+            cost_aware=args.cost_aware, cost_exponent=args.cost_exponent, keep_all=args.keep_all, progress=progress,
+        )  # fmt: skip
+    finally:
+        bar.close()
+    dt = time.perf_counter() - t0
+    if not quiet:
+        share = s["tokens_kept"] / max(s["tokens_offered"], 1)
+        sys.stderr.write(
+            f"scwo rerank: {s['sets']:,} sets, {s['candidates']:,} candidates, kept {s['kept']:,}; tokens kept "
+            f"{s['tokens_kept']:,} of {s['tokens_offered']:,} offered ({share:.1%}); {dt:.2f} s "
+            f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)\n"
+        )
+    return 0
+
+
+def add_parser(sub) -> None:
+    r = sub.add_parser(
+        "rerank",
+        help="cut every retrieved set in a Parquet file to a token budget (budgeted MMR, streamed)",
+        description=(
+            "Candidates in long format, one row per candidate: query_id, embedding (fixed-size list of "
+            "float32), tokens, and any other columns (passed through). The file must be clustered by "
+            "query_id. Output: the selected rows plus rank and gain, as Parquet."
+        ),
+    )
+    r.add_argument("file", help="candidates Parquet file")
+    r.add_argument(
+        "--queries", help="queries Parquet file (query_id, embedding); else a query_embedding column"
+    )
+    r.add_argument("--budget", type=int, required=True, help="token budget of every set")
+    r.add_argument("--lam", type=float, default=0.7, help="relevance weight in [0, 1] (0.7)")
+    r.add_argument("--cost-aware", action="store_true", help="prefer shorter chunks (see scwo select)")
+    r.add_argument("--cost-exponent", type=float, default=0.25, help="cost weight for --cost-aware (0.25)")
+    r.add_argument("--keep-all", action="store_true", help="keep every row, with a boolean 'selected' column")
+    r.add_argument(
+        "--batch-rows", type=int, default=65_536, help="rows read at a time (memory bound; 65,536)"
+    )
+    r.add_argument("-o", "--output", required=True, help="output Parquet file (written whole or not at all)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    r.set_defaults(func=_cmd_rerank)
