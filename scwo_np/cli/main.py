@@ -111,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--query", type=int, help="add `score`: each chunk's cosine to bundled query N (0-31)")
     sm.add_argument("-n", type=int, help="only the first N chunks")
     sm.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    sm.add_argument(
+        "--retrieved-sets", action="store_true",
+        help="write Parquet instead: each bundled query's --top-k chunks, one row per candidate (for scwo rerank)",
+    )  # fmt: skip
+    sm.add_argument("--top-k", type=int, default=50, help="candidates per query with --retrieved-sets (50)")
     sm.set_defaults(func=_cmd_sample)
 
     h = sub.add_parser(

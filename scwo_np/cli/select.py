@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -128,6 +131,8 @@ def _why(E, q, costs, budget, lam, idx) -> list[str]:
 def _cmd_sample(args: argparse.Namespace) -> int:
     from ..datasets import load_sample
 
+    if args.retrieved_sets:
+        return _write_sets(args)
     s = load_sample()
     score = None
     if args.query is not None:
@@ -149,6 +154,30 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         for i in range(n)
     )
     _write_jsonl(records, args.output)
+    return 0
+
+
+def _write_sets(args: argparse.Namespace) -> int:
+    """``scwo sample --retrieved-sets``: the bundled queries' top-k chunks as a Parquet candidates file."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SystemExit("scwo: Parquet output needs pyarrow: pip install 'scwo_np[batch]'") from None
+    from ..rerank import sample_sets
+
+    if args.output == "-":
+        raise SystemExit("scwo: --retrieved-sets writes Parquet: give a file with -o")
+    cands, _ = sample_sets(args.top_k, query_embedding_column=True)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(args.output)}.", suffix=".tmp")
+    os.close(fd)
+    try:  # written under a temporary name, renamed when complete
+        pq.write_table(cands, tmp)
+        os.replace(tmp, args.output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
     return 0
 
 

@@ -3,13 +3,15 @@
 - :func:`rerank_table` — an Arrow table of candidates (one row per
   candidate, long format) cut per query to a token budget with MMR;
 - :func:`rerank_parquet` — the same over a Parquet file, streamed batch by
-  batch, so memory is bounded by the largest batch, not by the file.
+  batch, so memory is bounded by the largest batch, not by the file;
+- :func:`sample_sets` — retrieved sets built from the bundled sample.
 
 Needs the ``batch`` extra (``pip install 'scwo_np[batch]'``: pyarrow, dask,
 distributed).
 """
 
-from .parquet import rerank_parquet
+from .parquet import RerankSummary, rerank_parquet
+from .sample import sample_sets
 from .table import rerank_table
 
-__all__ = ["rerank_parquet", "rerank_table"]
+__all__ = ["RerankSummary", "rerank_parquet", "rerank_table", "sample_sets"]
