@@ -557,6 +557,7 @@ REGISTRY = {
         dict(table=RERANK_T, queries=RERANK_Q, budget=8, lam=0.7),
         dict(table="arrow_table", budget="budget", lam="unit"),
     ),
+    "sample_sets": (lambda **k: rerank.sample_sets(**k), dict(top_k=3), dict(top_k="posint")),
     "rerank_parquet": (
         _rerank_parquet,
         dict(budget=8, batch_rows=4),
