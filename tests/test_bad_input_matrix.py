@@ -351,6 +351,8 @@ def _rerank_tables():
 
 
 RERANK_T, RERANK_Q = _rerank_tables()
+with pytest.importorskip("dask").config.set({"dataframe.convert-string": False}):
+    RERANK_DDF = pytest.importorskip("dask.dataframe").from_pandas(RERANK_T.to_pandas(), npartitions=1)
 _RERANK_DIR = tempfile.mkdtemp(prefix="scwo-matrix-")
 pq.write_table(RERANK_T, os.path.join(_RERANK_DIR, "c.parquet"))
 
@@ -558,6 +560,11 @@ REGISTRY = {
         dict(table="arrow_table", budget="budget", lam="unit"),
     ),
     "sample_sets": (lambda **k: rerank.sample_sets(**k), dict(top_k=3), dict(top_k="posint")),
+    "rerank_dask": (
+        lambda **k: rerank.rerank_dask(**k).compute(scheduler="sync"),
+        dict(ddf=RERANK_DDF, queries=RERANK_Q, budget=8),
+        dict(ddf="arrow_table", budget="budget"),
+    ),
     "rerank_parquet": (
         _rerank_parquet,
         dict(budget=8, batch_rows=4),
@@ -661,8 +668,12 @@ def test_bad_value_is_a_clear_error(fname, arg, cat, label):
     for k, v in before.items():  # nothing was modified
         if isinstance(v, np.ndarray):
             np.testing.assert_array_equal(kw[k], v)
+        elif hasattr(v, "equals"):  # Arrow and pandas objects
+            assert kw[k] is v or kw[k].equals(v)
+        elif hasattr(v, "__dask_graph__"):
+            assert kw[k] is v or kw[k].npartitions == v.npartitions
         elif not isinstance(v, float) or not math.isnan(v):
-            assert kw[k] == v or kw[k] is v
+            assert kw[k] is v or kw[k] == v
 
 
 @pytest.mark.parametrize("fname, arg, cat, label", list(_cases(strict=False)))

@@ -4,14 +4,17 @@
   candidate, long format) cut per query to a token budget with MMR;
 - :func:`rerank_parquet` — the same over a Parquet file, streamed batch by
   batch, so memory is bounded by the largest batch, not by the file;
+- :func:`rerank_dask` — a Dask dataframe of candidates, lazily, one task per
+  partition (each set within one partition), no shuffle;
 - :func:`sample_sets` — retrieved sets built from the bundled sample.
 
 Needs the ``batch`` extra (``pip install 'scwo_np[batch]'``: pyarrow, dask,
 distributed).
 """
 
+from .on_dask import rerank_dask
 from .parquet import RerankSummary, rerank_parquet
 from .sample import sample_sets
 from .table import rerank_table
 
-__all__ = ["RerankSummary", "rerank_parquet", "rerank_table", "sample_sets"]
+__all__ = ["RerankSummary", "rerank_dask", "rerank_parquet", "rerank_table", "sample_sets"]
