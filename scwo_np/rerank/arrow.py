@@ -17,18 +17,24 @@ from numpy.typing import NDArray
 
 from ..validation import MAX_COST
 
-__all__ = ["embedding_matrix", "require_columns", "token_counts", "pyarrow"]
+__all__ = ["batch_module", "embedding_matrix", "require_columns", "token_counts", "pyarrow"]
+
+
+def batch_module(name: str):
+    """Import ``name`` from the ``batch`` extra, or an ImportError that says which extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # pragma: no cover - the batch extra is installed in CI
+        raise ImportError(
+            f"batch reranking needs {name.split('.')[0]}: pip install 'scwo_np[batch]' (pyarrow, dask, distributed)."
+        ) from None
 
 
 def pyarrow():
-    """The ``pyarrow`` module, or an ImportError that says which extra to install."""
-    try:
-        import pyarrow as pa
-    except ImportError:  # pragma: no cover - the batch extra is installed in CI
-        raise ImportError(
-            "batch reranking needs pyarrow: pip install 'scwo_np[batch]' (pyarrow, dask, distributed)."
-        ) from None
-    return pa
+    """The ``pyarrow`` module (see :func:`batch_module`)."""
+    return batch_module("pyarrow")
 
 
 def require_columns(table: Any, names: list[str], *, what: str) -> None:

@@ -16,20 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..validation import check_budget
-from .arrow import pyarrow
+from .arrow import batch_module, pyarrow
 from .table import rerank_table
 
 __all__ = ["rerank_dask", "check_clustered"]
-
-
-def _dask():
-    try:
-        import dask.dataframe as dd
-    except ImportError:  # pragma: no cover - the batch extra is installed in CI
-        raise ImportError(
-            "rerank_dask needs dask: pip install 'scwo_np[batch]' (pyarrow, dask, distributed)."
-        ) from None
-    return dd
 
 
 def _partition(df, queries, budget, kw):
@@ -101,7 +91,7 @@ def rerank_dask(
         or ``.to_parquet()`` runs it on the current scheduler (a
         ``distributed.Client``, or threads).
     """
-    dd = _dask()
+    dd = batch_module("dask.dataframe")
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(
             f"ddf must be a dask DataFrame; got {type(ddf).__name__} (rerank_table takes Arrow tables)."
