@@ -22,7 +22,7 @@ import numpy as np
 
 from ..validation import check_budget, check_int
 from .arrow import pyarrow, require_columns
-from .table import rerank_table
+from .table import _rerank, check_output_columns
 
 __all__ = ["rerank_parquet", "RerankSummary"]
 
@@ -102,6 +102,7 @@ def rerank_parquet(
         raise ValueError(f"{src!r} is not a readable Parquet file: {exc}") from None
     schema = reader.schema_arrow
     require_columns(schema, [query_col, embedding_col, tokens_col], what="candidates")
+    check_output_columns(schema.names)
     kw = dict(
         lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
         embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
@@ -125,12 +126,28 @@ def rerank_parquet(
                     carry = part
                     continue
                 # The last run may continue in the next batch: hold it back.
-                done, carry = part.slice(0, int(starts[-1])), part.slice(int(starts[-1]))
-                _write(done, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
+                cut = int(starts[-1])
+                done, carry = part.slice(0, cut), part.slice(cut)
+                _write(
+                    done,
+                    codes[:cut],
+                    ids,
+                    writer,
+                    queries,
+                    budget,
+                    kw,
+                    summary,
+                    finished,
+                    query_col,
+                    tokens_col,
+                )
                 if progress is not None:
                     progress(summary["sets"], summary["candidates"])
             if carry is not None and carry.num_rows:
-                _write(carry, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
+                codes, ids = _codes(carry.column(query_col))
+                _write(
+                    carry, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col
+                )
                 if progress is not None:
                     progress(summary["sets"], summary["candidates"])
         os.replace(tmp, dst)
@@ -146,17 +163,22 @@ def _codes(col: Any) -> tuple[np.ndarray, Any]:
     return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
-def _write(part, writer, queries, budget, kw, summary, finished, query_col, tokens_col) -> None:
-    """Rerank the complete sets in ``part`` (rows clustered by query id) and append them."""
+def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col) -> None:
+    """Rerank the complete sets in ``part`` and append them.
+
+    ``codes`` are ``part``'s query ids encoded in order of first appearance
+    (``ids`` the dictionary, which may run past ``part``'s own ids): the
+    rows are clustered exactly when every run of equal codes brings a new one.
+    """
     if part.num_rows == 0:
         return
-    codes, ids = _codes(part.column(query_col))
     starts = _run_ends(codes)
-    if len(ids) != starts.size:
+    if int(codes.max()) + 1 != starts.size:
         raise ValueError(
             f"candidates are not clustered by {query_col}: a query's rows appear in two places. "
             f"Sort or group the file by {query_col} before reranking it."
         )
+    ids = ids.slice(0, starts.size)
     run_ids = ids.to_pylist()
     again = finished.intersection(run_ids)
     if again:
@@ -165,7 +187,8 @@ def _write(part, writer, queries, budget, kw, summary, finished, query_col, toke
             f"set ended. Sort or group the file by {query_col} before reranking it."
         )
     finished.update(run_ids)
-    out = rerank_table(part, queries, budget, **kw)
+    offsets = np.append(starts, part.num_rows).astype(np.int64)
+    out = _rerank(part, queries, budget, (None, offsets, ids), **kw)
     writer.write_table(out)
     summary["sets"] += len(run_ids)
     summary["candidates"] += part.num_rows

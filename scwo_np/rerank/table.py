@@ -133,18 +133,33 @@ def rerank_table(
         )
     budget = check_budget(budget)
     require_columns(table, [query_col, embedding_col, tokens_col], what="candidates")
-    for c in ("rank", "gain", "selected"):
-        if c in table.column_names:
-            raise ValueError(f"candidates already have a {c!r} column; rename it (the output adds its own).")
+    check_output_columns(table.column_names)
     if table.num_rows == 0:  # nothing to select; the output still has every column
         out = table.append_column("selected", pa.array([], pa.bool_())) if keep_all else table
         return out.append_column("rank", pa.array([], pa.int64())).append_column(
             "gain", pa.array([], pa.float64())
         )
+    opts = dict(
+        lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
+        embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
+    )  # fmt: skip
+    return _rerank(table, queries, budget, _sets(table.column(query_col)), **opts)
+
+
+def _rerank(
+    table, queries, budget, sets, *, lam, cost_aware, cost_exponent, keep_all, query_col, embedding_col, tokens_col,
+    query_embedding_col,
+):  # fmt: skip
+    """:func:`rerank_table` after its checks, given the sets ``(order, offsets, ids)``.
+
+    The streaming path calls it with the sets it has already found, so the
+    query ids are encoded once per batch, not twice.
+    """
+    pa = pyarrow()
     ids_cols = (query_col, "chunk_id")
     E = embedding_matrix(table, embedding_col, what="candidates", id_cols=ids_cols)
     costs = token_counts(table, tokens_col, what="candidates", id_cols=ids_cols)
-    order, offsets, ids = _sets(table.column(query_col))
+    order, offsets, ids = sets
     if order is not None:  # interleaved sets: gather each set's rows together (one copy)
         E, costs = np.ascontiguousarray(E[order]), costs[order]
     rows = np.arange(table.num_rows, dtype=np.int64) if order is None else order
@@ -179,6 +194,13 @@ def rerank_table(
     out = table.append_column("selected", pa.array(sel))
     out = out.append_column("rank", pa.array(full_rank, mask=~sel))
     return out.append_column("gain", pa.array(full_gain, mask=~sel))
+
+
+def check_output_columns(names: list[str]) -> None:
+    """The output adds ``rank``, ``gain`` (and ``selected``): the input must not have them already."""
+    for c in ("rank", "gain", "selected"):
+        if c in names:
+            raise ValueError(f"candidates already have a {c!r} column; rename it (the output adds its own).")
 
 
 def _locate(exc: ValueError, E, Q, rows, offsets, ids, table) -> str:
