@@ -1,4 +1,4 @@
-"""Run a ``nogil`` Numba kernel over chunks of independent work, on threads.
+"""Run a ``nogil`` Numba kernel over chunks of independent work, on threads; read ahead on one.
 
 ``numba.prange`` would do the same, but a parallel function is compiled
 again with its whole call tree inlined, which for the batch kernel cost
@@ -9,7 +9,10 @@ number of threads follows ``numba.get_num_threads()`` (``NUMBA_NUM_THREADS``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -54,3 +57,49 @@ def map_chunks(kernel: Callable, n_items: int, *args, chunk: int = 64) -> list[A
         return [kernel(*args, lo, hi) for lo, hi in bounds]
     futures = [_executor(nt).submit(kernel, *args, lo, hi) for lo, hi in bounds]
     return [f.result() for f in futures]
+
+
+def read_ahead(items: Iterable[Any], depth: int = 1) -> Iterator[Any]:
+    """Yield ``items`` while a background thread produces the next ``depth`` ahead.
+
+    For a reader whose work releases the GIL (Parquet decoding): the next
+    batch is read while the caller works on this one, so reading and
+    computing overlap and memory holds at most ``depth + 1`` items more than
+    the caller keeps.  An exception in the reader is raised here, at the
+    item where it happened; closing the generator early stops the thread.
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((done, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            q.put((done, exc))
+
+    thread = threading.Thread(target=produce, name="scwo-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if item is done:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                q.get_nowait()
+        thread.join()

@@ -568,7 +568,7 @@ REGISTRY = {
     "rerank_parquet": (
         _rerank_parquet,
         dict(budget=8, batch_rows=4),
-        dict(budget="budget", batch_rows="posint"),
+        dict(budget="budget", batch_rows="posint_or_none"),
     ),
     "sample_query": (lambda **k: sample_query(**k), dict(text="how do I read a file"), dict(text="text")),
 }

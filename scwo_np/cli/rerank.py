@@ -74,7 +74,7 @@ def add_parser(sub) -> None:
     r.add_argument("--cost-exponent", type=float, default=0.25, help="cost weight for --cost-aware (0.25)")
     r.add_argument("--keep-all", action="store_true", help="keep every row, with a boolean 'selected' column")
     r.add_argument(
-        "--batch-rows", type=int, default=65_536, help="rows read at a time (memory bound; 65,536)"
+        "--batch-rows", type=int, default=None, help="rows read at a time (default: 16 MB of embeddings)"
     )
     r.add_argument("-o", "--output", required=True, help="output Parquet file (written whole or not at all)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..validation import MAX_COST
 
-__all__ = ["batch_module", "embedding_matrix", "require_columns", "token_counts", "pyarrow"]
+__all__ = ["batch_module", "embedding_matrix", "query_codes", "require_columns", "token_counts", "pyarrow"]
 
 
 def batch_module(name: str):
@@ -46,6 +46,22 @@ def require_columns(table: Any, names: list[str], *, what: str) -> None:
             f"{what} has no column {', '.join(map(repr, missing))}; it has {have}. "
             "Rename the columns, or pass the names (query_col=, embedding_col=, tokens_col=)."
         )
+
+
+def query_codes(qids: Any, column: str = "query_id") -> tuple[NDArray[np.int64], Any]:
+    """``(codes, ids)``: the query ids numbered by first appearance, and the ids in that order.
+
+    Nulls are an error naming the first null row (a candidate without a query).
+    """
+    pa = pyarrow()
+    if qids.null_count:
+        row = int(np.flatnonzero(np.asarray(qids.is_null()))[0])
+        raise ValueError(f"candidates: {column} is null at row {row}; every candidate needs its query's id.")
+    if pa.types.is_dictionary(qids.type):  # its dictionary is not in order of appearance
+        qids = qids.cast(qids.type.value_type)
+    enc = qids.dictionary_encode()
+    enc = enc.combine_chunks() if hasattr(enc, "combine_chunks") else enc
+    return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
 def _describe_row(table: Any, row: int, id_cols: tuple[str, ...]) -> str:

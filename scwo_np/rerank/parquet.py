@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from .._parallel import read_ahead
 from ..validation import check_budget, check_int
-from .arrow import pyarrow, require_columns
+from .arrow import pyarrow, query_codes, require_columns
 from .table import _rerank, check_output_columns
 
 __all__ = ["rerank_parquet", "RerankSummary"]
@@ -44,7 +45,7 @@ def rerank_parquet(
     budget: int,
     *,
     queries: Any | None = None,
-    batch_rows: int = 65_536,
+    batch_rows: int | None = None,
     lam: float = 0.7,
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
@@ -67,8 +68,10 @@ def rerank_parquet(
     queries : pyarrow.Table, path or None
         The queries (``query_id``, ``embedding``), as a table or a Parquet
         file; None when the candidates carry ``query_embedding``.
-    batch_rows : int, default 65,536
-        Rows read per batch; memory is about one batch plus one set.
+    batch_rows : int, optional
+        Rows read per batch.  Memory holds a few batches (one read ahead,
+        one reranked, the writer's) plus the largest set; the default is the
+        rows whose embeddings take 16 MB (10,922 at d = 384 float32).
     progress : callable, optional
         Called as ``progress(sets_done, rows_done)`` after every batch.
 
@@ -83,7 +86,8 @@ def rerank_parquet(
     import pyarrow.parquet as pq
 
     budget = check_budget(budget)
-    batch_rows = check_int(batch_rows, name="batch_rows", low=1, high=2**31 - 1, clamp=True)
+    if batch_rows is not None:
+        batch_rows = check_int(batch_rows, name="batch_rows", low=1, high=2**31 - 1, clamp=True)
     src, dst = os.fspath(src), os.fspath(dst)
     if queries is not None and not isinstance(queries, pa.Table):
         try:
@@ -95,14 +99,15 @@ def rerank_parquet(
                 f"queries file {os.fspath(queries)!r} is not a readable Parquet file: {exc}"
             ) from None
     try:
-        reader = pq.ParquetFile(src)
+        schema = pq.read_schema(src)
     except FileNotFoundError:
         raise FileNotFoundError(f"candidates file {src!r} does not exist.") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"{src!r} is not a readable Parquet file: {exc}") from None
-    schema = reader.schema_arrow
     require_columns(schema, [query_col, embedding_col, tokens_col], what="candidates")
     check_output_columns(schema.names)
+    if batch_rows is None:
+        batch_rows = _default_batch_rows(schema.field(embedding_col).type)
     kw = dict(
         lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
         embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
@@ -113,43 +118,43 @@ def rerank_parquet(
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
     os.close(fd)
     finished: set = set()
+    # pre_buffer=False with a small buffer: pyarrow's default pre-buffering reads
+    # ahead the whole file (memory grew with it); one batch is read ahead instead.
+    reader = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
+
+    def write(part: Any, codes: Any = None, ids: Any = None) -> None:
+        if codes is None:
+            codes, ids = query_codes(part.column(query_col), query_col)
+        _write(part, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
+        if progress is not None:
+            progress(summary["sets"], summary["candidates"])
+
     try:
         with pq.ParquetWriter(tmp, out_schema) as writer:
-            carry = None
-            for batch in reader.iter_batches(batch_size=batch_rows):
+            carry = None  # the rows of the last set seen, which may go on in the next batch
+            for batch in read_ahead(reader.iter_batches(batch_size=batch_rows)):
                 part = pa.Table.from_batches([batch])
-                if carry is not None and carry.num_rows:
-                    part = pa.concat_tables([carry, part])
-                codes, ids = _codes(part.column(query_col))
-                starts = _run_ends(codes)
-                if starts.size == 0:
-                    carry = part
+                if part.num_rows == 0:
                     continue
-                # The last run may continue in the next batch: hold it back.
-                cut = int(starts[-1])
-                done, carry = part.slice(0, cut), part.slice(cut)
-                _write(
-                    done,
-                    codes[:cut],
-                    ids,
-                    writer,
-                    queries,
-                    budget,
-                    kw,
-                    summary,
-                    finished,
-                    query_col,
-                    tokens_col,
-                )
-                if progress is not None:
-                    progress(summary["sets"], summary["candidates"])
-            if carry is not None and carry.num_rows:
-                codes, ids = _codes(carry.column(query_col))
-                _write(
-                    carry, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col
-                )
-                if progress is not None:
-                    progress(summary["sets"], summary["candidates"])
+                codes, ids = query_codes(part.column(query_col), query_col)
+                if carry is not None:
+                    if ids[0].as_py() == carry.column(query_col)[0].as_py():
+                        starts = _run_ends(codes)
+                        head = int(starts[1]) if starts.size > 1 else part.num_rows
+                        carry = pa.concat_tables([carry, part.slice(0, head)])
+                        if head == part.num_rows:
+                            continue
+                        part = part.slice(head)
+                        codes, ids = query_codes(part.column(query_col), query_col)
+                    write(carry)  # complete: the batch moved on to another query
+                    carry = None
+                # The last run may continue in the next batch: hold it back.  The
+                # complete sets are a slice of the batch (their embeddings a view).
+                cut = int(_run_ends(codes)[-1])
+                write(part.slice(0, cut), codes[:cut], ids)
+                carry = part.slice(cut)
+            if carry is not None:
+                write(carry)
         os.replace(tmp, dst)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -158,9 +163,17 @@ def rerank_parquet(
     return summary
 
 
-def _codes(col: Any) -> tuple[np.ndarray, Any]:
-    enc = col.dictionary_encode().combine_chunks()
-    return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
+#: Bytes of embeddings per batch when ``batch_rows`` is not given.
+BATCH_BYTES = 1 << 24
+
+
+def _default_batch_rows(emb_type: Any) -> int:
+    """Rows whose embeddings take about :data:`BATCH_BYTES` (at least 1,024 rows)."""
+    try:
+        width = emb_type.list_size * emb_type.value_type.bit_width // 8
+    except (AttributeError, ValueError):  # a variable-size list: assume d = 1,024 float32
+        width = 4096
+    return max(1024, BATCH_BYTES // max(width, 1))
 
 
 def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col) -> None:
@@ -168,7 +181,8 @@ def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, que
 
     ``codes`` are ``part``'s query ids encoded in order of first appearance
     (``ids`` the dictionary, which may run past ``part``'s own ids): the
-    rows are clustered exactly when every run of equal codes brings a new one.
+    rows are clustered exactly when every run of equal codes brings a new
+    one, and no id was finished in an earlier part.
     """
     if part.num_rows == 0:
         return

@@ -15,24 +15,18 @@ from numpy.typing import NDArray
 
 from ..select import select_batch
 from ..validation import check_budget
-from .arrow import embedding_matrix, pyarrow, require_columns, token_counts
+from .arrow import embedding_matrix, pyarrow, query_codes, require_columns, token_counts
 
 __all__ = ["rerank_table"]
 
 
-def _sets(qids: Any) -> tuple[NDArray[np.int64], NDArray[np.int64], Any]:
+def _sets(qids: Any, column: str = "query_id") -> tuple[NDArray[np.int64], NDArray[np.int64], Any]:
     """``(order, offsets, ids)``: rows grouped by query id, sets in order of first appearance.
 
     ``order`` is None when the rows are already clustered (each id's rows
     contiguous), the usual case, so nothing is reordered.
     """
-    pa = pyarrow()
-    enc = qids.dictionary_encode() if not pa.types.is_dictionary(qids.type) else qids
-    enc = enc.combine_chunks() if hasattr(enc, "combine_chunks") else enc
-    codes = np.asarray(enc.indices, dtype=np.int64)
-    ids = enc.dictionary
-    if codes.size and qids.null_count:
-        raise ValueError("candidates: query_id is null in some rows; every candidate needs its query's id.")
+    codes, ids = query_codes(qids, column)
     counts = np.bincount(codes, minlength=len(ids))
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -143,7 +137,7 @@ def rerank_table(
         lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
         embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
     )  # fmt: skip
-    return _rerank(table, queries, budget, _sets(table.column(query_col)), **opts)
+    return _rerank(table, queries, budget, _sets(table.column(query_col), query_col), **opts)
 
 
 def _rerank(

@@ -146,3 +146,30 @@ def test_unclustered_parquet_is_an_error_and_leaves_no_output(tmp_path):
     with pytest.raises(ValueError, match="not clustered by query_id"):
         rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt, batch_rows=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet"]
+
+
+def test_null_query_ids_name_the_row_on_both_paths(tmp_path):
+    t, qt, _, _ = make([2, 2])
+    t = t.set_column(0, "query_id", pa.array(["q0", "q0", None, "q1"], pa.string()))
+    with pytest.raises(ValueError, match="query_id is null at row 2"):
+        rerank_table(t, qt, 10)
+    pq.write_table(t, tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match="query_id is null at row 2"):
+        rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt)
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_dictionary_typed_query_ids_keep_the_order_of_appearance(tmp_path):
+    t, qt, _, _ = make([3, 2, 4], seed=5)
+    plain = rerank_table(t, qt, 12)
+    ids = pa.DictionaryArray.from_arrays(
+        pa.array([2, 2, 2, 0, 0, 1, 1, 1, 1], pa.int32()), ["q1", "q2", "q0"]
+    )
+    dict_t = t.set_column(0, "query_id", ids)  # its dictionary lists the ids in another order
+    out = rerank_table(dict_t, qt, 12)
+    assert out.column("text").to_pylist() == plain.column("text").to_pylist()
+    pq.write_table(dict_t, tmp_path / "c.parquet")
+    rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 12, queries=qt, batch_rows=4)
+    assert (
+        pq.read_table(tmp_path / "o.parquet").column("text").to_pylist() == plain.column("text").to_pylist()
+    )
