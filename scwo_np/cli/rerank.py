@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
+from typing import Any
 
 
 def _cmd_rerank(args: argparse.Namespace) -> int:
@@ -37,10 +40,12 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"{sets} sets, {sets / dt:,.0f} sets/s" if dt > 0 else f"{sets} sets")
 
     try:
-        s = rerank_parquet(
-            args.file, args.output, args.budget, queries=args.queries, batch_rows=args.batch_rows, lam=args.lam,
-            cost_aware=args.cost_aware, cost_exponent=args.cost_exponent, keep_all=args.keep_all, progress=progress,
-        )  # fmt: skip
+        with _client(args) as client:
+            s = rerank_parquet(
+                args.file, args.output, args.budget, queries=args.queries, batch_rows=args.batch_rows,
+                lam=args.lam, cost_aware=args.cost_aware, cost_exponent=args.cost_exponent, keep_all=args.keep_all,
+                progress=progress, client=client,
+            )  # fmt: skip
     finally:
         bar.close()
     dt = time.perf_counter() - t0
@@ -52,6 +57,38 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
             f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)\n"
         )
     return 0
+
+
+@contextlib.contextmanager
+def _client(args: argparse.Namespace) -> Iterator[Any]:
+    """None (in process), a Client of a new LocalCluster (``--workers``) or of ``--scheduler``."""
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise SystemExit(
+            "scwo: rerank --workers/--scheduler needs dask: pip install 'scwo_np[batch]'"
+        ) from None
+    with contextlib.ExitStack() as stack:
+        if args.scheduler is not None:
+            try:
+                client = distributed.Client(args.scheduler, timeout=args.connect_timeout)
+            except (OSError, TimeoutError) as exc:
+                raise SystemExit(
+                    f"scwo: cannot reach the Dask scheduler at {args.scheduler} ({exc})"
+                ) from None
+        else:
+            # ":0": the scheduler's HTTP server takes a free port (8787 may be another cluster's)
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+                )
+            )
+            client = distributed.Client(cluster)
+        stack.enter_context(client)
+        yield client
 
 
 def add_parser(sub) -> None:
@@ -76,6 +113,25 @@ def add_parser(sub) -> None:
     r.add_argument(
         "--batch-rows", type=int, default=None, help="rows read at a time (default: 16 MB of embeddings)"
     )
+    where = r.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=_positive, metavar="N", help="run on a local Dask cluster of N worker processes"
+    )
+    where.add_argument(
+        "--scheduler", metavar="ADDR",
+        help="run on the Dask cluster at ADDR (tcp://host:8786); its workers must be able to read FILE",
+    )  # fmt: skip
+    r.add_argument("--connect-timeout", type=float, default=30.0, help=argparse.SUPPRESS)
     r.add_argument("-o", "--output", required=True, help="output Parquet file (written whole or not at all)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     r.set_defaults(func=_cmd_rerank)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return n

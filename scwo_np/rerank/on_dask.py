@@ -1,5 +1,12 @@
 """Batch reranking on Dask: the in-process path mapped over partitions that hold whole sets.
 
+Two entry points.  :func:`rerank_parquet_on_cluster` (what ``rerank_parquet(...,
+client=)`` and ``scwo rerank --workers/--scheduler`` run) plans spans of
+row groups from the ``query_id`` column alone, has the workers read and
+rerank them with the streaming path, and writes their outputs in file
+order: no dataframe, no pandas, no shuffle, and the same rows bit for bit.
+:func:`rerank_dask` is for data already in a ``dask.dataframe``.
+
 Each partition is reranked by :func:`~scwo_np.rerank.rerank_table`, so the
 result of every set is bit for bit what the in-process path gives.  A set
 must not straddle two partitions: data written clustered by ``query_id``
@@ -13,20 +20,40 @@ than regrouping millions of sets behind the user's back.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numba
+import numpy as np
+
 from ..validation import check_budget
-from .arrow import batch_module, pyarrow
+from .arrow import batch_module, pyarrow, query_codes
+from .parquet import RerankSummary, atomic_writer, check_runs, output_schema, prepare, stream
 from .table import rerank_table
 
-__all__ = ["rerank_dask", "check_clustered"]
+__all__ = ["rerank_dask", "rerank_parquet_on_cluster", "check_clustered"]
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Numba on one thread inside a task: Dask runs the tasks side by side (the setting is per thread)."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _partition(df, queries, budget, kw):
     """Rerank one pandas partition (whole sets) through Arrow; back to pandas."""
     pa = pyarrow()
     table = pa.Table.from_pandas(df, preserve_index=False)
-    return rerank_table(table, queries, budget, **kw).to_pandas()
+    with _one_thread():
+        return rerank_table(table, queries, budget, **kw).to_pandas()
 
 
 def check_clustered(ddf: Any, query_col: str = "query_id") -> None:
@@ -112,3 +139,163 @@ def rerank_dask(
     )  # fmt: skip
     meta = _partition(ddf._meta, queries, budget, kw)
     return ddf.map_partitions(_partition, queries, budget, kw, meta=meta, align_dataframes=False)
+
+
+def plan_spans(src: str, query_col: str, rows_per_task: int) -> list[tuple[int, int, int]]:
+    """Spans ``(first_row, end_row, first_row_group)`` of whole sets, about ``rows_per_task`` rows each.
+
+    Reads only the ``query_id`` column.  Spans are cut at row-group
+    boundaries, then moved to the next set start, so a set belongs to the
+    span where it starts and every row to exactly one span.  Raises the
+    streaming path's error if the file is not clustered by ``query_id``.
+    """
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
+    md = pf.metadata
+    group_rows = np.array([md.row_group(g).num_rows for g in range(md.num_row_groups)], dtype=np.int64)
+    group_start = np.concatenate([[0], np.cumsum(group_rows)])
+    total = int(group_start[-1])
+    starts, finished, pos, last = [], set(), 0, None
+    for batch in pf.iter_batches(batch_size=1 << 20, columns=[query_col]):
+        codes, ids = query_codes(batch.column(0), query_col)
+        if codes.size == 0:
+            continue
+        first = ids[0].as_py()
+        if first == last:  # the previous batch's last set goes on: not a new run
+            finished.discard(first)
+        run, run_ids = check_runs(codes, ids, finished, query_col)
+        if first == last:
+            run = run[1:]
+        starts.append(run + pos)
+        last = run_ids[-1].as_py()
+        pos += batch.num_rows
+    set_start = np.concatenate(starts + [np.array([total], dtype=np.int64)])
+    # cut after whole row groups once a span holds rows_per_task rows; move each cut to a set start
+    cuts, acc = [0], 0
+    for g, n in enumerate(group_rows):
+        acc += int(n)
+        if acc >= rows_per_task and g + 1 < len(group_rows):
+            cuts.append(int(group_start[g + 1]))
+            acc = 0
+    cuts.append(total)
+    bounds = set_start[np.searchsorted(set_start, cuts)]
+    spans = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        if b > a:
+            group = int(np.searchsorted(group_start, a, side="right") - 1)
+            spans.append((int(a), int(b), group))
+    return spans
+
+
+def _span_batches(src: str, a: int, b: int, group: int, batch_rows: int) -> Iterator[Any]:
+    """Record batches of rows ``[a, b)``, reading from row group ``group`` (which holds row ``a``) on."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
+    md = pf.metadata
+    pos = sum(md.row_group(g).num_rows for g in range(group))
+    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=range(group, md.num_row_groups)):
+        lo, hi = max(a - pos, 0), min(b - pos, batch.num_rows)
+        if hi > lo:
+            yield batch.slice(lo, hi - lo)
+        pos += batch.num_rows
+        if pos >= b:
+            return
+
+
+def _rerank_span(src, span, queries, budget, kw, batch_rows, schema):
+    """One task: rerank the sets in rows ``[a, b)`` of ``src``; ``(output table, summary)``."""
+    pa = pyarrow()
+    summary = RerankSummary()
+    with _one_thread():
+        outs = list(stream(_span_batches(src, *span, batch_rows), queries, budget, kw, summary))
+    out = pa.concat_tables(outs) if outs else schema.empty_table()
+    return out, summary
+
+
+def rerank_parquet_on_cluster(
+    client: Any,
+    src: str | os.PathLike,
+    dst: str | os.PathLike,
+    budget: int,
+    *,
+    queries: Any | None = None,
+    batch_rows: int | None = None,
+    rows_per_task: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **options: Any,
+) -> RerankSummary:
+    """:func:`~scwo_np.rerank.rerank_parquet` on a Dask cluster: the same rows out, bit for bit.
+
+    The client reads the ``query_id`` column, checks that the file is
+    clustered and cuts it into spans of whole sets along row groups (a
+    file written as one row group is one task: write row groups of some
+    tens of thousands of rows).  Each span is a task: its worker reads the
+    rows from ``src`` (so ``src`` must be a path every worker can read) and
+    reranks them with the in-process streaming path, Numba on one thread.
+    Results come back in file order and are written to ``dst`` here
+    (under a temporary name, renamed at the end).  At most two tasks per
+    worker thread are in flight, which bounds memory here and on the
+    workers.  A worker that dies mid-job loses nothing: Dask runs its tasks
+    again elsewhere, and each span is written once, in order.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster (``distributed.Client(LocalCluster(...))`` or
+        ``Client("tcp://scheduler:8786")``).
+    rows_per_task : int, optional
+        Rows per task (rounded up to whole row groups); default: enough for
+        eight tasks per worker thread, at least ``batch_rows``.
+
+    Other parameters are as in :func:`~scwo_np.rerank.rerank_parquet`.
+    """
+    pa = pyarrow()
+    src, dst = os.path.abspath(os.fspath(src)), os.fspath(dst)
+    query_col = options.get("query_col", "query_id")
+    kw = dict(
+        lam=0.7, cost_aware=False, cost_exponent=0.25, keep_all=False, query_col="query_id",
+        embedding_col="embedding", tokens_col="tokens", query_embedding_col="query_embedding",
+    )  # fmt: skip
+    unknown = set(options) - set(kw)
+    if unknown:
+        raise TypeError(f"rerank_parquet_on_cluster got unexpected options {sorted(unknown)}.")
+    kw.update(options)
+    schema, queries, budget, batch_rows = prepare(
+        src, queries, budget, batch_rows, query_col, kw["embedding_col"], kw["tokens_col"]
+    )
+    out_schema = output_schema(schema, kw["keep_all"])
+    threads = max(sum(client.nthreads().values()), 1)
+    if rows_per_task is None:
+        import pyarrow.parquet as pq
+
+        rows_per_task = max(batch_rows, -(-pq.ParquetFile(src).metadata.num_rows // (8 * threads)))
+    spans = plan_spans(src, query_col, rows_per_task)
+    q = client.scatter(queries, broadcast=True) if isinstance(queries, pa.Table) else queries
+    summary = RerankSummary()
+    todo = iter(spans)
+    pending: deque = deque()
+
+    def submit() -> None:
+        span = next(todo, None)
+        if span is not None:
+            pending.append(
+                client.submit(_rerank_span, src, span, q, budget, kw, batch_rows, out_schema, pure=False)
+            )
+
+    try:
+        with atomic_writer(dst, out_schema) as writer:
+            for _ in range(2 * threads):
+                submit()
+            while pending:
+                out, counts = pending.popleft().result()
+                submit()
+                writer.write_table(out)
+                summary.add(counts)
+                if progress is not None:
+                    progress(summary["sets"], summary["candidates"])
+    finally:
+        if pending:  # an error: stop the tasks still queued or running
+            client.cancel(list(pending))
+    return summary

@@ -1,13 +1,16 @@
 """Rerank a Parquet file of retrieved sets, streamed: memory bounded by a batch, not by the file.
 
-The file is read record batch by record batch.  A set whose rows continue
-into the next batch is held back and completed there, so sets split across
-row groups are handled exactly.  The file must be *clustered* by
-``query_id`` (each query's rows contiguous, which is how such files are
-normally written: sort or group by query before writing); a query id that
-reappears after its set ended is an error that says so, since streaming
-cannot regroup it.  Output is written under a temporary name beside ``dst``
-and renamed at the end: on any error there is no half-written file.
+The file is read record batch by record batch, the next batch on a thread
+while this one is reranked.  A set whose rows continue into the next batch
+is held back and completed there, so sets split across row groups are
+handled exactly.  The file must be *clustered* by ``query_id`` (each
+query's rows contiguous, which is how such files are normally written: sort
+or group by query before writing); a query id that reappears after its set
+ended is an error that says so, since streaming cannot regroup it.  Output
+is written under a temporary name beside ``dst`` and renamed at the end: on
+any error there is no half-written file.  With ``client=`` the same job
+runs on a Dask cluster (:mod:`scwo_np.rerank.on_dask`) and writes the same
+file.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,16 +30,21 @@ from .table import _rerank, check_output_columns
 
 __all__ = ["rerank_parquet", "RerankSummary"]
 
+#: Bytes of embeddings per batch when ``batch_rows`` is not given.
+BATCH_BYTES = 1 << 24
+
 
 class RerankSummary(dict):
     """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``."""
 
+    def __init__(self, **counts: int) -> None:
+        keys = ("sets", "candidates", "kept", "tokens_offered", "tokens_kept")
+        super().__init__({k: int(counts.get(k, 0)) for k in keys})
 
-def _run_ends(codes: np.ndarray) -> np.ndarray:
-    """Indices where a new run of equal codes starts (including 0)."""
-    if codes.size == 0:
-        return codes[:0]
-    return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    def add(self, other: dict) -> None:
+        """Add another summary's counts to this one."""
+        for k in self:
+            self[k] += other[k]
 
 
 def rerank_parquet(
@@ -55,6 +63,7 @@ def rerank_parquet(
     tokens_col: str = "tokens",
     query_embedding_col: str = "query_embedding",
     progress: Callable[[int, int], None] | None = None,
+    client: Any | None = None,
 ) -> RerankSummary:
     """Rerank the candidates in Parquet file ``src`` into Parquet file ``dst``.
 
@@ -62,7 +71,8 @@ def rerank_parquet(
     ----------
     src, dst : path
         Candidates in (the schema of :func:`~scwo_np.rerank.rerank_table`),
-        selected rows out (all input columns plus ``rank`` and ``gain``).
+        selected rows out (all input columns plus ``rank`` and ``gain``),
+        sets in the order of the file.
     budget : int
         Token budget of every set.
     queries : pyarrow.Table, path or None
@@ -73,7 +83,13 @@ def rerank_parquet(
         one reranked, the writer's) plus the largest set; the default is the
         rows whose embeddings take 16 MB (10,922 at d = 384 float32).
     progress : callable, optional
-        Called as ``progress(sets_done, rows_done)`` after every batch.
+        Called as ``progress(sets_done, rows_done)`` as the work advances.
+    client : distributed.Client, optional
+        Run on this Dask cluster instead of in this process: one task per
+        span of row groups, read by the workers from ``src`` (a path they
+        can all read), the results written here in file order.  The output
+        holds the same rows bit for bit; see
+        :func:`~scwo_np.rerank.on_dask.rerank_parquet_on_cluster`.
 
     Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
 
@@ -82,13 +98,48 @@ def rerank_parquet(
     RerankSummary
         Counts of sets, candidates, kept rows, tokens offered and kept.
     """
+    if client is not None:
+        from .on_dask import rerank_parquet_on_cluster
+
+        return rerank_parquet_on_cluster(
+            client, src, dst, budget, queries=queries, batch_rows=batch_rows, lam=lam, cost_aware=cost_aware,
+            cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col, embedding_col=embedding_col,
+            tokens_col=tokens_col, query_embedding_col=query_embedding_col, progress=progress,
+        )  # fmt: skip
+    import pyarrow.parquet as pq
+
+    src, dst = os.fspath(src), os.fspath(dst)
+    schema, queries, budget, batch_rows = prepare(
+        src, queries, budget, batch_rows, query_col, embedding_col, tokens_col
+    )
+    kw = dict(
+        lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
+        embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
+    )  # fmt: skip
+    summary = RerankSummary()
+    # pre_buffer=False with a small buffer: pyarrow's default pre-buffering reads
+    # ahead the whole file (memory grew with it); one batch is read ahead instead.
+    reader = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
+    with atomic_writer(dst, output_schema(schema, keep_all)) as writer:
+        batches = read_ahead(reader.iter_batches(batch_size=batch_rows))
+        for out in stream(batches, queries, budget, kw, summary):
+            writer.write_table(out)
+            if progress is not None:
+                progress(summary["sets"], summary["candidates"])
+    return summary
+
+
+def prepare(src, queries, budget, batch_rows, query_col, embedding_col, tokens_col) -> tuple:
+    """Checks shared by both runners: ``(schema, queries table, budget, batch_rows)``.
+
+    Reads ``src``'s schema only; loads ``queries`` when it is a path.
+    """
     pa = pyarrow()
     import pyarrow.parquet as pq
 
     budget = check_budget(budget)
     if batch_rows is not None:
         batch_rows = check_int(batch_rows, name="batch_rows", low=1, high=2**31 - 1, clamp=True)
-    src, dst = os.fspath(src), os.fspath(dst)
     if queries is not None and not isinstance(queries, pa.Table):
         try:
             queries = pq.read_table(os.fspath(queries))
@@ -108,86 +159,84 @@ def rerank_parquet(
     check_output_columns(schema.names)
     if batch_rows is None:
         batch_rows = _default_batch_rows(schema.field(embedding_col).type)
-    kw = dict(
-        lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent, keep_all=keep_all, query_col=query_col,
-        embedding_col=embedding_col, tokens_col=tokens_col, query_embedding_col=query_embedding_col,
-    )  # fmt: skip
-    summary = RerankSummary(sets=0, candidates=0, kept=0, tokens_offered=0, tokens_kept=0)
-    out_schema = _output_schema(schema, keep_all)
+    return schema, queries, budget, batch_rows
+
+
+@contextlib.contextmanager
+def atomic_writer(dst: str, schema: Any) -> Iterator[Any]:
+    """A ParquetWriter on a temporary file beside ``dst``, renamed to ``dst`` only on success."""
+    import pyarrow.parquet as pq
+
     folder = os.path.dirname(os.path.abspath(dst))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
     os.close(fd)
-    finished: set = set()
-    # pre_buffer=False with a small buffer: pyarrow's default pre-buffering reads
-    # ahead the whole file (memory grew with it); one batch is read ahead instead.
-    reader = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
-
-    def write(part: Any, codes: Any = None, ids: Any = None) -> None:
-        if codes is None:
-            codes, ids = query_codes(part.column(query_col), query_col)
-        _write(part, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col)
-        if progress is not None:
-            progress(summary["sets"], summary["candidates"])
-
     try:
-        with pq.ParquetWriter(tmp, out_schema) as writer:
-            carry = None  # the rows of the last set seen, which may go on in the next batch
-            for batch in read_ahead(reader.iter_batches(batch_size=batch_rows)):
-                part = pa.Table.from_batches([batch])
-                if part.num_rows == 0:
-                    continue
-                codes, ids = query_codes(part.column(query_col), query_col)
-                if carry is not None:
-                    if ids[0].as_py() == carry.column(query_col)[0].as_py():
-                        starts = _run_ends(codes)
-                        head = int(starts[1]) if starts.size > 1 else part.num_rows
-                        carry = pa.concat_tables([carry, part.slice(0, head)])
-                        if head == part.num_rows:
-                            continue
-                        part = part.slice(head)
-                        codes, ids = query_codes(part.column(query_col), query_col)
-                    write(carry)  # complete: the batch moved on to another query
-                    carry = None
-                # The last run may continue in the next batch: hold it back.  The
-                # complete sets are a slice of the batch (their embeddings a view).
-                cut = int(_run_ends(codes)[-1])
-                write(part.slice(0, cut), codes[:cut], ids)
-                carry = part.slice(cut)
-            if carry is not None:
-                write(carry)
+        with pq.ParquetWriter(tmp, schema) as writer:
+            yield writer
         os.replace(tmp, dst)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
-    return summary
 
 
-#: Bytes of embeddings per batch when ``batch_rows`` is not given.
-BATCH_BYTES = 1 << 24
+def stream(batches: Iterable[Any], queries, budget, kw, summary: RerankSummary) -> Iterator[Any]:
+    """Rerank clustered record batches set by set; yield each batch's output as soon as its sets are whole.
 
-
-def _default_batch_rows(emb_type: Any) -> int:
-    """Rows whose embeddings take about :data:`BATCH_BYTES` (at least 1,024 rows)."""
-    try:
-        width = emb_type.list_size * emb_type.value_type.bit_width // 8
-    except (AttributeError, ValueError):  # a variable-size list: assume d = 1,024 float32
-        width = 4096
-    return max(1024, BATCH_BYTES // max(width, 1))
-
-
-def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, query_col, tokens_col) -> None:
-    """Rerank the complete sets in ``part`` and append them.
-
-    ``codes`` are ``part``'s query ids encoded in order of first appearance
-    (``ids`` the dictionary, which may run past ``part``'s own ids): the
-    rows are clustered exactly when every run of equal codes brings a new
-    one, and no id was finished in an earlier part.
+    The last set of a batch is held back until a batch starts with another
+    query id (or the batches end); only that set is concatenated, the
+    complete sets are reranked as a slice of their batch.  ``summary`` is
+    updated before each output is yielded.
     """
-    if part.num_rows == 0:
-        return
-    starts = _run_ends(codes)
-    if int(codes.max()) + 1 != starts.size:
+    pa = pyarrow()
+    query_col = kw["query_col"]
+    finished: set = set()
+    carry = None  # the rows of the last set seen, which may go on in the next batch
+    for batch in batches:
+        part = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        if part.num_rows == 0:
+            continue
+        codes, ids = query_codes(part.column(query_col), query_col)
+        if carry is not None:
+            if ids[0].as_py() == carry.column(query_col)[0].as_py():
+                starts = run_starts(codes)
+                head = int(starts[1]) if starts.size > 1 else part.num_rows
+                carry = pa.concat_tables([carry, part.slice(0, head)])
+                if head == part.num_rows:
+                    continue
+                part = part.slice(head)
+                codes, ids = query_codes(part.column(query_col), query_col)
+            yield _rerank_part(
+                carry, *query_codes(carry.column(query_col)), queries, budget, kw, summary, finished
+            )
+            carry = None
+        cut = int(run_starts(codes)[-1])
+        if cut:
+            yield _rerank_part(part.slice(0, cut), codes[:cut], ids, queries, budget, kw, summary, finished)
+        carry = part.slice(cut)
+    if carry is not None:
+        yield _rerank_part(
+            carry, *query_codes(carry.column(query_col)), queries, budget, kw, summary, finished
+        )
+
+
+def run_starts(codes: np.ndarray) -> np.ndarray:
+    """Indices where a new run of equal codes starts (including 0)."""
+    if codes.size == 0:
+        return codes[:0]
+    return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+
+
+def check_runs(codes: np.ndarray, ids: Any, finished: set, query_col: str) -> tuple[np.ndarray, Any]:
+    """``(starts, ids)`` of the runs of equal query ids, checked to be one run per id.
+
+    ``codes`` number the ids by first appearance (``ids`` the dictionary,
+    which may run past these rows' own ids); the rows are clustered exactly
+    when every run brings a new code and no id is in ``finished`` (the ids
+    of sets already done), which is then updated.
+    """
+    starts = run_starts(codes)
+    if starts.size and int(codes.max()) + 1 != starts.size:
         raise ValueError(
             f"candidates are not clustered by {query_col}: a query's rows appear in two places. "
             f"Sort or group the file by {query_col} before reranking it."
@@ -201,12 +250,27 @@ def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, que
             f"set ended. Sort or group the file by {query_col} before reranking it."
         )
     finished.update(run_ids)
+    return starts, ids
+
+
+def _default_batch_rows(emb_type: Any) -> int:
+    """Rows whose embeddings take about :data:`BATCH_BYTES` (at least 1,024 rows)."""
+    try:
+        width = emb_type.list_size * emb_type.value_type.bit_width // 8
+    except (AttributeError, ValueError):  # a variable-size list: assume d = 1,024 float32
+        width = 4096
+    return max(1024, BATCH_BYTES // max(width, 1))
+
+
+def _rerank_part(part, codes, ids, queries, budget, kw, summary, finished) -> Any:
+    """Rerank the complete, clustered sets in ``part``; count them into ``summary``."""
+    starts, ids = check_runs(codes, ids, finished, kw["query_col"])
     offsets = np.append(starts, part.num_rows).astype(np.int64)
     out = _rerank(part, queries, budget, (None, offsets, ids), **kw)
-    writer.write_table(out)
-    summary["sets"] += len(run_ids)
-    summary["candidates"] += part.num_rows
+    tokens_col = kw["tokens_col"]
     tokens = part.column(tokens_col).to_numpy()
+    summary["sets"] += len(ids)
+    summary["candidates"] += part.num_rows
     summary["tokens_offered"] += int(tokens.sum())
     if kw["keep_all"]:
         sel = out.column("selected").to_numpy(zero_copy_only=False)
@@ -215,9 +279,11 @@ def _write(part, codes, ids, writer, queries, budget, kw, summary, finished, que
     else:
         summary["kept"] += out.num_rows
         summary["tokens_kept"] += int(out.column(tokens_col).to_numpy().sum())
+    return out
 
 
-def _output_schema(schema: Any, keep_all: bool) -> Any:
+def output_schema(schema: Any, keep_all: bool) -> Any:
+    """The output's schema: the input's columns, then ``selected`` (with ``keep_all``), ``rank`` and ``gain``."""
     pa = pyarrow()
     if keep_all:
         schema = schema.append(pa.field("selected", pa.bool_()))
