@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,7 +32,17 @@ import numpy as np
 
 from ..validation import check_budget
 from .arrow import batch_module, pyarrow, query_codes
-from .parquet import RerankSummary, atomic_writer, check_runs, output_schema, prepare, stream
+from .parquet import (
+    RerankSummary,
+    atomic_dataset,
+    atomic_writer,
+    check_runs,
+    is_dataset_target,
+    output_schema,
+    part_name,
+    prepare,
+    stream,
+)  # fmt: skip
 from .table import rerank_table
 
 __all__ = ["rerank_dask", "rerank_parquet_on_cluster", "check_clustered"]
@@ -204,14 +215,27 @@ def _span_batches(src: str, a: int, b: int, group: int, batch_rows: int) -> Iter
             return
 
 
-def _rerank_span(src, span, queries, budget, kw, batch_rows, schema):
-    """One task: rerank the sets in rows ``[a, b)`` of ``src``; ``(output table, summary)``."""
+def _rerank_span(src, span, queries, budget, kw, batch_rows, schema, part=None):
+    """One task: rerank the sets in rows ``[a, b)`` of ``src``.
+
+    Returns ``(output table, summary)``, or ``(None, summary)`` after
+    writing the output to the file ``part`` (under a unique temporary name,
+    then renamed: a task run twice, or a half-written try, leaves one whole part).
+    """
     pa = pyarrow()
+    import pyarrow.parquet as pq
+
     summary = RerankSummary()
     with _one_thread():
         outs = list(stream(_span_batches(src, *span, batch_rows), queries, budget, kw, summary))
     out = pa.concat_tables(outs) if outs else schema.empty_table()
-    return out, summary
+    if part is None:
+        return out, summary
+    folder, name = os.path.split(part)  # a leading dot: readers skip it if a killed try leaves it behind
+    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    pq.write_table(out, tmp)
+    os.replace(tmp, part)
+    return None, summary
 
 
 def rerank_parquet_on_cluster(
@@ -235,7 +259,10 @@ def rerank_parquet_on_cluster(
     rows from ``src`` (so ``src`` must be a path every worker can read) and
     reranks them with the in-process streaming path, Numba on one thread.
     Results come back in file order and are written to ``dst`` here
-    (under a temporary name, renamed at the end).  At most two tasks per
+    (under a temporary name, renamed at the end); or, when ``dst`` is a
+    directory (ends with a slash), each worker writes its span's part file
+    into it and only counts come back, so the client does no I/O (the
+    usual way for large jobs; the directory is renamed into place at the end).  At most two tasks per
     worker thread are in flight, which bounds memory here and on the
     workers.  A worker that dies mid-job loses nothing: Dask runs its tasks
     again elsewhere, and each span is written once, in order.
@@ -267,34 +294,50 @@ def rerank_parquet_on_cluster(
     )
     out_schema = output_schema(schema, kw["keep_all"])
     threads = max(sum(client.nthreads().values()), 1)
-    if rows_per_task is None:
-        import pyarrow.parquet as pq
+    import pyarrow.parquet as pq
 
+    if rows_per_task is None:
         rows_per_task = max(batch_rows, -(-pq.ParquetFile(src).metadata.num_rows // (8 * threads)))
     spans = plan_spans(src, query_col, rows_per_task)
-    q = client.scatter(queries, broadcast=True) if isinstance(queries, pa.Table) else queries
+    q = client.scatter(queries, broadcast=True, hash=False) if isinstance(queries, pa.Table) else queries
     summary = RerankSummary()
-    todo = iter(spans)
+    todo = enumerate(spans)
     pending: deque = deque()
 
-    def submit() -> None:
-        span = next(todo, None)
+    def submit(folder: str | None) -> None:
+        i, span = next(todo, (None, None))
         if span is not None:
+            part = None if folder is None else os.path.join(folder, part_name(i))
             pending.append(
-                client.submit(_rerank_span, src, span, q, budget, kw, batch_rows, out_schema, pure=False)
+                client.submit(
+                    _rerank_span, src, span, q, budget, kw, batch_rows, out_schema, part, pure=False
+                )
             )
 
-    try:
-        with atomic_writer(dst, out_schema) as writer:
-            for _ in range(2 * threads):
-                submit()
-            while pending:
-                out, counts = pending.popleft().result()
-                submit()
+    def run(folder: str | None, writer: Any = None) -> None:
+        for _ in range(2 * threads):
+            submit(folder)
+        while pending:
+            out, counts = pending.popleft().result()
+            submit(folder)
+            if writer is not None:
                 writer.write_table(out)
-                summary.add(counts)
-                if progress is not None:
-                    progress(summary["sets"], summary["candidates"])
+            summary.add(counts)
+            if progress is not None:
+                progress(summary["sets"], summary["candidates"])
+
+    try:
+        if is_dataset_target(dst):  # the workers write the parts: nothing comes back but counts
+            with atomic_dataset(dst) as folder:
+                if not spans:  # still a readable dataset: one empty part with the schema
+                    pq.write_table(out_schema.empty_table(), os.path.join(folder, part_name(0)))
+                run(folder)
+                for name in os.listdir(folder):  # what tries on workers that died left behind
+                    if name.startswith(".") and name.endswith(".tmp"):
+                        os.remove(os.path.join(folder, name))
+        else:
+            with atomic_writer(dst, out_schema) as writer:
+                run(None, writer)
     finally:
         if pending:  # an error: stop the tasks still queued or running
             client.cancel(list(pending))

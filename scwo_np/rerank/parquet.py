@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -72,7 +73,10 @@ def rerank_parquet(
     src, dst : path
         Candidates in (the schema of :func:`~scwo_np.rerank.rerank_table`),
         selected rows out (all input columns plus ``rank`` and ``gain``),
-        sets in the order of the file.
+        sets in the order of the file.  A ``dst`` ending with a slash (or
+        an empty directory) is written as a directory of part files
+        (``part-00000.parquet``...; ``pq.read_table(dst)`` reads them back
+        in order): on a cluster each task writes its own part.
     budget : int
         Token budget of every set.
     queries : pyarrow.Table, path or None
@@ -87,8 +91,9 @@ def rerank_parquet(
     client : distributed.Client, optional
         Run on this Dask cluster instead of in this process: one task per
         span of row groups, read by the workers from ``src`` (a path they
-        can all read), the results written here in file order.  The output
-        holds the same rows bit for bit; see
+        can all read), the results written in file order (here, or by the
+        workers into a directory ``dst``).  The output holds the same rows
+        bit for bit; see
         :func:`~scwo_np.rerank.on_dask.rerank_parquet_on_cluster`.
 
     Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
@@ -162,11 +167,49 @@ def prepare(src, queries, budget, batch_rows, query_col, embedding_col, tokens_c
     return schema, queries, budget, batch_rows
 
 
+def is_dataset_target(dst: str) -> bool:
+    """True when ``dst`` names a directory of part files: it ends with a slash or is a directory."""
+    return dst.endswith(("/", os.sep)) or os.path.isdir(dst)
+
+
+def part_name(i: int) -> str:
+    """The ``i``-th part file of a dataset output (zero-padded: name order is file order)."""
+    return f"part-{i:05d}.parquet"
+
+
+@contextlib.contextmanager
+def atomic_dataset(dst: str) -> Iterator[str]:
+    """A temporary directory beside ``dst`` to fill with part files, renamed to ``dst`` only on success.
+
+    ``dst`` must not exist or be an empty directory (it is replaced).
+    """
+    path = os.path.abspath(dst.rstrip("/" + os.sep) or dst)
+    if os.path.isdir(path) and os.listdir(path):
+        raise FileExistsError(f"output directory {dst!r} is not empty; give a new or an empty directory.")
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        yield tmp
+        if os.path.isdir(path):
+            os.rmdir(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 @contextlib.contextmanager
 def atomic_writer(dst: str, schema: Any) -> Iterator[Any]:
-    """A ParquetWriter on a temporary file beside ``dst``, renamed to ``dst`` only on success."""
+    """A ParquetWriter on a temporary file beside ``dst``, renamed to ``dst`` only on success.
+
+    When ``dst`` is a directory (see :func:`is_dataset_target`) the file is
+    its one part, ``part-00000.parquet``.
+    """
     import pyarrow.parquet as pq
 
+    if is_dataset_target(dst):
+        with atomic_dataset(dst) as folder, pq.ParquetWriter(os.path.join(folder, part_name(0)), schema) as w:
+            yield w
+        return
     folder = os.path.dirname(os.path.abspath(dst))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
     os.close(fd)

@@ -158,7 +158,8 @@ def bare_cluster(tmp_path):
                 p.kill()
 
 
-def test_a_worker_killed_mid_job_loses_and_duplicates_no_set(tmp_path, bare_cluster):
+@pytest.mark.parametrize("into", ["one file", "a directory of parts"])
+def test_a_worker_killed_mid_job_loses_and_duplicates_no_set(tmp_path, bare_cluster, into):
     addr, c, procs = bare_cluster
     t, qt, _, _ = make([int(k) for k in np.random.default_rng(1).integers(0, 60, 150)], d=32, seed=1)
     pq.write_table(t, tmp_path / "c.parquet", row_group_size=50)
@@ -183,8 +184,9 @@ def test_a_worker_killed_mid_job_loses_and_duplicates_no_set(tmp_path, bare_clus
         os.kill(pids[victim], signal.SIGKILL)
         killed.append((victim, sets))
 
+    dst = str(tmp_path / "there.parquet") if into == "one file" else f"{tmp_path}/there/"
     got = rerank_parquet_on_cluster(
-        c, tmp_path / "c.parquet", tmp_path / "there.parquet", 200, queries=qt, rows_per_task=50, batch_rows=16,
+        c, tmp_path / "c.parquet", dst, 200, queries=qt, rows_per_task=50, batch_rows=16,
         progress=kill_a_busy_worker,
     )  # fmt: skip
     victim, sets_at_kill = killed[0]
@@ -195,7 +197,9 @@ def test_a_worker_killed_mid_job_loses_and_duplicates_no_set(tmp_path, bare_clus
     assert list(c.scheduler_info()["workers"]) != [] and victim not in c.scheduler_info()["workers"]
     assert sum(p.poll() is not None for p in procs) == 1  # one worker dead; the job finished on the other
     assert got == here
-    out = pq.read_table(tmp_path / "there.parquet")
+    if into != "one file":
+        assert all(n.startswith("part-") for n in os.listdir(dst))  # no half-written try left
+    out = pq.read_table(dst)
     assert out.num_rows == want.num_rows and out.equals(want)  # nothing lost, nothing twice
 
 
@@ -208,3 +212,25 @@ def test_the_workers_option_starts_a_local_cluster(tmp_path, capsys):
     assert main(argv) == 0
     assert capsys.readouterr().err.startswith("scwo rerank: 32 sets, 320 candidates")
     assert pq.read_table(tmp_path / "o.parquet").equals(rerank_table(cands, queries, 300))
+
+
+@pytest.mark.parametrize("rows_per_task", [1, 10**6])
+def test_a_directory_output_holds_the_same_rows_written_by_the_workers(tmp_path, client, rows_per_task):
+    t, qt, _, _ = make(RAGGED, seed=4)
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=9)
+    want = rerank_table(t, qt, 60)
+    there = rerank_parquet_on_cluster(
+        client, tmp_path / "c.parquet", f"{tmp_path}/parts/", 60, queries=qt, rows_per_task=rows_per_task
+    )
+    names = sorted(os.listdir(tmp_path / "parts"))
+    assert names[0] == "part-00000.parquet" and all(
+        n.startswith("part-") and n.endswith(".parquet") for n in names
+    )
+    assert (len(names) > 5) == (rows_per_task == 1)
+    assert pq.read_table(tmp_path / "parts").equals(want) and there["kept"] == want.num_rows
+    rerank_parquet(tmp_path / "c.parquet", f"{tmp_path}/here/", 60, queries=qt)  # in process: one part
+    assert os.listdir(tmp_path / "here") == ["part-00000.parquet"]
+    assert pq.read_table(tmp_path / "here").equals(want)
+    with pytest.raises(FileExistsError, match="not empty"):
+        rerank_parquet(tmp_path / "c.parquet", tmp_path / "here", 60, queries=qt)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "here", "parts"]  # no temporary left
