@@ -206,7 +206,11 @@ def _span_batches(src: str, a: int, b: int, group: int, batch_rows: int) -> Iter
     pf = pq.ParquetFile(src, pre_buffer=False, buffer_size=1 << 20)
     md = pf.metadata
     pos = sum(md.row_group(g).num_rows for g in range(group))
-    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=range(group, md.num_row_groups)):
+    # use_threads=False: a task keeps to its worker thread, as Numba does (see _one_thread)
+    batches = pf.iter_batches(
+        batch_size=batch_rows, row_groups=range(group, md.num_row_groups), use_threads=False
+    )
+    for batch in batches:
         lo, hi = max(a - pos, 0), min(b - pos, batch.num_rows)
         if hi > lo:
             yield batch.slice(lo, hi - lo)
