@@ -43,6 +43,22 @@ def _status_kb(field):
     raise KeyError(field)
 
 
+def first_run_extra_peak_bytes(func):
+    """Peak resident memory added by the first call of ``func()`` in this process (Linux only).
+
+    No warm-up on the same input: a warm-up would leave freed memory in the
+    allocators' pools and hide the peak.  Warm the JIT up on a small input
+    in ``setup`` instead.
+    """
+    if not sys.platform.startswith("linux"):
+        raise NotImplementedError("peak-memory tracking needs Linux /proc")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    before = _status_kb("VmRSS")
+    func()
+    return 1024 * max(_status_kb("VmHWM") - before, 0)
+
+
 def extra_peak_bytes(func):
     """Peak resident memory added by ``func()`` beyond what was resident before.
 

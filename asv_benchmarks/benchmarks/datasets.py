@@ -1,5 +1,6 @@
 """Seeded inputs for the benchmarks (the spec's setup, plus the bundled real sample)."""
 
+import os
 from functools import lru_cache
 from importlib import resources
 
@@ -74,3 +75,39 @@ def embeddings_with_copies(n, d=384, seed=0, copy_frac=0.1, noise=0.2):
     src = rng.integers(0, n - m, m)
     E[n - m :] = E[src] + noise * rng.standard_normal((m, d), dtype=np.float32)
     return E
+
+
+#: Retrieved sets for the rerank benchmarks: (sets, candidates per set, d).
+RERANK_SHAPE = (1_000, 100, 384) if os.environ.get("SCWO_BENCH_PROFILE") == "fast" else (10_000, 100, 384)
+
+
+def retrieved_sets_parquet(path, sets, k, d, seed=0, row_group_rows=65_536):
+    """Write ``sets`` retrieved sets of ``k`` Gaussian candidates (50..399 tokens) to ``path``, clustered.
+
+    Returns the queries as a pyarrow table; rows are written in blocks, so
+    memory stays small whatever the size (10,000 x 100 x 384 is 1.5 GB).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    schema = pa.schema(
+        [("query_id", pa.int64()), ("chunk_id", pa.int64()), ("embedding", pa.list_(pa.float32(), d)),
+         ("tokens", pa.int64())]
+    )  # fmt: skip
+    step = max(1, row_group_rows // k)
+    with pq.ParquetWriter(path, schema) as w:
+        for s0 in range(0, sets, step):
+            s1 = min(sets, s0 + step)
+            m = (s1 - s0) * k
+            E = rng.standard_normal((m, d), dtype=np.float32)
+            block = {
+                "query_id": np.repeat(np.arange(s0, s1), k), "chunk_id": np.arange(s0 * k, s0 * k + m),
+                "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E.ravel()), d),
+                "tokens": rng.integers(50, 400, m),
+            }  # fmt: skip
+            w.write_table(pa.table(block, schema=schema))
+    Q = rng.standard_normal((sets, d), dtype=np.float32)
+    return pa.table(
+        {"query_id": np.arange(sets), "embedding": pa.FixedSizeListArray.from_arrays(pa.array(Q.ravel()), d)}
+    )

@@ -42,6 +42,7 @@ from .parquet import (
     part_name,
     prepare,
     stream,
+    writer_options,
 )  # fmt: skip
 from .table import rerank_table
 
@@ -237,7 +238,7 @@ def _rerank_span(src, span, queries, budget, kw, batch_rows, schema, part=None):
         return out, summary
     folder, name = os.path.split(part)  # a leading dot: readers skip it if a killed try leaves it behind
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
-    pq.write_table(out, tmp)
+    pq.write_table(out, tmp, **writer_options(schema))
     os.replace(tmp, part)
     return None, summary
 
@@ -334,7 +335,11 @@ def rerank_parquet_on_cluster(
         if is_dataset_target(dst):  # the workers write the parts: nothing comes back but counts
             with atomic_dataset(dst) as folder:
                 if not spans:  # still a readable dataset: one empty part with the schema
-                    pq.write_table(out_schema.empty_table(), os.path.join(folder, part_name(0)))
+                    pq.write_table(
+                        out_schema.empty_table(),
+                        os.path.join(folder, part_name(0)),
+                        **writer_options(out_schema),
+                    )
                 run(folder)
                 for name in os.listdir(folder):  # what tries on workers that died left behind
                     if name.startswith(".") and name.endswith(".tmp"):

@@ -167,6 +167,23 @@ def prepare(src, queries, budget, batch_rows, query_col, embedding_col, tokens_c
     return schema, queries, budget, batch_rows
 
 
+def writer_options(schema: Any) -> dict:
+    """ParquetWriter options for an output: no dictionary encoding of float or float-list columns.
+
+    Embeddings never repeat, and every row group starts a new dictionary:
+    with pyarrow's default (dictionary for every column) writing the
+    selected rows batch by batch took 5.5x as long as without it.
+    """
+    pa = pyarrow()
+
+    def floats(t: Any) -> bool:
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            t = t.value_type
+        return pa.types.is_floating(t)
+
+    return {"use_dictionary": [f.name for f in schema if not floats(f.type)]}
+
+
 def is_dataset_target(dst: str) -> bool:
     """True when ``dst`` names a directory of part files: it ends with a slash or is a directory."""
     return dst.endswith(("/", os.sep)) or os.path.isdir(dst)
@@ -207,14 +224,17 @@ def atomic_writer(dst: str, schema: Any) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
     if is_dataset_target(dst):
-        with atomic_dataset(dst) as folder, pq.ParquetWriter(os.path.join(folder, part_name(0)), schema) as w:
+        with (
+            atomic_dataset(dst) as folder,
+            pq.ParquetWriter(os.path.join(folder, part_name(0)), schema, **writer_options(schema)) as w,
+        ):
             yield w
         return
     folder = os.path.dirname(os.path.abspath(dst))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
     os.close(fd)
     try:
-        with pq.ParquetWriter(tmp, schema) as writer:
+        with pq.ParquetWriter(tmp, schema, **writer_options(schema)) as writer:
             yield writer
         os.replace(tmp, dst)
     except BaseException:

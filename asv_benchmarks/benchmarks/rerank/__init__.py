@@ -1,0 +1,1 @@
+"""Benchmarks for scwo_np.rerank (one module per module of the package)."""
