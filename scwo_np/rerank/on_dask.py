@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -263,14 +262,16 @@ def rerank_parquet_on_cluster(
     tens of thousands of rows).  Each span is a task: its worker reads the
     rows from ``src`` (so ``src`` must be a path every worker can read) and
     reranks them with the in-process streaming path, Numba on one thread.
-    Results come back in file order and are written to ``dst`` here
+    Results come back and are written to ``dst`` here in file order
     (under a temporary name, renamed at the end); or, when ``dst`` is a
     directory (ends with a slash), each worker writes its span's part file
     into it and only counts come back, so the client does no I/O (the
-    usual way for large jobs; the directory is renamed into place at the end).  At most two tasks per
-    worker thread are in flight, which bounds memory here and on the
-    workers.  A worker that dies mid-job loses nothing: Dask runs its tasks
-    again elsewhere, and each span is written once, in order.
+    usual way for large jobs; the directory is renamed into place at the
+    end).  Two tasks per worker thread are in flight; results are taken as
+    they finish, so a slow task does not idle the other workers, and with
+    one output file at most four per thread are held here.  A worker that
+    dies mid-job loses nothing: Dask runs its tasks again elsewhere, and
+    each span is written once, in order.
 
     Parameters
     ----------
@@ -284,6 +285,7 @@ def rerank_parquet_on_cluster(
     Other parameters are as in :func:`~scwo_np.rerank.rerank_parquet`.
     """
     pa = pyarrow()
+    distributed = batch_module("distributed")
     src, dst = os.path.abspath(os.fspath(src)), os.fspath(dst)
     query_col = options.get("query_col", "query_id")
     kw = dict(
@@ -307,29 +309,44 @@ def rerank_parquet_on_cluster(
     q = client.scatter(queries, broadcast=True, hash=False) if isinstance(queries, pa.Table) else queries
     summary = RerankSummary()
     todo = enumerate(spans)
-    pending: deque = deque()
-
-    def submit(folder: str | None) -> None:
-        i, span = next(todo, (None, None))
-        if span is not None:
-            part = None if folder is None else os.path.join(folder, part_name(i))
-            pending.append(
-                client.submit(
-                    _rerank_span, src, span, q, budget, kw, batch_rows, out_schema, part, pure=False
-                )
-            )
+    pending: dict = {}  # future -> span number, for the tasks in flight
 
     def run(folder: str | None, writer: Any = None) -> None:
-        for _ in range(2 * threads):
-            submit(folder)
-        while pending:
-            out, counts = pending.popleft().result()
-            submit(folder)
-            if writer is not None:
-                writer.write_table(out)
-            summary.add(counts)
-            if progress is not None:
-                progress(summary["sets"], summary["candidates"])
+        """Keep ``2 * threads`` tasks in flight, taking results as they finish, in any order.
+
+        Results are written (or counted) in span order; ones that finish
+        early wait in ``done``.  With one output file, at most
+        ``4 * threads`` outputs are held here at a time, in flight or waiting.
+        """
+        done: dict = {}
+        ready = distributed.as_completed(loop=client.loop)
+        cap = 4 * threads if writer is not None else len(spans) + 1
+        nxt = 0
+
+        def submit() -> None:
+            while len(pending) < 2 * threads and len(pending) + len(done) < cap:
+                i, span = next(todo, (None, None))
+                if span is None:
+                    return
+                part = None if folder is None else os.path.join(folder, part_name(i))
+                fut = client.submit(
+                    _rerank_span, src, span, q, budget, kw, batch_rows, out_schema, part, pure=False
+                )
+                pending[fut] = i
+                ready.add(fut)
+
+        submit()
+        for fut in ready:
+            done[pending.pop(fut)] = fut.result()
+            while nxt in done:
+                out, counts = done.pop(nxt)
+                nxt += 1
+                if writer is not None:
+                    writer.write_table(out)
+                summary.add(counts)
+                if progress is not None:
+                    progress(summary["sets"], summary["candidates"])
+            submit()
 
     try:
         if is_dataset_target(dst):  # the workers write the parts: nothing comes back but counts
