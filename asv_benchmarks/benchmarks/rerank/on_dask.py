@@ -12,8 +12,7 @@ import os
 import shutil
 
 from ..common import Benchmark, best_time
-from ..datasets import RERANK_SHAPE, retrieved_sets_parquet
-from .parquet import BUDGET, scratch
+from .parquet import BUDGET, issue_file, scratch
 
 
 class RerankOnCluster(Benchmark):
@@ -24,9 +23,7 @@ class RerankOnCluster(Benchmark):
     number = 1
 
     def setup_cache(self):
-        sets, k, d = RERANK_SHAPE
-        q = retrieved_sets_parquet("sets.parquet", sets, k, d)
-        return os.path.abspath("sets.parquet"), q
+        return issue_file()
 
     def setup(self, cache):
         import distributed
