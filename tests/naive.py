@@ -362,32 +362,74 @@ def morag_optimize(chunks, query, strategy, max_tokens):
     return [c.id for c in final], removed, strategy, len(dropped)
 
 
-def hsca_layer1_score(text, window=5):
-    """Layer 1 in plain Python: share of each sentence's in-window word pairs that recur in 2+ sentences."""
-    from scwo_np.hsca.layer1 import SHORT_CHUNK_CAP, tokenize
-
-    tok = tokenize([text])
-    words, sent, para = tok.words.tolist(), tok.sent.tolist(), tok.para.tolist()
-    pairs = []
+def _recurring(words, sent, window):
+    """Content-word pairs (min, max) within ``window`` in the same sentence, found in 2+ sentences."""
+    where = {}
     for p in range(len(words)):
         for q in range(p + 1, min(p + window, len(words))):
-            if sent[q] == sent[p] and words[p] != words[q]:
-                pairs.append((min(words[p], words[q]), max(words[p], words[q]), sent[p]))
-    sentences_of = {}
-    for a, b, s in pairs:
-        sentences_of.setdefault((a, b), []).append(s)
-    linked = {k for k, v in sentences_of.items() if len(v) >= 2 and len(set(v)) >= 2}
+            if sent[q] != sent[p]:
+                break
+            if words[p] != words[q]:
+                where.setdefault((min(words[p], words[q]), max(words[p], words[q])), set()).add(sent[p])
+    return {k for k, v in where.items() if len(v) >= 2}
+
+
+def mattr(words, w):
+    """Moving-average type-token ratio over windows of ``w`` words (the whole list if shorter)."""
+    if not words:
+        return 1.0
+    w = min(w, len(words))
+    return sum(len(set(words[i : i + w])) for i in range(len(words) - w + 1)) / ((len(words) - w + 1) * w)
+
+
+def hsca_layer1_score(text, window=5):
+    """Layer 1 in plain Python: share of neighbouring word pairs that are links, scaled by diversity."""
+    from scwo_np.hsca.background import background
+    from scwo_np.hsca.layer1 import DIVERSITY_FLOOR, DIVERSITY_WINDOW, tokenize
+
+    tok = tokenize([text])
+    bg = background()
+    words, sent, para = tok.words.tolist(), tok.sent.tolist(), tok.para.tolist()
+    seq, seq_word, seq_sent = tok.seq.tolist(), tok.seq_word.tolist(), tok.seq_sent.tolist()
+    linked = _recurring(words, sent, window)
     nsent = len(para)
     tot, hit = [0] * nsent, [0] * nsent
-    for a, b, s in pairs:
+    for p in range(len(seq) - 1):
+        a, b = seq[p], seq[p + 1]
+        if a == -2 or b == -2:
+            continue
+        s = seq_sent[p]
         tot[s] += 1
-        hit[s] += (a, b) in linked
-    scores = [h / t if t else 0.0 for h, t in zip(hit, tot, strict=True)]
-    if not words or nsent == 0:
-        return 0.0
+        ca, cb = seq_word[p], seq_word[p + 1]
+        assoc = a >= 0 and b >= 0 and b in bg.indices[bg.indptr[a] : bg.indptr[a + 1]].tolist()
+        recur = ca >= 0 and cb >= 0 and ca != cb and (min(ca, cb), max(ca, cb)) in linked
+        hit[s] += assoc or recur
     groups = {}
     for s, p in enumerate(para):
-        groups.setdefault(p, []).append(scores[s])
-    raw = sum(sum(g) / len(g) for g in groups.values()) / len(groups)
-    short = nsent < 3 or len(words) < 2 * window
-    return min(raw, SHORT_CHUNK_CAP) if short else raw
+        if tot[s]:
+            groups.setdefault(p, []).append(hit[s] / tot[s])
+    raw = sum(sum(g) / len(g) for g in groups.values()) / len(groups) if groups else 0.0
+    return raw * min(1.0, mattr(words, DIVERSITY_WINDOW) / DIVERSITY_FLOOR)
+
+
+def hsca_beat_weights(texts, window=5):
+    """Beat weights in plain Python: per text, the mean over its sentences (with pairs) of recurring pairs."""
+    from scwo_np.hsca.layer1 import tokenize
+
+    tok = tokenize(texts)
+    words, sent = tok.words.tolist(), tok.sent.tolist()
+    linked = _recurring(words, sent, window)
+    nsent = int(tok.sent_ptr[-1])
+    tot, hit = [0] * nsent, [0] * nsent
+    for p in range(len(words)):
+        for q in range(p + 1, min(p + window, len(words))):
+            if sent[q] != sent[p]:
+                break
+            if words[p] != words[q]:
+                tot[sent[p]] += 1
+                hit[sent[p]] += (min(words[p], words[q]), max(words[p], words[q])) in linked
+    out = []
+    for t in range(len(texts)):
+        sc = [hit[s] / tot[s] for s in range(tok.sent_ptr[t], tok.sent_ptr[t + 1]) if tot[s]]
+        out.append(sum(sc) / len(sc) if sc else 0.0)
+    return out

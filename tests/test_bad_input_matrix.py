@@ -509,7 +509,11 @@ REGISTRY = {
         dict(idx=3, size=10),
         dict(idx="count", size="posint"),
     ),
-    "coherence": (lambda **k: hsca.coherence(**k), dict(text=TEXTS[0]), dict(text="text")),
+    "coherence": (
+        lambda **k: hsca.coherence(**k),
+        dict(text=TEXTS[0], layer1=0.5),
+        dict(text="text", layer1="unit_or_none"),
+    ),
     "domain_tags": (lambda **k: hsca.domain_tags(**k), dict(text=TEXTS[0]), dict(text="text")),
     "nuance_flags": (lambda **k: hsca.nuance_flags(**k), dict(text=TEXTS[0]), dict(text="text")),
     "relational_weights": (

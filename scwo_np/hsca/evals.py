@@ -7,7 +7,9 @@ the package, never used to build the lexicons that score it:
   the held-out half of WordNet's topic synsets (Debian ``wordnet-base``);
 * ``data/hsca/bridges.json`` — pairs of held-out definitions of
   WordNet-related concepts that share no content word;
-* ``data/pydoc_sample.jsonl`` — Python-documentation paragraphs (``python3-doc``).
+* ``data/pydoc_sample.jsonl`` — Python-documentation paragraphs (``python3-doc``);
+* ``data/hsca/real_texts.jsonl`` — real prose of 50-300 words (fortunes, Bierce,
+  licence texts), with a fixed held-out third (eval 6).
 
 =====  ========================================  ==========================================
 eval   construction                              passes when
@@ -24,6 +26,9 @@ eval   construction                              passes when
        ones                                      third by layer 1 (:func:`eval4_adversarial`)
 5      two beats framed in domains X and Y,      both snapshots give the bridge domain
        each holding one of a bridge pair         >= 0.2 (:func:`eval5_cross_domain_bridging`)
+6      real texts of 50-300 words beside their   layer 1 ranks genuine above stuffed and
+       keyword-stuffed and shuffled versions     above salad, both AUCs >= 0.95, on the
+       (:mod:`~scwo_np.hsca.realtext`)            held-out third (:func:`eval6_real_text`)
 =====  ========================================  ==========================================
 
 Eval 2 also scores the snapshot boundaries as topic segmentation (:func:`pk`,
@@ -44,6 +49,7 @@ import numpy as np
 from ..validation import check_int
 from .engine import HSCAEngine
 from .layer1 import relational_weights
+from .realtext import eval6_real_text
 
 __all__ = [
     "EvalResult",
@@ -51,6 +57,7 @@ __all__ = [
     "eval3_self_improvement",
     "eval4_adversarial",
     "eval5_cross_domain_bridging",
+    "eval6_real_text",
     "EVALS",
     "run",
     "pk",
@@ -468,6 +475,7 @@ EVALS = {
     3: eval3_self_improvement,
     4: eval4_adversarial,
     5: eval5_cross_domain_bridging,
+    6: eval6_real_text,
 }
 
 

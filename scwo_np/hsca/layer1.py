@@ -1,35 +1,50 @@
-"""HSCA Layer 1, relational weighting: how tightly a chunk's vocabulary meshes, on an absolute scale.
+"""HSCA Layer 1, relational weighting: do a chunk's words relate to their neighbours as real English does?
 
-Text becomes integer arrays once (:func:`tokenize`): content-word ids (stop
-words and one-letter tokens dropped), the sentence of every token and the
-paragraph of every sentence.  The kernel then counts, for every pair of
-distinct words within ``window`` tokens of each other *in the same
-sentence*, how often the pair occurs and in how many sentences.  The window
-stops at sentence ends: the last word of one sentence and the first of the
-next are neighbours by layout, not by meaning, and letting the window cross
-would link a keyword placed at the end of every sentence to whatever opens
-the next one.  A pair that recurs in two or more
-sentences is a *structural* link: the same two concepts keep appearing
-together.  A sentence's score is the share of its pairs that are structural
-links; a paragraph's is the mean of its sentences (mean, not max, as the spec
-asks); the chunk's is the mean of its paragraphs.
+Text becomes integer arrays once (:func:`tokenize`): the whole word sequence
+(ids in the background model, with a break at every comma, colon and sentence
+end, see :func:`runs`), the content words (stop words and one-letter tokens
+dropped), the sentence of every token and the paragraph of every sentence.
 
-The score is a fraction, so it is comparable across chunks without any
-per-chunk normalisation: a keyword-stuffed text repeats its keywords next to
-ever-different words and scores low however dense the keywords are, while a
-text whose concepts recur together scores high.  This is the spec's "not
-TF-IDF" property.
+A sentence's score is the share of its pairs of neighbouring words that are
+*relational links*:
 
-Short chunks (spec 8.4, left open there): a chunk with fewer than 3
-sentences or fewer than ``2 * window`` content tokens has too little
-structure to measure; its score is capped at :data:`SHORT_CHUNK_CAP` and the
-caller flags it ``short_chunk``.
+* an **association**: real English puts the two words next to each other, in
+  this order, more often than chance (seen at least twice in about 9 million
+  words of Debian-packaged dictionaries and documentation, with positive PMI;
+  :mod:`~scwo_np.hsca.background`, counted offline), or
+* a **recurring pair**: two content words the chunk itself puts within
+  ``window`` content words of each other in two or more sentences, so a
+  chunk's own terms of art ("hash table", a character's name and a place)
+  count even when the background corpus never saw them.  The window stops at
+  sentence ends: the last word of one sentence and the first of the next are
+  neighbours by layout, not by meaning.
+
+A paragraph's score is the mean of its sentences that have a pair (mean, not
+max, as the spec asks); the chunk's is the mean of its paragraphs, multiplied
+by a **diversity factor**: the moving-average type-token ratio of its content
+words (:data:`DIVERSITY_WINDOW` words) divided by :data:`DIVERSITY_FLOOR`,
+capped at 1.
+
+Why not the spec's co-occurrence count alone: it measures *repetition*, which
+keyword stuffing maximises and ordinary prose rarely has.  On 2,619 real texts
+of 50-300 words (quotations, anecdotes, poems, essays, licence texts:
+``real_texts.jsonl``) the recurrence-only score was 0 for nearly half the
+texts and ranked a keyword-stuffed version of a text above the text itself in
+89% of pairs.  Scored as above, the genuine text wins 99.5% of pairs against
+its stuffed version and against the same words shuffled (held-out third:
+99.9% and 99.7%), and the median genuine text scores 0.56.  Every score is a
+share, so it is comparable across chunks with no per-chunk normalisation.
+
+Short chunks (spec 8.4, left open there): the score is defined for any chunk
+with two neighbouring words, so a one-sentence turn is scored like any other;
+a chunk with fewer than 3 sentences or fewer than ``2 * window`` content
+tokens is *flagged* ``short`` (its score rests on few pairs), not capped.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -39,11 +54,9 @@ from numpy.typing import NDArray
 from .._config import JIT
 from .._parallel import run_chunks
 from ..validation import check_int, check_texts
+from .background import _is_association, background
 
-__all__ = ["STOPWORDS", "SHORT_CHUNK_CAP", "Tokens", "Layer1", "tokenize", "relational_weights"]
-
-#: Score cap for chunks too short to have co-occurrence structure.
-SHORT_CHUNK_CAP = 0.3
+__all__ = ["STOPWORDS", "Tokens", "Layer1", "runs", "tokenize", "relational_weights", "beat_weights"]
 
 #: English function words: they co-occur with everything, so they are not concepts.
 STOPWORDS = frozenset(
@@ -57,7 +70,10 @@ STOPWORDS = frozenset(
 )
 
 _PARA = re.compile(r"\n\s*\n")
-_SENT = re.compile(r"(?<=[.!?;])\s+|\n")
+# Sentences end after . ! ? ; (single line breaks are wrapping, not sentence ends).
+_SENT = re.compile(r"(?<=[.!?;])\s+")
+# Inside a sentence, commas and colons cut it into runs: words either side are not neighbours.
+_RUN = re.compile(r"[,:]")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 # ASCII fast path of _WORD.findall: every ASCII character but letters and "'" becomes a space.
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalpha() or chr(c) == "'")})
@@ -82,10 +98,15 @@ def _words(sentence: str) -> list[str]:
 class Tokens(NamedTuple):
     """Ragged token arrays for many texts.
 
-    Text ``t`` owns tokens ``tok_ptr[t]:tok_ptr[t + 1]`` (word ids in
+    Text ``t`` owns content tokens ``tok_ptr[t]:tok_ptr[t + 1]`` (word ids in
     ``words``, sentence index in ``sent`` — global over all texts) and
     sentences ``sent_ptr[t]:sent_ptr[t + 1]`` whose paragraph indices (global)
-    are ``para``.
+    are ``para``.  It also owns the *word sequence* ``seq_ptr[t]:seq_ptr[t + 1]``:
+    every word, stop words included, in order, as its id in the background
+    model (:mod:`~scwo_np.hsca.background`; -1 when unknown there), with -2
+    before every run (a comma, a colon or a sentence end separates words that
+    are not neighbours); ``seq_word`` holds the content-word id of each (-1
+    for stop words and breaks) and ``seq_sent`` its sentence.
     """
 
     tok_ptr: NDArray[np.int64]
@@ -94,11 +115,24 @@ class Tokens(NamedTuple):
     sent_ptr: NDArray[np.int64]
     para: NDArray[np.int64]
     vocab_size: int
+    seq_ptr: NDArray[np.int64]
+    seq: NDArray[np.int64]
+    seq_word: NDArray[np.int64]
+    seq_sent: NDArray[np.int64]
 
 
 #: Windows above this are treated as this: no text has 2**31 words, so every
 #: larger window gives the same scores (and stays an int64 in the kernels).
 MAX_WINDOW = 2**31 - 1
+
+#: Content words in the moving window of the diversity factor (MATTR).
+DIVERSITY_WINDOW = 50
+
+#: Moving-average type-token ratio at and above which text counts as fully
+#: diverse; below it layer 1 is scaled down in proportion.  Real prose of
+#: 50-300 words sits at 0.72 or more in nine cases of ten (the tuning half of
+#: ``real_texts.jsonl``); keyword stuffing at about 0.4.
+DIVERSITY_FLOOR = 0.7
 
 
 def check_window(window: object, *, name: str = "window") -> int:
@@ -106,84 +140,122 @@ def check_window(window: object, *, name: str = "window") -> int:
     return check_int(window, name=name, low=2, high=MAX_WINDOW, clamp=True)
 
 
+def runs(text: str) -> Iterator[tuple[int, int, list[str]]]:
+    """``(paragraph, sentence, words)`` of every run of neighbouring words, lower case.
+
+    Paragraphs end at blank lines, sentences after ``. ! ? ;``, runs at commas
+    and colons; a single line break is wrapping.  Paragraph and sentence
+    numbers count only those with words.  This is the one definition of
+    "neighbours" shared by the run-time tokenizer and the offline count of the
+    background model.
+
+    Examples
+    --------
+    >>> list(runs("The cat, at last, sat.\\nIt purred!\\n\\nDogs bark."))
+    [(0, 0, ['the', 'cat']), (0, 0, ['at', 'last']), (0, 0, ['sat']), (0, 1, ['it', 'purred']), (1, 2, ['dogs', 'bark'])]
+    """
+    p = 0
+    s = 0
+    for paragraph in _PARA.split(text.lower()):
+        had = False
+        for sentence in _SENT.split(paragraph):
+            seen = False
+            for run in _RUN.split(sentence):
+                toks = _words(run)
+                if toks:
+                    seen = True
+                    yield p, s, toks
+            if seen:
+                s += 1
+                had = True
+        if had:
+            p += 1
+
+
 def tokenize(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Tokens:
-    """Paragraphs (blank lines), sentences (after ``. ! ? ;`` or a newline), content words.
+    """Paragraphs, sentences and runs (see :func:`runs`); content words and the whole word sequence.
 
     Examples
     --------
     >>> t = tokenize(["The cat sat. The cat ran!\\n\\nDogs bark."])
     >>> t.words.tolist(), t.sent.tolist(), t.para.tolist()
     ([0, 1, 0, 2, 3, 4], [0, 0, 1, 1, 2, 2], [0, 0, 1])
+    >>> t.seq_word.tolist()
+    [-1, -1, 0, 1, -1, -1, 0, 2, -1, 3, 4]
     """
     texts = check_texts(texts)
     vocab = {} if vocab is None else vocab
-    # One dict lookup per token decides everything: stop words and one-letter words map to -1.
-    lookup = dict.fromkeys(STOPWORDS, -1)
-    lookup.update(vocab)
-    get = lookup.get
+    bg = background().vocab
+    # One dict lookup per token decides everything: (content id or -1, background id or -1).
+    cache: dict[str, tuple[int, int]] = {}
+    get = cache.get
     words: list[int] = []
     sent: list[int] = []
     para: list[int] = []
+    seq: list[int] = []
+    seq_word: list[int] = []
+    seq_sent: list[int] = []
     tok_ptr = [0]
     sent_ptr = [0]
-    s_idx = 0
-    p_idx = 0
+    seq_ptr = [0]
+    s0 = 0
+    p0 = 0
     for text in texts:
-        for paragraph in _PARA.split(text.lower()):
-            had = False
-            for sentence in _SENT.split(paragraph):
-                toks = _words(sentence)
-                if not toks:
-                    continue
-                ids = [get(w, -2) for w in toks]
-                if -2 in ids:  # words not seen before
-                    for k, i in enumerate(ids):
-                        if i == -2:
-                            w = toks[k]
-                            i = get(w, -2)
-                            if i == -2:
-                                i = len(vocab) if len(w) > 1 else -1
-                                if i >= 0:
-                                    vocab[w] = i
-                                lookup[w] = i
-                            ids[k] = i
-                ids = [i for i in ids if i >= 0]
-                if not ids:
-                    continue
-                words.extend(ids)
-                sent.extend([s_idx] * len(ids))
-                para.append(p_idx)
-                s_idx += 1
-                had = True
-            if had:
-                p_idx += 1
+        last_s = -1
+        last_p = -1
+        for p, s, toks in runs(text):
+            gs = s0 + s
+            if s != last_s:
+                para.append(p0 + p)
+                last_s = s
+                last_p = p
+            seq.append(-2)
+            seq_word.append(-1)
+            seq_sent.append(gs)
+            for w in toks:
+                ids = get(w)
+                if ids is None:
+                    if w in STOPWORDS or len(w) < 2:
+                        cid = -1
+                    else:
+                        cid = vocab.get(w, -1)
+                        if cid < 0:
+                            cid = vocab[w] = len(vocab)
+                    ids = cache[w] = (cid, bg.get(w, -1))
+                cid, bid = ids
+                seq.append(bid)
+                seq_word.append(cid)
+                seq_sent.append(gs)
+                if cid >= 0:
+                    words.append(cid)
+                    sent.append(gs)
+        s0 += last_s + 1
+        p0 += last_p + 1
         tok_ptr.append(len(words))
-        sent_ptr.append(s_idx)
+        sent_ptr.append(s0)
+        seq_ptr.append(len(seq))
+    a = np.asarray
     return Tokens(
-        np.asarray(tok_ptr, np.int64), np.asarray(words, np.int64), np.asarray(sent, np.int64),
-        np.asarray(sent_ptr, np.int64), np.asarray(para, np.int64), len(vocab),
+        a(tok_ptr, np.int64), a(words, np.int64), a(sent, np.int64), a(sent_ptr, np.int64),
+        a(para, np.int64), len(vocab), a(seq_ptr, np.int64), a(seq, np.int64),
+        a(seq_word, np.int64), a(seq_sent, np.int64),
     )  # fmt: skip
 
 
 @njit(**JIT)
-def _score_text(words, sent, s0, s1, para, window, sent_score):
-    """Sentence scores (written to ``sent_score[s0:s1]``) and the chunk score of one text."""
+def _recurring_pairs(words, sent, window):
+    """Sorted keys ``min * base + max`` of content-word pairs within ``window`` in 2+ sentences, and ``base``."""
     n = words.shape[0]
-    nsent = s1 - s0
-    if n < 2 or nsent == 0:
-        for s in range(nsent):
-            sent_score[s0 + s] = 0.0
-        return 0.0
+    vmax = 0
+    for p in range(n):
+        vmax = max(vmax, words[p])
+    base = vmax + 1
     npairs = 0
     for p in range(n):
         npairs += min(window - 1, n - 1 - p)
     keys = np.empty(npairs, np.int64)
     psent = np.empty(npairs, np.int64)
     m = 0
-    vmax = 0
-    for p in range(n):
-        vmax = max(vmax, words[p])
-    base = vmax + 1
     for p in range(n):
         a = words[p]
         for q in range(p + 1, min(p + window, n)):
@@ -193,36 +265,86 @@ def _score_text(words, sent, s0, s1, para, window, sent_score):
             if a == b:
                 continue
             keys[m] = min(a, b) * base + max(a, b)
-            psent[m] = sent[p] - s0
+            psent[m] = sent[p]
             m += 1
-    keys = keys[:m]
-    psent = psent[:m]
-    order = np.argsort(keys, kind="mergesort")
-    linked = np.zeros(m, np.bool_)
+    order = np.argsort(keys[:m], kind="mergesort")
+    out = np.empty(m, np.int64)
+    r = 0
     i = 0
     while i < m:
         j = i + 1
+        multi = False
         while j < m and keys[order[j]] == keys[order[i]]:
+            if psent[order[j]] != psent[order[i]]:
+                multi = True
             j += 1
-        if j - i >= 2:
-            first = psent[order[i]]
-            multi = False
-            for k in range(i + 1, j):
-                if psent[order[k]] != first:
-                    multi = True
-                    break
-            if multi:
-                for k in range(i, j):
-                    linked[order[k]] = True
+        if multi:
+            out[r] = keys[order[i]]
+            r += 1
         i = j
+    return out[:r], base
+
+
+@njit(**JIT)
+def _contains(sorted_keys, k):
+    i = np.searchsorted(sorted_keys, k)
+    return i < sorted_keys.shape[0] and sorted_keys[i] == k
+
+
+@njit(**JIT)
+def _mattr(words, w):
+    """Moving-average type-token ratio of ``words`` over windows of ``w`` (the whole text if shorter)."""
+    n = words.shape[0]
+    if n == 0:
+        return 1.0
+    w = min(w, n)
+    # prev[p] / nxt[p]: the last position before / first after p holding the same word, or -1 / n.
+    order = np.argsort(words, kind="mergesort")
+    prev = np.full(n, -1, np.int64)
+    nxt = np.full(n, n, np.int64)
+    for k in range(1, n):
+        if words[order[k]] == words[order[k - 1]]:
+            prev[order[k]] = order[k - 1]
+            nxt[order[k - 1]] = order[k]
+    # Types in the window [i, i + w) = #{p in it: prev[p] < i}; slide i by one.
+    distinct = 0
+    for p in range(w):
+        distinct += prev[p] < 0
+    total = distinct
+    for i in range(1, n - w + 1):
+        distinct -= 1  # position i - 1 leaves; it was the first of its word in the window
+        if nxt[i - 1] < i + w - 1:
+            distinct += 1  # ... and the next holder of that word, already inside, becomes its first
+        distinct += prev[i + w - 1] < i  # the entering position
+        total += distinct
+    return total / ((n - w + 1) * w)
+
+
+@njit(**JIT)
+def _score_text(words, sent, s0, s1, para, window, seq, seq_word, seq_sent, indptr, indices, sent_score):
+    """Sentence scores (written to ``sent_score[s0:s1]``, NaN when a sentence has no pair) and the chunk score."""
+    nsent = s1 - s0
     tot = np.zeros(nsent, np.int64)
     hit = np.zeros(nsent, np.int64)
-    for k in range(m):
-        tot[psent[k]] += 1
-        hit[psent[k]] += linked[k]
+    rec, base = _recurring_pairs(words, sent, window)
+    for p in range(seq.shape[0] - 1):
+        a = seq[p]
+        b = seq[p + 1]
+        if a == -2 or b == -2:
+            continue
+        s = seq_sent[p] - s0
+        tot[s] += 1
+        if a >= 0 and b >= 0 and _is_association(indptr, indices, a, b):
+            hit[s] += 1
+            continue
+        ca = seq_word[p]
+        cb = seq_word[p + 1]
+        if ca >= 0 and cb >= 0 and ca != cb and rec.shape[0] > 0:
+            if _contains(rec, min(ca, cb) * base + max(ca, cb)):
+                hit[s] += 1
     for s in range(nsent):
-        sent_score[s0 + s] = hit[s] / tot[s] if tot[s] > 0 else 0.0
-    # Paragraph means, then the mean over paragraphs.
+        sent_score[s0 + s] = hit[s] / tot[s] if tot[s] > 0 else np.nan
+    # Paragraph means over the sentences that have pairs, then the mean over such paragraphs.
     total = 0.0
     npara = 0
     s = 0
@@ -231,54 +353,85 @@ def _score_text(words, sent, s0, s1, para, window, sent_score):
         while e < nsent and para[s0 + e] == para[s0 + s]:
             e += 1
         acc = 0.0
-        for k in range(s, e):
-            acc += sent_score[s0 + k]
-        total += acc / (e - s)
-        npara += 1
+        k = 0
+        for r in range(s, e):
+            if tot[r] > 0:
+                acc += sent_score[s0 + r]
+                k += 1
+        if k > 0:
+            total += acc / k
+            npara += 1
         s = e
+    if npara == 0:
+        return 0.0
     return total / npara
 
 
 @njit(**JIT)
-def _score_range(tok_ptr, words, sent, sent_ptr, para, window, scores, sent_score, lo, hi):
+def _score_range(tok_ptr, words, sent, sent_ptr, para, seq_ptr, seq, seq_word, seq_sent, window, dwin, dfloor,
+                 indptr, indices, scores, diversity, sent_score, lo, hi):  # fmt: skip
     for t in range(lo, hi):
         a, b = tok_ptr[t], tok_ptr[t + 1]
-        scores[t] = _score_text(words[a:b], sent[a:b], sent_ptr[t], sent_ptr[t + 1], para, window, sent_score)
+        c, d = seq_ptr[t], seq_ptr[t + 1]
+        w = words[a:b]
+        raw = _score_text(w, sent[a:b], sent_ptr[t], sent_ptr[t + 1], para, window, seq[c:d], seq_word[c:d],
+                          seq_sent[c:d], indptr, indices, sent_score)  # fmt: skip
+        m = _mattr(w, dwin)
+        diversity[t] = m
+        scores[t] = raw * min(1.0, m / dfloor)
 
 
 class Layer1(NamedTuple):
-    """Layer-1 scores of many texts: per text, per sentence, and which texts are short."""
+    """Layer-1 scores of many texts: per text, per sentence, which texts are short, and their word diversity.
+
+    ``sentence_scores`` is NaN for a sentence without a pair of neighbouring
+    words (one word); ``diversity`` is the moving-average type-token ratio
+    of the content words that scales the score (see :data:`DIVERSITY_FLOOR`).
+    """
 
     scores: NDArray[np.float64]
     sentence_scores: NDArray[np.float64]
     sent_ptr: NDArray[np.int64]
     short: NDArray[np.bool_]
+    diversity: NDArray[np.float64] | None = None
 
 
 def relational_weights(texts: Sequence[str] | Tokens, *, window: int = 5) -> Layer1:
     """Layer-1 relational weight of every text, in one batch (threads over texts).
 
+    A sentence's score is the share of its pairs of neighbouring words that
+    are *relational links*: pairs real English puts together more often than
+    chance (the background model, :mod:`~scwo_np.hsca.background`), or content
+    words the chunk itself pairs again within ``window`` words in another
+    sentence (its own terms of art).  Paragraphs average their sentences, the
+    chunk its paragraphs; the chunk's score is then scaled down when its
+    content words lack diversity (keyword stuffing), see
+    :data:`DIVERSITY_FLOOR`.  Scores are on one absolute [0, 1] scale.
+
     Examples
     --------
-    >>> mesh = ("The fox hunts the rabbit at dawn. The rabbit hides from the fox. "
-    ...         "At dawn the fox returns and the rabbit runs.")
-    >>> stuffed = "Fox cheap. Rabbit deals. Dawn offers now. Fox prices. Rabbit sale today. Dawn discount."
-    >>> r = relational_weights([mesh, stuffed])
-    >>> bool(r.scores[0] > 0.35 > r.scores[1]), r.short.tolist()
-    (True, [False, False])
+    >>> prose = ("The court held that the contract was void because the seller had concealed "
+    ...          "a defect that he knew about. The buyer was entitled to recover the price.")
+    >>> salad = ("Defect the about contract seller knew void. Held recover was concealed court "
+    ...          "because buyer the. Entitled that price had a the he the to.")
+    >>> r = relational_weights([prose, salad])
+    >>> bool(r.scores[0] > 0.5 > 0.3 > r.scores[1]), r.short.tolist()
+    (True, [True, False])
     """
     window = check_window(window)
     tok = texts if isinstance(texts, Tokens) else tokenize(texts)
+    bg = background()
     n = tok.tok_ptr.shape[0] - 1
     scores = np.zeros(n)
-    sent_score = np.zeros(tok.para.shape[0])
-    run_chunks(_score_range, n, tok.tok_ptr, tok.words, tok.sent, tok.sent_ptr, tok.para, int(window), scores,
-               sent_score, chunk=256)  # fmt: skip
+    diversity = np.ones(n)
+    sent_score = np.full(tok.para.shape[0], np.nan)
+    run_chunks(_score_range, n, tok.tok_ptr, tok.words, tok.sent, tok.sent_ptr, tok.para, tok.seq_ptr, tok.seq,
+               tok.seq_word, tok.seq_sent, int(window), DIVERSITY_WINDOW, DIVERSITY_FLOOR, bg.indptr, bg.indices,
+               scores, diversity, sent_score, chunk=256)  # fmt: skip
     nsent = np.diff(tok.sent_ptr)
     ntok = np.diff(tok.tok_ptr)
     short = (nsent < 3) | (ntok < 2 * window)
-    scores = np.where(short, np.minimum(scores, SHORT_CHUNK_CAP), scores)
-    return Layer1(np.clip(scores, 0.0, 1.0), sent_score, tok.sent_ptr, short)
+    return Layer1(np.clip(scores, 0.0, 1.0), sent_score, tok.sent_ptr, short, diversity)
 
 
 def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64]:
@@ -303,15 +456,35 @@ def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64
     window = check_window(window)
     tok = tokenize(texts)
     n = len(texts)
-    nsent = tok.sent_ptr[-1]
-    para = np.repeat(np.arange(n, dtype=np.int64), np.diff(tok.sent_ptr))
-    one = Tokens(np.array([0, tok.words.shape[0]], np.int64), tok.words, tok.sent,
-                 np.array([0, nsent], np.int64), para, tok.vocab_size)  # fmt: skip
-    sent_score = np.zeros(nsent)
+    nsent = int(tok.sent_ptr[-1])
+    sent_score = np.full(nsent, np.nan)
     if tok.words.shape[0]:
-        _score_text(one.words, one.sent, 0, nsent, one.para, int(window), sent_score)
+        _recurrence_scores(tok.words, tok.sent, nsent, int(window), sent_score)
     out = np.zeros(n)
     for t in range(n):
-        a, b = tok.sent_ptr[t], tok.sent_ptr[t + 1]
-        out[t] = sent_score[a:b].mean() if b > a else 0.0
+        s = sent_score[tok.sent_ptr[t] : tok.sent_ptr[t + 1]]
+        s = s[~np.isnan(s)]
+        out[t] = s.mean() if s.shape[0] else 0.0
     return np.clip(out, 0.0, 1.0)
+
+
+@njit(**JIT)
+def _recurrence_scores(words, sent, nsent, window, sent_score):
+    """Per sentence, the share of its in-window content-word pairs that recur in another sentence (NaN: no pair)."""
+    rec, base = _recurring_pairs(words, sent, window)
+    tot = np.zeros(nsent, np.int64)
+    hit = np.zeros(nsent, np.int64)
+    n = words.shape[0]
+    for p in range(n):
+        a = words[p]
+        for q in range(p + 1, min(p + window, n)):
+            if sent[q] != sent[p]:
+                break
+            b = words[q]
+            if a == b:
+                continue
+            tot[sent[p]] += 1
+            hit[sent[p]] += _contains(rec, min(a, b) * base + max(a, b))
+    for s in range(nsent):
+        if tot[s] > 0:
+            sent_score[s] = hit[s] / tot[s]

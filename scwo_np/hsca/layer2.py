@@ -38,8 +38,8 @@ from importlib import resources
 
 import snowballstemmer
 
-from ..validation import check_text
-from .layer1 import STOPWORDS
+from ..validation import check_text, check_unit_interval
+from .layer1 import STOPWORDS, relational_weights
 from .types import DomainTag
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "DOMAIN_THRESHOLD",
     "RELATED",
     "coherence",
+    "order_factor",
     "content_stems",
     "domain_scores",
     "domain_tags",
@@ -130,7 +131,7 @@ RELATED = {
 DOMAIN_THRESHOLD = 0.06
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
-_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+(?=\s*[^\s\w]*[A-Z])")
 _PRONOUN = re.compile(r"\b(he|she|it|they|him|her|them|his|its|their|this|these|those)\b", re.I)
 _CLAUSE = re.compile(r"[,;:]|\b(which|that|because|although|while|whereas|if|when|unless|since)\b", re.I)
 _PUNCT = re.compile(r"[^\w\s]")
@@ -283,15 +284,31 @@ def _band(x: float, lo: float, hi: float, soft: float) -> float:
     return 1.0
 
 
-def coherence(text: str) -> float:
+#: Layer-1 scores between which word order goes from "shuffled" to "real" (coherence's order factor).
+#: On the tuning half of ``real_texts.jsonl``, nine in ten shuffled texts score below 0.23 and nine in
+#: ten genuine ones above 0.38.
+ORDER_LOW, ORDER_HIGH = 0.2, 0.35
+
+
+def order_factor(layer1: float) -> float:
+    """Coherence's word-order factor: 0 at or below :data:`ORDER_LOW`, 1 at or above :data:`ORDER_HIGH`, linear between."""
+    return min(1.0, max(0.0, (layer1 - ORDER_LOW) / (ORDER_HIGH - ORDER_LOW)))
+
+
+def coherence(text: str, *, layer1: float | None = None) -> float:
     """Coherence in [0, 1] (see the module documentation).
+
+    ``layer1`` is the text's layer-1 score when the caller already has it
+    (computed here otherwise); it supplies the word-order factor.
 
     Examples
     --------
     >>> prose = ("The committee met on Monday to review the budget. It approved the plan, "
     ...          "although two members asked for more detail on the costs.")
-    >>> round(coherence(prose), 2) > 0.8, coherence("qwx zrt plk vbn mmq") < 0.1
-    (True, True)
+    >>> salad = ("Members plan the more the two budget. Review on it approved monday the asked. "
+    ...          "Met to committee costs detail for although on the.")
+    >>> round(coherence(prose), 2) > 0.8, coherence(salad) < 0.3, coherence("qwx zrt plk vbn mmq") < 0.1
+    (True, True, True)
     """
     text = check_text(text)
     words = _WORD.findall(text)
@@ -315,5 +332,9 @@ def coherence(text: str) -> float:
     pronouns = 1.0 if total == 0 else 0.5 + 0.5 * resolved / total
     function_share = sum(w in STOPWORDS for w in lowered) / len(lowered)
     wordness = min(1.0, function_share / 0.25) if len(lowered) >= 4 else 0.5
-    score = (length * punct * clauses * pronouns) ** 0.25 * wordness
+    if layer1 is None:
+        layer1 = float(relational_weights([text]).scores[0])
+    else:
+        layer1 = check_unit_interval(layer1, name="layer1", meaning="the text's layer-1 score")
+    score = (punct * clauses * pronouns) ** (1 / 3) * length * wordness * order_factor(layer1)
     return float(min(max(score, 0.0), 1.0))

