@@ -70,29 +70,67 @@ STOPWORDS = frozenset(
 )
 
 _PARA = re.compile(r"\n\s*\n")
-# Sentences end after . ! ? ; (single line breaks are wrapping, not sentence ends).
-_SENT = re.compile(r"(?<=[.!?;])\s+")
-# Inside a sentence, commas and colons cut it into runs: words either side are not neighbours.
-_RUN = re.compile(r"[,:]")
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
-# ASCII fast path of _WORD.findall: every ASCII character but letters and "'" becomes a space.
-_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalpha() or chr(c) == "'")})
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+# The definition of the token stream: words (a typographic apostrophe is read as "'"), and the
+# marks that separate neighbours: "," for a comma or colon (a run ends), "." for . ! ? ; (a
+# sentence ends).  Single line breaks are wrapping, not sentence ends.  ``_tokens`` computes
+# ``[_MARK.get(t, t) for t in _TOKEN.findall(text.replace("’", "'"))]`` several times faster.
+_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|[,:]|[.!?;]")
+_MARK = {":": ",", "!": ".", "?": ".", ";": "."}
+# bytes.translate table over UTF-8: ASCII marks folded to "," and ".", ASCII letters and "'" kept,
+# other ASCII characters a space; bytes of non-ASCII characters are left for the regex.
+_BYTES = bytes(
+    ord(_MARK.get(chr(c), chr(c) if chr(c) in ",." or chr(c).isalpha() or chr(c) == "'" else " "))
+    if c < 128
+    else c
+    for c in range(256)
+)
 
 
-def _words(sentence: str) -> list[str]:
-    """``_WORD.findall(sentence)``, about 1.5x faster on ASCII text (same result)."""
-    if not sentence.isascii():
-        return _WORD.findall(sentence)
-    out = sentence.translate(_ASCII_NON_WORD).split()
-    if "'" not in sentence:
-        return out
-    res: list[str] = []
-    for w in out:
-        if "'" in w:
-            res.extend(_WORD.findall(w))
-        else:
-            res.append(w)
-    return res
+def _slow_tokens(text: str) -> list[str]:
+    return [_MARK.get(t, t) for t in _TOKEN.findall(text.replace("’", "'"))]
+
+
+# Two apostrophes in one piece ("a'b'c"): the regex decides.
+_TWO_APOSTROPHES = re.compile(r"'[^\s']*'")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _tokens(paragraph: str) -> list[str]:
+    """Words of ``paragraph`` with "," (run end) and "." (sentence end) marks between them.
+
+    ASCII is split at C speed (translate, pad the marks, drop apostrophes at the edge of a word,
+    split); the regex only sees the few pieces that hold a non-ASCII character or a doubtful
+    apostrophe.  A piece never straddles a character the regex would not put in a word, so the
+    result is the regex's on the whole text (``_slow_tokens``).
+    """
+    s = paragraph.encode("utf-8", "surrogatepass").translate(_BYTES).decode("utf-8", "surrogatepass")
+    s = s.replace(",", " , ").replace(".", " . ")
+    doubtful = False
+    if "'" in s:
+        s = f" {s} "
+        while " '" in s or "' " in s:
+            s = s.replace(" '", " ").replace("' ", " ")
+        doubtful = _TWO_APOSTROPHES.search(s) is not None
+    if s.isascii() and not doubtful:
+        return s.split()
+    if doubtful:
+        return [w for t in s.split() for w in ([t] if "'" not in t and t.isascii() else _slow_tokens(t))]
+    # Pieces holding a non-ASCII character (or touching one, such as a Unicode space, which the
+    # apostrophe clean-up did not see) go to the regex; the ASCII text between them is split.
+    out: list[str] = []
+    start = 0
+    for m in _NON_ASCII.finditer(s):
+        if m.start() < start:
+            continue  # inside the piece just handled
+        a = s.rfind(" ", 0, m.start()) + 1
+        b = s.find(" ", m.end())
+        b = len(s) if b < 0 else b
+        out.extend(s[start:a].split())
+        out.extend(_slow_tokens(s[a:b]))
+        start = b
+    out.extend(s[start:].split())
+    return out
 
 
 class Tokens(NamedTuple):
@@ -140,13 +178,17 @@ def check_window(window: object, *, name: str = "window") -> int:
     return check_int(window, name=name, low=2, high=MAX_WINDOW, clamp=True)
 
 
+#: Codes of the marks in the packed token stream (words are >= 0).
+_RUN_END, _SENT_END, _PARA_END = -1, -2, -3
+
+
 def runs(text: str) -> Iterator[tuple[int, int, list[str]]]:
     """``(paragraph, sentence, words)`` of every run of neighbouring words, lower case.
 
-    Paragraphs end at blank lines, sentences after ``. ! ? ;``, runs at commas
+    Paragraphs end at blank lines, sentences at ``. ! ? ;``, runs at commas
     and colons; a single line break is wrapping.  Paragraph and sentence
     numbers count only those with words.  This is the one definition of
-    "neighbours" shared by the run-time tokenizer and the offline count of the
+    "neighbours" shared by :func:`tokenize` and the offline count of the
     background model.
 
     Examples
@@ -157,17 +199,21 @@ def runs(text: str) -> Iterator[tuple[int, int, list[str]]]:
     p = 0
     s = 0
     for paragraph in _PARA.split(text.lower()):
+        run: list[str] = []
         had = False
-        for sentence in _SENT.split(paragraph):
-            seen = False
-            for run in _RUN.split(sentence):
-                toks = _words(run)
-                if toks:
+        seen = False
+        for t in [*_tokens(paragraph), "."]:
+            if t == "," or t == ".":
+                if run:
+                    yield p, s, run
+                    run = []
                     seen = True
-                    yield p, s, toks
-            if seen:
-                s += 1
-                had = True
+                if t == "." and seen:
+                    s += 1
+                    seen = False
+                    had = True
+            else:
+                run.append(t)
         if had:
             p += 1
 
@@ -181,65 +227,99 @@ def tokenize(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Token
     >>> t.words.tolist(), t.sent.tolist(), t.para.tolist()
     ([0, 1, 0, 2, 3, 4], [0, 0, 1, 1, 2, 2], [0, 0, 1])
     >>> t.seq_word.tolist()
-    [-1, -1, 0, 1, -1, -1, 0, 2, -1, 3, 4]
+    [-1, 0, 1, -1, -1, 0, 2, -1, -1, 3, 4, -1, -1]
     """
     texts = check_texts(texts)
     vocab = {} if vocab is None else vocab
     bg = background().vocab
-    # One dict lookup per token decides everything: (content id or -1, background id or -1).
-    cache: dict[str, tuple[int, int]] = {}
-    get = cache.get
-    words: list[int] = []
-    sent: list[int] = []
-    para: list[int] = []
-    seq: list[int] = []
-    seq_word: list[int] = []
-    seq_sent: list[int] = []
-    tok_ptr = [0]
-    sent_ptr = [0]
-    seq_ptr = [0]
-    s0 = 0
-    p0 = 0
+    # Every distinct token maps to one packed code: (content id + 1) << 32 | (background id + 1),
+    # or a mark's negative code; the stream is mapped at C speed, then unpacked by a kernel.
+    # The whole batch becomes one list of tokens ("\n" closes a paragraph: no token contains one).
+    stream: list[str] = []
+    text_ends = []
     for text in texts:
-        last_s = -1
-        last_p = -1
-        for p, s, toks in runs(text):
-            gs = s0 + s
-            if s != last_s:
-                para.append(p0 + p)
-                last_s = s
-                last_p = p
-            seq.append(-2)
-            seq_word.append(-1)
-            seq_sent.append(gs)
-            for w in toks:
-                ids = get(w)
-                if ids is None:
-                    if w in STOPWORDS or len(w) < 2:
-                        cid = -1
-                    else:
-                        cid = vocab.get(w, -1)
-                        if cid < 0:
-                            cid = vocab[w] = len(vocab)
-                    ids = cache[w] = (cid, bg.get(w, -1))
-                cid, bid = ids
-                seq.append(bid)
-                seq_word.append(cid)
-                seq_sent.append(gs)
-                if cid >= 0:
-                    words.append(cid)
-                    sent.append(gs)
-        s0 += last_s + 1
-        p0 += last_p + 1
-        tok_ptr.append(len(words))
-        sent_ptr.append(s0)
-        seq_ptr.append(len(seq))
-    a = np.asarray
-    return Tokens(
-        a(tok_ptr, np.int64), a(words, np.int64), a(sent, np.int64), a(sent_ptr, np.int64),
-        a(para, np.int64), len(vocab), a(seq_ptr, np.int64), a(seq, np.int64),
-        a(seq_word, np.int64), a(seq_sent, np.int64),
-    )  # fmt: skip
+        for paragraph in _PARA.split(text.lower()):
+            stream.extend(_tokens(paragraph))
+            stream.append("\n")
+        text_ends.append(len(stream))
+    code: dict[str, int] = {",": _RUN_END, ".": _SENT_END, "\n": _PARA_END}
+    for w in dict.fromkeys(stream):  # first appearance order: content ids in reading order
+        if w in code:
+            continue
+        if w in STOPWORDS or len(w) < 2:
+            cid = -1
+        else:
+            cid = vocab.get(w, -1)
+            if cid < 0:
+                cid = vocab[w] = len(vocab)
+        code[w] = ((cid + 1) << 32) | (bg.get(w, -1) + 1)
+    packed = np.fromiter(map(code.__getitem__, stream), dtype=np.int64, count=len(stream))
+    return _unpack(packed, np.asarray(text_ends, dtype=np.int64), len(vocab))
+
+
+def _unpack(c: NDArray[np.int64], text_ends: NDArray[np.int64], vocab_size: int) -> Tokens:
+    """:class:`Tokens` from the packed stream ``c`` (each paragraph closed by ``_PARA_END``)."""
+    out = _unpack_kernel(c, text_ends, _SENT_END, _PARA_END)
+    tok_ptr, words, sent, sent_ptr, para, seq, seq_word, seq_sent = out
+    return Tokens(tok_ptr, words, sent, sent_ptr, para, vocab_size, np.r_[0, text_ends].astype(np.int64), seq,
+                  seq_word, seq_sent)  # fmt: skip
+
+
+@njit(**JIT)
+def _unpack_kernel(c, text_ends, sent_end, para_end):
+    """One pass over the packed stream: a sentence (paragraph) starts at the first word after a
+    sentence or paragraph end (a paragraph end); marks become -2 in ``seq``."""
+    n = c.shape[0]
+    nt = text_ends.shape[0]
+    tok_ptr = np.zeros(nt + 1, np.int64)
+    sent_ptr = np.zeros(nt + 1, np.int64)
+    words = np.empty(n, np.int64)
+    sent = np.empty(n, np.int64)
+    para = np.empty(n, np.int64)
+    seq = np.empty(n, np.int64)
+    seq_word = np.empty(n, np.int64)
+    seq_sent = np.empty(n, np.int64)
+    nw = 0
+    ns = 0
+    npara = 0
+    new_sent = True
+    new_para = True
+    t = 0
+    for i in range(n):
+        while t < nt and text_ends[t] <= i:
+            tok_ptr[t + 1] = nw
+            sent_ptr[t + 1] = ns
+            t += 1
+        x = c[i]
+        if x >= 0:
+            if new_para:
+                npara += 1
+                new_para = False
+            if new_sent:
+                para[ns] = npara - 1
+                ns += 1
+                new_sent = False
+            cid = (x >> 32) - 1
+            seq[i] = (x & 0xFFFFFFFF) - 1
+            seq_word[i] = cid
+            seq_sent[i] = ns - 1
+            if cid >= 0:
+                words[nw] = cid
+                sent[nw] = ns - 1
+                nw += 1
+        else:
+            seq[i] = -2
+            seq_word[i] = -1
+            seq_sent[i] = max(ns - 1, 0)  # never read: no pair includes a mark
+            if x <= sent_end:
+                new_sent = True
+            if x == para_end:
+                new_para = True
+    while t < nt:
+        tok_ptr[t + 1] = nw
+        sent_ptr[t + 1] = ns
+        t += 1
+    return tok_ptr, words[:nw].copy(), sent[:nw].copy(), sent_ptr, para[:ns].copy(), seq, seq_word, seq_sent
 
 
 @njit(**JIT)
