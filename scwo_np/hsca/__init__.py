@@ -1,11 +1,14 @@
 """HSCA: hierarchical semantic compression with adaptive context windowing.
 
-Done so far: the specification's interface types (:mod:`~scwo_np.hsca.types`),
-Layer 1 relational weighting (:mod:`~scwo_np.hsca.layer1`), Layer 2 domains and
+The specification's interface types (:mod:`~scwo_np.hsca.types`), Layer 1
+relational weighting (:mod:`~scwo_np.hsca.layer1`, with its background
+word-association model :mod:`~scwo_np.hsca.background`), Layer 2 domains and
 coherence (:mod:`~scwo_np.hsca.layer2`), Layer 3 nuance flags
-(:mod:`~scwo_np.hsca.layer3`) and the engine with snapshots and structural
+(:mod:`~scwo_np.hsca.layer3`), the engine with snapshots and structural
 queries (:mod:`~scwo_np.hsca.engine`), sessions, a SQLite snapshot store and
-cross-session aggregation (:mod:`~scwo_np.hsca.store`).
+cross-session aggregation (:mod:`~scwo_np.hsca.store`), self-tuning
+(:mod:`~scwo_np.hsca.tuning`) and the evals (:mod:`~scwo_np.hsca.evals`,
+:mod:`~scwo_np.hsca.realtext`).
 """
 
 from .engine import HSCAEngine
