@@ -36,7 +36,7 @@ for beat, domains in enumerate(plan):
 eng = HSCAEngine()
 for t in turns:
     eng.ingest_turn(t)
-if eng._buffer:  # the conversation ends: freeze what is left
+if eng.buffer:  # the conversation ends: freeze what is left
     eng.take_snapshot()
 snaps = eng.get_macro_context()
 print(f"{len(turns)} turns -> {len(snaps)} snapshots")

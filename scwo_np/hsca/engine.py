@@ -227,6 +227,11 @@ class HSCAEngine:
 
     # -- the three levels (section 3): micro chunks, meso snapshots, macro sequence ------
 
+    @property
+    def buffer(self) -> tuple[WeightedChunk, ...]:
+        """The chunks of the current beat, not yet in a snapshot (oldest first)."""
+        return tuple(self._buffer)
+
     def get_micro_context(self) -> list[WeightedChunk]:
         """Every chunk of the session in order: the snapshotted ones, then the buffer's."""
         return [c for s in self._snapshots for c in s.chunks] + list(self._buffer)

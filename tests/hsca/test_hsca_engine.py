@@ -92,3 +92,13 @@ def test_micro_meso_macro_levels():
     assert eng.snapshot_of(chunks[3].chunk_id) is None  # gibberish: still in the buffer
     with pytest.raises(KeyError):
         eng.snapshot_of("nope")
+
+
+def test_buffer_is_the_current_beat_read_only():
+    from scwo_np.hsca import HSCAEngine
+
+    eng = HSCAEngine(snapshot_coherence_threshold=1.0, max_buffer_chunks=5)
+    a = eng.ingest_turn("The court heard the appeal on Monday and reserved its judgment.")
+    assert eng.buffer == (a,)
+    eng.take_snapshot()
+    assert eng.buffer == () and eng.get_micro_context() == [a]
