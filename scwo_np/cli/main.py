@@ -11,7 +11,7 @@ import warnings
 from ..select import METHODS
 from .crush import _cmd_crush
 from .dedup import _cmd_dedup
-from .hsca import _cmd_hsca_eval
+from .hsca import _cmd_hsca_eval, add_hsca
 from .optimize import _cmd_optimize
 from .rerank import add_parser as _add_rerank
 from .select import _cmd_bench, _cmd_demo, _cmd_sample, _cmd_select
@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     h = sub.add_parser(
         "hsca-eval",
-        help="run the HSCA evals 1-5 on the bundled test sets and print each pass rate beside its criterion",
+        help="run the HSCA evals 1-6 on the bundled test sets and print each pass rate beside its criterion",
     )
     h.add_argument("--evals", default="", help="comma-separated eval numbers (default: all)")
     h.add_argument("--cases", type=int, default=None, help="cases per eval (default: each eval's own)")
@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="one JSON object per eval instead of a table")
     h.add_argument("--strict", action="store_true", help="exit with status 1 when a criterion is not met")
     h.set_defaults(func=_cmd_hsca_eval)
+    add_hsca(sub)
 
     _add_rerank(sub)
 
