@@ -323,8 +323,8 @@ def _unpack_kernel(c, text_ends, sent_end, para_end):
 
 
 @njit(**JIT)
-def _recurring_pairs(words, sent, window):
-    """Sorted keys ``min * base + max`` of content-word pairs within ``window`` in 2+ sentences, and ``base``."""
+def _window_pairs(words, sent, window):
+    """Keys ``min * base + max`` and sentences of the content-word pairs within ``window`` in one sentence, and ``base``."""
     n = words.shape[0]
     vmax = 0
     for p in range(n):
@@ -347,7 +347,14 @@ def _recurring_pairs(words, sent, window):
             keys[m] = min(a, b) * base + max(a, b)
             psent[m] = sent[p]
             m += 1
-    order = np.argsort(keys[:m], kind="mergesort")
+    return keys[:m], psent[:m], base
+
+
+@njit(**JIT)
+def _recurring_pairs(keys, psent):
+    """Sorted distinct ``keys`` that occur in two or more sentences ``psent``."""
+    m = keys.shape[0]
+    order = np.argsort(keys, kind="mergesort")
     out = np.empty(m, np.int64)
     r = 0
     i = 0
@@ -362,7 +369,7 @@ def _recurring_pairs(words, sent, window):
             out[r] = keys[order[i]]
             r += 1
         i = j
-    return out[:r], base
+    return out[:r]
 
 
 @njit(**JIT)
@@ -406,7 +413,8 @@ def _score_text(words, sent, s0, s1, para, window, seq, seq_word, seq_sent, indp
     nsent = s1 - s0
     tot = np.zeros(nsent, np.int64)
     hit = np.zeros(nsent, np.int64)
-    rec, base = _recurring_pairs(words, sent, window)
+    keys, psent, base = _window_pairs(words, sent, window)
+    rec = _recurring_pairs(keys, psent)
     for p in range(seq.shape[0] - 1):
         a = seq[p]
         b = seq[p + 1]
@@ -551,20 +559,13 @@ def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64
 @njit(**JIT)
 def _recurrence_scores(words, sent, nsent, window, sent_score):
     """Per sentence, the share of its in-window content-word pairs that recur in another sentence (NaN: no pair)."""
-    rec, base = _recurring_pairs(words, sent, window)
+    keys, psent, _ = _window_pairs(words, sent, window)
+    rec = _recurring_pairs(keys, psent)
     tot = np.zeros(nsent, np.int64)
     hit = np.zeros(nsent, np.int64)
-    n = words.shape[0]
-    for p in range(n):
-        a = words[p]
-        for q in range(p + 1, min(p + window, n)):
-            if sent[q] != sent[p]:
-                break
-            b = words[q]
-            if a == b:
-                continue
-            tot[sent[p]] += 1
-            hit[sent[p]] += _contains(rec, min(a, b) * base + max(a, b))
+    for k in range(keys.shape[0]):
+        tot[psent[k]] += 1
+        hit[psent[k]] += _contains(rec, keys[k])
     for s in range(nsent):
         if tot[s] > 0:
             sent_score[s] = hit[s] / tot[s]
