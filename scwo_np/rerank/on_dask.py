@@ -20,6 +20,7 @@ than regrouping millions of sets behind the user's back.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import uuid
@@ -44,6 +45,13 @@ from .parquet import (
     writer_options,
 )  # fmt: skip
 from .table import rerank_table
+
+#: How often one span is run again after the worker holding its finished result died.
+MAX_RESUBMITS = 3
+
+#: What ``Future.result()`` raises for a task the scheduler forgot (``distributed``'s
+#: ``FutureCancelledError`` is one).
+_CANCELLED = concurrent.futures.CancelledError
 
 __all__ = ["rerank_dask", "rerank_parquet_on_cluster", "check_clustered"]
 
@@ -319,25 +327,40 @@ def rerank_parquet_on_cluster(
         ``4 * threads`` outputs are held here at a time, in flight or waiting.
         """
         done: dict = {}
+        retries: dict = {}
         ready = distributed.as_completed(loop=client.loop)
         cap = 4 * threads if writer is not None else len(spans) + 1
         nxt = 0
+
+        def launch(i: int) -> None:
+            part = None if folder is None else os.path.join(folder, part_name(i))
+            fut = client.submit(
+                _rerank_span, src, spans[i], q, budget, kw, batch_rows, out_schema, part, pure=False
+            )
+            pending[fut] = i
+            ready.add(fut)
 
         def submit() -> None:
             while len(pending) < 2 * threads and len(pending) + len(done) < cap:
                 i, span = next(todo, (None, None))
                 if span is None:
                     return
-                part = None if folder is None else os.path.join(folder, part_name(i))
-                fut = client.submit(
-                    _rerank_span, src, span, q, budget, kw, batch_rows, out_schema, part, pure=False
-                )
-                pending[fut] = i
-                ready.add(fut)
+                launch(i)
 
         submit()
         for fut in ready:
-            done[pending.pop(fut)] = fut.result()
+            i = pending.pop(fut)
+            try:
+                done[i] = fut.result()
+            except _CANCELLED:
+                # The worker holding a finished result died before it was fetched, and the
+                # scheduler forgot the task: run the span again (its part file, if any, is
+                # rewritten atomically).  Anything else (an error, KilledWorker) propagates.
+                retries[i] = retries.get(i, 0) + 1
+                if retries[i] > MAX_RESUBMITS:
+                    raise
+                launch(i)
+                continue
             while nxt in done:
                 out, counts = done.pop(nxt)
                 nxt += 1

@@ -234,3 +234,35 @@ def test_a_directory_output_holds_the_same_rows_written_by_the_workers(tmp_path,
     with pytest.raises(FileExistsError, match="not empty"):
         rerank_parquet(tmp_path / "c.parquet", tmp_path / "here", 60, queries=qt)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "here", "parts"]  # no temporary left
+
+
+@pytest.mark.parametrize("into", ["one file", "a directory of parts"])
+def test_a_task_the_scheduler_forgets_is_run_again(tmp_path, client, into):
+    # What a worker dying between finishing a task and handing over its result looks like
+    # to the client (FutureCancelledError: "already forgotten"), made on purpose: cancel
+    # tasks of the job while it runs.  Every set must still come out once, in order.
+    t, qt, _, _ = make(RAGGED, seed=5)
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=7)
+    rerank_parquet(tmp_path / "c.parquet", tmp_path / "here.parquet", 60, queries=qt)
+    cancelled = []
+
+    def cancel_some(sets, rows):
+        if len(cancelled) < 2:
+            keys = [k for k in client.futures if str(k).startswith("_rerank_span")]
+            if keys:
+                client.cancel([distributed.Future(keys[-1], client)])
+                cancelled.append(keys[-1])
+
+    dst = str(tmp_path / "there.parquet") if into == "one file" else f"{tmp_path}/there/"
+    rerank_parquet_on_cluster(
+        client,
+        tmp_path / "c.parquet",
+        dst,
+        60,
+        queries=qt,
+        rows_per_task=7,
+        batch_rows=7,
+        progress=cancel_some,
+    )
+    assert cancelled
+    assert pq.read_table(dst).equals(pq.read_table(tmp_path / "here.parquet"))
