@@ -11,19 +11,23 @@ An optional model hook (any callable ``text -> list[str]``) can replace the
 lexicons; it is wrapped so that any failure, or an answer outside the
 vocabulary, returns ``["unclassified"]`` and never raises.
 
-Coherence is the spec's four heuristics, each mapped to [0, 1], combined by a
-geometric mean and multiplied by a *wordness* factor:
+Coherence is the product of the spec's four heuristics, each mapped to [0, 1]
+(sentence length as it is, the other three through their geometric mean), a
+*wordness* factor and a *word-order* factor:
 
-* sentence length — 8 to 30 words is ideal, shorter or longer decays;
+* sentence length — 8 to 30 words is ideal, shorter or longer decays (so
+  fragments score low);
 * pronoun antecedents — third-person pronouns need an earlier content word;
 * punctuation per word — between 0.03 and 0.4 is ideal; none or a flood decays;
-* clause depth — clause marks (commas, semicolons, subordinators) per sentence
-  between 0.3 and 4 is ideal;
+* clause depth — more than 4 clause marks (commas, semicolons, subordinators)
+  per sentence decays; simple sentences are fine;
 * wordness — real English prose is about 40% function words; text with far
-  fewer (gibberish, keyword lists) is scaled down towards 0.
+  fewer (gibberish, keyword lists) is scaled down towards 0;
+* word order — layer 1 (:func:`order_factor`): real words in random order
+  (word salad) have few neighbour links and score 0.
 
-So gibberish scores near 0, fragments low, complete prose high; it is not a
-quality judgment.
+So gibberish and word salad score near 0, fragments low, complete prose high;
+it is not a quality judgment.
 """
 
 from __future__ import annotations
@@ -316,9 +320,9 @@ def coherence(text: str, *, layer1: float | None = None) -> float:
         return 0.0
     sentences = [s for s in _SENT.split(text.strip()) if _WORD.search(s)]
     n_sent = max(len(sentences), 1)
-    length = _band(len(words) / n_sent, 8, 30, 1.0)
+    length = _band(len(words) / n_sent, 8, 30, 0.8)
     punct = _band(len(_PUNCT.findall(text)) / len(words), 0.03, 0.4, 1.2)
-    clauses = _band(max(len(_CLAUSE.findall(text)) / n_sent, 1e-3), 0.3, 4.0, 1.5)
+    clauses = _band(max(len(_CLAUSE.findall(text)) / n_sent, 1e-3), 1e-3, 4.0, 1.5)
     # Pronouns need an antecedent: some content word earlier in the chunk.
     resolved, total = 0, 0
     lowered = [w.lower() for w in words]

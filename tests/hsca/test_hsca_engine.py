@@ -13,7 +13,7 @@ PHYSICS = (
 
 
 def test_snapshots_at_threshold_and_forced():
-    eng = HSCAEngine(snapshot_coherence_threshold=0.0)
+    eng = HSCAEngine(snapshot_coherence_threshold=0.0, snapshot_on_topic_shift=False)  # the spec's rule
     eng.ingest_turn(LEGAL)
     assert len(eng.get_macro_context()) == 1 and not eng.get_macro_context()[0].forced
     eng = HSCAEngine(snapshot_coherence_threshold=1.0, max_buffer_chunks=3)
@@ -31,7 +31,7 @@ def test_snapshots_at_threshold_and_forced():
 
 
 def test_structural_queries():
-    eng = HSCAEngine(snapshot_coherence_threshold=0.0)
+    eng = HSCAEngine(snapshot_coherence_threshold=0.0, snapshot_on_topic_shift=False)  # the spec's rule
     for text in [LEGAL, PHYSICS, LEGAL + " The photon was exhibit A."]:
         eng.ingest_turn(text)
     assert [s.conversation_position for s in eng.state_before("photon")] == [0]
@@ -102,3 +102,40 @@ def test_buffer_is_the_current_beat_read_only():
     assert eng.buffer == (a,)
     eng.take_snapshot()
     assert eng.buffer == () and eng.get_micro_context() == [a]
+
+
+def test_a_coherent_beat_closes_where_the_topic_changes():
+    from scwo_np.hsca.engine import COHESION_SHIFT, _stem_counts, cohesion
+
+    legal = [
+        "The court ruled that the contract was void because the seller concealed a defect.",
+        "On appeal the court upheld the ruling that the contract was void.",
+        "The seller asked the court to reconsider, but the judge refused.",
+    ]
+    stars = [
+        "The telescope recorded the spectrum of the distant galaxy overnight.",
+        "The spectrum showed the galaxy moving away, as the telescope data confirmed.",
+    ]
+    assert cohesion(_stem_counts(legal[1]), _stem_counts(legal[0])) >= COHESION_SHIFT
+    assert cohesion(_stem_counts(stars[0]), _stem_counts(" ".join(legal))) < COHESION_SHIFT
+    eng = HSCAEngine()
+    for t in legal + stars:
+        eng.ingest_turn(t)
+    assert [len(s.chunks) for s in eng.get_macro_context()] == [3] and len(eng.buffer) == 2
+    # The spec's rule (threshold alone) makes every coherent turn its own beat.
+    spec = HSCAEngine(snapshot_on_topic_shift=False)
+    for t in legal + stars:
+        spec.ingest_turn(t)
+    assert len(spec.get_macro_context()) == 5
+
+
+def test_with_topic_shifts_the_threshold_does_not_close_beats():
+    turns = [
+        "energy momentum photon electron nucleus charge energy photon",  # a fragment: low coherence
+        "The photon carries energy and momentum, as the electron does when it is charged.",
+    ]
+    for threshold in (0.0, 0.99):
+        eng = HSCAEngine(snapshot_coherence_threshold=threshold)
+        for t in turns:
+            eng.ingest_turn(t)
+        assert eng.get_macro_context() == [] and len(eng.buffer) == 2

@@ -11,7 +11,7 @@ def _snap(i, session_ts=0.0, tags=("physics",)):
 
 
 def test_session_state_round_trip_and_backward_compatibility():
-    eng = HSCAEngine(snapshot_coherence_threshold=0.0)
+    eng = HSCAEngine(snapshot_coherence_threshold=0.0, snapshot_on_topic_shift=False)  # a beat per turn
     eng.ingest_turn("The court ruled on the contract. The judge cited the statute. The parties appealed.")
     st = SessionState("s", ["old summary"], eng.get_macro_context())
     again = SessionState.from_dict(st.to_dict())
