@@ -4,8 +4,8 @@
 stub filled in: ``score_layers`` runs layers 1-3, ``ingest_turn`` adds the
 chunk to the buffer and closes the beat (a snapshot) when it holds
 ``max_buffer_chunks`` (a forced snapshot) or, with ``snapshot_on_topic_shift``
-(the default), when the next turn starts a new topic.  Snapshots keep the chunks and their weight maps; the
-macro map is their ordered list.
+(the default), when the next turn starts a new topic.  Snapshots keep the
+chunks and their weight maps; the macro map is their ordered list.
 
 Why not the spec's rule: coherence measures whether text is well-formed,
 and real prose is well-formed turn by turn, so the threshold is met after
@@ -61,8 +61,8 @@ _TERM = re.compile(r"[^\W\d_]+", re.I)
 #: relational weight in the beat (weight = floor + (1 - floor) * beat weight).
 BEAT_WEIGHT_FLOOR = 0.1
 
-#: A turn starts a new topic when the cosine between its content-word stem counts and the
-#: buffer's is below this (chosen on one set of real multi-topic sequences, checked on another;
+#: A turn starts a new topic when the cosine between its content-word stem counts and those of
+#: the buffer's last :data:`COHESION_TURNS` turns is below this (chosen on one set of real multi-topic sequences, checked on another;
 #: see the module documentation).
 COHESION_SHIFT = 0.15
 
@@ -231,7 +231,7 @@ class HSCAEngine:
     def should_snapshot(self) -> bool:
         """Whether the beat must close now: the buffer is full, or (the spec's rule, with
         ``snapshot_on_topic_shift=False``) its coherence has reached the threshold.  With
-        topic shifts on, a coherent beat instead closes when the next turn changes topic."""
+        topic shifts on, the beat instead closes when the next turn changes topic."""
         if not self._buffer:
             return False
         if len(self._buffer) >= self.max_buffer_chunks:
