@@ -1,7 +1,7 @@
 """The background word-association model of layer 1 and coherence.
 
 Which ordered pairs of adjacent English words are *associations*: seen at
-least twice next to each other in a background corpus of about 12 million
+least twice next to each other in a background corpus of 9.1 million
 words (GCIDE, FOLDOC, the Jargon File, WordNet definitions and the Python
 documentation, all from Debian packages) and more often than chance (positive
 pointwise mutual information).  Built offline by
@@ -9,7 +9,7 @@ pointwise mutual information).  Built offline by
 ``scwo_np.bundled/hsca/background.npz`` (words, then CSR rows of follower ids);
 see ``data/README.md`` for the sources, their licences and what was kept out.
 
-Loaded once per process, on first use (about 20 ms).
+Loaded once per process, on first use (about 40 ms).
 """
 
 from __future__ import annotations

@@ -23,21 +23,20 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ..validation import check_int
 from .layer1 import STOPWORDS, relational_weights
-from .layer2 import coherence
+from .layer2 import _WORD, coherence
 
 __all__ = ["real_texts", "keyword_stuffed", "word_salad", "fragments", "gibberish", "auc", "eval6_real_text"]
 
 SPLITS = ("tune", "held_out", "all")
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 
 
 @lru_cache(maxsize=1)
@@ -122,13 +121,14 @@ def auc(pos, neg) -> float:
     >>> auc([0.9, 0.8], [0.1, 0.8])
     0.875
     """
-    pos = np.asarray(pos, dtype=np.float64)
-    neg = np.asarray(neg, dtype=np.float64)
+    pos = np.asarray(pos, dtype=np.float64).ravel()
+    neg = np.asarray(neg, dtype=np.float64).ravel()
     if pos.size == 0 or neg.size == 0:
         raise ValueError("auc needs at least one score on each side.")
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (pos.size * neg.size))
+    # Mann-Whitney U from average ranks: O(n log n) instead of comparing every pair.
+    ranks = rankdata(np.concatenate([pos, neg]))
+    u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2
+    return float(u / (pos.size * neg.size))
 
 
 def eval6_real_text(cases: int | None = None, seed: int = 0, split: str = "held_out"):

@@ -44,6 +44,7 @@ import numpy as np
 from .engine import HSCAEngine
 from .layer1 import relational_weights
 from .layer2 import DOMAIN_LEXICONS, content_stems, domain_scores
+from .realtext import auc
 from .types import WeightedChunk
 
 __all__ = [
@@ -75,11 +76,7 @@ _DOMAINS = tuple(DOMAIN_LEXICONS)
 
 def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
     """Probability that a random hit scores above a random non-hit (ties count half)."""
-    if pos.size == 0 or neg.size == 0:
-        return 0.5
-    greater = (pos[:, None] > neg[None, :]).mean()
-    equal = (pos[:, None] == neg[None, :]).mean()
-    return float(greater + 0.5 * equal)
+    return auc(pos, neg) if pos.size and neg.size else 0.5
 
 
 @dataclass
