@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -28,9 +29,8 @@ def _stdin():
     return sys.stdin.buffer
 
 
-def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
-    """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
-    records = []
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of a UTF-8 file (``-`` = stdin); errors name the file and line."""
     if path == "-":
         fh_ctx = contextlib.nullcontext(_stdin())
     else:
@@ -41,26 +41,32 @@ def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
     with fh_ctx as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
-                line = raw.decode("utf-8")
+                yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise SystemExit(
                     f"scwo: {path}:{lineno}: not valid UTF-8 (byte {exc.start} of the line: {exc.reason}); "
                     "convert the file to UTF-8"
                 ) from None
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"scwo: {path}:{lineno}: not valid JSON ({exc.msg})") from None
-            except RecursionError:
-                raise SystemExit(f"scwo: {path}:{lineno}: JSON nested too deeply to parse") from None
-            if not isinstance(rec, dict):
-                raise SystemExit(f"scwo: {path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
-            for f in required:
-                if f not in rec:
-                    raise SystemExit(f"scwo: {path}:{lineno}: missing field {f!r}")
-            records.append(rec)
+
+
+def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
+    """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
+    records = []
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"scwo: {path}:{lineno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise SystemExit(f"scwo: {path}:{lineno}: JSON nested too deeply to parse") from None
+        if not isinstance(rec, dict):
+            raise SystemExit(f"scwo: {path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+        for f in required:
+            if f not in rec:
+                raise SystemExit(f"scwo: {path}:{lineno}: missing field {f!r}")
+        records.append(rec)
     return records
 
 

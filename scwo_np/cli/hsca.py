@@ -58,7 +58,7 @@ def _read_texts(path: str, fmt: str, text_field: str) -> tuple[list[str], list[d
     Returns the texts and, per text, the fields that identify it in the output
     (``line``, plus ``id`` when a JSONL record has one).
     """
-    from ._io import _field, _read_jsonl, _stdin
+    from ._io import _field, _lines, _read_jsonl
 
     if fmt == "auto":
         fmt = "jsonl" if path.endswith((".jsonl", ".ndjson")) else "lines"
@@ -68,22 +68,10 @@ def _read_texts(path: str, fmt: str, text_field: str) -> tuple[list[str], list[d
         keys = [{"record": k, **({"id": r["id"]} if "id" in r else {})} for k, r in enumerate(records)]
         return texts, keys
     texts, keys = [], []
-    try:
-        fh = _stdin() if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise SystemExit(
-                    f"scwo: {path}:{lineno}: not valid UTF-8 (byte {exc.start} of the line: {exc.reason}); "
-                    "convert the file to UTF-8"
-                ) from None
-            if line:
-                texts.append(line)
-                keys.append({"line": lineno})
+    for lineno, line in _lines(path):
+        if line.strip():
+            texts.append(line.strip())
+            keys.append({"line": lineno})
     return texts, keys
 
 
