@@ -515,6 +515,7 @@ REGISTRY = {
         dict(text="text", layer1="unit_or_none"),
     ),
     "domain_tags": (lambda **k: hsca.domain_tags(**k), dict(text=TEXTS[0]), dict(text="text")),
+    "verse_form": (lambda **k: hsca.verse_form(**k), dict(text=TEXTS[0]), dict(text="text")),
     "nuance_flags": (lambda **k: hsca.nuance_flags(**k), dict(text=TEXTS[0]), dict(text="text")),
     "relational_weights": (
         lambda **k: hsca.relational_weights(**k),

@@ -39,7 +39,12 @@ Usage: ``python data/hsca/build_hsca_data.py``
 import gzip
 import json
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scwo_np.hsca.layer2 import _bases, inflects  # noqa: E402
 
 WORDNET = Path("/usr/share/wordnet")
 OUT = Path(__file__).resolve().parent / "domain_lexicons.json"
@@ -60,7 +65,8 @@ TOPICS = {
 }  # fmt: skip
 
 STOP = set(
-    "a an the of to in on for and or but is are was were be been it its this that with as by at from".split()
+    "a an the of to in on for and or but is are was were be been it its this that with as by at from "
+    "would could might".split()
 )
 
 
@@ -123,6 +129,92 @@ def gcide_entries():
     return out
 
 
+#: A WordNet lemma joins a domain's lexicon only when that domain's senses account for at least
+#: this share of the lemma's tagged uses in SemCor (``cntlist.rev``), so a word whose legal sense
+#: is rare ("use", "case", "party" in "a party of four") does not make ordinary prose legal ...
+SENSE_SHARE = 0.25
+#: ... among lemmas SemCor tags at least this often.  Rarer ones are kept: a lower bar took
+#: too many of the words WordNet's own definitions use, and eval 5 fell below its criterion.
+SEMCOR_MIN = 100
+_SS_TYPE = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
+
+
+def sense_counts():
+    """{lemma: [(synset key, SemCor tag count), ...]} over every sense of every part of speech."""
+    offsets = {}
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (WORDNET / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" "):
+                continue
+            f = line.split()
+            n_syn = int(f[2])
+            offsets[(f[0], pos)] = f[-n_syn:]
+    out = {}
+    for line in (WORDNET / "cntlist.rev").read_text(encoding="latin-1").splitlines():
+        key, num, cnt = line.split()
+        lemma, _, rest = key.partition("%")
+        pos = _SS_TYPE[rest[0]]
+        offs = offsets.get((lemma, pos))
+        if offs and int(num) <= len(offs):
+            out.setdefault(lemma, []).append(((pos, offs[int(num) - 1]), int(cnt)))
+    return out
+
+
+def specific_lemma(lemma, members, counts):
+    """Whether ``lemma``'s senses in ``members`` are a large enough share of its SemCor uses."""
+    senses = counts.get(lemma, [])
+    total = sum(c for _, c in senses)
+    if total < SEMCOR_MIN:
+        return True
+    return sum(c for k, c in senses if k in members) >= SENSE_SHARE * total
+
+
+FOLDOC = Path("/usr/share/dictd/foldoc.index")
+
+
+def foldoc_heads():
+    """The one-word head words of FOLDOC (Debian ``dict-foldoc``, GFDL-1.1+), lower case.
+
+    Computing has moved on since WordNet 3.0 (2006) and GCIDE: "linux", "widget",
+    "netiquette" are FOLDOC entries and nowhere else.  Without ``dict-foldoc``
+    installed this returns nothing.
+    """
+    if not FOLDOC.exists():
+        return set()
+    heads = set()
+    for line in FOLDOC.read_text(encoding="utf-8", errors="replace").splitlines():
+        word = line.split("\t")[0]
+        if re.fullmatch(r"[A-Za-z][a-z]+|[A-Z]+", word) and not word.startswith("00"):
+            heads.add(word.lower())
+    return heads
+
+
+HUNSPELL_MED = Path("/usr/share/hunspell/en_med_glut.dic")
+HUNSPELL_EN = Path("/usr/share/hunspell/en_US.dic")
+
+
+def hunspell_med_words():
+    """The lower-case words of Debian ``hunspell-en-med`` (OpenMedSpel, GPL-3+), a medical
+    spelling list of drugs, anatomy, diseases and laboratory terms, that the general
+    English list of ``hunspell-en-us`` lacks ("metoprolol", "hyperlipidemia"; not "house",
+    which the medical list also holds).  Without the package this returns nothing.
+    """
+    if not HUNSPELL_MED.exists():
+        return set()
+    lines = HUNSPELL_MED.read_text(encoding="utf-8", errors="replace").splitlines()
+    general = general_english()
+    return {w for w in lines if re.fullmatch(r"[a-z]{4,}", w) and not any(b in general for b in _bases(w))}
+
+
+def general_english():
+    """The words of Debian ``hunspell-en-us`` (its general American English list), lower case."""
+    if not HUNSPELL_EN.exists():
+        return set()
+    return {
+        w.split("/")[0].lower() for w in HUNSPELL_EN.read_text(encoding="utf-8", errors="replace").split()[1:]
+    }
+
+
 def _split(members, pairs):
     """Held-out synsets: both ends of the first bridge pairs, then every third other one."""
     test = set()
@@ -151,6 +243,7 @@ def main():
             for key, (_, ptrs, _) in synsets.items()
             if any(sym == ";c" and (code.get(p, p), off) in topics for sym, off, p in ptrs)
         }
+    semcor = sense_counts()
     lemma_words, gloss_counts, glosses, bridges = {}, {}, {}, {}
     for domain in TOPICS:
         pairs = bridge_pairs(synsets, members[domain], code)
@@ -199,12 +292,57 @@ def main():
             and all(c > other.get(w, 0) for d, other in gloss_counts.items() if d != domain)
         }
         words = lemma_words[domain] | specific
-        lexicons[domain] = {w for w in words if w.isalpha() and len(w) > 2 and w not in STOP}
+        lexicons[domain] = {
+            w
+            for w in words
+            if w.isalpha() and len(w) > 2 and w not in STOP and specific_lemma(w, members[domain], semcor)
+        }
     counts = {}
     for ws in lexicons.values():
         for w in ws:
             counts[w] = counts.get(w, 0) + 1
-    out = {d: sorted(w for w in ws if counts[w] == 1) for d, ws in lexicons.items()}
+    out = {d: {w for w in ws if counts[w] == 1} for d, ws in lexicons.items()}
+    # FOLDOC's head words fill the gaps of technical_prose, the medical spelling list those of
+    # medical: a word another domain already claims ("disclaimer", "dose", "binary") stays there.
+    # A head word is judged by its Snowball stem's count in the general definitions, so that
+    # "takes", "doors" and "formes" do not bring "take", "door" and "form" in with them.
+    import snowballstemmer
+
+    stemmer = snowballstemmer.stemmer("english")
+    by_stem = {}
+    for w, c in background.items():
+        x = stemmer.stemWord(w)
+        by_stem[x] = by_stem.get(x, 0) + c
+    gap = {
+        "technical_prose": {
+            w
+            for w in foldoc_heads()
+            if by_stem.get(stemmer.stemWord(w), 0) < GCIDE_HEAD_MAX_BACKGROUND
+            and w not in counts
+            and len(w) > 2
+            and w not in STOP
+        },
+        "medical": {w for w in hunspell_med_words() if w not in counts and w not in STOP},
+    }
+    # General English words that share a Snowball stem with a lexicon word without inflecting
+    # it ("right" / "rights", "done" / "donee", "person" / "personable"): layer 2 lets them
+    # borrow that word's domain only when they are longer than it (a derived form).
+    stems = {}
+    for ws in out.values():
+        for w in ws:
+            stems.setdefault(stemmer.stemWord(w), set()).add(w)
+    known = set().union(*out.values(), *gap.values())
+    out = {d: sorted(ws) for d, ws in out.items()}
+    # Kept apart: layer 2 matches these only as written or inflected (stemming 60,000 words
+    # at first use took 3 s).
+    out["_gap"] = {d: sorted(ws) for d, ws in gap.items()}
+    out["_common"] = sorted(
+        g
+        for g in general_english()
+        if g.isalpha()
+        and g not in known
+        and not all(inflects(g, w) for w in stems.get(stemmer.stemWord(g), {g}))
+    )
     OUT.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print({d: len(v) for d, v in out.items()}, "->", OUT)
     picked = {d: g[:GLOSSES_PER_DOMAIN] for d, g in glosses.items()}

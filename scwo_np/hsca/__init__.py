@@ -13,7 +13,7 @@ cross-session aggregation (:mod:`~scwo_np.hsca.store`), self-tuning
 
 from .engine import HSCAEngine
 from .layer1 import relational_weights, tokenize
-from .layer2 import coherence, domain_tags
+from .layer2 import coherence, domain_tags, verse_form
 from .layer3 import nuance_flags
 from .store import SessionState, SnapshotStore, support_strength
 from .tuning import Tuner
@@ -34,4 +34,5 @@ __all__ = [
     "relational_weights",
     "support_strength",
     "tokenize",
+    "verse_form",
 ]

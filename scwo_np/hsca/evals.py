@@ -1,4 +1,5 @@
-"""HSCA evaluations (the spec's section 7): evals 1-5, as code; ``scwo hsca-eval`` runs them.
+"""HSCA evaluations (the spec's section 7): evals 1-5, as code, and evals 6-7 on real text;
+``scwo hsca-eval`` runs them.
 
 The test sets are built deterministically (seeded) from real text shipped with
 the package, never used to build the lexicons that score it:
@@ -9,7 +10,9 @@ the package, never used to build the lexicons that score it:
   WordNet-related concepts that share no content word;
 * ``data/pydoc_sample.jsonl`` — Python-documentation paragraphs (``python3-doc``);
 * ``data/hsca/real_texts.jsonl`` — real prose of 50-300 words (fortunes, Bierce,
-  licence texts), with a fixed held-out third (eval 6).
+  licence texts), with a fixed held-out third (evals 6 and 7);
+* ``data/hsca/domain_texts.jsonl`` — PubMed abstracts and Python-library paragraphs,
+  documents of known domain (eval 7).
 
 =====  ========================================  ==========================================
 eval   construction                              passes when
@@ -29,6 +32,9 @@ eval   construction                              passes when
 6      real texts of 50-300 words beside their   layer 1 ranks genuine above stuffed and
        keyword-stuffed and shuffled versions     above salad, both AUCs >= 0.95, on the
        (:mod:`~scwo_np.hsca.realtext`)            held-out third (:func:`eval6_real_text`)
+7      real documents whose source gives their   macro recall of legal, medical, technical
+       domain (licences, PubMed, Python docs,    and poetry tags >= 0.75 on the held-out
+       poems, ...)                               third (:func:`eval7_real_domains`)
 =====  ========================================  ==========================================
 
 Eval 2 also scores the snapshot boundaries as topic segmentation (:func:`pk`,
@@ -49,7 +55,7 @@ import numpy as np
 from ..validation import check_int
 from .engine import HSCAEngine
 from .layer1 import relational_weights
-from .realtext import eval6_real_text
+from .realtext import eval6_real_text, eval7_real_domains
 
 __all__ = [
     "EvalResult",
@@ -58,6 +64,7 @@ __all__ = [
     "eval4_adversarial",
     "eval5_cross_domain_bridging",
     "eval6_real_text",
+    "eval7_real_domains",
     "EVALS",
     "run",
     "pk",
@@ -476,6 +483,7 @@ EVALS = {
     4: eval4_adversarial,
     5: eval5_cross_domain_bridging,
     6: eval6_real_text,
+    7: eval7_real_domains,
 }
 
 

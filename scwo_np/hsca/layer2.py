@@ -3,7 +3,8 @@
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
 a short core list plus the lemmas WordNet files under the domain's topics);
 a chunk's score for a domain is the share of its content words found in that
-lexicon, as written or by their English Snowball (Porter2) stem, and every
+lexicon, as written or as an inflection of a lexicon word ("rights" of
+"right", "studied" of "study"; not "several" of "sever"), and every
 domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may be).
 ``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
@@ -56,6 +57,7 @@ __all__ = [
     "domain_scores",
     "domain_tags",
     "stem",
+    "verse_form",
 ]
 
 _CORE: dict[str, frozenset[str]] = {
@@ -69,10 +71,13 @@ _CORE: dict[str, frozenset[str]] = {
         "calculus probability variable variables sum product mathematics mathematician proves converges",
         "legal": "court law laws statute contract contracts plaintiff defendant liability clause clauses shall "
         "hereby agreement jurisdiction tort judge jury appeal regulation regulations rights breach party parties "
-        "legal lawful unlawful attorney counsel verdict ruling section pursuant herein",
+        "legal lawful unlawful attorney counsel verdict ruling section pursuant herein license licence licensed "
+        "licensee licensor warranty warranties liable damages copyright permission notwithstanding thereof "
+        "whereas indemnify infringement patent obligations entitled provisions",
         "medical": "patient patients disease diseases symptom symptoms diagnosis treatment therapy clinical dose "
         "drug drugs infection virus bacteria surgery chronic acute blood heart cancer medical medicine physician "
-        "doctor hospital health healthcare vaccine immune syndrome prescription",
+        "doctor hospital health healthcare vaccine immune syndrome prescription plasma serum tissue cells "
+        "protein enzyme antibody antigen receptor hormone insulin tumor tumour lesion lesions biopsy",
         "poetry": "verse verses stanza rhyme sonnet poem poems poet poetry moon heart soul night dream dreams "
         "whisper sorrow tears sky stars bloom petal rose longing silent silence tender breath",
         "narrative": "once upon story stories told walked ran said looked journey village forest king queen "
@@ -91,32 +96,46 @@ _CORE: dict[str, frozenset[str]] = {
 }
 
 
-def _with_wordnet(core: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """The core word lists plus the lemmas WordNet files under each domain's topics.
-
-    ``data/hsca/domain_lexicons.json`` is built offline from Debian's
-    ``wordnet-base`` by ``data/hsca/build_hsca_data.py`` and installed with the
-    package; a WordNet word already in another domain's core list is left out.
-    """
+def _lexicon_data() -> dict:
+    """``data/hsca/domain_lexicons.json`` as installed (``{}`` on a broken install)."""
     try:
         text = (
             resources.files("scwo_np.bundled")
             .joinpath("hsca/domain_lexicons.json")
             .read_text(encoding="utf-8")
         )
-        extra = json.loads(text)
-    except (
-        FileNotFoundError,
-        ModuleNotFoundError,
-        json.JSONDecodeError,
-    ):  # pragma: no cover - a broken install
-        return dict(core)
+        return json.loads(text)
+    except (FileNotFoundError, ModuleNotFoundError, json.JSONDecodeError):  # pragma: no cover
+        return {}
+
+
+def _with_wordnet(core: dict[str, frozenset[str]], extra: dict) -> dict[str, frozenset[str]]:
+    """The core word lists plus the built lexicons ``extra`` (WordNet's topic lemmas and the
+    other sources of ``data/hsca/build_hsca_data.py``); a built word already in another
+    domain's core list is left out."""
     taken = {w: d for d, ws in core.items() for w in ws}
     return {d: ws | {w for w in extra.get(d, []) if taken.get(w, d) == d} for d, ws in core.items()}
 
 
-#: Domain lexicons: a short core list per domain plus WordNet's topic lemmas.
-DOMAIN_LEXICONS: dict[str, frozenset[str]] = _with_wordnet(_CORE)
+def _gap_words(extra: dict) -> dict[str, frozenset[str]]:
+    """Words filling the gaps of WordNet: FOLDOC head words (technical prose) and the
+    ``hunspell-en-med`` word list (medical).  They match as written or inflected only."""
+    return {d: frozenset(ws) for d, ws in extra.get("_gap", {}).items()}
+
+
+_DATA = _lexicon_data()
+#: General English words that share a Snowball stem with a lexicon word they do not
+#: inflect ("right" for "rights"): they borrow its domain only when longer than it.
+_COMMON = frozenset(_DATA.get("_common", ()))
+
+
+_STEMMED = _with_wordnet(_CORE, _DATA)
+_GAP = _gap_words(_DATA)
+_GAP_OF = {w: frozenset((d,)) for d, ws in _GAP.items() for w in ws}
+del _DATA
+#: Domain lexicons: a short core list per domain, WordNet's topic lemmas, GCIDE's labelled
+#: head words, and the gap words (:func:`_gap_words`).
+DOMAIN_LEXICONS: dict[str, frozenset[str]] = {d: ws | _GAP.get(d, frozenset()) for d, ws in _STEMMED.items()}
 
 #: Domain pairs that are "non-trivially related": tagging both is not cross-domain.
 RELATED = {
@@ -160,21 +179,72 @@ def stem(word: str) -> str:
     return stemmer.stemWord(word)
 
 
+#: Endings that make an inflected form of a word ("rights", "using", "studied").
+_INFLECTIONS = frozenset({"s", "es", "ed", "d", "ing", "ings", "er", "ers"})
+
+
+def inflects(word: str, base: str) -> bool:
+    """Whether ``word`` is ``base`` itself or ``base`` plus an inflectional ending.
+
+    Snowball stems also join derived words of another meaning ("several" and
+    "sever", "important" and "import", "personable" and "person"), so a
+    common word only borrows the domains of a lexicon word it inflects.
+
+    Examples
+    --------
+    >>> inflects("rights", "right"), inflects("using", "use"), inflects("studies", "study")
+    (True, True, True)
+    >>> inflects("several", "sever"), inflects("important", "import"), inflects("right", "rights")
+    (False, False, False)
+    """
+    if word == base:
+        return True
+    bases = [base, base + base[-1:]]
+    if base.endswith("e"):
+        bases.append(base[:-1])
+    if base.endswith("y"):
+        bases.append(base[:-1] + "i")
+    return any(word.startswith(x) and word[len(x) :] in _INFLECTIONS for x in bases)
+
+
+def _bases(word: str) -> list[str]:
+    """``word`` and the words it may inflect (regular endings undone)."""
+    out = [word]
+    for end in _INFLECTIONS:
+        if word.endswith(end) and len(word) > len(end) + 2:
+            b = word[: -len(end)]
+            out += [b, b + "e"]
+            if b.endswith("i"):
+                out.append(b[:-1] + "y")
+            if len(b) > 3 and b[-1] == b[-2]:
+                out.append(b[:-1])
+    return out
+
+
+def _common(word: str) -> bool:
+    """Whether ``word`` is a common English word or an inflection of one (SemCor, WordNet)."""
+    return any(b in _COMMON for b in _bases(word))
+
+
 @lru_cache(maxsize=1)
-def _indices() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-    """(word -> domains whose lexicon holds it, stem -> the one domain whose lexicon has it).
+def _indices() -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, tuple[str, ...]]]]:
+    """(word -> domains whose lexicon holds it, stem -> (its one domain, the lexicon words with it)).
 
     A stem shared by two domains' lexicons ("ruling" in legal, "rule" in
     mathematics) decides nothing and is left out.  Built on first use (stemming
     the lexicons takes about 0.1 s), not at import.
     """
     exact: dict[str, frozenset[str]] = {}
-    by_stem: dict[str, set[str]] = {}
+    by_stem: dict[str, dict[str, list[str]]] = {}
     for d, lex in DOMAIN_LEXICONS.items():
         for w in lex:
             exact[w] = exact.get(w, frozenset()) | {d}
-            by_stem.setdefault(stem(w), set()).add(d)
-    return exact, {x: frozenset(ds) for x, ds in by_stem.items() if len(ds) == 1}
+    for d, lex in _STEMMED.items():
+        for w in lex:
+            by_stem.setdefault(stem(w), {}).setdefault(d, []).append(w)
+    return exact, {
+        x: (next(iter(ds)), tuple(sorted(*ds.values()))) for x, ds in by_stem.items() if len(ds) == 1
+    }
 
 
 _NONE: frozenset[str] = frozenset()
@@ -182,9 +252,24 @@ _NONE: frozenset[str] = frozenset()
 
 @lru_cache(maxsize=1 << 16)
 def _word_domains(word: str) -> frozenset[str]:
-    """The domains of one lowercase word: its lexicon entries as written, else its stem's."""
+    """The domains of one lowercase word: its lexicon entries as written, else those of the
+    lexicon words of its Snowball stem (for a common word, only if it inflects or extends one)."""
     exact, by_stem = _indices()
-    return exact.get(word) or by_stem.get(stem(word), _NONE)
+    hit = exact.get(word)
+    if hit:
+        return hit
+    for base in _bases(word)[1:]:  # an inflected gap word ("metoprolols")
+        hit = _GAP_OF.get(base)
+        if hit and inflects(word, base):
+            return hit
+    entry = by_stem.get(stem(word))
+    if entry is None:
+        return _NONE
+    # A common English word that is only the shorter root of a lexicon word does not share its
+    # domain ("right" of "rights", "done" of "donee", "person" of "personable").
+    if not _common(word) or any(inflects(word, w) or len(word) > len(w) for w in entry[1]):
+        return frozenset((entry[0],))
+    return _NONE
 
 
 def content_stems(text: str) -> set[str]:
@@ -194,11 +279,85 @@ def content_stems(text: str) -> set[str]:
 
     Examples
     --------
-    >>> sorted(content_stems("The court heard the epitope evidence."))
-    ['epitop', 'heard']
+    >>> sorted(content_stems("The court heard the marmalade evidence."))
+    ['heard', 'marmalad']
     """
     stems = {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not _word_domains(w)}
     return {x for x in stems if len(x) >= 3}
+
+
+#: Verse form (:func:`verse_form`): at least this many lines, ...
+VERSE_MIN_LINES = 4
+#: ... this share of them starting with a capital, ...
+VERSE_CAPITALS = 0.8
+#: ... and this share broken before the text's width (the next word would have fit), or this
+#: share ending in a rhyme with one of the three lines before or after them ...
+VERSE_EARLY, VERSE_RHYME = 0.6, 0.2
+#: ... in lines of at most this many words (median; none counts as verse above three more).
+#: All chosen on the tuning half of the real-text set.
+VERSE_WORDS = 11
+
+_ATTRIBUTION = re.compile(r"^(--|—|\(chorus\)$)", re.I)
+_RHYME = re.compile(r"[aeiouy]+[^aeiouy]*$")
+_LINE_WORD = re.compile(r"[A-Za-z']+")
+
+
+def _rhyme_key(word: str) -> str | None:
+    """The spelling of a word's last syllable ("hard" and "boulevard" share ``ard``)."""
+    w = "".join(ch for ch in word.lower() if "a" <= ch <= "z")
+    if len(w) < 2:
+        return None
+    m = _RHYME.search(w)
+    k = m.group(0) if m else w
+    return k if len(k) >= 2 else w[-2:]
+
+
+def _rhymes(ends: list[str]) -> int:
+    """How many line ends rhyme with a different word within three lines."""
+    keys = [_rhyme_key(e) for e in ends]
+    count = 0
+    for i, k in enumerate(keys):
+        near = range(max(0, i - 3), min(len(ends), i + 4))
+        count += bool(k) and any(j != i and keys[j] == k and ends[j] != ends[i] for j in near)
+    return count
+
+
+def verse_form(text: str) -> float:
+    r"""How fully ``text`` has the shape of verse, in [0, 1]; 1 means verse.
+
+    Poetry is recognised by its form, not by words about poetry: at least
+    :data:`VERSE_MIN_LINES` lines, most starting with a capital, lines broken
+    before the text's width (in wrapped prose the next word would not have
+    fitted) or ending in rhymes, and short lines.  Attribution lines
+    ("-- Author") are not counted.  Text on one line scores 0: its form is lost.
+
+    Examples
+    --------
+    >>> poem = "\n".join([
+    ...     "In Xanadu did Kubla Khan", "A stately pleasure dome decree:",
+    ...     "Where Alph, the sacred river, ran", "Through caverns measureless to man",
+    ...     "Down to a sunless sea."])
+    >>> verse_form(poem), verse_form(poem.replace("\n", " "))
+    (1.0, 0.0)
+    """
+    text = check_text(text)
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if not _ATTRIBUTION.match(ln)]
+    body = [ln for ln in lines if ln]
+    if len(body) < VERSE_MIN_LINES:
+        return 0.0
+    width = max(len(ln) for ln in body)
+    pairs = early = 0
+    for a, b in zip(lines, lines[1:], strict=False):
+        if a and b:
+            pairs += 1
+            early += len(a) + 1 + len(b.split()[0]) <= width
+    caps = sum(next((ch for ch in ln if ch.isalpha()), "").isupper() for ln in body)
+    ends = [(_LINE_WORD.findall(ln) or [""])[-1].lower() for ln in body]
+    words_per_line = sorted(len(ln.split()) for ln in body)[len(body) // 2]
+    shape = min(1.0, max(early / max(pairs, 1) / VERSE_EARLY, _rhymes(ends) / len(body) / VERSE_RHYME))
+    short = min(1.0, max(0.0, (VERSE_WORDS + 3 - words_per_line) / 3))
+    return min(1.0, caps / len(body) / VERSE_CAPITALS) * shape * short
 
 
 def domain_scores(
@@ -213,8 +372,8 @@ def domain_scores(
 
     Examples
     --------
-    >>> text = "The epitope binds."
-    >>> domain_scores(text)["medical"], domain_scores(text, words={"epitop": "medical"})["medical"]
+    >>> text = "The marmalade binds."
+    >>> domain_scores(text)["medical"], domain_scores(text, words={"marmalad": "medical"})["medical"]
     (0.0, 0.5)
     """
     text = check_text(text)
@@ -230,9 +389,12 @@ def domain_scores(
             if d in counts:
                 counts[d] += 1
     n = max(len(tokens), 1)
+    out = {d: c / n for d, c in counts.items()}
+    # Poems are told by their form: verse scores at least the tagging threshold.
+    out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * verse_form(text))
     if weights:
-        return {d: c / n * weights.get(d, 1.0) for d, c in counts.items()}
-    return {d: c / n for d, c in counts.items()}
+        return {d: v * weights.get(d, 1.0) for d, v in out.items()}
+    return out
 
 
 def domain_tags(

@@ -34,7 +34,17 @@ from ..validation import check_int
 from .layer1 import STOPWORDS, relational_weights
 from .layer2 import _WORD, coherence
 
-__all__ = ["real_texts", "keyword_stuffed", "word_salad", "fragments", "gibberish", "auc", "eval6_real_text"]
+__all__ = [
+    "real_texts",
+    "domain_texts",
+    "keyword_stuffed",
+    "word_salad",
+    "fragments",
+    "gibberish",
+    "auc",
+    "eval6_real_text",
+    "eval7_real_domains",
+]
 
 SPLITS = ("tune", "held_out", "all")
 
@@ -44,6 +54,45 @@ def _rows() -> tuple[dict, ...]:
     path = resources.files("scwo_np.bundled").joinpath("hsca/real_texts.jsonl")
     with path.open(encoding="utf-8") as fh:
         return tuple(json.loads(line) for line in fh)
+
+
+@lru_cache(maxsize=1)
+def _domain_rows() -> tuple[dict, ...]:
+    path = resources.files("scwo_np.bundled").joinpath("hsca/domain_texts.jsonl")
+    with path.open(encoding="utf-8") as fh:
+        return tuple(json.loads(line) for line in fh)
+
+
+#: The domains eval 7 measures, and where documents of each come from.
+DOMAIN_SOURCES = {
+    "legal": ("common-licenses/*", "fortunes/law"),
+    "medical": ("pubmed", "fortunes/medicine"),
+    "technical_prose": ("python3-doc", "fortunes/computers", "fortunes/linux"),
+    "poetry": ("fortunes/songs-poems",),
+}
+_SOURCE_DOMAIN = {src: d for d, srcs in DOMAIN_SOURCES.items() for src in srcs}
+
+
+def domain_texts(split: str = "held_out") -> list[dict]:
+    """Real documents with the domain their source gives them (``domain``; None for the rest).
+
+    The real-text corpus (:func:`real_texts`) plus ``data/hsca/domain_texts.jsonl``: PubMed
+    abstracts of studies in humans (medical) and paragraphs of the Python library reference
+    (technical prose).  :data:`DOMAIN_SOURCES` says which sources count for which domain:
+    licences and the fortune file ``law`` are legal, ``medicine`` medical, ``computers`` and
+    ``linux`` technical, ``songs-poems`` poetry; every other text is of none of the four.
+
+    Examples
+    --------
+    >>> rows = domain_texts("held_out")
+    >>> sorted({r["domain"] for r in rows if r["domain"]})
+    ['legal', 'medical', 'poetry', 'technical_prose']
+    """
+    out = []
+    for r in real_texts(split):
+        key = "common-licenses/*" if r["source"] == "common-licenses" else f"{r['source']}/{r['category']}"
+        out.append({**r, "domain": _SOURCE_DOMAIN.get(key)})
+    return out + [dict(r) for r in _domain_rows() if split == "all" or r["split"] == split]
 
 
 def real_texts(split: str = "held_out") -> list[dict]:
@@ -172,3 +221,34 @@ def eval6_real_text(cases: int | None = None, seed: int = 0, split: str = "held_
         "salad_coherence_at_most_0.3": round(float((coh["salad"] <= 0.3).mean()), 3),
     }
     return EvalResult("eval 6 real text", min(a_stuffed, a_salad), 0.95, len(rows), detail)
+
+
+def eval7_real_domains(cases: int | None = None, seed: int = 0, split: str = "held_out"):
+    """Eval 7: layer 2's domain tags on real documents whose domain their source gives.
+
+    Passes (``pass_rate``) as the macro recall over legal, medical, technical prose and
+    poetry (:func:`domain_texts`): the share of each domain's documents tagged with it,
+    averaged; criterion 0.75.  ``detail`` gives each domain's recall and precision (the
+    share of documents tagged with the domain that come from its sources; a poem in
+    another fortune file counts against it, so precision is a lower bound).  ``cases``
+    draws that many documents at random (all of the split by default).
+    """
+    from .evals import EvalResult
+    from .layer2 import domain_tags
+
+    rows = domain_texts(split)
+    if cases is not None:
+        cases = check_int(cases, name="cases", low=1)
+        rows = random.Random(seed).sample(rows, min(cases, len(rows)))
+    tags = [set(domain_tags(r["text"])) for r in rows]
+    detail: dict = {"split": split}
+    recalls = []
+    for d in DOMAIN_SOURCES:
+        hits = [d in t for r, t in zip(rows, tags, strict=True) if r["domain"] == d]
+        tagged = [r["domain"] == d for r, t in zip(rows, tags, strict=True) if d in t]
+        recall = sum(hits) / len(hits) if hits else 0.0
+        recalls.append(recall)
+        detail[f"{d}_recall"] = round(recall, 3)
+        detail[f"{d}_precision"] = round(sum(tagged) / len(tagged), 3) if tagged else 0.0
+        detail[f"{d}_documents"] = len(hits)
+    return EvalResult("eval 7 real-text domains", float(np.mean(recalls)), 0.75, len(rows), detail)

@@ -191,7 +191,7 @@ def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatc
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["eval", "pass", "rate"]
     rows = out[1:]
-    assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5", "6"] and all("%" in r for r in rows)
+    assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5", "6", "7"] and all("%" in r for r in rows)
 
 
 def test_hsca_eval_json_strict_and_errors(capsys):
