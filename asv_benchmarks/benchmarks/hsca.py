@@ -166,3 +166,30 @@ class RealText(Benchmark):
 
     def track_coherence_median_salad(self):
         return self.result.detail["coherence_median_salad"]
+
+
+class RealDomains(Benchmark):
+    """Eval 7 on the held-out third: domain tags against the domain each document's source gives."""
+
+    number = 1
+    repeat = 1
+
+    def setup(self):
+        from scwo_np.hsca.realtext import eval7_real_domains
+
+        self.result = eval7_real_domains()
+
+    def track_macro_recall(self):
+        return self.result.pass_rate
+
+    track_macro_recall.unit = "share"
+
+    def track_poetry_recall(self):
+        return self.result.detail["poetry_recall"]
+
+    track_poetry_recall.unit = "share"
+
+    def track_legal_precision(self):
+        return self.result.detail["legal_precision"]
+
+    track_legal_precision.unit = "share"

@@ -2,8 +2,9 @@
 
 Source: Debian's ``wordnet-base`` (WordNet 3.0 database files under
 ``/usr/share/wordnet``; licence: WordNet 3.0 licence, Princeton University,
-permissive).  Install it once with ``apt-get install wordnet-base``; nothing
-is downloaded at run time, the derived ``domain_lexicons.json`` is committed.
+permissive), with the other Debian sources named below.  Install them once with
+``apt-get install wordnet-base dict-gcide dict-foldoc hunspell-en-med hunspell-en-us``;
+nothing is downloaded at run time, the derived ``domain_lexicons.json`` is committed.
 
 Each HSCA domain is mapped to WordNet topic synsets (pointer ``;c``, "domain
 of synset - TOPIC").  Those synsets are split once, deterministically:
@@ -19,8 +20,23 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
   GPL; "(Law)", "(Med.)", "(Physics)", ... see ``GCIDE_LABELS``) that are rare
   in WordNet's general definitions; minus stop words and words that land in
   two domains.
+* specificity: a WordNet or GCIDE word that SemCor (``cntlist.rev`` of
+  ``wordnet-base``) tags at least ``SEMCOR_MIN`` times is kept only when the
+  domain's senses make up ``SENSE_SHARE`` of its uses ("use", "case" and
+  "party" have legal senses, but ordinary prose uses them otherwise);
+* gap words, matched by layer 2 only as written or inflected: FOLDOC's head
+  words (Debian ``dict-foldoc``, GFDL-1.1+; "linux", "widget") rare in
+  WordNet's general definitions, for technical prose; and the medical spelling
+  list of Debian ``hunspell-en-med`` (OpenMedSpel, GPL-3+) minus every word of
+  the general English list of ``hunspell-en-us`` and its inflections, for
+  medical ("metoprolol", "hyperlipidemia");
+* ``_common``: the general English words (``hunspell-en-us``) that share a
+  Snowball stem with a lexicon word without inflecting it ("right" and
+  "rights", "done" and "donee"); layer 2 lets them borrow that word's domain
+  only when they are longer than it.
 
-So no evaluation sentence contributed a word to the lexicons that score it.
+So no evaluation sentence contributed a word to the lexicons that score it; no
+word of the real documents of evals 6 and 7 did either.
 ``conversational`` has no WordNet topic; its words stay in
 ``scwo_np/hsca/layer2.py``.
 

@@ -1,11 +1,18 @@
 """HSCA Layer 2: domain tags from rule-based lexicons, and a coherence score in [0, 1].
 
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
-a short core list plus the lemmas WordNet files under the domain's topics);
-a chunk's score for a domain is the share of its content words found in that
-lexicon, as written or as an inflection of a lexicon word ("rights" of
-"right", "studied" of "study"; not "several" of "sever"), and every
-domain at or above ``DOMAIN_THRESHOLD`` is tagged (several may be).
+a short core list, the lemmas WordNet files under the domain's topics, GCIDE's
+labelled head words, and for technical prose and medicine FOLDOC's head words and
+a medical spelling list; built offline by ``data/hsca/build_hsca_data.py``).
+A chunk's score for a domain is the share of its content words found in that
+lexicon, as written, inflected ("rights" of "right", "studied" of "study") or
+through their Snowball stem ("legislation" of "legislate"; but a common word that
+is only the shorter root of a lexicon word, "right" of "rights" or "person" of
+"personable", does not count), and every domain at or above
+``DOMAIN_THRESHOLD`` is tagged (several may be).  Poetry is also told by its
+form (:func:`verse_form`): a text in verse scores at least the threshold for
+``poetry`` whatever its words, so poems are tagged and lectures about poems need
+the lexicon.
 ``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
 An optional model hook (any callable ``text -> list[str]``) can replace the
@@ -341,6 +348,8 @@ def verse_form(text: str) -> float:
     (1.0, 0.0)
     """
     text = check_text(text)
+    if text.count("\n") + text.count("\r") < VERSE_MIN_LINES - 1:  # most chunks: one line
+        return 0.0
     lines = [ln.strip() for ln in text.splitlines()]
     lines = [ln for ln in lines if not _ATTRIBUTION.match(ln)]
     body = [ln for ln in lines if ln]
