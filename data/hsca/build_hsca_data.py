@@ -58,6 +58,8 @@ import re
 import sys
 from pathlib import Path
 
+import snowballstemmer
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scwo_np.hsca.layer2 import _bases, inflects  # noqa: E402
@@ -322,8 +324,6 @@ def main():
     # medical: a word another domain already claims ("disclaimer", "dose", "binary") stays there.
     # A head word is judged by its Snowball stem's count in the general definitions, so that
     # "takes", "doors" and "formes" do not bring "take", "door" and "form" in with them.
-    import snowballstemmer
-
     stemmer = snowballstemmer.stemmer("english")
     by_stem = {}
     for w, c in background.items():
