@@ -147,7 +147,8 @@ def add_hsca(sub) -> None:
     )
     s.add_argument("file", help="chunks, one per line or JSONL ('-' = stdin)")
     s.add_argument("--format", choices=("auto", "lines", "jsonl"), default="auto",
-                   help="auto: JSONL for .jsonl/.ndjson files, else one chunk per line")  # fmt: skip
+                   help="auto: JSONL for .jsonl/.ndjson files, else one chunk per line "
+                        "(use JSONL for text whose line breaks matter, such as poems)")  # fmt: skip
     s.add_argument("--text-field", default="text", help="JSONL field holding the text (text, else content)")
     s.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
