@@ -20,12 +20,13 @@ ALLOWED = {
     "dedup": set(),
     "anchor": set(),
     "hsca": set(),
+    "embed": set(),
     "optimize": {"select", "dedup"},
     "rerank": {"select"},
-    "cli": {"select", "dedup", "anchor", "hsca", "optimize", "rerank"},
+    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank"},
     "core": set(),
 }
-CAPABILITIES = {"select", "dedup", "anchor", "hsca", "optimize", "rerank", "cli"}
+CAPABILITIES = {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "cli"}
 
 
 def _capability(path: Path) -> str:

@@ -29,13 +29,14 @@ from scwo_np.hsca import evals
 from scwo_np.optimize import budget, diversify
 
 pq = pytest.importorskip("pyarrow.parquet")
-from scwo_np import rerank  # noqa: E402
+from scwo_np import embed, rerank  # noqa: E402
 
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
     "scwo_np.datasets",
     "scwo_np.dedup",
+    "scwo_np.embed",
     "scwo_np.hsca",
     "scwo_np.optimize",
     "scwo_np.optimize.budget",
@@ -331,6 +332,10 @@ def _learner(min_samples=10, timeout=30.0):
     return anchor.PositionLearner(":memory:", min_samples=min_samples, timeout=timeout)
 
 
+def _toy_embedder(texts):
+    return [[len(t) + 1.0, 1.0] for t in texts]
+
+
 def _store(timeout=30.0):
     return hsca.SnapshotStore(":memory:", timeout=timeout)
 
@@ -534,6 +539,12 @@ REGISTRY = {
         ),
     ),
     "SnapshotStore": (_store, {}, dict(timeout="nonneg")),
+    "EmbeddingCache": (lambda **k: embed.EmbeddingCache(":memory:", **k), {}, dict(timeout="nonneg")),
+    "embed_texts": (
+        lambda **k: embed.embed_texts(_toy_embedder, **k),
+        dict(texts=TEXTS),
+        dict(texts="texts"),
+    ),
     "pk": (
         lambda **k: evals.pk([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], **k),
         dict(k=2),
@@ -604,6 +615,8 @@ NOT_FUNCTIONS = {
     "load_sample": "takes no arguments",
     "Sample": "a result type",
     "RerankSummary": "a result type of rerank_parquet",
+    "Embedder": "a protocol class (what an embedder must provide)",
+    "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",
 }
 # Names exported under a registry key that differs from the export name.
 ALIASES = {"dedup": "dedup text"}

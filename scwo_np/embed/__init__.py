@@ -1,0 +1,11 @@
+"""Embedders for text in, and a cache so that nothing is embedded twice.
+
+:mod:`~scwo_np.embed.base` defines what an embedder is (any callable
+``texts -> (n, d) array`` with a ``name``) and checks what it returns;
+:mod:`~scwo_np.embed.cache` stores vectors in one SQLite file.
+"""
+
+from .base import Embedder, embed_texts, embedder_name
+from .cache import EmbeddingCache
+
+__all__ = ["Embedder", "EmbeddingCache", "embed_texts", "embedder_name"]

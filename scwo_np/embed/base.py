@@ -1,0 +1,118 @@
+"""The embedder protocol: any callable ``texts -> (n, d) float array``, with a ``name`` for caches.
+
+An embedder takes a list of ``n`` strings and returns their vectors as an
+``(n, d)`` array (any float dtype; it is checked and converted to float32 by
+:func:`embed_texts`).  Its ``name`` attribute keys the embedding cache
+(:class:`~scwo_np.embed.EmbeddingCache`), so two embedders with the same name must
+give the same vectors.  A plain function works too, then its qualified name is
+used.  So does a LangChain ``Embeddings`` object's bound ``embed_documents`` or
+a lambda around an API client::
+
+    emb = OpenAIEmbeddings(model="text-embedding-3-small")   # any LangChain Embeddings
+    vectors = embed_texts(emb.embed_documents, ["a", "b"])   # name: "OpenAIEmbeddings.embed_documents"
+
+Give a lambda a ``name`` (``f.name = "my-model-v2"``) before caching its output:
+every lambda has the same qualified name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..validation import check_texts
+
+__all__ = ["Embedder", "embedder_name", "embed_texts"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What scwo_np calls an embedder: ``name`` and ``__call__(texts) -> (n, d) array``."""
+
+    name: str
+
+    def __call__(self, texts: Sequence[str]) -> NDArray[np.floating]: ...
+
+
+def embedder_name(embedder: object) -> str:
+    """The cache name of an embedder: its ``name`` attribute, else the callable's qualified name.
+
+    Examples
+    --------
+    >>> def my_model(texts):
+    ...     return [[1.0, 0.0] for _ in texts]
+    >>> embedder_name(my_model)
+    'my_model'
+    >>> my_model.name = "my-model-v2"
+    >>> embedder_name(my_model)
+    'my-model-v2'
+    """
+    if not callable(embedder):
+        raise TypeError(f"embedder must be callable (texts -> (n, d) array); got {type(embedder).__name__}.")
+    name = getattr(embedder, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"embedder.name must be a str; got {type(name).__name__}.")
+    qual = getattr(embedder, "__qualname__", None) or type(embedder).__qualname__
+    owner = getattr(embedder, "__self__", None)
+    if owner is not None and "." not in qual:
+        qual = f"{type(owner).__qualname__}.{qual}"
+    return qual
+
+
+def embed_texts(embedder: Callable[[list[str]], object], texts: Sequence[str]) -> NDArray[np.float32]:
+    """Call ``embedder`` on ``texts`` and check what it returns: ``(len(texts), d)``, finite, float32.
+
+    An embedder that returns the wrong number of rows, a ragged or non-numeric
+    result, NaN or inf, or zero vectors is a ``ValueError`` naming it; nothing
+    it returns is trusted unchecked.
+
+    Examples
+    --------
+    >>> embed_texts(lambda ts: [[len(t), 1.0] for t in ts], ["ab", "abc"])
+    array([[2., 1.],
+           [3., 1.]], dtype=float32)
+    >>> embed_texts(lambda ts: [[1.0, 2.0]], ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: embedder <lambda> returned 1 row(s) for 2 text(s); it must return one vector per text.
+    """
+    name = embedder_name(embedder)
+    texts = check_texts(texts)
+    if not texts:
+        return np.empty((0, 0), dtype=np.float32)
+    out = embedder(list(texts))
+    try:
+        arr = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"embedder {name} returned something that is not a numeric (n, d) array "
+            f"({type(out).__name__}); it must return one vector of floats per text."
+        ) from None
+    if arr.ndim != 2:
+        raise ValueError(f"embedder {name} returned an array of shape {arr.shape}; it must be (n, d).")
+    if arr.shape[0] != len(texts):
+        raise ValueError(
+            f"embedder {name} returned {arr.shape[0]} row(s) for {len(texts)} text(s); "
+            "it must return one vector per text."
+        )
+    if arr.shape[1] == 0:
+        raise ValueError(f"embedder {name} returned vectors of length 0.")
+    with np.errstate(over="ignore"):
+        arr = arr.astype(np.float32)  # beyond float32's range is inf, and refused below
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"embedder {name} returned NaN or inf for texts[{i}] ({texts[i][:40]!r}).")
+    zero = ~arr.any(axis=1)
+    if zero.any():
+        i = int(np.flatnonzero(zero)[0])
+        raise ValueError(
+            f"embedder {name} returned a zero vector for texts[{i}] ({texts[i][:40]!r}); "
+            "a cosine needs a direction."
+        )
+    return arr
