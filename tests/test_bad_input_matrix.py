@@ -540,6 +540,11 @@ REGISTRY = {
     ),
     "SnapshotStore": (_store, {}, dict(timeout="nonneg")),
     "EmbeddingCache": (lambda **k: embed.EmbeddingCache(":memory:", **k), {}, dict(timeout="nonneg")),
+    "LSAEmbedder": (
+        lambda **k: embed.LSAEmbedder(**k),
+        dict(corpus=TEXTS, dim=4, seed=0),
+        dict(corpus="texts", dim="posint", seed="count"),
+    ),
     "embed_texts": (
         lambda **k: embed.embed_texts(_toy_embedder, **k),
         dict(texts=TEXTS),

@@ -2,10 +2,12 @@
 
 :mod:`~scwo_np.embed.base` defines what an embedder is (any callable
 ``texts -> (n, d) array`` with a ``name``) and checks what it returns;
-:mod:`~scwo_np.embed.cache` stores vectors in one SQLite file.
+:mod:`~scwo_np.embed.cache` stores vectors in one SQLite file;
+:mod:`~scwo_np.embed.lsa` is the embedder that needs nothing beyond scikit-learn.
 """
 
 from .base import Embedder, embed_texts, embedder_name
 from .cache import EmbeddingCache
+from .lsa import LSAEmbedder
 
-__all__ = ["Embedder", "EmbeddingCache", "embed_texts", "embedder_name"]
+__all__ = ["Embedder", "EmbeddingCache", "LSAEmbedder", "embed_texts", "embedder_name"]
