@@ -57,11 +57,9 @@ def embedder_name(embedder: object) -> str:
         return name
     if name is not None and not isinstance(name, str):
         raise TypeError(f"embedder.name must be a str; got {type(name).__name__}.")
-    qual = getattr(embedder, "__qualname__", None) or type(embedder).__qualname__
-    owner = getattr(embedder, "__self__", None)
-    if owner is not None and "." not in qual:
-        qual = f"{type(owner).__qualname__}.{qual}"
-    return qual
+    # A bound method's qualified name includes its class ("OpenAIEmbeddings.embed_documents");
+    # an object with __call__ but no __qualname__ is named by its type.
+    return getattr(embedder, "__qualname__", None) or type(embedder).__qualname__
 
 
 def embed_texts(embedder: Callable[[list[str]], object], texts: Sequence[str]) -> NDArray[np.float32]:
