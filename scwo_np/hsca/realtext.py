@@ -49,17 +49,10 @@ __all__ = [
 SPLITS = ("tune", "held_out", "all")
 
 
-@lru_cache(maxsize=1)
-def _rows() -> tuple[dict, ...]:
-    path = resources.files("scwo_np.bundled").joinpath("hsca/real_texts.jsonl")
-    with path.open(encoding="utf-8") as fh:
-        return tuple(json.loads(line) for line in fh)
-
-
-@lru_cache(maxsize=1)
-def _domain_rows() -> tuple[dict, ...]:
-    path = resources.files("scwo_np.bundled").joinpath("hsca/domain_texts.jsonl")
-    with path.open(encoding="utf-8") as fh:
+@lru_cache(maxsize=2)
+def _bundled(name: str) -> tuple[dict, ...]:
+    """The rows of ``data/hsca/<name>`` as installed."""
+    with resources.files("scwo_np.bundled").joinpath(f"hsca/{name}").open(encoding="utf-8") as fh:
         return tuple(json.loads(line) for line in fh)
 
 
@@ -92,7 +85,7 @@ def domain_texts(split: str = "held_out") -> list[dict]:
     for r in real_texts(split):
         key = "common-licenses/*" if r["source"] == "common-licenses" else f"{r['source']}/{r['category']}"
         out.append({**r, "domain": _SOURCE_DOMAIN.get(key)})
-    return out + [dict(r) for r in _domain_rows() if split == "all" or r["split"] == split]
+    return out + [dict(r) for r in _bundled("domain_texts.jsonl") if split == "all" or r["split"] == split]
 
 
 def real_texts(split: str = "held_out") -> list[dict]:
@@ -106,7 +99,7 @@ def real_texts(split: str = "held_out") -> list[dict]:
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}; got {split!r}.")
-    return [dict(r) for r in _rows() if split == "all" or r["split"] == split]
+    return [dict(r) for r in _bundled("real_texts.jsonl") if split == "all" or r["split"] == split]
 
 
 def _sentences(words: list[str], rng: random.Random) -> str:
