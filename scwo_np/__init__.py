@@ -5,6 +5,8 @@ The selection core (budgeted MMR, from the SCWO specification):
 - :func:`mmr_select` — one query, one candidate set;
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;
+- :func:`select_texts` — from texts and a question (embedder, token counter,
+  layout of the result) to :func:`mmr_select`;
 - :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the baselines
   and the quality metric of the specification.
 
@@ -25,6 +27,7 @@ from .select import (
     mmr_select,
     mmr_select_multi,
     select_batch,
+    select_texts,
     topk_relevance,
     truncate,
 )
@@ -37,6 +40,7 @@ __all__ = [
     "mmr_select",
     "mmr_select_multi",
     "select_batch",
+    "select_texts",
     "topk_relevance",
     "truncate",
 ]

@@ -274,8 +274,11 @@ def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float
     return x
 
 
-def check_texts(texts: object, *, name: str = "texts") -> list[str]:
+def check_texts(texts: object, *, name: str = "texts", nonempty: bool = False) -> list[str]:
     """Return ``texts`` as a list of str; anything else is a ``TypeError`` naming the item.
+
+    With ``nonempty=True`` a text that is empty or only whitespace is a
+    ``ValueError`` too (it has nothing to embed or select).
 
     Examples
     --------
@@ -293,10 +296,14 @@ def check_texts(texts: object, *, name: str = "texts") -> list[str]:
         raise TypeError(f"{name} must be a sequence of strings; got {type(texts).__name__}.") from None
     for i, t in enumerate(out):
         if not isinstance(t, str):
+            if t is None:
+                raise TypeError(f"{name}[{i}] is None, not str; drop it or replace it with its text.")
             hint = (
                 "decode it first" if isinstance(t, bytes | bytearray) else "convert it with str() or drop it"
             )
             raise TypeError(f"{name}[{i}] is {type(t).__name__}, not str; {hint}.")
+        if nonempty and not t.strip():
+            raise ValueError(f"{name}[{i}] is empty or only whitespace; drop it (it has nothing to select).")
     return out
 
 

@@ -433,3 +433,17 @@ def hsca_beat_weights(texts, window=5):
         sc = [hit[s] / tot[s] for s in range(tok.sent_ptr[t], tok.sent_ptr[t + 1]) if tot[s]]
         out.append(sum(sc) / len(sc) if sc else 0.0)
     return out
+
+
+def long_context_reorder(items):
+    """LangChain's ``LongContextReorder`` (langchain_community.document_transformers), as written
+    there: ``items`` most relevant first; the result puts the most relevant at the two ends."""
+    items = list(items)
+    items.reverse()
+    out = []
+    for i, value in enumerate(items):
+        if i % 2 == 1:
+            out.append(value)
+        else:
+            out.insert(0, value)
+    return out

