@@ -573,7 +573,7 @@ REGISTRY = {
     "as_token_counter": (
         lambda **k: tokens.as_token_counter(**k),
         dict(counter="estimate"),
-        dict(counter="text"),
+        dict(counter="text_or_none"),
     ),
     "WordPieceCounter": (
         lambda **k: tokens.WordPieceCounter().count(**k),

@@ -19,7 +19,6 @@ topic changes, asks the map the structural questions of the spec's section 3, an
 evals. It is executed by the test suite and uses the public API only.""")
 
 code("""import matplotlib.pyplot as plt
-import numpy as np
 
 from scwo_np.hsca import HSCAEngine, Tuner, evals
 
