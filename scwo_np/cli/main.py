@@ -8,7 +8,8 @@ import os
 import sys
 import warnings
 
-from ..select import METHODS
+from ..select import METHODS, ORDERS
+from ..tokens import COUNTERS
 from .crush import _cmd_crush
 from .dedup import _cmd_dedup
 from .hsca import _cmd_hsca_eval, add_hsca
@@ -24,9 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("select", help="budgeted MMR selection over JSONL or .npz chunks")
     s.add_argument("file", help="JSONL with one chunk per line (- for stdin), or .npz with embeddings, costs")
     g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--query", help="the question as text (embedded with --embedder)")
     g.add_argument("--query-embedding", help="query embedding as a JSON list")
     g.add_argument("--query-index", type=int, help="use chunk N's embedding as the query")
-    s.add_argument("--budget", type=int, required=True, help="token budget")
+    s.add_argument(
+        "--budget", type=int, required=True, help="token budget (in the --tokens counter's tokens)"
+    )
     s.add_argument("--lam", type=float, default=0.7, help="relevance/diversity trade-off in [0, 1] (0.7)")
     s.add_argument("--method", choices=METHODS, default="auto")
     s.add_argument(
@@ -40,6 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--embedding-field", default="embedding")
     s.add_argument("--tokens-field", default="tokens")
+    s.add_argument("--text-field", default="text", help="with --query: the chunks' text (text)")
+    s.add_argument(
+        "--embedder",
+        choices=["lsa", "minilm"],
+        help="with --query: lsa (TF-IDF + SVD over the file, the default for chunks without embeddings) "
+        "or minilm (all-MiniLM-L6-v2, the embed extra; needed when the chunks carry MiniLM embeddings)",
+    )
+    s.add_argument(
+        "--tokens",
+        choices=list(COUNTERS),
+        help="with --query: count tokens with this counter (default: the --tokens-field when every "
+        "chunk has it, else estimate)",
+    )
+    s.add_argument("--order", choices=list(ORDERS), default="pick", help="layout of the output (pick)")
+    s.add_argument(
+        "--cache", help="with --query: the embedding cache file (default: in the user cache folder)"
+    )
+    s.add_argument("--no-cache", action="store_true", help="with --query: embed without a cache")
+    s.add_argument("--annotate", action="store_true", help="add a _scwo field: rank, gain, relevance, tokens")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     s.set_defaults(func=_cmd_select)
 

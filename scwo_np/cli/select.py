@@ -11,16 +11,22 @@ import time
 
 import numpy as np
 
-from ..select import coverage, mmr_select, topk_relevance, truncate
+from ..select import arrange, coverage, mmr_select, topk_relevance, truncate
 from ._io import (
     _out,
     _read_chunks,
+    _read_jsonl,
     _vector_option,
     _write_jsonl,
 )
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
+    if args.query is not None:
+        return _cmd_select_text(args)
+    for opt in ("embedder", "tokens", "cache"):
+        if getattr(args, opt) is not None:
+            raise SystemExit(f"scwo: --{opt} goes with --query (a question as text)")
     records, E, costs = _read_chunks(args.file, args.embedding_field, args.tokens_field)
     if args.query_index is not None:
         if not records:
@@ -32,13 +38,116 @@ def _cmd_select(args: argparse.Namespace) -> int:
     else:
         q = _vector_option(args.query_embedding, "--query-embedding")
     try:
-        idx = mmr_select(
+        idx, gains = mmr_select(
             E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware,
-            cost_exponent=args.cost_exponent,
+            cost_exponent=args.cost_exponent, return_gains=True,
         )  # fmt: skip
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
-    _write_jsonl((records[int(i)] for i in idx), args.output)
+    X = np.asarray(E, dtype=np.float64)[idx]
+    rel = X @ q / (np.linalg.norm(X, axis=1) * np.linalg.norm(q)) if len(idx) else np.empty(0)
+    pos = arrange(idx, rel, args.order)
+    tokens = np.asarray(costs, dtype=np.int64)
+    _write_picks(records, idx[pos], gains[pos], rel[pos], tokens[idx[pos]], args, args.tokens_field)
+    return 0
+
+
+def _write_picks(records, idx, gains, rel, tokens, args, counter: str) -> None:
+    """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field."""
+
+    def out():
+        for rank, i in enumerate(idx.tolist()):
+            rec = records[i]
+            if args.annotate:
+                rec = {**rec, "_scwo": {
+                    "rank": rank, "index": i, "gain": round(float(gains[rank]), 6),
+                    "relevance": round(float(rel[rank]), 6), "tokens": int(tokens[rank]), "token_counter": counter,
+                }}  # fmt: skip
+            yield rec
+
+    _write_jsonl(out(), args.output)
+
+
+def _text_embedder(args, texts, has_emb):
+    from ..embed import LSAEmbedder, MiniLMEmbedder
+
+    if has_emb:
+        if args.embedder != "minilm":
+            raise SystemExit(
+                f"scwo: the chunks carry embeddings ({args.embedding_field!r}) and --query is text: say which "
+                "model made them with --embedder minilm (all-MiniLM-L6-v2), or drop the field to embed the "
+                "texts here (lsa fits its own space, which cannot be compared with the file's vectors)"
+            )
+        return MiniLMEmbedder()
+    if args.embedder == "minilm":
+        return MiniLMEmbedder()
+    try:
+        return LSAEmbedder(texts + [args.query])
+    except ValueError as exc:
+        raise SystemExit(f"scwo: cannot fit the lsa embedder on these texts: {exc}") from None
+
+
+def _cmd_select_text(args: argparse.Namespace) -> int:
+    """``scwo select FILE --query TEXT``: embed (cached), count, select, write the chosen records."""
+    from ..embed import EmbeddingCache
+    from ..select import select_texts
+    from ..tokens import as_token_counter
+
+    if args.cost_aware:
+        raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
+    if not args.query.strip():
+        raise SystemExit("scwo: --query is empty; give the question as text")
+    path = args.file
+    records = _read_jsonl(path)
+    has_emb = bool(records) and all(args.embedding_field in r for r in records)
+    need_text = not has_emb or args.tokens is not None or not all(args.tokens_field in r for r in records)
+    texts = []
+    for k, r in enumerate(records, 1):
+        t = r.get(args.text_field)
+        if need_text and (not isinstance(t, str) or not t.strip()):
+            what = "missing" if t is None else ("empty" if isinstance(t, str) else f"a {type(t).__name__}")
+            raise SystemExit(f"scwo: {path}: record {k}: text field {args.text_field!r} is {what}")
+        texts.append(t if isinstance(t, str) and t.strip() else f"record {k}")
+    if args.tokens is not None or not all(args.tokens_field in r for r in records):
+        try:
+            counter = as_token_counter(args.tokens or "estimate")
+        except (ImportError, ValueError) as exc:
+            raise SystemExit(f"scwo: --tokens {args.tokens}: {exc}") from None
+        costs, counter_name = counter.count(texts), counter.name
+    else:
+        costs, counter_name = [r[args.tokens_field] for r in records], f"field {args.tokens_field!r}"
+    E = np.array([r[args.embedding_field] for r in records], dtype=np.float64) if has_emb else None
+    cache = None
+    if records and not args.no_cache:
+        from .._config import _user_cache_root
+
+        where = args.cache or (
+            os.path.join(_user_cache_root(), "embeddings.sqlite") if _user_cache_root() else None
+        )
+        if where:
+            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+            cache = EmbeddingCache(where)
+    try:
+        emb = _text_embedder(args, texts, has_emb) if records else None
+        if emb is not None and cache is not None and not args.quiet and sys.stderr.isatty():
+            cache.embed(emb, texts if E is None else [], progress=True)  # fill the cache with a bar
+        sel = select_texts(
+            texts, args.query, args.budget, embedder=emb, costs=costs, embeddings=E, lam=args.lam,
+            method=args.method, order=args.order, cache=cache,
+        )  # fmt: skip
+    except ImportError as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    finally:
+        if cache is not None:
+            cache.close()
+    _write_picks(records, sel.indices, sel.gains, sel.relevance, sel.tokens, args, counter_name)
+    if not args.quiet:
+        sys.stderr.write(
+            f"scwo select: kept {len(sel)} of {len(records)} chunks, {sel.total_tokens} of {args.budget} tokens "
+            f"({counter_name}); embedder {emb.name if emb is not None else '-'}; order {args.order}\n"
+        )
     return 0
 
 

