@@ -17,11 +17,11 @@ PKG = Path(__file__).resolve().parent.parent / "scwo_np"
 #: Capability -> the capabilities it may import (besides the core).
 ALLOWED = {
     "select": {"embed"},  # select_texts embeds its texts
-    "dedup": set(),
+    "dedup": {"embed"},  # cosine dedup can embed its texts
     "anchor": set(),
     "hsca": set(),
     "embed": set(),
-    "optimize": {"select", "dedup"},
+    "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
     "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank"},
     "core": set(),

@@ -569,6 +569,11 @@ REGISTRY = {
         dict(order="edges"),
         dict(order="text"),
     ),
+    "as_embedder": (
+        lambda **k: embed.as_embedder(**k, corpus=TEXTS),
+        dict(embedder="lsa"),
+        dict(embedder="text"),
+    ),
     "count_tokens": (lambda **k: tokens.count_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
     "as_token_counter": (
         lambda **k: tokens.as_token_counter(**k),

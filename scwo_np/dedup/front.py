@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 
 from .. import _dot
 from .._config import JIT
+from ..embed import as_embedder, embed_texts
 from ..text import Ragged, _jaccard_sorted, word_sets
 from ..validation import (
     check_embeddings,
@@ -68,6 +69,7 @@ def dedup(
     texts: Sequence[str] | None = None,
     *,
     embeddings: ArrayLike | None = None,
+    embedder: object = None,
     method: str = "jaccard",
     threshold: float | None = None,
     scores: ArrayLike | None = None,
@@ -86,6 +88,9 @@ def dedup(
         The items' text (for the text methods).
     embeddings : array_like, shape (n, d)
         The items' embeddings (for ``method="cosine"``).
+    embedder : callable or {"lsa", "minilm"}, optional
+        For ``method="cosine"`` without ``embeddings``: embeds ``texts``
+        (see :func:`scwo_np.embed.as_embedder`).
     method : {"jaccard", "sequence", "cosine", "minhash"}
         Similarity (see the module documentation).
     threshold : float in [0, 1], optional
@@ -117,6 +122,10 @@ def dedup(
     >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])
     >>> dedup(embeddings=E, method="cosine").dropped
     array([1])
+    >>> docs = ["Read a CSV file with csv.reader.", "read a csv file with csv.reader",
+    ...         "json.load parses JSON.", "sqlite3 opens a database."]
+    >>> dedup(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
+    array([1])
     """
     method = check_method(method, list(DEDUP_METHODS))
     if threshold is None:
@@ -124,8 +133,16 @@ def dedup(
     else:
         t = check_unit_interval(threshold, name="threshold", meaning="a similarity")
     if method == "cosine":
+        if embeddings is None and embedder is not None:
+            if texts is None:
+                raise ValueError("embedder= embeds texts=; pass the items' text.")
+            texts = check_texts(texts, nonempty=True)
+            embeddings = embed_texts(as_embedder(embedder, texts), texts) if texts else np.empty((0, 1))
         if embeddings is None:
-            raise ValueError("method='cosine' needs embeddings=(n, d) array; pass the items' embeddings.")
+            raise ValueError(
+                "method='cosine' needs embeddings=(n, d) array or an embedder= to embed texts; "
+                "pass the items' embeddings or an embedder."
+            )
         E = check_embeddings(embeddings)
         n = E.shape[0]
         if texts is not None and len(check_texts(texts)) != n:

@@ -29,8 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dedup import dedup
+from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
+from ..tokens import as_token_counter, count_tokens
 from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
 from .budget import CHARS_PER_TOKEN, best_first, fit_budget
 from .diversify import REASONS, diversify
@@ -91,6 +93,16 @@ def _field(m: Mapping, *names: str, default: Any = None) -> Any:
     return default
 
 
+def _checked_embedder(embedder: object) -> object:
+    """A name ("lsa", "minilm"; LSA is fitted per call on the texts at hand) or a callable."""
+    if isinstance(embedder, str):
+        if embedder not in EMBEDDERS:
+            as_embedder(embedder)  # the ValueError that lists the names
+        return embedder
+    embedder_name(embedder)
+    return embedder
+
+
 class KBContextOptimizer:
     """The ADR's pipeline; stateless, so one instance can serve every request.
 
@@ -106,7 +118,15 @@ class KBContextOptimizer:
     (['a', 'c'], [('b', 'deduplication', 'duplicate of a (similarity 1.00)')])
     """
 
-    def optimize(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+    def __init__(self, *, embedder: object = None, token_counter: object = None):
+        #: Embeds matches that carry no ``embedding`` (and ``query=``): a callable or "lsa"/"minilm".
+        self.embedder = embedder if embedder is None else _checked_embedder(embedder)
+        #: Counts the tokens of matches that carry no ``tokens`` (default: the ADR's ~4 chars/token).
+        self.token_counter = None if token_counter is None else as_token_counter(token_counter)
+
+    def optimize(
+        self, matches: Sequence[Mapping], options: Mapping | None = None, *, query: str | None = None
+    ) -> KBResult:
         """Run the ADR's steps on ``matches`` and say what was removed and why.
 
         Parameters
@@ -119,6 +139,11 @@ class KBContextOptimizer:
         options : dict, optional
             The ADR's options (see :data:`KB_DEFAULTS`), flat or as the
             ADR's whole JSON configuration.  Unknown keys are an error.
+        query : str, optional
+            The question as text, for an optimizer made with an
+            ``embedder``: it is embedded as ``queryEmbedding`` (when that
+            option is not given), and every match without an ``embedding``
+            is embedded too, so the budget step runs budgeted MMR.
 
         Returns
         -------
@@ -156,7 +181,17 @@ class KBContextOptimizer:
         ids = [_field(m, "id", default=i) for i, m in enumerate(matches)]
         if len(set(map(repr, ids))) != n:
             raise ValueError("match ids must be unique; give every match its own 'id'.")
-        scores = self._scores(matches, opts)
+        embs = [_field(m, "embedding") for m in matches]
+        if query is not None:
+            if not isinstance(query, str) or not query.strip():
+                raise TypeError(f"query must be the question as a non-empty str; got {query!r}.")
+            if self.embedder is None:
+                raise ValueError(
+                    "query= needs an embedder: KBContextOptimizer(embedder=...); or pass queryEmbedding."
+                )
+            embs, q = self._embed(texts, embs, query, opts)
+            opts = {**opts, "queryEmbedding": q}
+        scores = self._scores(matches, opts, embs)
         sources = [_field(m, "path", "file", "source") for m in matches]
         sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
         removed: list[Removal] = []
@@ -197,10 +232,10 @@ class KBContextOptimizer:
         budget = opts["tokenBudget"]
         if budget is not None and alive.size:
             sub = alive.tolist()
-            costs = np.array([self._tokens(matches[i], texts[i], opts) for i in sub], dtype=np.int64)
-            use_mmr = self._use_mmr(matches, sub, opts)
+            costs = self._costs([matches[i] for i in sub], [texts[i] for i in sub], opts)
+            use_mmr = self._use_mmr(embs, sub, opts)
             if use_mmr:
-                E = np.array([_field(matches[i], "embedding") for i in sub], dtype=np.float64)
+                E = np.array([embs[i] for i in sub], dtype=np.float64)
                 pick = mmr_select(E, opts["queryEmbedding"], costs, budget, lam=opts["lambda"])
                 step = "mmr_selection"
             elif opts["adaptiveSelection"]:
@@ -265,8 +300,30 @@ class KBContextOptimizer:
             raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
         return opts
 
+    def _embed(self, texts: list[str], embs: list, query: str, opts: Mapping) -> tuple[list, Any]:
+        """Vectors for the matches that have none, and the query's, from ``self.embedder``."""
+        todo = [i for i, e in enumerate(embs) if e is None]
+        emb = as_embedder(self.embedder, [texts[i] for i in todo] + [query])
+        need_q = opts["queryEmbedding"] is None
+        V = embed_texts(emb, [texts[i] for i in todo] + ([query] if need_q else []))
+        out = list(embs)
+        for k, i in enumerate(todo):
+            out[i] = V[k]
+        return out, (V[-1] if need_q else opts["queryEmbedding"])
+
+    def _costs(self, matches: list, texts: list[str], opts: Mapping) -> NDArray[np.int64]:
+        """Each match's ``tokens``, else its count by ``token_counter`` (else the ADR's estimate)."""
+        have = [_field(m, "tokens", "token_count") for m in matches]
+        out = [self._tokens(m, t, opts) for m, t in zip(matches, texts, strict=True)]
+        if self.token_counter is not None:
+            todo = [k for k, v in enumerate(have) if v is None and texts[k]]
+            counted = count_tokens([texts[k] for k in todo], self.token_counter)
+            for k, c in zip(todo, counted.tolist(), strict=True):
+                out[k] = c
+        return np.array(out, dtype=np.int64)
+
     @staticmethod
-    def _scores(matches: list, opts: Mapping) -> NDArray[np.float64]:
+    def _scores(matches: list, opts: Mapping, embs: list) -> NDArray[np.float64]:
         """Each match's score; by the query when none has one (see :meth:`optimize`)."""
         raw = [_field(m, "score") for m in matches]
         for i, v in enumerate(raw):
@@ -278,7 +335,6 @@ class KBContextOptimizer:
         if missing == 0:
             return np.array(raw, dtype=np.float64)
         q = opts["queryEmbedding"]
-        embs = [_field(m, "embedding") for m in matches]
         if missing == len(matches) and q is not None and all(e is not None for e in embs):
             E = check_embeddings(embs, name="match embeddings")
             qv = check_query(q, E.shape[1], name="queryEmbedding").astype(np.float64)
@@ -305,10 +361,8 @@ class KBContextOptimizer:
         return opts["avgTokensPerChunk"]
 
     @staticmethod
-    def _use_mmr(matches, sub, opts) -> bool:
-        have = opts["queryEmbedding"] is not None and all(
-            _field(matches[i], "embedding") is not None for i in sub
-        )
+    def _use_mmr(embs, sub, opts) -> bool:
+        have = opts["queryEmbedding"] is not None and all(embs[i] is not None for i in sub)
         if opts["selection"] == "mmr" and not have:
             raise ValueError("selection='mmr' needs queryEmbedding and an 'embedding' on every match.")
         return opts["selection"] == "mmr" or (opts["selection"] == "auto" and have)

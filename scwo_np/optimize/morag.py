@@ -50,10 +50,12 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..dedup import Dedup, dedup
+from ..embed import as_embedder, embed_texts
 from ..select import mmr_select
+from ..tokens import as_token_counter, count_tokens
 from ..validation import MAX_BUDGET, check_budget, check_int, check_unit_interval
 from .budget import fit_budget
-from .kb import Removal
+from .kb import Removal, _checked_embedder
 from .morag_chunks import (
     RELATIONSHIP_TYPES,
     ChunkRelationship,
@@ -100,7 +102,19 @@ class MoragContextOptimizer:
     (['1', '3'], 1, 'relevance')
     """
 
-    def __init__(self, max_tokens: int = 4000, *, response_reserve: int | None = None):
+    def __init__(
+        self,
+        max_tokens: int = 4000,
+        *,
+        response_reserve: int | None = None,
+        embedder: object = None,
+        token_counter: object = None,
+    ):
+        #: Embeds the query and chunks without an ``embedding``, so the budget step runs
+        #: budgeted MMR: a callable or "lsa"/"minilm" (None: the spec's relevance order).
+        self.embedder = embedder if embedder is None else _checked_embedder(embedder)
+        #: Counts chunk tokens (None: the spec's ``len(content) // 4``).
+        self.token_counter = None if token_counter is None else as_token_counter(token_counter)
         self.max_tokens = check_int(max_tokens, name="max_tokens", low=1, high=MAX_BUDGET, clamp=True)
         if response_reserve is None:
             # The spec's 500; never more than half the window, so context always has room.
@@ -162,16 +176,20 @@ class MoragContextOptimizer:
         rels = self._to_relationships(unique, edges)
         score = self.priority_scores(unique, rels, query)
         order = sorted(range(len(unique)), key=lambda k: -score[k])  # stable: ties keep their order
+        ranked = [unique[k] for k in order]
+        embeddings = None
+        if self.embedder is not None and ranked:
+            embeddings, query_embedding = self._embed(ranked, query, query_embedding)
         final, removed = self.fit_token_budget(
-            [unique[k] for k in order], query_embedding=query_embedding, lam=lam
+            ranked, query_embedding=query_embedding, lam=lam, embeddings=embeddings
         )
         available = max(self.max_tokens - self.response_reserve, 0)
         for i in removed:
             c = chunks[where[i]]
+            t = self._count([c.content])[0]
             removals.append(
-                Removal(where[i], i, "token_budget",
-                        f"{_estimate_tokens(c.content)} tokens did not fit in the {available} available",
-                        {"tokens": _estimate_tokens(c.content)})
+                Removal(where[i], i, "token_budget", f"{t} tokens did not fit in the {available} available",
+                        {"tokens": t})
             )  # fmt: skip
         boosted = {unique[k].id: score[k] for k in order}
         final = [_with_score(c, boosted[c.id]) for c in final]
@@ -181,7 +199,7 @@ class MoragContextOptimizer:
             else strategy
         )
         organized = self.organize_chunks(final, rels, used)
-        total = sum(_estimate_tokens(c.content) for c in organized)
+        total = int(sum(self._count([c.content for c in organized])))
         self._record(chunks, stats, removed, organized, total, used, rels, len(unique))
         return OptimizedContext(organized, rels, total, used, removed, stats, removals)
 
@@ -251,20 +269,42 @@ class MoragContextOptimizer:
             )
         return out
 
+    def _count(self, texts: list[str]) -> list[int]:
+        if self.token_counter is None:
+            return [_estimate_tokens(t) for t in texts]
+        return count_tokens(texts, self.token_counter).tolist()
+
+    def _embed(self, chunks: list[ContextChunk], query: str, query_embedding):
+        """Each chunk's vector (its own ``embedding``, else the embedder's) and the query's."""
+        todo = [k for k, c in enumerate(chunks) if c.embedding is None]
+        need_q = query_embedding is None
+        if need_q and not query.strip():
+            raise ValueError(
+                "query is empty; an embedder needs the question as text (or pass query_embedding)."
+            )
+        texts = [chunks[k].content for k in todo] + ([query] if need_q else [])
+        V = embed_texts(as_embedder(self.embedder, texts), texts) if texts else None
+        out = [c.embedding for c in chunks]
+        for j, k in enumerate(todo):
+            out[k] = V[j]
+        return out, (V[-1] if need_q else query_embedding)
+
     def fit_token_budget(
         self,
         chunks: Sequence[ContextChunk],
         *,
         query_embedding: Sequence[float] | None = None,
         lam: float = 0.7,
+        embeddings: Sequence | None = None,
     ) -> tuple[list[ContextChunk], list[str]]:
         chunks = list(chunks)
         available = max(self.max_tokens - self.response_reserve, 0)
         if not chunks:
             return [], []
-        costs = np.array([_estimate_tokens(c.content) for c in chunks], dtype=np.int64)
-        if query_embedding is not None and all(c.embedding is not None for c in chunks):
-            E = np.array([c.embedding for c in chunks], dtype=np.float64)
+        costs = np.array(self._count([c.content for c in chunks]), dtype=np.int64)
+        embs = [c.embedding for c in chunks] if embeddings is None else list(embeddings)
+        if query_embedding is not None and all(e is not None for e in embs):
+            E = np.array(embs, dtype=np.float64)
             pick = mmr_select(E, query_embedding, costs, available, lam=lam).tolist()
         else:
             # ``chunks`` is already best first: keep that order (fit_budget sorts by score, stably).

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..embed import EmbeddingCache, LSAEmbedder, embed_texts, embedder_name
+from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_budget, check_embeddings, check_lam, check_method, check_texts
 from .mmr import METHODS, mmr_select
@@ -118,11 +118,8 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
 
 
 def _embedder_for(embedder, texts: list[str], query) -> Callable:
-    if embedder is not None:
-        embedder_name(embedder)  # a clear TypeError now rather than deep inside a call
-        return embedder
     corpus = texts + [query] if isinstance(query, str) else texts
-    return LSAEmbedder(corpus)
+    return as_embedder("lsa" if embedder is None else embedder, corpus)
 
 
 def select_texts(
@@ -130,7 +127,7 @@ def select_texts(
     query: str | ArrayLike,
     budget: int,
     *,
-    embedder: Callable | None = None,
+    embedder: Callable | str | None = None,
     token_counter: object = None,
     lam: float = 0.7,
     method: str = "auto",
@@ -149,9 +146,9 @@ def select_texts(
         The question, as text (embedded by ``embedder``) or as a vector.
     budget : int
         Tokens to spend, in ``token_counter``'s tokens.
-    embedder : callable, optional
-        ``texts -> (n, d)``; default :class:`~scwo_np.embed.LSAEmbedder` fitted
-        on ``texts`` and ``query``.
+    embedder : callable or {"lsa", "minilm"}, optional
+        ``texts -> (n, d)``; default ``"lsa"``: an
+        :class:`~scwo_np.embed.LSAEmbedder` fitted on ``texts`` and ``query``.
     token_counter : name, TokenCounter or callable ``str -> int``, optional
         Default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`.
     lam, method
@@ -190,7 +187,9 @@ def select_texts(
     if costs is None:
         costs = count_tokens(texts, counter)
     if not texts:
-        name = embedder_name(embedder) if embedder is not None else "none"
+        name = (
+            "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
+        )
         budget, _, _ = (
             check_budget(budget),
             check_lam(lam),
