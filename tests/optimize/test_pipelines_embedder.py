@@ -25,7 +25,8 @@ def pool():
 def test_kb_with_an_embedder_equals_kb_given_the_same_vectors(pool):
     texts, sources, lsa = pool
     matches = [
-        {"id": k, "text": t, "path": p, "score": 1 - k / 100} for k, (t, p) in enumerate(zip(texts, sources))
+        {"id": k, "text": t, "path": p, "score": 1 - k / 100}
+        for k, (t, p) in enumerate(zip(texts, sources, strict=True))
     ]
     opts = {"tokenBudget": 900, "maxChunksPerFile": 4}
     got = KBContextOptimizer(embedder=lsa).optimize(matches, opts, query=QUESTION)
@@ -59,7 +60,8 @@ def test_kb_query_needs_an_embedder():
 def test_morag_with_an_embedder_equals_morag_given_the_same_vectors(pool):
     texts, sources, lsa = pool
     chunks = [
-        ContextChunk(str(k), t, 0.9 - k / 100, p, [], []) for k, (t, p) in enumerate(zip(texts, sources))
+        ContextChunk(str(k), t, 0.9 - k / 100, p, [], [])
+        for k, (t, p) in enumerate(zip(texts, sources, strict=True))
     ]
     got = MoragContextOptimizer(1500, embedder=lsa).optimize(chunks, QUESTION)
     V, q = lsa(texts), lsa([QUESTION])[0]
@@ -73,7 +75,9 @@ def test_morag_with_an_embedder_equals_morag_given_the_same_vectors(pool):
 
 def test_morag_counts_with_the_counter(pool):
     texts, sources, _ = pool
-    chunks = [ContextChunk(str(k), t, 0.9, p, [], []) for k, (t, p) in enumerate(zip(texts, sources))]
+    chunks = [
+        ContextChunk(str(k), t, 0.9, p, [], []) for k, (t, p) in enumerate(zip(texts, sources, strict=True))
+    ]
     wp = WordPieceCounter()
     ctx = MoragContextOptimizer(1200, token_counter=wp).optimize(chunks, QUESTION)
     assert ctx.total_tokens == sum(wp.count([c.content for c in ctx.chunks])) <= 1200 - 500
