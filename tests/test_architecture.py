@@ -23,10 +23,11 @@ ALLOWED = {
     "embed": set(),
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
+    "integrations": {"select", "dedup", "embed"},
     "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank"},
     "core": set(),
 }
-CAPABILITIES = {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "cli"}
+CAPABILITIES = {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "cli"}
 
 
 def _capability(path: Path) -> str:

@@ -48,20 +48,20 @@ def _cmd_select(args: argparse.Namespace) -> int:
     rel = X @ q / (np.linalg.norm(X, axis=1) * np.linalg.norm(q)) if len(idx) else np.empty(0)
     pos = arrange(idx, rel, args.order)
     tokens = np.asarray(costs, dtype=np.int64)
-    _write_picks(records, idx[pos], gains[pos], rel[pos], tokens[idx[pos]], args, args.tokens_field)
+    _write_picks(records, idx[pos], gains[pos], pos, rel[pos], tokens[idx[pos]], args, args.tokens_field)
     return 0
 
 
-def _write_picks(records, idx, gains, rel, tokens, args, counter: str) -> None:
+def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str) -> None:
     """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field."""
 
     def out():
-        for rank, i in enumerate(idx.tolist()):
+        for k, i in enumerate(idx.tolist()):
             rec = records[i]
             if args.annotate:
                 rec = {**rec, "_scwo": {
-                    "rank": rank, "index": i, "gain": round(float(gains[rank]), 6),
-                    "relevance": round(float(rel[rank]), 6), "tokens": int(tokens[rank]), "token_counter": counter,
+                    "rank": int(ranks[k]), "index": i, "gain": round(float(gains[k]), 6),
+                    "relevance": round(float(rel[k]), 6), "tokens": int(tokens[k]), "token_counter": counter,
                 }}  # fmt: skip
             yield rec
 
@@ -142,7 +142,7 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     finally:
         if cache is not None:
             cache.close()
-    _write_picks(records, sel.indices, sel.gains, sel.relevance, sel.tokens, args, counter_name)
+    _write_picks(records, sel.indices, sel.gains, sel.ranks, sel.relevance, sel.tokens, args, counter_name)
     if not args.quiet:
         sys.stderr.write(
             f"scwo select: kept {len(sel)} of {len(records)} chunks, {sel.total_tokens} of {args.budget} tokens "

@@ -56,6 +56,8 @@ class TextSelection:
         Each one's token count, by the ``token_counter``.
     gains : ndarray of float64
         Each one's MMR score when it was picked.
+    ranks : ndarray of int64
+        Each one's place in MMR's pick order (0 = picked first).
     relevance : ndarray of float64
         Each one's cosine similarity to the query.
     budget : int
@@ -68,6 +70,7 @@ class TextSelection:
     texts: list[str]
     tokens: NDArray[np.int64]
     gains: NDArray[np.float64]
+    ranks: NDArray[np.int64]
     relevance: NDArray[np.float64]
     budget: int
     token_counter: str
@@ -196,7 +199,9 @@ def select_texts(
             check_method(method, list(METHODS), name="method"),
         )
         empty = np.empty(0, dtype=np.int64)
-        return TextSelection(empty, [], empty, np.empty(0), np.empty(0), budget, counter_name, name, order)
+        return TextSelection(
+            empty, [], empty, np.empty(0), empty, np.empty(0), budget, counter_name, name, order
+        )
     emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
     try:
@@ -218,7 +223,7 @@ def select_texts(
     cost = np.asarray(costs, dtype=np.int64)[idx]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
-        idx, [texts[i] for i in idx], cost, gains, rel, int(budget), counter_name, name, order
+        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order
     )
 
 

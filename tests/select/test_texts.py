@@ -65,6 +65,8 @@ def test_orders_are_layouts_of_the_same_picks(sample, pool, order):
     pick = select_texts(texts, q, 1200, embeddings=E, costs=c)
     sel = select_texts(texts, q, 1200, embeddings=E, costs=c, order=order)
     assert sorted(sel.indices) == sorted(pick.indices) and sel.order == order
+    np.testing.assert_array_equal(pick.indices[sel.ranks], sel.indices)  # ranks: places in pick order
+    np.testing.assert_array_equal(pick.gains[sel.ranks], sel.gains)
     rel = {int(i): r for i, r in zip(pick.indices, pick.relevance, strict=True)}
     if order == "original":
         assert list(sel.indices) == sorted(pick.indices)

@@ -1,0 +1,88 @@
+"""What both framework adapters share: vectors from wherever they are, then :func:`select_texts`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..embed import as_embedder, embed_texts
+from ..select import TextSelection, select_texts
+from ..validation import check_texts
+
+#: Metadata keys the adapters add to what they return.
+KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter")
+
+
+def stack(vectors: Sequence[Any]) -> np.ndarray | None:
+    """The items' own vectors as one float array, or None unless every item has one."""
+    if not vectors or any(v is None for v in vectors):
+        return None
+    try:
+        return np.asarray(vectors if isinstance(vectors[0], np.ndarray) else list(vectors), dtype=np.float64)
+    except ValueError:
+        raise ValueError(
+            "the documents' embeddings have different lengths; embed them with one model."
+        ) from None
+
+
+def choose(
+    texts: Sequence[str],
+    query: str,
+    budget: int,
+    *,
+    vectors: np.ndarray | None,
+    query_vector: Any,
+    embed_docs: Callable | None,
+    embed_query: Callable | None,
+    embedder: Any,
+    token_counter: Any,
+    lam: float,
+    method: str,
+    order: str,
+) -> TextSelection:
+    """Select from ``texts``; vectors come from the items, else ``embed_docs``, else ``embedder``.
+
+    ``embed_docs``/``embed_query`` are a framework's embedding model's two
+    methods (LangChain's ``embed_documents``/``embed_query``, LlamaIndex's
+    ``get_text_embedding_batch``/``get_query_embedding``); ``embedder`` is
+    scwo_np's (a name or a callable; default LSA over the texts and query).
+    """
+    texts = check_texts(texts, nonempty=True)
+    if not isinstance(query, str):
+        raise TypeError(f"query must be the question as a str; got {type(query).__name__}.")
+    if not texts:
+        return select_texts([], query or "-", budget, token_counter=token_counter, lam=lam, method=method)
+    if not query.strip() and query_vector is None:
+        raise ValueError("query is empty; pass the question as text.")
+    if vectors is None and embed_docs is not None:
+        vectors = np.asarray(embed_docs(list(texts)), dtype=np.float64)
+    if query_vector is None and embed_query is not None:
+        query_vector = embed_query(query)
+    if vectors is not None:
+        if query_vector is None:
+            if embedder is None:
+                raise ValueError(
+                    "the documents carry embeddings but the query has none: pass the embedding model that "
+                    "made them (embeddings=/embed_model=) so the query can be embedded the same way."
+                )
+            query_vector = embed_texts(as_embedder(embedder, [query]), [query])[0]
+        return select_texts(texts, np.asarray(query_vector, dtype=np.float64), budget, embeddings=vectors,
+                            token_counter=token_counter, lam=lam, method=method, order=order)  # fmt: skip
+    return select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
+                        method=method, order=order)  # fmt: skip
+
+
+def annotations(sel: TextSelection) -> list[dict]:
+    """The metadata each selected item gets, in ``sel``'s order."""
+    return [
+        {
+            "scwo_rank": int(r),
+            "scwo_gain": float(g),
+            "scwo_relevance": float(rel),
+            "scwo_tokens": int(t),
+            "scwo_token_counter": sel.token_counter,
+        }
+        for r, g, rel, t in zip(sel.ranks, sel.gains, sel.relevance, sel.tokens, strict=True)
+    ]

@@ -1,0 +1,255 @@
+"""scwo_np as LangChain components (``pip install 'scwo_np[langchain]'``: langchain-core).
+
+* :class:`ScwoCompressor` — a ``BaseDocumentCompressor``: the retrieved documents
+  cut to a token budget with budgeted MMR (:func:`scwo_np.select_texts`).  Drop it
+  into a ``ContextualCompressionRetriever`` (from ``langchain-classic``) or call it
+  directly.  Vectors come from each document's ``metadata[embedding_key]`` when
+  every document has one, else from ``embeddings`` (any LangChain ``Embeddings``:
+  ``embed_documents`` for the documents, ``embed_query`` for the question), else
+  from scwo_np's ``embedder`` (default: LSA over the documents and the question,
+  which needs only scikit-learn).
+* :class:`ScwoDedupTransformer` — a ``BaseDocumentTransformer`` that drops
+  near-duplicate documents (:func:`scwo_np.dedup.dedup`).
+* :class:`ScwoEmbeddings` — any scwo_np embedder (MiniLM, LSA, a callable) as a
+  LangChain ``Embeddings``, optionally cached in an
+  :class:`~scwo_np.embed.EmbeddingCache`, for vector stores.
+
+Where LangChain's own ``maximal_marginal_relevance`` picks ``k`` documents
+whatever their length, :class:`ScwoCompressor` picks what fits ``budget`` tokens
+of ``token_counter``.  The documents returned are new ``Document`` objects
+(same ``page_content`` and ``id``) whose metadata adds ``scwo_rank`` (place in
+MMR's pick order), ``scwo_gain``, ``scwo_relevance`` (cosine to the question),
+``scwo_tokens`` and ``scwo_token_counter``; the inputs are not modified.
+
+Examples
+--------
+>>> from langchain_core.documents import Document
+>>> docs = [Document(page_content=t) for t in [
+...     "Use csv.reader to read a CSV file row by row.",
+...     "csv.reader reads a CSV file one row at a time.",
+...     "json.load parses a JSON document from a file.",
+...     "The sqlite3 module is a DB-API interface for SQLite."]]
+>>> out = ScwoCompressor(budget=25).compress_documents(docs, "how do I read a CSV file?")
+>>> [d.page_content[:20] for d in out], [d.metadata["scwo_tokens"] for d in out]
+(['Use csv.reader to re', 'json.load parses a J'], [12, 12])
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import Callbacks
+from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
+from langchain_core.embeddings import Embeddings
+from pydantic import ConfigDict, Field, field_validator
+
+from ..dedup import DEDUP_METHODS, dedup
+from ..validation import check_budget, check_lam, check_method, check_texts
+from ._common import annotations, choose, stack
+
+__all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings"]
+
+
+class ScwoCompressor(BaseDocumentCompressor):
+    """Budgeted MMR over retrieved documents (see the module docs).
+
+    Parameters
+    ----------
+    budget : int
+        Tokens the kept documents may use, in ``token_counter``'s tokens.
+    lam : float, default 0.7
+        Relevance/diversity trade-off in [0, 1].
+    embeddings : langchain_core.embeddings.Embeddings, optional
+        The model that embeds documents and question when the documents
+        carry no vectors.
+    embedder : str or callable, optional
+        scwo_np's embedder when there is no ``embeddings`` ("lsa", "minilm",
+        or ``texts -> (n, d)``; default "lsa").
+    token_counter : str or callable, default "estimate"
+        See :func:`scwo_np.tokens.as_token_counter`.
+    order : {"pick", "original", "edges"}, default "pick"
+        Layout of the result; "edges" is LangChain's ``LongContextReorder``.
+    method : {"auto", "exact", "lazy"}
+    embedding_key : str, default "embedding"
+        Metadata key of a document's own vector.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    budget: int
+    lam: float = 0.7
+    embeddings: Embeddings | None = Field(default=None, exclude=True)
+    embedder: Any = Field(default=None, exclude=True)
+    token_counter: Any = "estimate"
+    order: Literal["pick", "original", "edges"] = "pick"
+    method: Literal["auto", "exact", "lazy"] = "auto"
+    embedding_key: str = "embedding"
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, v: int) -> int:
+        return check_budget(v)
+
+    @field_validator("lam")
+    @classmethod
+    def _lam(cls, v: float) -> float:
+        return check_lam(v)
+
+    def compress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """The documents that fit the budget, chosen by budgeted MMR, with scwo_* metadata."""
+        docs = _documents(documents)
+        emb = self.embeddings
+        sel = choose(
+            [d.page_content for d in docs], query, self.budget,
+            vectors=stack([d.metadata.get(self.embedding_key) for d in docs]), query_vector=None,
+            embed_docs=emb.embed_documents if emb is not None else None,
+            embed_query=emb.embed_query if emb is not None else None,
+            embedder=self.embedder, token_counter=self.token_counter, lam=self.lam, method=self.method,
+            order=self.order,
+        )  # fmt: skip
+        return [
+            Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
+            for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
+        ]
+
+    async def acompress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """:meth:`compress_documents`, awaited (an async ``Embeddings`` is awaited too)."""
+        emb = self.embeddings
+        if emb is None or all(self.embedding_key in d.metadata for d in _documents(documents)):
+            return self.compress_documents(documents, query, callbacks)
+        docs = _documents(documents)
+        texts = [d.page_content for d in docs]
+        vectors = await emb.aembed_documents(texts) if texts else []
+        qv = await emb.aembed_query(query) if texts else None
+        sel = choose(
+            texts, query, self.budget, vectors=stack(vectors), query_vector=qv, embed_docs=None,
+            embed_query=None, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
+            method=self.method, order=self.order,
+        )  # fmt: skip
+        return [
+            Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
+            for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
+        ]
+
+
+class ScwoDedupTransformer(BaseDocumentTransformer):
+    """Drop near-duplicate documents, keeping the best of each group (see :func:`scwo_np.dedup.dedup`).
+
+    Parameters
+    ----------
+    method : {"jaccard", "sequence", "cosine", "minhash"}, default "jaccard"
+    threshold : float, optional
+        Similarity at or above which two documents are duplicates (the method's default).
+    score_key : str, optional
+        Metadata key of a relevance score: the best-scored of a group is kept
+        (default: the first).
+    embeddings : Embeddings, optional
+        For ``method="cosine"`` when the documents carry no ``embedding_key`` vectors.
+    embedding_key : str, default "embedding"
+
+    Examples
+    --------
+    >>> from langchain_core.documents import Document
+    >>> docs = [Document(page_content="Read a CSV file with csv.reader"),
+    ...         Document(page_content="read a csv file with CSV.reader"),
+    ...         Document(page_content="json.load parses JSON.")]
+    >>> [d.page_content for d in ScwoDedupTransformer().transform_documents(docs)]
+    ['Read a CSV file with csv.reader', 'json.load parses JSON.']
+    """
+
+    def __init__(
+        self,
+        method: str = "jaccard",
+        threshold: float | None = None,
+        *,
+        score_key: str | None = None,
+        embeddings: Embeddings | None = None,
+        embedding_key: str = "embedding",
+    ):
+        self.method = check_method(method, list(DEDUP_METHODS))
+        self.threshold = threshold
+        self.score_key = score_key
+        self.embeddings = embeddings
+        self.embedding_key = embedding_key
+
+    def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """The documents without near-duplicates, in their input order (the same objects)."""
+        docs = _documents(documents)
+        if not docs:
+            return []
+        texts = check_texts([d.page_content for d in docs], name="documents' page_content")
+        scores = [d.metadata.get(self.score_key) for d in docs] if self.score_key else None
+        vectors = None
+        if self.method == "cosine":
+            vectors = stack([d.metadata.get(self.embedding_key) for d in docs])
+            if vectors is None and self.embeddings is not None:
+                vectors = self.embeddings.embed_documents(texts)
+            if vectors is None:
+                raise ValueError(
+                    f"method='cosine' needs vectors: metadata[{self.embedding_key!r}] on every document, "
+                    "or embeddings= (a LangChain Embeddings)."
+                )
+        r = dedup(texts, embeddings=vectors, method=self.method, threshold=self.threshold, scores=scores)
+        return [docs[i] for i in r.keep.tolist()]
+
+    async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """:meth:`transform_documents`, awaited."""
+        return self.transform_documents(documents, **kwargs)
+
+
+class ScwoEmbeddings(Embeddings):
+    """A scwo_np embedder as a LangChain ``Embeddings``, optionally behind an :class:`~scwo_np.embed.EmbeddingCache`.
+
+    For LangChain vector stores and retrievers: ``ScwoEmbeddings(MiniLMEmbedder(),
+    cache="embeddings.sqlite")`` embeds each distinct text once, ever.
+
+    Examples
+    --------
+    >>> from scwo_np.embed import LSAEmbedder
+    >>> corpus = ["csv.reader reads rows", "json.load parses JSON", "sqlite3 opens a database"]
+    >>> emb = ScwoEmbeddings(LSAEmbedder(corpus, dim=2))
+    >>> len(emb.embed_documents(corpus)), len(emb.embed_query("read csv rows"))
+    (3, 2)
+    """
+
+    def __init__(self, embedder: Any, *, cache: Any = None):
+        from ..embed import EmbeddingCache, as_embedder
+
+        self.embedder = as_embedder(embedder)
+        self.cache = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        from ..embed import embed_texts
+
+        V = (
+            self.cache.embed(self.embedder, texts)
+            if self.cache is not None
+            else embed_texts(self.embedder, texts)
+        )
+        return V.tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text (from the cache where it has them)."""
+        return self._embed(list(texts)) if len(texts) else []
+
+    def embed_query(self, text: str) -> list[float]:
+        """The question's vector (embedded like a document: scwo_np's embedders are symmetric)."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text is empty; pass the question as text.")
+        return self._embed([text])[0]
+
+
+def _documents(documents: object) -> list[Document]:
+    if isinstance(documents, Document | str):
+        raise TypeError("documents must be a list of Document; wrap a single one in a list.")
+    docs = list(documents)  # type: ignore[call-overload]
+    for i, d in enumerate(docs):
+        if not isinstance(d, Document):
+            raise TypeError(f"documents[{i}] is {type(d).__name__}, not a langchain Document.")
+    return docs

@@ -1,0 +1,136 @@
+"""scwo_np as a LlamaIndex node postprocessor (``pip install 'scwo_np[llamaindex]'``: llama-index-core).
+
+:class:`ScwoNodePostprocessor` cuts retrieved ``NodeWithScore`` lists to a token
+budget with budgeted MMR (:func:`scwo_np.select_texts`), for a query engine's
+``node_postprocessors=[...]`` or a direct ``postprocess_nodes`` call.  Vectors come
+from the nodes' own ``embedding`` when every node has one (and the query's from
+``QueryBundle.embedding`` or ``embed_model``), else from ``embed_model`` (any
+LlamaIndex ``BaseEmbedding``), else from scwo_np's ``embedder`` (default: LSA over
+the nodes and the question, which needs only scikit-learn).
+
+Text is each node's content without metadata (``MetadataMode.NONE``).  The nodes
+returned are copies whose metadata adds ``scwo_rank``, ``scwo_gain``,
+``scwo_relevance``, ``scwo_tokens`` and ``scwo_token_counter`` (kept out of what
+the LLM and the embedder see); scores are kept as they were.  The inputs are not
+modified.
+
+Examples
+--------
+>>> from llama_index.core.schema import NodeWithScore, TextNode
+>>> nodes = [NodeWithScore(node=TextNode(text=t), score=1.0) for t in [
+...     "Use csv.reader to read a CSV file row by row.",
+...     "csv.reader reads a CSV file one row at a time.",
+...     "json.load parses a JSON document from a file.",
+...     "The sqlite3 module is a DB-API interface for SQLite."]]
+>>> out = ScwoNodePostprocessor(budget=25).postprocess_nodes(nodes, query_str="how do I read a CSV file?")
+>>> [n.node.get_content()[:20] for n in out], [n.node.metadata["scwo_rank"] for n in out]
+(['Use csv.reader to re', 'json.load parses a J'], [0, 1])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import Field, field_validator
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+
+from ..validation import check_budget, check_lam
+from ._common import KEYS, annotations, choose, stack
+
+__all__ = ["ScwoNodePostprocessor"]
+
+
+class ScwoNodePostprocessor(BaseNodePostprocessor):
+    """Budgeted MMR over retrieved nodes (see the module docs).
+
+    Parameters
+    ----------
+    budget : int
+        Tokens the kept nodes may use, in ``token_counter``'s tokens.
+    lam : float, default 0.7
+    embed_model : BaseEmbedding, optional
+        Embeds nodes without an ``embedding``, and the query.
+    embedder : str or callable, optional
+        scwo_np's embedder when there is no ``embed_model`` (default "lsa").
+    token_counter : str or callable, default "estimate"
+    order : {"pick", "original", "edges"}, default "pick"
+        "edges" is LlamaIndex's ``LongContextReorder`` layout, by relevance to the query.
+    method : {"auto", "exact", "lazy"}
+    """
+
+    budget: int
+    lam: float = 0.7
+    embed_model: BaseEmbedding | None = Field(default=None, exclude=True)
+    embedder: Any = Field(default=None, exclude=True)
+    token_counter: Any = "estimate"
+    order: Literal["pick", "original", "edges"] = "pick"
+    method: Literal["auto", "exact", "lazy"] = "auto"
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, v: int) -> int:
+        return check_budget(v)
+
+    @field_validator("lam")
+    @classmethod
+    def _lam(cls, v: float) -> float:
+        return check_lam(v)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ScwoNodePostprocessor"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        nodes, query, qv = _inputs(nodes, query_bundle)
+        em = self.embed_model
+        return self._finish(nodes, query, qv,
+                            em.get_text_embedding_batch if em is not None else None,
+                            em.get_query_embedding if em is not None else None)  # fmt: skip
+
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        nodes, query, qv = _inputs(nodes, query_bundle)
+        em = self.embed_model
+        if em is None or not nodes:
+            return self._finish(nodes, query, qv, None, None)
+        texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        vectors = [n.node.embedding for n in nodes]
+        if any(v is None for v in vectors):
+            vectors = await em.aget_text_embedding_batch(texts)
+        if qv is None:
+            qv = await em.aget_query_embedding(query)
+        return self._finish(nodes, query, qv, None, None, vectors)
+
+    def _finish(self, nodes, query, qv, embed_docs, embed_query, vectors=None) -> list[NodeWithScore]:
+        texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        own = stack([n.node.embedding for n in nodes]) if vectors is None else stack(vectors)
+        sel = choose(
+            texts, query, self.budget, vectors=own, query_vector=qv, embed_docs=embed_docs,
+            embed_query=embed_query, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
+            method=self.method, order=self.order,
+        )  # fmt: skip
+        out = []
+        for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True):
+            node = nodes[i].node.model_copy(deep=False)
+            node.metadata = {**node.metadata, **a}
+            node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, *KEYS]
+            node.excluded_embed_metadata_keys = [*node.excluded_embed_metadata_keys, *KEYS]
+            out.append(NodeWithScore(node=node, score=nodes[i].score))
+        return out
+
+
+def _inputs(nodes: object, query_bundle: QueryBundle | None) -> tuple[list[NodeWithScore], str, Any]:
+    if query_bundle is None:
+        raise ValueError("ScwoNodePostprocessor needs the query: pass query_str= or query_bundle=.")
+    if isinstance(nodes, NodeWithScore | str):
+        raise TypeError("nodes must be a list of NodeWithScore; wrap a single one in a list.")
+    nodes = list(nodes)  # type: ignore[call-overload]
+    for i, n in enumerate(nodes):
+        if not isinstance(n, NodeWithScore):
+            raise TypeError(f"nodes[{i}] is {type(n).__name__}, not a llama_index NodeWithScore.")
+    return nodes, query_bundle.query_str, query_bundle.embedding

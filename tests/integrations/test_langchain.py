@@ -1,0 +1,168 @@
+"""ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings against the real langchain-core, offline, on real text."""
+
+import asyncio
+
+import numpy as np
+import pytest
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.documents import Document
+from langchain_core.vectorstores import InMemoryVectorStore
+from langchain_core.vectorstores.utils import maximal_marginal_relevance
+from pydantic import ValidationError
+
+from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.dedup import dedup
+from scwo_np.embed import LSAEmbedder
+from scwo_np.integrations.langchain import ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings
+from scwo_np.tokens import WordPieceCounter
+
+QUESTION = "How do I read a CSV file?"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+@pytest.fixture(scope="module")
+def docs(sample):
+    """The 50 chunks nearest the first bundled question, with their source and MiniLM vector."""
+    cand = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:50]
+    return [
+        Document(page_content=sample.texts[i], metadata={"source": sample.sources[i], "i": int(i)}, id=str(i))
+        for i in cand
+    ]
+
+
+def test_compressor_is_select_texts_and_annotates(docs):
+    before = [d.model_copy(deep=True) for d in docs]
+    out = ScwoCompressor(budget=800).compress_documents(docs, QUESTION)
+    want = select_texts([d.page_content for d in docs], QUESTION, 800)
+    assert [d.page_content for d in out] == want.texts
+    assert [d.metadata["i"] for d in out] == [docs[i].metadata["i"] for i in want.indices]
+    assert [d.id for d in out] == [docs[i].id for i in want.indices]
+    assert [d.metadata["scwo_rank"] for d in out] == list(range(len(out)))
+    assert sum(d.metadata["scwo_tokens"] for d in out) == want.total_tokens <= 800
+    assert {d.metadata["scwo_token_counter"] for d in out} == {"estimate"}
+    assert docs == before  # nothing written into the caller's documents
+
+
+def test_vectors_in_metadata_and_a_langchain_embeddings_for_the_question(sample, docs):
+    """Documents carrying MiniLM vectors; the question embedded by MiniLM through ScwoEmbeddings."""
+    from scwo_np.embed import MiniLMEmbedder
+
+    with_vecs = [Document(page_content=d.page_content, metadata={**d.metadata, "embedding":
+                 sample.embeddings[d.metadata["i"]].tolist()}) for d in docs]  # fmt: skip
+    comp = ScwoCompressor(
+        budget=900, embeddings=ScwoEmbeddings(MiniLMEmbedder()), token_counter=WordPieceCounter()
+    )
+    out = comp.compress_documents(with_vecs, sample.queries[0])
+    cand = np.array([d.metadata["i"] for d in docs])
+    want = mmr_select(sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand], 900)
+    assert [d.metadata["i"] for d in out] == cand[want].tolist()
+    with pytest.raises(ValueError, match="query has none"):
+        ScwoCompressor(budget=900).compress_documents(with_vecs, QUESTION)
+
+
+def test_inside_a_contextual_compression_retriever(sample, docs):
+    corpus = list(sample.texts[:400])
+    emb = ScwoEmbeddings(LSAEmbedder(corpus + [QUESTION], dim=128))
+    store = InMemoryVectorStore(embedding=emb)
+    store.add_documents([Document(page_content=t, metadata={"i": i}) for i, t in enumerate(corpus)])
+    base = store.as_retriever(search_kwargs={"k": 30})
+    comp = ScwoCompressor(budget=700, embeddings=emb, order="edges")
+    retriever = ContextualCompressionRetriever(base_compressor=comp, base_retriever=base)
+    got = retriever.invoke(QUESTION)
+    want = comp.compress_documents(base.invoke(QUESTION), QUESTION)
+    assert [d.metadata["i"] for d in got] == [d.metadata["i"] for d in want]
+    assert 0 < sum(d.metadata["scwo_tokens"] for d in got) <= 700
+    rel = [d.metadata["scwo_relevance"] for d in got]
+    assert max(rel) in (rel[0], rel[-1])  # the edges layout: the most relevant at an end
+    assert asyncio.run(retriever.ainvoke(QUESTION)) == got
+
+
+def test_the_budget_is_respected_where_langchain_mmr_counts_documents(sample, docs):
+    E = np.array([sample.embeddings[d.metadata["i"]] for d in docs], dtype=np.float64)
+    q = sample.query_embeddings[0].astype(np.float64)
+    costs = WordPieceCounter().count([d.page_content for d in docs])
+    theirs = maximal_marginal_relevance(q, E.tolist(), lambda_mult=0.7, k=6)
+    ours = mmr_select(E, q, costs, 600, lam=0.7)
+    assert costs[theirs].sum() > 600 >= costs[ours].sum()  # six documents do not fit 600 tokens
+    # The same objective: with no budget that binds, our first k picks are theirs.
+    free = mmr_select(E, q, costs, int(costs.sum()), lam=0.7)
+    assert free[:6].tolist() == theirs
+
+
+def test_async_equals_sync(docs):
+    corpus = [d.page_content for d in docs]
+    emb = ScwoEmbeddings(LSAEmbedder(corpus + [QUESTION], dim=64))
+    comp = ScwoCompressor(budget=600, embeddings=emb)
+    assert asyncio.run(comp.acompress_documents(docs, QUESTION)) == comp.compress_documents(docs, QUESTION)
+
+
+def test_the_config_is_serialisable(docs):
+    comp = ScwoCompressor(budget=500, lam=0.5, order="original", token_counter="wordpiece")
+    cfg = comp.model_dump()
+    assert cfg == {"budget": 500, "lam": 0.5, "token_counter": "wordpiece", "order": "original", "method": "auto",
+                   "embedding_key": "embedding"}  # fmt: skip
+    again = ScwoCompressor.model_validate(cfg)
+    assert again.compress_documents(docs, QUESTION) == comp.compress_documents(docs, QUESTION)
+
+
+def test_dedup_transformer_on_real_duplicates(docs):
+    doubled = docs[:20] + [Document(page_content=d.page_content.upper()) for d in docs[:5]]
+    out = ScwoDedupTransformer().transform_documents(doubled)
+    want = dedup([d.page_content for d in doubled])
+    assert out == [doubled[i] for i in want.keep] and len(out) == 20
+    emb = ScwoEmbeddings(LSAEmbedder([d.page_content for d in docs], dim=32))
+    cos = ScwoDedupTransformer("cosine", 0.99, embeddings=emb).transform_documents(docs[:20] + docs[:3])
+    assert len(cos) == 20
+    scored = [
+        Document(page_content=d.page_content, metadata={"score": float(k)}) for k, d in enumerate(doubled)
+    ]
+    best = ScwoDedupTransformer(score_key="score").transform_documents(scored)
+    assert [d.metadata["score"] for d in best] == [float(k) for k in range(5, 25)]  # the copies scored higher
+    assert asyncio.run(ScwoDedupTransformer().atransform_documents(doubled)) == out
+
+
+@pytest.mark.parametrize(
+    "make, err, match",
+    [
+        (lambda: ScwoCompressor(budget=-1), ValidationError, "budget"),
+        (lambda: ScwoCompressor(budget=10, lam=2), ValidationError, "lam"),
+        (lambda: ScwoCompressor(budget=10, order="middle"), ValidationError, "order"),
+        (lambda: ScwoCompressor(budget=10).compress_documents(["text"], "q"), TypeError, "documents"),
+        (
+            lambda: ScwoCompressor(budget=10).compress_documents([Document(page_content=" ")], "q"),
+            ValueError,
+            "empty",
+        ),
+        (
+            lambda: ScwoCompressor(budget=10).compress_documents([Document(page_content="a b")], ""),
+            ValueError,
+            "query is empty",
+        ),
+        (
+            lambda: ScwoCompressor(budget=10, token_counter=lambda s: -1).compress_documents(
+                [Document(page_content="a b"), Document(page_content="c d")], "a"
+            ),
+            ValueError,
+            "negative",
+        ),
+        (
+            lambda: ScwoDedupTransformer("cosine").transform_documents([Document(page_content="a")]),
+            ValueError,
+            "needs vectors",
+        ),
+        (lambda: ScwoDedupTransformer("fuzzy"), ValueError, "method"),
+        (lambda: ScwoEmbeddings("bert"), ValueError, "not one of"),
+    ],
+)
+def test_bad_input_is_named(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
+
+
+def test_no_documents_gives_none():
+    assert ScwoCompressor(budget=10).compress_documents([], "anything") == []
+    assert ScwoDedupTransformer().transform_documents([]) == []

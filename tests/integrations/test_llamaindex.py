@@ -1,0 +1,113 @@
+"""ScwoNodePostprocessor against the real llama-index-core, offline, on real text."""
+
+import asyncio
+
+import numpy as np
+import pytest
+from llama_index.core.postprocessor import LongContextReorder
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+from pydantic import ValidationError
+
+from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.integrations.llamaindex import ScwoNodePostprocessor
+
+QUESTION = "How do I read a CSV file?"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+@pytest.fixture(scope="module")
+def cand(sample):
+    return np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:50]
+
+
+def _nodes(sample, cand, vectors=False):
+    return [
+        NodeWithScore(
+            node=TextNode(
+                text=sample.texts[i],
+                id_=str(i),
+                metadata={"source": sample.sources[i]},
+                embedding=sample.embeddings[i].tolist() if vectors else None,
+            ),
+            score=float(50 - k),
+        )  # fmt: skip
+        for k, i in enumerate(cand)
+    ]
+
+
+def test_default_is_select_texts_on_the_node_text(sample, cand):
+    nodes = _nodes(sample, cand)
+    before = [n.model_copy(deep=True) for n in nodes]
+    out = ScwoNodePostprocessor(budget=800).postprocess_nodes(nodes, query_str=QUESTION)
+    want = select_texts([n.node.get_content() for n in nodes], QUESTION, 800)
+    assert [n.node.node_id for n in out] == [nodes[i].node.node_id for i in want.indices]
+    assert [n.score for n in out] == [nodes[i].score for i in want.indices]  # scores as they were
+    assert sum(n.node.metadata["scwo_tokens"] for n in out) <= 800
+    assert nodes == before  # nothing written into the caller's nodes
+    llm_text = out[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    assert "source" in llm_text and "scwo_" not in llm_text  # our keys stay out of the prompt
+
+
+def test_node_embeddings_and_the_query_bundle_embedding(sample, cand):
+    nodes = _nodes(sample, cand, vectors=True)
+    qb = QueryBundle(query_str=sample.queries[0], embedding=sample.query_embeddings[0].tolist())
+    out = ScwoNodePostprocessor(budget=900, token_counter="wordpiece").postprocess_nodes(nodes, qb)
+    want = mmr_select(sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand], 900)
+    assert [int(n.node.node_id) for n in out] == cand[want].tolist()
+    assert [n.node.metadata["scwo_rank"] for n in out] == list(range(len(out)))
+    with pytest.raises(ValueError, match="query has none"):
+        ScwoNodePostprocessor(budget=900).postprocess_nodes(nodes, query_str=QUESTION)
+
+
+def test_edges_is_llamaindex_long_context_reorder_by_relevance(sample, cand):
+    nodes = _nodes(sample, cand, vectors=True)
+    qb = QueryBundle(query_str=sample.queries[0], embedding=sample.query_embeddings[0].tolist())
+    picks = ScwoNodePostprocessor(budget=1500).postprocess_nodes(nodes, qb)
+    edges = ScwoNodePostprocessor(budget=1500, order="edges").postprocess_nodes(nodes, qb)
+    by_rel = [NodeWithScore(node=n.node, score=n.node.metadata["scwo_relevance"]) for n in picks]
+    theirs = LongContextReorder().postprocess_nodes(by_rel, qb)
+    assert [n.node.node_id for n in edges] == [n.node.node_id for n in theirs]
+
+
+def test_async_equals_sync(sample, cand):
+    nodes = _nodes(sample, cand)
+    pp = ScwoNodePostprocessor(budget=600, order="original")
+    sync = pp.postprocess_nodes(nodes, query_str=QUESTION)
+    got = asyncio.run(pp.apostprocess_nodes(nodes, query_str=QUESTION))
+    assert [n.node.node_id for n in got] == [n.node.node_id for n in sync]
+    where = {n.node.node_id: k for k, n in enumerate(nodes)}
+    pos = [where[n.node.node_id] for n in sync]
+    assert len(pos) > 1 and pos == sorted(pos)  # order="original": input order
+
+
+def test_the_config_is_serialisable():
+    pp = ScwoNodePostprocessor(budget=500, lam=0.5, order="edges")
+    cfg = pp.to_dict()
+    assert cfg["budget"] == 500 and cfg["order"] == "edges" and cfg["class_name"] == "ScwoNodePostprocessor"
+    again = ScwoNodePostprocessor.from_dict(cfg)
+    assert (again.budget, again.lam, again.order) == (500, 0.5, "edges")
+
+
+@pytest.mark.parametrize(
+    "make, err, match",
+    [
+        (lambda: ScwoNodePostprocessor(budget=-5), ValidationError, "budget"),
+        (lambda: ScwoNodePostprocessor(budget=5, lam=-1), ValidationError, "lam"),
+        (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes([]), ValueError, "needs the query"),
+        (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes(["x"], query_str="q"), TypeError, "nodes"),
+        (
+            lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes(
+                [NodeWithScore(node=TextNode(text=""))], query_str="q"
+            ),
+            ValueError,
+            "empty",
+        ),
+    ],
+)
+def test_bad_input_is_named(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
