@@ -31,6 +31,14 @@ from scwo_np.optimize import budget, diversify
 pq = pytest.importorskip("pyarrow.parquet")
 from scwo_np import embed, rerank  # noqa: E402
 
+pytest.importorskip("langchain_core")
+pytest.importorskip("llama_index.core")
+from langchain_core.documents import Document  # noqa: E402
+from llama_index.core.schema import NodeWithScore, TextNode  # noqa: E402
+
+from scwo_np.integrations import langchain as lc  # noqa: E402
+from scwo_np.integrations import llamaindex as li  # noqa: E402
+
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
@@ -46,6 +54,8 @@ MODULES = [
     "scwo_np.select.mmr",
     "scwo_np.text",
     "scwo_np.tokens",
+    "scwo_np.integrations.langchain",
+    "scwo_np.integrations.llamaindex",
 ]
 
 rng = np.random.default_rng(0)
@@ -573,6 +583,32 @@ REGISTRY = {
         lambda **k: embed.as_embedder(**k, corpus=TEXTS),
         dict(embedder="lsa"),
         dict(embedder="text"),
+    ),
+    "ScwoCompressor": (
+        lambda **k: lc.ScwoCompressor(**k).compress_documents(
+            [Document(page_content=t) for t in TEXTS], "court"
+        ),
+        dict(budget=20, lam=0.7),
+        dict(budget="budget", lam="unit"),
+    ),
+    "ScwoDedupTransformer": (
+        lambda **k: lc.ScwoDedupTransformer(**k).transform_documents(
+            [Document(page_content=t) for t in TEXTS]
+        ),
+        dict(threshold=0.9),
+        dict(threshold="unit_or_none"),
+    ),
+    "ScwoEmbeddings": (
+        lambda **k: lc.ScwoEmbeddings(**k),
+        dict(embedder=_toy_embedder),
+        dict(embedder="text"),
+    ),
+    "ScwoNodePostprocessor": (
+        lambda **k: li.ScwoNodePostprocessor(**k).postprocess_nodes(
+            [NodeWithScore(node=TextNode(text=t)) for t in TEXTS], query_str="court"
+        ),
+        dict(budget=20, lam=0.7),
+        dict(budget="budget", lam="unit"),
     ),
     "count_tokens": (lambda **k: tokens.count_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
     "as_token_counter": (

@@ -87,12 +87,12 @@ class ScwoCompressor(BaseDocumentCompressor):
     method: Literal["auto", "exact", "lazy"] = "auto"
     embedding_key: str = "embedding"
 
-    @field_validator("budget")
+    @field_validator("budget", mode="before")
     @classmethod
     def _budget(cls, v: int) -> int:
         return check_budget(v)
 
-    @field_validator("lam")
+    @field_validator("lam", mode="before")
     @classmethod
     def _lam(cls, v: float) -> float:
         return check_lam(v)

@@ -68,12 +68,12 @@ class ScwoNodePostprocessor(BaseNodePostprocessor):
     order: Literal["pick", "original", "edges"] = "pick"
     method: Literal["auto", "exact", "lazy"] = "auto"
 
-    @field_validator("budget")
+    @field_validator("budget", mode="before")
     @classmethod
     def _budget(cls, v: int) -> int:
         return check_budget(v)
 
-    @field_validator("lam")
+    @field_validator("lam", mode="before")
     @classmethod
     def _lam(cls, v: float) -> float:
         return check_lam(v)
