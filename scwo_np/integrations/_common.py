@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import BeforeValidator
 
 from ..embed import as_embedder, embed_texts
 from ..select import TextSelection, select_texts
+from ..validation import check_budget, check_lam
+
+#: Pydantic field types checked by scwo_np's own validation, before pydantic coerces "10" or True.
+Budget = Annotated[int, BeforeValidator(check_budget)]
+Lam = Annotated[float, BeforeValidator(check_lam)]
 
 #: Metadata keys the adapters add to what they return.
 KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter")

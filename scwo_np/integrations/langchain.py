@@ -43,11 +43,11 @@ from typing import Any, Literal
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.embeddings import Embeddings
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from ..dedup import DEDUP_METHODS, dedup
-from ..validation import check_budget, check_lam, check_method, check_texts
-from ._common import annotations, choose, stack
+from ..validation import check_method, check_texts
+from ._common import Budget, Lam, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings"]
 
@@ -78,24 +78,14 @@ class ScwoCompressor(BaseDocumentCompressor):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    budget: int
-    lam: float = 0.7
+    budget: Budget
+    lam: Lam = 0.7
     embeddings: Embeddings | None = Field(default=None, exclude=True)
     embedder: Any = Field(default=None, exclude=True)
     token_counter: Any = "estimate"
     order: Literal["pick", "original", "edges"] = "pick"
     method: Literal["auto", "exact", "lazy"] = "auto"
     embedding_key: str = "embedding"
-
-    @field_validator("budget", mode="before")
-    @classmethod
-    def _budget(cls, v: int) -> int:
-        return check_budget(v)
-
-    @field_validator("lam", mode="before")
-    @classmethod
-    def _lam(cls, v: float) -> float:
-        return check_lam(v)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
@@ -111,10 +101,7 @@ class ScwoCompressor(BaseDocumentCompressor):
             embedder=self.embedder, token_counter=self.token_counter, lam=self.lam, method=self.method,
             order=self.order,
         )  # fmt: skip
-        return [
-            Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
-            for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
-        ]
+        return _annotated(docs, sel)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
@@ -132,10 +119,7 @@ class ScwoCompressor(BaseDocumentCompressor):
             embed_query=None, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
             method=self.method, order=self.order,
         )  # fmt: skip
-        return [
-            Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
-            for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
-        ]
+        return _annotated(docs, sel)
 
 
 class ScwoDedupTransformer(BaseDocumentTransformer):
@@ -243,6 +227,14 @@ class ScwoEmbeddings(Embeddings):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text is empty; pass the question as text.")
         return self._embed([text])[0]
+
+
+def _annotated(docs: list[Document], sel) -> list[Document]:
+    """New documents for the selected ones, in ``sel``'s order, with the scwo_* metadata."""
+    return [
+        Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
+        for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
+    ]
 
 
 def _documents(documents: object) -> list[Document]:

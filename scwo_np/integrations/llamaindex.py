@@ -32,12 +32,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.bridge.pydantic import Field, field_validator
+from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from ..validation import check_budget, check_lam
-from ._common import KEYS, annotations, choose, stack
+from ._common import KEYS, Budget, Lam, annotations, choose, stack
 
 __all__ = ["ScwoNodePostprocessor"]
 
@@ -60,23 +59,13 @@ class ScwoNodePostprocessor(BaseNodePostprocessor):
     method : {"auto", "exact", "lazy"}
     """
 
-    budget: int
-    lam: float = 0.7
+    budget: Budget
+    lam: Lam = 0.7
     embed_model: BaseEmbedding | None = Field(default=None, exclude=True)
     embedder: Any = Field(default=None, exclude=True)
     token_counter: Any = "estimate"
     order: Literal["pick", "original", "edges"] = "pick"
     method: Literal["auto", "exact", "lazy"] = "auto"
-
-    @field_validator("budget", mode="before")
-    @classmethod
-    def _budget(cls, v: int) -> int:
-        return check_budget(v)
-
-    @field_validator("lam", mode="before")
-    @classmethod
-    def _lam(cls, v: float) -> float:
-        return check_lam(v)
 
     @classmethod
     def class_name(cls) -> str:
