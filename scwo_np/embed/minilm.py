@@ -65,9 +65,9 @@ class MiniLMEmbedder:
 
     Examples
     --------
-    >>> emb = MiniLMEmbedder()                                  # doctest: +SKIP
-    >>> V = emb(["How do I read a CSV file?", "csv.reader"])    # doctest: +SKIP
-    >>> V.shape, V.dtype.name, emb.name                         # doctest: +SKIP
+    >>> emb = MiniLMEmbedder()
+    >>> V = emb(["How do I read a CSV file?", "csv.reader"])
+    >>> V.shape, V.dtype.name, emb.name
     ((2, 384), 'float32', 'all-MiniLM-L6-v2')
     """
 
