@@ -1,0 +1,158 @@
+"""``scwo bench --check``: the regression gate on speed *ratios*, against committed floors.
+
+Absolute times on a shared machine move by 2x from one minute to the next; a ratio of
+two things measured in the same run, both on one thread, moves far less (``floors.json`` records how much,
+from five runs).  Each ratio below is "higher is better" and compares our code with
+something that did not change: one ``E @ q`` pass, the exact greedy, the spec's
+lazy heap in plain Python, one batched ``matmul``.  A ratio fails the gate when it
+falls below ``floor * (1 - noise)``, where ``floor`` is the lowest of the runs that set
+the floors and ``noise`` their relative spread; a failing ratio is measured again
+(up to ``retries`` times, best kept) before it counts, so one unlucky slice of CPU
+time does not fail a build, while a real slowdown fails every attempt.
+
+``floors.json`` lives in ``asv_benchmarks/`` and is rebuilt with
+``scwo bench --update-floors`` (five runs) after a change that is meant to move a ratio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import statistics
+from collections.abc import Callable
+from datetime import date
+from functools import partial
+
+import numpy as np
+
+from .batch import select_batch
+from .bench import _best, spec_lazy_heap_mmr
+from .mmr import mmr_select
+
+__all__ = ["RATIOS", "check", "measure", "measure_floors"]
+
+
+def _gauss(n: int, d: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    E = rng.standard_normal((n, d), dtype=np.float32)
+    return E, rng.standard_normal(d).astype(np.float32), rng.integers(100, 201, n)
+
+
+def _lazy_vs_exact() -> float:
+    E, q, c = _gauss(10_000, 384)
+    call = partial(mmr_select, E, q, c, 3000)
+    return _best(partial(call, method="exact"), 5) / _best(partial(call, method="lazy"), 9)
+
+
+def _floor_ratio() -> float:
+    """One ``E @ q`` pass over the lazy selection's time (1.0 would be the floor itself)."""
+    E, q, c = _gauss(10_000, 384)
+    return _best(partial(np.dot, E, q), 15) / _best(partial(mmr_select, E, q, c, 3000), 15)
+
+
+def _vs_spec_heap() -> float:
+    E, q, c = _gauss(300, 32)
+    budget = int(0.3 * c.sum())
+    El, ql, cl = E.astype(np.float64).tolist(), q.astype(np.float64).tolist(), c.tolist()
+    return _best(partial(spec_lazy_heap_mmr, El, ql, cl, budget), 2) / _best(
+        partial(mmr_select, E, q, c, budget), 15
+    )
+
+
+def _batch_vs_matmul() -> float:
+    rng = np.random.default_rng(0)
+    B, n, d = 200, 100, 384
+    E = rng.standard_normal((B, n, d), dtype=np.float32)
+    Q = rng.standard_normal((B, d)).astype(np.float32)
+    c = rng.integers(100, 201, (B, n))
+    return _best(partial(np.matmul, E, Q[:, :, None]), 9) / _best(partial(select_batch, E, Q, c, 1500), 9)
+
+
+#: The gated ratios: name -> (what it is, how to measure it).
+RATIOS: dict[str, tuple[str, Callable[[], float]]] = {
+    "mmr_lazy_vs_exact_10k": ("exact greedy time / lazy heap time, n=10,000 d=384", _lazy_vs_exact),
+    "mmr_floor_10k": ("one E @ q / mmr_select, n=10,000 d=384 (1.0 = the floor)", _floor_ratio),
+    "mmr_vs_spec_heap_300": ("the spec's lazy heap in Python / mmr_select, n=300 d=32", _vs_spec_heap),
+    "batch_vs_matmul": ("batched matmul / select_batch, 200 sets x 100 x 384", _batch_vs_matmul),
+}
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """Numba and BLAS on one thread: a ratio of two multi-threaded timings swings with
+    whatever else holds the other cores; of two single-threaded ones, far less."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def measure(names: list[str] | None = None) -> dict[str, float]:
+    """Each ratio, measured once on one thread (the first timing's warm-up call loads the JIT)."""
+    with _one_thread():
+        return {k: float(RATIOS[k][1]()) for k in (names or RATIOS)}
+
+
+def measure_floors(runs: int = 5) -> dict:
+    """Floors from ``runs`` runs: per ratio the lowest value, the median and the relative spread."""
+    values: dict[str, list[float]] = {k: [] for k in RATIOS}
+    for _ in range(runs):
+        for k, v in measure().items():
+            values[k].append(v)
+    out = {}
+    for k, vs in values.items():
+        med = statistics.median(vs)
+        out[k] = {
+            "floor": round(min(vs), 4),
+            "noise": round((max(vs) - min(vs)) / med, 4),
+            "median": round(med, 4),
+            "runs": [round(v, 4) for v in vs],
+            "what": RATIOS[k][0],
+        }
+    return {
+        "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_implementation()} "
+        f"{platform.python_version()}",
+        "measured": date.today().isoformat(),
+        "ratios": out,
+    }
+
+
+def check(floors: dict, *, retries: int = 2, measure_fn: Callable | None = None) -> list[dict]:
+    """One row per gated ratio: value, floor, threshold, ok (a failing one is measured again)."""
+    measure_fn = measure_fn or measure
+    rows = []
+    for name, f in floors["ratios"].items():
+        if name not in RATIOS:
+            raise ValueError(
+                f"floors name a ratio this version does not measure: {name!r}; rebuild the floors."
+            )
+        threshold = f["floor"] * (1.0 - f["noise"])
+        value = measure_fn([name])[name]
+        for _ in range(retries):
+            if value >= threshold:
+                break
+            value = max(value, measure_fn([name])[name])
+        rows.append({"name": name, "value": value, "floor": f["floor"], "threshold": threshold,
+                     "ok": value >= threshold})  # fmt: skip
+    return rows
+
+
+def load_floors(path: str | os.PathLike) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            floors = json.load(fh)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            2, "no floors file (make one with scwo bench --update-floors, or pass --floors)", str(path)
+        ) from None
+    if not isinstance(floors, dict) or not isinstance(floors.get("ratios"), dict):
+        raise ValueError(f"{path}: not a floors file (a JSON object with 'ratios').")
+    return floors
