@@ -55,7 +55,8 @@ def _check_pairs(ca, cb, i0, j0, S, R, Y, r2, E, nrm, t):
         s2 = 0.0
         for q in range(Y.shape[1]):
             s2 += np.float64(Y[gi, q]) * np.float64(Y[gj, q])
-        if lead + s2 + r2[gi] * r2[gj] < fine:
+        bound = lead + s2 + r2[gi] * r2[gj]
+        if bound < fine and bound > -np.inf:  # NaN or -inf (a BLAS's garbage): check exactly
             continue
         s = _dot._dot1(E, gi, E[gj])[0] / (nrm[gi] * nrm[gj])
         if s >= t:
@@ -73,6 +74,27 @@ def _principal_axes(X: np.ndarray) -> np.ndarray:
     """
     _, V = np.linalg.eigh((X.T @ X).astype(np.float64))
     return np.ascontiguousarray(V[:, ::-1].astype(np.float32))
+
+
+def _bound_columns(E, inv, V, k):
+    """Unit rows (rotated by ``V``): leading ``k`` coordinates (+ a slot for the residual
+    norm), the next ``k``, and the norms of what follows each; a slab at a time."""
+    n, d = E.shape
+    k2 = min(2 * k, d)  # the second stage adds the next k coordinates
+    XQ = np.empty((n, k + 1), dtype=np.float32)  # leading coordinates and the residual norm
+    Y = np.empty((n, k2 - k), dtype=np.float32)
+    R = np.empty(n)
+    R2 = np.empty(n)
+    for c0 in range(0, n, 8192):  # unit rows, rotated, a slab at a time: O(n k) memory
+        X = E[c0 : c0 + 8192] * inv[c0 : c0 + 8192, None]
+        if V is not None:
+            X = X @ V
+        c1 = c0 + X.shape[0]
+        XQ[c0:c1, :k] = X[:, :k]
+        Y[c0:c1] = X[:, k:k2]
+        R[c0:c1] = np.sqrt(np.einsum("ij,ij->i", X[:, k:], X[:, k:]).astype(np.float64))
+        R2[c0:c1] = np.sqrt(np.einsum("ij,ij->i", X[:, k2:], X[:, k2:]).astype(np.float64))
+    return XQ, Y, R, R2
 
 
 def cosine_pairs(
@@ -113,37 +135,38 @@ def cosine_pairs(
     k = d if d < 48 else 16 * max(2, round(d / 76.8))
     inv = (1.0 / nrm).astype(np.float32)
     V = _principal_axes(E[:: max(1, n // 20000)] * inv[:: max(1, n // 20000), None]) if k < d else None
-    k2 = min(2 * k, d)  # the second stage adds the next k coordinates
-    XQ = np.empty((n, k + 1), dtype=np.float32)  # leading coordinates and the residual norm
-    Y = np.empty((n, k2 - k), dtype=np.float32)
-    R = np.empty(n)
-    R2 = np.empty(n)
-    for c0 in range(0, n, 8192):  # unit rows, rotated, a slab at a time: O(n k) memory
-        X = E[c0 : c0 + 8192] * inv[c0 : c0 + 8192, None]
-        if V is not None:
-            X = X @ V
-        c1 = c0 + X.shape[0]
-        XQ[c0:c1, :k] = X[:, :k]
-        Y[c0:c1] = X[:, k:k2]
-        R[c0:c1] = np.sqrt(np.einsum("ij,ij->i", X[:, k:], X[:, k:]).astype(np.float64))
-        R2[c0:c1] = np.sqrt(np.einsum("ij,ij->i", X[:, k2:], X[:, k2:]).astype(np.float64))
+    for _attempt in range(2):
+        XQ, Y, R, R2 = _bound_columns(E, inv, V, k)
+        if V is None or (np.isfinite(XQ[:, :k]).all() and np.isfinite(Y).all()):
+            break
+        V, k = None, d  # a BLAS returned NaN or inf in the rotation: bound on the raw coordinates
     R = (R * (1 + 1e-3) + 1e-6).astype(np.float32)  # inflated: a bound must not be low
     R2 = R2 * (1 + 1e-3) + 1e-6
     XQ[:, k] = R  # one BLAS product per tile then gives the whole first bound
     parts = []
+    raised: list[int] = []  # floating-point exceptions of the tile products (see below)
     fine32 = np.float32(t - _COS_MARGIN)
     buf = np.empty((min(block, n), min(block, n)), dtype=np.float32)
     for i0 in range(0, n, block):
         i1 = min(i0 + block, n)
         for j0 in range(i0, n, block):
             j1 = min(j0 + block, n)
-            if (i1 - i0, j1 - j0) == buf.shape:  # reuse one buffer: no page faults per tile
-                S = np.matmul(XQ[i0:i1], XQ[j0:j1].T, out=buf)
-            else:
-                S = XQ[i0:i1] @ XQ[j0:j1].T
+            # Unit rows cannot overflow, so a floating-point exception here means the BLAS
+            # wrote garbage (OpenBLAS's armv9sme sgemm did under QEMU: NaN and inf entries
+            # in a 13 x 13 tile; see CONTRIBUTING); then every non-finite entry is a
+            # candidate and is checked exactly.  Costs nothing when nothing is raised.
+            with np.errstate(over="call", invalid="call", divide="call", call=lambda *_: raised.append(1)):
+                if (i1 - i0, j1 - j0) == buf.shape:  # reuse one buffer: no page faults per tile
+                    S = np.matmul(XQ[i0:i1], XQ[j0:j1].T, out=buf)
+                else:
+                    S = XQ[i0:i1] @ XQ[j0:j1].T
             # Candidates by one vectorised compare (numba's loop was 3x slower here);
             # almost every entry fails it.
-            flat = np.flatnonzero(S >= fine32)
+            if raised:
+                raised.clear()
+                flat = np.flatnonzero((S >= fine32) | ~np.isfinite(S))
+            else:
+                flat = np.flatnonzero(S >= fine32)
             ca, cb = np.divmod(flat, S.shape[1])
             if i0 == j0:
                 upper = cb > ca
