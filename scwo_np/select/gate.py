@@ -5,8 +5,8 @@ two things measured in the same run, both on one thread, moves far less (``floor
 from five runs).  Each ratio below is "higher is better" and compares our code with
 something that did not change: one ``E @ q`` pass, the exact greedy, the spec's
 lazy heap in plain Python, one batched ``matmul``.  A ratio fails the gate when it
-falls below ``floor * (1 - noise)``, where ``floor`` is the lowest of the runs that set
-the floors and ``noise`` their relative spread; a failing ratio is measured again
+falls below ``floor * (1 - max(noise, MIN_NOISE))``, where ``floor`` is the lowest of the
+runs that set the floors and ``noise`` their relative spread; a failing ratio is measured again
 (up to ``retries`` times, best kept) before it counts, so one unlucky slice of CPU
 time does not fail a build, while a real slowdown fails every attempt.
 
@@ -31,7 +31,12 @@ from .batch import select_batch
 from .bench import _best, spec_lazy_heap_mmr
 from .mmr import mmr_select
 
-__all__ = ["RATIOS", "check", "measure", "measure_floors"]
+__all__ = ["MIN_NOISE", "RATIOS", "check", "measure", "measure_floors"]
+
+#: The least noise a ratio is allowed: five runs on one machine cannot see the tails
+#: of another machine's (the spec-heap ratio spread 1% over five runs here, and 18% in
+#: five runs with another process on the second core).
+MIN_NOISE = 0.25
 
 
 def _gauss(n: int, d: int, seed: int = 0):
@@ -134,7 +139,7 @@ def check(floors: dict, *, retries: int = 2, measure_fn: Callable | None = None)
             raise ValueError(
                 f"floors name a ratio this version does not measure: {name!r}; rebuild the floors."
             )
-        threshold = f["floor"] * (1.0 - f["noise"])
+        threshold = f["floor"] * (1.0 - max(f["noise"], MIN_NOISE))
         value = measure_fn([name])[name]
         for _ in range(retries):
             if value >= threshold:
