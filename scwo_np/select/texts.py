@@ -185,6 +185,11 @@ def select_texts(
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     order = check_method(order, list(ORDERS), name="order")
+    if embeddings is not None and isinstance(query, str) and embedder is None:
+        raise ValueError(
+            "embeddings are given and query is text: pass embedder= (the model that made the "
+            "embeddings) so the query is embedded the same way, or pass the query's vector."
+        )
     counter = as_token_counter(token_counter)
     counter_name = counter.name if costs is None or token_counter is not None else "given"
     if costs is None:

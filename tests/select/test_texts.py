@@ -133,6 +133,7 @@ def test_no_texts_selects_nothing():
         (dict(token_counter=lambda s: -2), ValueError, "cannot be negative"),
         (dict(embedder="bert"), ValueError, "embedder .bert. is not one of lsa, minilm"),
         (dict(embedder=42), TypeError, "embedder must be callable"),
+        (dict(embeddings=np.eye(2)), ValueError, "pass embedder="),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, err, match):
