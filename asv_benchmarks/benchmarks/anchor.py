@@ -6,7 +6,7 @@ import numpy as np
 
 from scwo_np.anchor import AnchorConfig, crush, crush_json
 
-from .common import Benchmark, best_time
+from .common import Benchmark, best_time, sizes
 
 
 def tool_output(n, seed=0):
@@ -31,7 +31,7 @@ def tool_output(n, seed=0):
 class Crush(Benchmark):
     """crush_json on n records of 6 fields, JSON parsing included (targets: 5 ms at 1,000, 50 ms at 10,000)."""
 
-    params = [1_000, 10_000]
+    params = sizes(1_000, 10_000)
     param_names = ["n"]
 
     def setup(self, n):

@@ -1,7 +1,10 @@
 """Shared pieces of the scwo_np benchmarks: base class, profile, timing and memory helpers.
 
 Set ``SCWO_BENCH_PROFILE=fast`` to drop the largest sizes (n = 1,000,000 needs
-1.5 GB for the embeddings and a few seconds to generate them).
+1.5 GB for the embeddings and a few seconds to generate them), and
+``SCWO_BENCH_PROFILE=smoke`` to keep only the smallest size of every benchmark and skip
+the compile-time ones (each starts fresh interpreters): the whole suite then runs in
+about a minute with ``--quick``, which is how the test suite proves the harness works.
 """
 
 import os
@@ -10,10 +13,22 @@ import time
 
 PROFILE = os.environ.get("SCWO_BENCH_PROFILE", "regular")
 
+
+def sizes(*values):
+    """A benchmark's sizes: all of them, or only the smallest in the smoke profile."""
+    return list(values[:1]) if PROFILE == "smoke" else list(values)
+
+
 #: Geometric sizes so asv draws scaling curves.
-SIZES = [1_000, 10_000, 100_000] if PROFILE == "fast" else [1_000, 10_000, 100_000, 1_000_000]
+SIZES = sizes(1_000, 10_000, 100_000) if PROFILE in ("fast", "smoke") else [1_000, 10_000, 100_000, 1_000_000]
 #: The spec's table (d = 32).
-SPEC_SIZES = [50, 100, 300, 500]
+SPEC_SIZES = sizes(50, 100, 300, 500)
+
+
+def skip_in_smoke(what):
+    """Raise asv's skip (NotImplementedError from ``setup``) in the smoke profile."""
+    if PROFILE == "smoke":
+        raise NotImplementedError(f"{what}: skipped in the smoke profile")
 
 
 class Benchmark:

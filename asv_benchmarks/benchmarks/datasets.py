@@ -78,7 +78,9 @@ def embeddings_with_copies(n, d=384, seed=0, copy_frac=0.1, noise=0.2):
 
 
 #: Retrieved sets for the rerank benchmarks: (sets, candidates per set, d).
-RERANK_SHAPE = (1_000, 100, 384) if os.environ.get("SCWO_BENCH_PROFILE") == "fast" else (10_000, 100, 384)
+RERANK_SHAPE = {"fast": (1_000, 100, 384), "smoke": (100, 100, 384)}.get(
+    os.environ.get("SCWO_BENCH_PROFILE", ""), (10_000, 100, 384)
+)
 
 
 def retrieved_sets_parquet(path, sets, k, d, seed=0, row_group_rows=65_536):

@@ -9,7 +9,7 @@ import numpy as np
 from scwo_np.dedup import dedup, jaccard_pairs, minhash_pairs
 from scwo_np.text import word_sets
 
-from .common import Benchmark, extra_peak_bytes
+from .common import Benchmark, extra_peak_bytes, sizes
 from .datasets import embeddings_with_copies, pydoc_paragraphs, word_corpus
 
 
@@ -27,7 +27,7 @@ def _naive_jaccard_pairs(texts, t):
 class Jaccard(Benchmark):
     """Word-set Jaccard at 0.9 on ~200-word chunks (target: 10,000 in <= 1 s)."""
 
-    params = [1_000, 10_000]
+    params = sizes(1_000, 10_000)
     param_names = ["n"]
 
     def setup(self, n):
@@ -94,7 +94,7 @@ class Sequence(Benchmark):
 class Cosine(Benchmark):
     """Cosine at 0.9 on n x 384 float32 with 10% noisy copies (target: 100,000 in <= 10 s, <= 500 MB)."""
 
-    params = [10_000, 100_000]
+    params = sizes(10_000, 100_000)
     param_names = ["n"]
     number = 1
     repeat = 1

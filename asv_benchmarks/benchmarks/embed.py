@@ -10,7 +10,7 @@ import tempfile
 
 import numpy as np
 
-from .common import Benchmark, best_time
+from .common import Benchmark, best_time, sizes
 
 
 def _random_model(texts):
@@ -23,7 +23,7 @@ _random_model.name = "asv-random-384"
 class CacheHits(Benchmark):
     """``EmbeddingCache.embed`` on texts that are all in the cache."""
 
-    params = [1_000, 20_000]
+    params = sizes(1_000, 20_000)
     param_names = ["n"]
 
     def setup(self, n):

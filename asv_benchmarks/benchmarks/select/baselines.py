@@ -2,12 +2,12 @@
 
 from scwo_np import coverage, topk_relevance
 
-from ..common import Benchmark
+from ..common import Benchmark, sizes
 from ..datasets import gaussian
 
 
 class Baselines(Benchmark):
-    params = [10_000, 100_000]
+    params = sizes(10_000, 100_000)
     param_names = ["n"]
 
     def setup(self, n):

@@ -4,13 +4,13 @@ import numpy as np
 
 from scwo_np import select_batch
 
-from ..common import Benchmark, best_time
+from ..common import Benchmark, best_time, sizes
 
 
 class SelectBatch(Benchmark):
     """Many queries, each over its own 100 candidates, d = 384 (padded 3-D input)."""
 
-    params = [10, 100, 1_000, 10_000]
+    params = sizes(10, 100, 1_000, 10_000)
     param_names = ["queries"]
 
     def setup(self, b):

@@ -5,7 +5,7 @@ import numpy as np
 from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
 from scwo_np.select.bench import pure_python_mmr, spec_lazy_heap_mmr
 
-from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes
+from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes, sizes, skip_in_smoke
 from ..datasets import gaussian, pydoc
 
 
@@ -147,7 +147,7 @@ class SmallSets(Benchmark):
     <= 30 us at n = 100, >= 5x pyversity at both.
     """
 
-    params = [20, 100]
+    params = sizes(20, 100)
     param_names = ["n"]
 
     def setup(self, n):
@@ -236,7 +236,7 @@ class CostAware(Benchmark):
 
 
 class MultiQuery(Benchmark):
-    params = ([10_000, 100_000], [1, 4, 16])
+    params = (sizes(10_000, 100_000), sizes(1, 4, 16))
     param_names = ["n", "queries"]
 
     def setup(self, n, m):
@@ -254,6 +254,9 @@ class Compile(Benchmark):
 
     repeat = (1, 3, 60.0)
     timeout = 600
+
+    def setup(self):
+        skip_in_smoke("compile time")
 
     _code = """
 import numpy as np

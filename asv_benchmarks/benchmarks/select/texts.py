@@ -11,11 +11,11 @@ import os
 import shutil
 import tempfile
 
-from ..common import Benchmark, best_time
+from ..common import Benchmark, best_time, sizes
 
 
 class SelectTexts(Benchmark):
-    params = [100, 1_000]
+    params = sizes(100, 1_000)
     param_names = ["n"]
 
     def setup(self, n):
