@@ -25,6 +25,16 @@ SIZES = sizes(1_000, 10_000, 100_000) if PROFILE in ("fast", "smoke") else [1_00
 SPEC_SIZES = sizes(50, 100, 300, 500)
 
 
+def need(module):
+    """A benchmark's own setup, for a peer library (``bench.setup = lambda *_: need("x")``:
+    asv calls it unbound, with the parameters, after the class's setup).  asv's skip is a
+    NotImplementedError from a setup; raised inside the benchmark it is a failure."""
+    try:
+        __import__(module)
+    except ImportError:
+        raise NotImplementedError(f"{module} is not installed (pip install '.[bench]')") from None
+
+
 def skip_in_smoke(what):
     """Raise asv's skip (NotImplementedError from ``setup``) in the smoke profile."""
     if PROFILE == "smoke":

@@ -5,7 +5,7 @@ import numpy as np
 from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
 from scwo_np.select.bench import pure_python_mmr, spec_lazy_heap_mmr
 
-from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes, sizes, skip_in_smoke
+from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes, need, sizes, skip_in_smoke
 from ..datasets import gaussian, pydoc
 
 
@@ -175,6 +175,8 @@ class SmallSets(Benchmark):
         return best_time(theirs, 2001) / ours
 
     track_speedup_vs_pyversity.unit = "x"
+
+    track_speedup_vs_pyversity.setup = lambda *_: need("pyversity")
 
     def track_microseconds(self, n):
         """Best of 2,001 calls, in microseconds (asv's own timer rounds tiny times)."""
