@@ -25,7 +25,7 @@ from scwo_np.hsca import (
 )
 from scwo_np.hsca import background as background_module
 
-from .common import Benchmark, best_time
+from .common import Benchmark, best_time, sizes
 from .datasets import pydoc_paragraphs
 
 
@@ -82,18 +82,43 @@ class Layer1(Benchmark):
 
     track_layer1_with_tokenizing_tokens_per_second.unit = "tokens/s"
 
-    def track_speedup_vs_textrank(self):
-        sub = tokenize(self.texts[:100])
+    def track_ms_20000_word_document(self):
+        return 1e3 * best_time(lambda: relational_weights([self.doc]), repeat=5)
+
+    track_ms_20000_word_document.unit = "ms"
+
+
+class Layer1Curve(Benchmark):
+    """Layer 1 over n documents of 30 paragraphs: against TextRank and against its floor.
+
+    The floor is tokenizing alone (one pass over the text, which layer 1 must
+    make); ``track_time_over_tokenize`` is layer 1 with tokenizing over that.
+    """
+
+    params = sizes(10, 100, 1_000)
+    param_names = ["docs"]
+    number = 1
+    repeat = 1
+
+    def setup(self, docs):
+        self.texts = _corpus(docs)
+        self.tok = tokenize(self.texts)
+        relational_weights(self.tok)
+
+    def track_speedup_vs_textrank(self, docs):
+        sub = self.tok if docs <= 100 else tokenize(self.texts[:100])
         return best_time(lambda: textrank(sub), repeat=1) / best_time(
             lambda: relational_weights(sub), repeat=5
         )
 
     track_speedup_vs_textrank.unit = "x"
 
-    def track_ms_20000_word_document(self):
-        return 1e3 * best_time(lambda: relational_weights([self.doc]), repeat=5)
+    def track_time_over_tokenize(self, docs):
+        reps = 5 if docs <= 100 else 2
+        ours = best_time(lambda: relational_weights(self.texts), repeat=reps)
+        return ours / best_time(lambda: tokenize(self.texts), repeat=reps)
 
-    track_ms_20000_word_document.unit = "ms"
+    track_time_over_tokenize.unit = "x tokenize"
 
 
 class Engine(Benchmark):
