@@ -19,10 +19,27 @@ AARCH64 = ROOT / ".ci" / "aarch64"
 WORKFLOW = ROOT / ".github" / "workflows" / "arm64.yml"
 
 
-@pytest.mark.parametrize("script", [AARCH64, ROOT / ".ci" / "run"], ids=lambda p: p.name)
+SCRIPTS = [AARCH64, ROOT / ".ci" / "run", ROOT / ".ci" / "history", ROOT / ".ci" / "chromium"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_scripts_parse(script):
     r = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s.name != "run"], ids=lambda p: p.name)
+def test_scripts_have_help_and_refuse_unknown_options(script):
+    r = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("# ") and "set -e" not in r.stdout, r.stdout
+    r = subprocess.run(["bash", str(script), "--frobnicate"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown option" in r.stderr, r.stderr
+
+
+def test_history_checks_its_arguments():
+    for args, message in ((["--commits", "x"], "positive number"), (["--profile", "huge"], "smoke, fast")):
+        r = subprocess.run(["bash", str(ROOT / ".ci" / "history"), *args], capture_output=True, text=True)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
 
 
 def test_aarch64_help_and_its_test_files_exist():
