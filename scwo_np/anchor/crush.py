@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
-from .._config import JIT
 from ..validation import check_int, check_text
 from .columns import _check_items, _columns
 from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from .inputs import read_document
 from .keep import (
     _even,
     _fill,
@@ -158,105 +155,17 @@ def crush(
     return idx, rep
 
 
-def _array_spans(text: str) -> tuple[list[Any], list[tuple[int, int]]]:
-    """The elements of a JSON array and their character spans (so kept items are copied verbatim)."""
-    dec = json.JSONDecoder()
-    ws = re.compile(r"\s*")
-    pos = ws.match(text, 0).end()
-    if pos >= len(text) or text[pos] != "[":
-        raise ValueError("crush_json needs a JSON array (text starting with '['); got another JSON value.")
-    pos = ws.match(text, pos + 1).end()
-    spans: list[tuple[int, int]] = []
-    items: list[Any] = []
-    if pos < len(text) and text[pos] == "]":
-        end = pos + 1
-    else:
-        while True:
-            try:
-                item, end = dec.raw_decode(text, pos)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"malformed JSON at character {exc.pos}: {exc.msg}") from None
-            items.append(item)
-            spans.append((pos, end))
-            pos = ws.match(text, end).end()
-            if pos < len(text) and text[pos] == ",":
-                pos = ws.match(text, pos + 1).end()
-                continue
-            if pos < len(text) and text[pos] == "]":
-                end = pos + 1
-                break
-            raise ValueError(f"malformed JSON array at character {pos}: expected ',' or ']'.")
-    if ws.match(text, end).end() != len(text):
-        raise ValueError(f"malformed JSON: extra data after the array at character {end}.")
-    return items, spans
+def crush_json(
+    text: str | bytes, max_items: int, *, path: str | Sequence[str | int] | None = None, **kw: Any
+) -> str:
+    r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
 
-
-@njit(**JIT)
-def _element_spans(b):
-    """Byte spans of the top-level elements of a JSON array (strings and escapes respected).
-
-    Returns ``(starts, ends, ok)``; ``ok`` is False when the bytes are not a
-    single well-nested array (the caller then falls back to the parser's own
-    positions, which also produce its error message).
-    """
-    n = b.shape[0]
-    starts = np.empty(n // 2 + 1, np.int64)
-    ends = np.empty(n // 2 + 1, np.int64)
-    m = 0
-    depth = 0
-    in_str = False
-    esc = False
-    start = -1
-    last = -1  # last non-space byte inside the current element
-    seen_open = False
-    for i in range(n):
-        ch = b[i]
-        if in_str:
-            last = i
-            if esc:
-                esc = False
-            elif ch == 92:  # backslash
-                esc = True
-            elif ch == 34:  # quote
-                in_str = False
-            continue
-        if ch == 32 or ch == 10 or ch == 13 or ch == 9:
-            continue
-        if not seen_open:
-            if ch != 91:
-                return starts[:0], ends[:0], False
-            seen_open = True
-            depth = 1
-            continue
-        if depth == 0:
-            return starts[:0], ends[:0], False  # data after the array
-        if ch == 34:
-            in_str = True
-        if depth == 1 and (ch == 44 or ch == 93):  # ',' or the closing ']'
-            if start >= 0:
-                starts[m] = start
-                ends[m] = last + 1
-                m += 1
-                start = -1
-            if ch == 93:
-                depth = 0
-            continue
-        if ch == 91 or ch == 123:
-            depth += 1
-        elif ch == 93 or ch == 125:
-            depth -= 1
-        if start < 0:
-            start = i
-        last = i
-    return starts[:m], ends[:m], seen_open and depth == 0 and not in_str
-
-
-def crush_json(text: str | bytes, max_items: int, **kw: Any) -> str:
-    r""":func:`crush` on JSON text; returns a JSON array of the kept items, verbatim, in order.
-
-    ``text`` is a ``str`` or UTF-8 ``bytes`` (tool outputs often arrive as
-    bytes); invalid UTF-8, malformed JSON and JSON nested deeper than
-    Python's parser can follow are ``ValueError``\ s.
+    ``text`` is a JSON array, an object holding one (``{"results": [...]}``:
+    the largest array inside, or the one at ``path``; the object around it is
+    returned unchanged), JSON Lines or concatenated JSON values (returned one
+    per line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+    Invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser
+    can follow are ``ValueError``\ s.
 
     Examples
     --------
@@ -264,37 +173,10 @@ def crush_json(text: str | bytes, max_items: int, **kw: Any) -> str:
     '[{"a": 1.50},{"a": 3}]'
     >>> crush_json(b'[1, 2, 3]', 5)
     '[1,2,3]'
+    >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
+    '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
     """
-    if isinstance(text, bytes | bytearray):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"text is not valid UTF-8 (byte {exc.start}: {exc.reason}); decode it with the right encoding first."
-            ) from None
-    if not isinstance(text, str):
-        raise TypeError(f"text must be JSON as a str or UTF-8 bytes; got {type(text).__name__}.")
-    # surrogatepass: a lone surrogate in a str has no UTF-8 form; it is carried through as is.
-    raw = text.encode("utf-8", "surrogatepass")
-    starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
-    items = None
-    try:
-        if ok:
-            try:
-                items = json.loads(text)
-            except json.JSONDecodeError:
-                items = None
-        if items is None or not isinstance(items, list) or len(items) != starts.shape[0]:
-            items, spans = _array_spans(text)  # the careful path: exact errors, odd inputs
-            pieces = [text[a:b] for a, b in spans]
-        else:
-            pieces = None
-    except RecursionError:
-        raise ValueError(
-            "text is JSON nested too deeply to parse (thousands of levels); no tool output needs that."
-        ) from None
-    idx = crush(items, max_items, **kw)
+    doc = read_document(text, path=path)
+    idx = crush(doc.items, max_items, **kw)
     keep = (idx[0] if isinstance(idx, tuple) else idx).tolist()
-    if pieces is not None:
-        return "[" + ",".join(pieces[i] for i in keep) + "]"
-    return "[" + ",".join(raw[starts[i] : ends[i]].decode("utf-8", "surrogatepass") for i in keep) + "]"
+    return doc.render([doc.pieces[i] for i in keep])

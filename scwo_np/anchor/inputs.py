@@ -1,0 +1,308 @@
+"""Tool outputs as tools emit them: a JSON array, an object holding one, JSON Lines, concatenated values.
+
+:func:`read_document` finds the array to crush and keeps every element's text
+verbatim (numbers keep their spelling, strings their escapes), so that
+:meth:`Document.render` can put the kept elements back exactly as they came,
+inside the object around them when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from .._config import JIT
+
+__all__ = ["Document", "read_document"]
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DEC = json.JSONDecoder()
+FORMS = ("array", "object", "jsonl", "concatenated")
+
+
+@dataclass
+class Document:
+    """A tool output read for crushing.
+
+    Attributes
+    ----------
+    items : list
+        The array's elements, parsed.
+    pieces : list of str
+        Each element's text, verbatim.
+    form : {"array", "object", "jsonl", "concatenated"}
+        ``array``: the text is the array; ``object``: the array sits inside an
+        object (or array) at ``path``, and ``head``/``tail`` are the text around
+        it; ``jsonl``: one JSON value per line; ``concatenated``: JSON values one
+        after another (``{..} {..}``).
+    path : tuple of str and int
+        Where the array is (``()`` unless ``form == "object"``).
+    """
+
+    items: list[Any]
+    pieces: list[str]
+    form: str
+    path: tuple[str | int, ...] = ()
+    head: str = ""
+    tail: str = ""
+
+    def render(self, pieces: Sequence[str]) -> str:
+        """The document with its array replaced by ``pieces`` (element texts), in the same form."""
+        if self.form in ("jsonl", "concatenated"):
+            return "\n".join(pieces)
+        return self.head + "[" + ",".join(pieces) + "]" + self.tail
+
+
+def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None = None) -> Document:
+    r"""Read a tool output and find the array in it.
+
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON array; an object holding an array (``{"results": [...]}``: the
+        largest array inside, by number of elements, the first of equals in
+        document order, unless ``path`` names one); JSON Lines; or JSON values
+        written one after another. Bytes are decoded as UTF-8 (a BOM is skipped).
+    path : str or sequence of str/int, optional
+        The array's place inside the object: ``"data.items"``, ``"results/0/hits"``
+        or ``("results", 0, "hits")``.
+
+    Raises
+    ------
+    ValueError
+        Invalid UTF-8, malformed JSON, a path that leads nowhere or to something
+        other than an array.  (One JSON value with no array in it is a
+        one-element document: there is nothing to crush and it is kept whole.)
+
+    Examples
+    --------
+    >>> d = read_document('{"took": 3, "results": [{"a": 1.50}, {"a": 2}]}')
+    >>> d.form, d.path, d.pieces
+    ('object', ('results',), ['{"a": 1.50}', '{"a": 2}'])
+    >>> d.render(d.pieces[1:])
+    '{"took": 3, "results": [{"a": 2}]}'
+    >>> read_document(b'{"a": 1}\n{"a": 2}\n').form
+    'jsonl'
+    """
+    text = _as_text(text)
+    keys = _parse_path(path)
+    start = _WS.match(text, 0).end()
+    if start == len(text):
+        raise ValueError("text is empty (or only whitespace); expected a JSON array, object or JSON Lines.")
+    try:
+        whole, end = _DEC.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON at character {exc.pos}: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError(
+            "text is JSON nested too deeply to parse (thousands of levels); no tool output needs that."
+        ) from None
+    rest = _WS.match(text, end).end()
+    if rest < len(text):  # more values follow: JSON Lines or concatenated JSON
+        if keys:
+            raise ValueError(
+                "path applies to one JSON document; this text holds several values (JSON Lines?)."
+            )
+        return _sequence(text, start)
+    if keys is None and isinstance(whole, list):
+        items, pieces = _array_pieces(text[start:end], whole)
+        return Document(items, pieces, "array")
+    if keys is None:
+        keys = _largest_array(whole)
+        if keys is None:  # one value with no array in it: nothing to crush, kept as it is
+            return Document([whole], [text[start:end]], "concatenated")
+    target = _follow(whole, keys)
+    a, b = _span(text, start, keys)
+    items, pieces = _array_pieces(text[a:b], target)
+    if not keys:
+        return Document(items, pieces, "array")
+    return Document(items, pieces, "object", tuple(keys), text[:a], text[b:])
+
+
+def _as_text(text: object) -> str:
+    if isinstance(text, bytes | bytearray | memoryview):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"text is not valid UTF-8 (byte {exc.start}: {exc.reason}); decode it with the right encoding first."
+            ) from None
+    if not isinstance(text, str):
+        raise TypeError(f"text must be JSON as a str or UTF-8 bytes; got {type(text).__name__}.")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _parse_path(path: object) -> list[str | int] | None:
+    if path is None:
+        return None
+    if isinstance(path, str):
+        parts = [p for p in re.split(r"[./]", path) if p != ""]
+        return [int(p) if p.isdigit() else p for p in parts]
+    if isinstance(path, Sequence) and all(isinstance(p, str | int) and not isinstance(p, bool) for p in path):
+        return list(path)
+    raise TypeError(f"path must be a str like 'data.items' or a sequence of keys and indices; got {path!r}.")
+
+
+def _follow(doc: Any, keys: Sequence[str | int]) -> list:
+    node = doc
+    for depth, k in enumerate(keys):
+        where = "".join(f"[{p!r}]" for p in keys[:depth]) or "the document"
+        if isinstance(node, dict) and isinstance(k, int) and str(k) in node:
+            k = str(k)  # "results/0" on an object whose key is "0"
+        if isinstance(node, dict) and isinstance(k, str):
+            if k not in node:
+                raise ValueError(f"path: {where} has no key {k!r} (keys: {sorted(node)[:10]}).")
+        elif isinstance(node, list) and isinstance(k, int):
+            if not 0 <= k < len(node):
+                raise ValueError(f"path: {where} has {len(node)} elements; index {k} is out of range.")
+        else:
+            raise ValueError(f"path: {where} is a {type(node).__name__}; cannot take {k!r} of it.")
+        node = node[k]
+    if not isinstance(node, list):
+        raise ValueError(f"path {'/'.join(map(str, keys))} leads to a {type(node).__name__}, not an array.")
+    return node
+
+
+def _largest_array(doc: Any) -> list[str | int] | None:
+    """Path of the array with the most elements (first in document order among equals), or None."""
+    best: tuple[int, list] = (-1, [])
+    stack: list[tuple[Any, list]] = [(doc, [])]
+    while stack:  # depth-first, children pushed in reverse so they pop in document order
+        node, p = stack.pop()
+        if isinstance(node, list):
+            if len(node) > best[0]:
+                best = (len(node), p)
+            stack.extend((v, [*p, i]) for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, dict):
+            stack.extend((v, [*p, k]) for k, v in reversed(list(node.items())))
+    return best[1] if best[0] >= 0 else None
+
+
+def _span(text: str, pos: int, keys: Sequence[str | int]) -> tuple[int, int]:
+    """Character span of the value at ``keys`` (the last of duplicate keys, as json.loads keeps)."""
+    for k in keys:
+        if text[pos] == "{":
+            pos = _WS.match(text, pos + 1).end()
+            found = -1
+            while text[pos] != "}":
+                key, pos = _DEC.raw_decode(text, pos)
+                pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # past ':'
+                if key == str(k):
+                    found = pos
+                _, pos = _DEC.raw_decode(text, pos)
+                pos = _WS.match(text, pos).end()
+                if text[pos] == ",":
+                    pos = _WS.match(text, pos + 1).end()
+            pos = found
+        else:  # an array and an index
+            pos = _WS.match(text, pos + 1).end()
+            for _ in range(int(k)):
+                _, pos = _DEC.raw_decode(text, pos)
+                pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # past ','
+    _, end = _DEC.raw_decode(text, pos)
+    return pos, end
+
+
+def _sequence(text: str, pos: int) -> Document:
+    """JSON values one after another; JSON Lines when a newline separates every two."""
+    items, pieces, lines = [], [], True
+    while pos < len(text):
+        try:
+            item, end = _DEC.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"malformed JSON at character {exc.pos} (value {len(items)} of a JSON Lines or concatenated "
+                f"JSON text): {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise ValueError("text is JSON nested too deeply to parse (thousands of levels).") from None
+        items.append(item)
+        pieces.append(text[pos:end])
+        pos = _WS.match(text, end).end()
+        lines = lines and (pos == len(text) or "\n" in text[end:pos])
+    return Document(items, pieces, "jsonl" if lines else "concatenated")
+
+
+def _array_pieces(segment: str, parsed: list) -> tuple[list[Any], list[str]]:
+    """Elements of the array ``segment`` (already parsed as ``parsed``) and their texts, verbatim."""
+    raw = segment.encode("utf-8", "surrogatepass")  # a lone surrogate has no UTF-8 form; carried as is
+    starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
+    if ok and starts.shape[0] == len(parsed):
+        if segment.isascii():
+            return parsed, [segment[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        return parsed, [
+            raw[a:b].decode("utf-8", "surrogatepass")
+            for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+        ]
+    pos = _WS.match(segment, 1).end()
+    pieces = []
+    for _ in parsed:
+        _, end = _DEC.raw_decode(segment, pos)
+        pieces.append(segment[pos:end])
+        pos = _WS.match(segment, _WS.match(segment, end).end() + 1).end()
+    return parsed, pieces
+
+
+@njit(**JIT)
+def _element_spans(b):
+    """Byte spans of the top-level elements of a JSON array (strings and escapes respected).
+
+    Returns ``(starts, ends, ok)``; ``ok`` is False when the bytes are not a
+    single well-nested array (the caller then walks the array with the parser).
+    """
+    n = b.shape[0]
+    starts = np.empty(n // 2 + 1, np.int64)
+    ends = np.empty(n // 2 + 1, np.int64)
+    m = 0
+    depth = 0
+    in_str = False
+    esc = False
+    start = -1
+    last = -1  # last non-space byte inside the current element
+    seen_open = False
+    for i in range(n):
+        ch = b[i]
+        if in_str:
+            last = i
+            if esc:
+                esc = False
+            elif ch == 92:  # backslash
+                esc = True
+            elif ch == 34:  # quote
+                in_str = False
+            continue
+        if ch == 32 or ch == 10 or ch == 13 or ch == 9:
+            continue
+        if not seen_open:
+            if ch != 91:
+                return starts[:0], ends[:0], False
+            seen_open = True
+            depth = 1
+            continue
+        if depth == 0:
+            return starts[:0], ends[:0], False  # data after the array
+        if ch == 34:
+            in_str = True
+        if depth == 1 and (ch == 44 or ch == 93):  # ',' or the closing ']'
+            if start >= 0:
+                starts[m] = start
+                ends[m] = last + 1
+                m += 1
+                start = -1
+            if ch == 93:
+                depth = 0
+            continue
+        if ch == 91 or ch == 123:
+            depth += 1
+        elif ch == 93 or ch == 125:
+            depth -= 1
+        if start < 0:
+            start = i
+        last = i
+    return starts[:m], ends[:m], seen_open and depth == 0 and not in_str

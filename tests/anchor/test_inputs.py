@@ -1,0 +1,120 @@
+"""Tool outputs as tools emit them (issue 18): arrays, objects holding one, JSON Lines, concatenated values."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np.anchor import crush, crush_json
+from scwo_np.anchor.inputs import read_document
+
+LOG = [{"id": i, "level": "ERROR" if i == 17 else "INFO", "ms": 1.50 + i} for i in range(40)]
+
+
+def test_an_object_holding_one_array_is_returned_around_the_crushed_array_unchanged():
+    text = '{"took": 1.50, "status" : "ok",\n "results": ' + json.dumps(LOG) + ', "next": null}'
+    out = crush_json(text, 8)
+    doc = json.loads(out)
+    assert doc["took"] == 1.5 and doc["next"] is None and len(doc["results"]) <= 8
+    assert doc["results"] == [LOG[i] for i in crush(LOG, 8)]
+    assert out.startswith('{"took": 1.50, "status" : "ok",\n "results": [') and out.endswith(
+        '], "next": null}'
+    )
+
+
+def test_the_largest_array_wins_and_a_path_overrides_it():
+    text = json.dumps({"tags": ["a", "b", "c"], "data": {"items": LOG}, "more": [LOG[:5]]})
+    doc = read_document(text)
+    assert doc.form == "object" and doc.path == ("data", "items") and len(doc.items) == 40
+    assert read_document(text, path="tags").items == ["a", "b", "c"]
+    assert read_document(text, path="more/0").items == LOG[:5]
+    assert read_document(text, path=("more", 0)).path == ("more", 0)
+    with pytest.raises(ValueError, match="leads to a dict, not an array"):
+        read_document(text, path="data")
+    with pytest.raises(ValueError, match="index 3 is out of range"):
+        read_document(text, path="more.3")
+    with pytest.raises(ValueError, match="cannot take 'x' of it"):
+        read_document(text, path="tags.x")
+
+
+def test_equal_arrays_go_to_the_first_in_document_order_and_duplicate_keys_to_the_last():
+    assert read_document('{"a": [1, 2], "b": [3, 4]}').path == ("a",)
+    doc = read_document('{"r": [1, 2, 3], "r": [4, 5, 6, 7]}')  # json.loads keeps the last "r"
+    assert doc.items == [4, 5, 6, 7] and doc.pieces == ["4", "5", "6", "7"]
+    assert doc.render(["5"]) == '{"r": [1, 2, 3], "r": [5]}'
+
+
+def test_json_lines_and_concatenated_objects():
+    lines = "\n".join(json.dumps(x) for x in LOG) + "\n"
+    doc = read_document(lines.encode())
+    assert doc.form == "jsonl" and doc.items == LOG
+    out = crush_json(lines, 6)
+    assert [json.loads(x) for x in out.splitlines()] == [LOG[i] for i in crush(LOG, 6)]
+    cat = " ".join(json.dumps(x) for x in LOG[:5])
+    doc = read_document(cat)
+    assert doc.form == "concatenated" and doc.items == LOG[:5]
+    assert read_document('{"a":1}{"a":2}').pieces == ['{"a":1}', '{"a":2}']
+
+
+def test_one_value_without_an_array_is_kept_whole():
+    assert crush_json('{"a": 1.50}', 3) == '{"a": 1.50}'
+    assert crush_json(" 7 ", 1) == "7"
+
+
+def test_bytes_with_a_bom_and_numbers_keep_their_spelling():
+    text = '\ufeff{"hits": [{"x": 1.50}, {"x": 1e5}, {"x": -0.0}]}'.encode()
+    assert crush_json(text, 5) == '{"hits": [{"x": 1.50},{"x": 1e5},{"x": -0.0}]}'
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("", "empty"),
+        ("   \n", "empty"),
+        (b"\xff[1]", "not valid UTF-8"),
+        ('{"a": [1, 2', "malformed JSON at character"),
+        ('{"a": 1}\n{"a": 2', "value 1 of a JSON Lines"),
+        ('{"a": 1} x', "malformed JSON"),
+        ("[" * 100_000, "nested too deeply|malformed JSON"),
+    ],
+)
+def test_bad_text_is_a_clear_error(text, match):
+    with pytest.raises(ValueError, match=match):
+        read_document(text)
+
+
+def test_a_path_on_json_lines_or_of_the_wrong_type_is_refused():
+    with pytest.raises(ValueError, match="several values"):
+        read_document('{"a": [1]}\n{"a": [2]}', path="a")
+    with pytest.raises(TypeError, match="path must be"):
+        read_document("[1]", path=3.5)
+
+
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.sampled_from(list('ab,[]{}":\\\n\t é東😀')), max_size=6)
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text("xy", max_size=2), c, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    st.dictionaries(st.text("kq", max_size=2), json_value, max_size=4),
+    st.lists(json_value, min_size=0, max_size=12),
+    st.booleans(),
+)
+def test_any_wrapper_round_trips_through_read_and_render(wrapper, array, pretty):
+    doc = dict(wrapper, payload_array=array)
+    text = json.dumps(doc, indent=2 if pretty else None, ensure_ascii=False)
+    d = read_document(text, path=["payload_array"])
+    assert d.items == array
+    assert [json.loads(p) for p in d.pieces] == array
+    assert json.loads(d.render(d.pieces)) == doc
+    assert json.loads(d.render([])) == dict(doc, payload_array=[])
