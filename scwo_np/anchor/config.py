@@ -111,4 +111,5 @@ class CrushReport:
     must_keep_dropped: int = 0
     learned: bool = False
     passthrough: bool = False
+    protected: int = 0
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))

@@ -19,6 +19,7 @@ from .keep import (
     anomaly_scores,
     error_severity,
     information_scores,
+    protected_items,
     query_matches,
     stratified_middle,
 )
@@ -44,6 +45,8 @@ def crush(
     pattern: str | None = None,
     config: AnchorConfig | None = None,
     learned: AnchorWeights | None = None,
+    protect: Any = None,
+    protect_overflow: str = "error",
     report: bool = False,
 ) -> NDArray[np.int64] | tuple[NDArray[np.int64], CrushReport]:
     """Indices (sorted) of at most ``max_items`` items to keep.
@@ -63,6 +66,15 @@ def crush(
     learned : AnchorWeights, optional
         Learned position weights (``PositionLearner.weights(tool)``); used in
         place of the pattern's when ``config.use_learned_positions``.
+    protect : str, list of str, or dict, optional
+        Items that are always kept, before anything else: a regular expression
+        searched in every field's value, a list of them, or a mapping from field
+        name to an expression or a predicate (see :func:`protected_items`).
+        Copies of a protected item are kept too.
+    protect_overflow : {"error", "keep"}
+        When the protected items alone are more than ``max_items``: ``"error"``
+        raises ``ValueError`` (nothing is dropped silently); ``"keep"`` keeps
+        every protected item and nothing else, more than ``max_items``.
     report : bool
         Also return a :class:`CrushReport`.
 
@@ -80,6 +92,8 @@ def crush(
     query = check_text(query, name="query")
     if pattern is not None and pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {sorted(PATTERNS)} or None; got {pattern!r}.")
+    if protect_overflow not in ("error", "keep"):
+        raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
     n = len(items)
     max_items = int(max_items)
     if n <= max_items:
@@ -96,6 +110,16 @@ def crush(
         )
         return (idx, rep) if report else idx
     c = _columns(items)
+    prot = np.flatnonzero(protected_items(c, protect)) if protect is not None else np.empty(0, np.int64)
+    if prot.size > max_items:
+        if protect_overflow == "error":
+            raise ValueError(
+                f"{prot.size} items match protect, more than max_items={max_items}; raise max_items, narrow "
+                "protect, or pass protect_overflow='keep' to keep them all (and nothing else)."
+            )
+        rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
+                          protected=int(prot.size), kept=prot)  # fmt: skip
+        return (prot, rep) if report else prot
     pat = pattern or detect_pattern(c)
     intents = query_intents(query, cfg)
     use_learned = learned is not None and cfg.use_learned_positions
@@ -104,8 +128,9 @@ def crush(
         if use_learned
         else adjust_for_query(pattern_weights(pat, cfg), intents)
     )
-    taken: set = set()
-    kept: list[int] = []
+    kept: list[int] = prot.tolist()  # protected items first, copies included
+    taken: set = set(c.item_code[prot].tolist())
+    max_items_left = max_items - len(kept)
 
     # 1. Always kept, most severe first.
     sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
@@ -114,14 +139,18 @@ def crush(
     ar = np.arange(n)
     err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
     q_mask = qm > 0
-    qry = ar[q_mask][np.lexsort((ar[q_mask], -qm[q_mask]))][: max(1, max_items // 2)]
+    # Among equally good matches, the query's position intent decides: "latest" wants the last ones.
+    latest = "recency" in intents and "historical" not in intents
+    qry = ar[q_mask][np.lexsort((-ar[q_mask] if latest else ar[q_mask], -qm[q_mask]))][
+        : max(1, max_items // 2)
+    ]
     ano_mask = (z > cfg.anomaly_z) & (sev == 0)
     ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
     # What the user named comes first (at most half the budget), then errors, then anomalies.
     must = np.concatenate([qry, err, ano]).astype(np.int64)
-    must_codes = len(set(c.item_code[must].tolist()))
-    kept += _pick(must, max_items, None, taken, c)
-    dropped = must_codes - len(kept)
+    must_codes = len(set(c.item_code[must].tolist()) - taken)
+    kept += _pick(must, max_items_left, None, taken, c)
+    dropped = must_codes - (len(kept) - prot.size)
 
     # 2. Position anchors.
     rest = max_items - len(kept)
@@ -151,6 +180,7 @@ def crush(
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
+        protected=int(prot.size),
     )  # fmt: skip
     return idx, rep
 

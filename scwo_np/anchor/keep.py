@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -103,7 +106,9 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
             np.cumsum(lens[:-1] + 1, out=starts[1:])
         fields.append((big, starts, c.distinct_numbers[f]))
     for t in terms:
-        word = re.compile(rf"(?<![\w]){re.escape(t)}(?![\w])")
+        # A plural term also matches its singular ("errors" finds level "ERROR").
+        forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
+        words = [re.compile(rf"(?<![\w]){re.escape(x)}(?![\w])") for x in forms]
         try:
             tnum = float(t)
         except ValueError:
@@ -111,15 +116,65 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         hit = np.zeros(c.n, dtype=bool)
         for f, (big, starts, nums) in enumerate(fields):
             table = np.zeros(len(c.values[f]) + 1, dtype=bool)
-            pos = [m.start() for m in word.finditer(big)] if t in big else []  # C substring test first
-            if pos:
-                table[np.searchsorted(starts, pos, side="right") - 1] = True
+            for x, word in zip(forms, words, strict=True):
+                pos = [m.start() for m in word.finditer(big)] if x in big else []  # C substring test first
+                if pos:
+                    table[np.searchsorted(starts, pos, side="right") - 1] = True
             if tnum is not None and nums.size:
                 table[:-1] |= nums == tnum
             hit |= table[c.codes[f]]
         if 0 < hit.sum() <= 0.5 * c.n:
             score += hit
     return score
+
+
+def protected_items(c: Columns, protect: object) -> NDArray[np.bool_]:
+    """Items matching ``protect``: regular expressions searched in every field's value, or per field.
+
+    ``protect`` is a pattern (``str`` or compiled), a list of them (an item
+    matches if any pattern finds any of its values), or a mapping from field
+    name to a pattern or to a predicate ``value -> bool``.  Values are searched
+    as text: strings as they are, other values in their JSON spelling
+    (``true``, ``null``, ``3.5``, nested objects as JSON).
+    """
+    rules: list[tuple[int | None, Any]]
+    if isinstance(protect, Mapping):
+        rules = []
+        for name, rule in protect.items():
+            if name in c.names:
+                rules.append((c.names.index(name), _rule(rule, f"protect[{name!r}]")))
+            else:
+                _rule(rule, f"protect[{name!r}]")  # still checked: a typo must not pass silently
+    elif isinstance(protect, str | re.Pattern):
+        rules = [(None, _rule(protect, "protect"))]
+    elif isinstance(protect, Sequence):
+        rules = [(None, _rule(p, f"protect[{k}]")) for k, p in enumerate(protect)]
+    else:
+        raise TypeError(
+            "protect must be a regular expression, a list of them, or a mapping field -> expression or "
+            f"predicate; got {type(protect).__name__}."
+        )
+    hit = np.zeros(c.n, dtype=bool)
+    for f0, rule in rules:
+        for f in range(len(c.names)) if f0 is None else [f0]:
+            table = np.zeros(len(c.values[f]) + 1, dtype=bool)  # last slot: missing (code -1)
+            for code, v in enumerate(c.values[f]):
+                table[code] = rule(v)
+            hit |= table[c.codes[f]]
+    return hit
+
+
+def _rule(rule: object, name: str):
+    if callable(rule) and not isinstance(rule, re.Pattern):
+        return lambda v: bool(rule(v))
+    if isinstance(rule, str):
+        try:
+            rule = re.compile(rule)
+        except re.error as exc:
+            raise ValueError(f"{name} is not a valid regular expression ({exc}): {rule!r}.") from None
+    if not isinstance(rule, re.Pattern):
+        raise TypeError(f"{name} must be a regular expression or a predicate; got {type(rule).__name__}.")
+    return lambda v: rule.search(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) is not None
 
 
 # ----------------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""Query position intent and protected items (issue 18)."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from scwo_np.anchor import crush, crush_json
+
+
+def log(n=200, seed=3):
+    rng = np.random.default_rng(seed)
+    return [
+        {
+            "ts": f"2024-05-01T10:{i // 60:02d}:{i % 60:02d}",
+            "service": f"svc{int(rng.integers(0, 8))}",
+            "level": "ERROR" if rng.random() < 0.05 else "INFO",
+            "msg": f"request {i} handled",
+        }
+        for i in range(n)
+    ]
+
+
+def test_latest_matches_are_the_most_recent_ones():
+    items = log()
+    svc2 = [i for i, it in enumerate(items) if it["service"] == "svc2"]
+    kept, rep = crush(items, 12, query="latest errors in svc2", report=True)
+    chosen = [i for i in kept.tolist() if items[i]["service"] == "svc2"]
+    assert rep.query_matches > 0 and chosen
+    # Every svc2 error is kept, and the other svc2 slots go to the most recent svc2 items.
+    errors = [i for i in svc2 if items[i]["level"] == "ERROR"]
+    assert set(errors) <= set(chosen)
+    plain = sorted(set(chosen) - set(errors))
+    assert plain == sorted(set(svc2) - set(errors))[-len(plain) :]
+    first = crush(items, 12, query="first entries of svc2")
+    early = sorted(i for i in first.tolist() if items[i]["service"] == "svc2")
+    assert early[:3] == svc2[:3]
+
+
+def test_a_plural_query_term_matches_its_singular():
+    items = log()
+    kept = crush(items, 12, query="errors in svc5")
+    hits = [i for i in kept.tolist() if items[i]["level"] == "ERROR" and items[i]["service"] == "svc5"]
+    assert hits == [i for i, it in enumerate(items) if it["level"] == "ERROR" and it["service"] == "svc5"]
+
+
+def test_protected_items_are_always_kept_first():
+    items = log()
+    items[77]["msg"] = "payment gateway timeout"
+    items[78] = dict(items[77])  # a copy: protected items are kept with their copies
+    kept = crush(items, 6, protect=[r"gateway"])
+    assert {77, 78} <= set(kept.tolist()) and len(kept) <= 6
+    rule = {"service": "^svc7$", "msg": lambda m: "gateway" in m}
+    want = [i for i, it in enumerate(items) if it["service"] == "svc7" or "gateway" in it["msg"]]
+    assert crush(items, len(want), protect=rule).tolist() == want
+    with pytest.raises(ValueError, match=f"{len(want)} items match protect, more than max_items=6"):
+        crush(items, 6, protect=rule)
+
+
+def test_protect_overflow_fails_closed_or_keeps_them_all():
+    items = log()
+    svc1 = [i for i, it in enumerate(items) if it["service"] == "svc1"]
+    with pytest.raises(ValueError, match=f"{len(svc1)} items match protect, more than max_items=5"):
+        crush(items, 5, protect={"service": "svc1"})
+    kept, rep = crush(items, 5, protect={"service": "svc1"}, protect_overflow="keep", report=True)
+    assert kept.tolist() == svc1 and rep.protected == len(svc1)
+
+
+def test_protect_searches_json_spellings_and_checks_its_rules():
+    items = [{"ok": True, "n": i, "tags": ["a", "b"] if i == 9 else []} for i in range(30)]
+    assert 9 in crush(items, 3, protect=r'\["a", "b"\]').tolist()
+    assert 20 in crush(items, 3, protect={"n": "^20$"}).tolist()
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        crush(items, 3, protect="(")
+    with pytest.raises(ValueError, match=r"protect\['nope'\] is not a valid"):
+        crush(items, 3, protect={"nope": "["})
+    with pytest.raises(TypeError, match="protect must be"):
+        crush(items, 3, protect=5)
+    with pytest.raises(ValueError, match="protect_overflow must be"):
+        crush(items, 3, protect="x", protect_overflow="drop")
+
+
+def test_crush_json_passes_protect_through():
+    items = log(50)
+    out = json.loads(crush_json(json.dumps(items), 4, protect=re.compile("request 33 ")))
+    assert items[33] in out
