@@ -523,6 +523,17 @@ REGISTRY = {
         ),
     ),
     "PositionLearner": (_learner, {}, dict(min_samples="posint", timeout="nonneg")),
+    "CrushStore": (
+        lambda **k: anchor.CrushStore(":memory:", **k),
+        dict(max_bytes=1000, max_entries=5),
+        dict(max_bytes="posint", max_entries="posint", timeout="nonneg"),
+    ),
+    "array_key": (lambda **k: anchor.array_key(**k), dict(pieces=TEXTS), dict(pieces="texts")),
+    "read_document": (
+        lambda **k: anchor.read_document(**k),
+        dict(text='{"a": [{"b": 1}, {"b": 2}]}'),
+        dict(text="json"),
+    ),
     "classify_position": (
         lambda **k: anchor.classify_position(**k),
         dict(idx=3, size=10),
@@ -680,6 +691,9 @@ NOT_FUNCTIONS = {
     "AnchorWeights": "a result type (weights learned or derived)",
     "Columns": "a result type of columns()",
     "CrushReport": "a result type",
+    "Document": "a result type of read_document()",
+    "omission_marker": "takes the Columns crush built; covered through crush_json(marker=True)",
+    "is_marker": "a predicate that accepts any value",
     "PositionRetrievalPattern": "a result type of PositionLearner.pattern()",
     "ContextSnapshot": "a dataclass with to_dict/from_dict (checked in test_hsca_engine)",
     "DomainTag": "a str Enum",

@@ -34,23 +34,33 @@ already kept.  Where the plan is silent or inconsistent, see
 from .columns import Columns, columns
 from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
 from .crush import crush, crush_json
+from .inputs import Document, read_document
 from .learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
+from .marker import MARKER_KEY, is_marker, omission_marker
 from .patterns import anchor_budget, detect_pattern, query_intents
+from .store import CrushStore, array_key
 
 __all__ = [
+    "MARKER_KEY",
     "AnchorConfig",
     "AnchorWeights",
     "BUCKETS",
     "Columns",
     "CrushReport",
+    "CrushStore",
+    "Document",
     "PATTERNS",
     "PositionLearner",
     "PositionRetrievalPattern",
     "anchor_budget",
+    "array_key",
     "classify_position",
     "columns",
     "crush",
     "crush_json",
     "detect_pattern",
+    "is_marker",
+    "omission_marker",
     "query_intents",
+    "read_document",
 ]

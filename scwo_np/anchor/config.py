@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -112,4 +112,5 @@ class CrushReport:
     learned: bool = False
     passthrough: bool = False
     protected: int = 0
+    columns: Any = field(default=None, repr=False)  # the Columns built (None on passthrough)
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))

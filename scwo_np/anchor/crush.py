@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +25,7 @@ from .keep import (
     query_matches,
     stratified_middle,
 )
+from .marker import omission_marker
 from .patterns import (
     adjust_for_query,
     anchor_budget,
@@ -31,6 +34,7 @@ from .patterns import (
     query_intents,
     split_slots,
 )
+from .store import CrushStore
 
 # ----------------------------------------------------------------------------------------
 # crush
@@ -118,7 +122,7 @@ def crush(
                 "protect, or pass protect_overflow='keep' to keep them all (and nothing else)."
             )
         rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
-                          protected=int(prot.size), kept=prot)  # fmt: skip
+                          protected=int(prot.size), columns=c, kept=prot)  # fmt: skip
         return (prot, rep) if report else prot
     pat = pattern or detect_pattern(c)
     intents = query_intents(query, cfg)
@@ -180,20 +184,41 @@ def crush(
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
-        protected=int(prot.size),
+        protected=int(prot.size), columns=c,
     )  # fmt: skip
     return idx, rep
 
 
 def crush_json(
-    text: str | bytes, max_items: int, *, path: str | Sequence[str | int] | None = None, **kw: Any
+    text: str | bytes,
+    max_items: int,
+    *,
+    path: str | Sequence[str | int] | None = None,
+    marker: bool | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    **kw: Any,
 ) -> str:
     r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
 
-    ``text`` is a JSON array, an object holding one (``{"results": [...]}``:
-    the largest array inside, or the one at ``path``; the object around it is
-    returned unchanged), JSON Lines or concatenated JSON values (returned one
-    per line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON array, an object holding one (``{"results": [...]}``: the largest
+        array inside, or the one at ``path``; the object around it is returned
+        unchanged), JSON Lines or concatenated JSON values (returned one per
+        line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+    max_items : int
+    path : str or sequence, optional
+        Where the array is inside an object (``"data.items"``).
+    marker : bool, optional
+        Append the omission marker (see :mod:`scwo_np.anchor.marker`) when items
+        were dropped. Default: on when ``store`` is given, off otherwise.
+    store : CrushStore or path, optional
+        Store the whole array; the marker carries its key for
+        :meth:`CrushStore.retrieve`.
+    **kw
+        Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
+
     Invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser
     can follow are ``ValueError``\ s.
 
@@ -205,8 +230,26 @@ def crush_json(
     '[1,2,3]'
     >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
     '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
+    >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
+    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
     """
     doc = read_document(text, path=path)
-    idx = crush(doc.items, max_items, **kw)
-    keep = (idx[0] if isinstance(idx, tuple) else idx).tolist()
-    return doc.render([doc.pieces[i] for i in keep])
+    kw.pop("report", None)
+    marker = store is not None if marker is None else bool(marker)
+    if not marker:
+        keep = crush(doc.items, max_items, **kw).tolist()
+        return doc.render([doc.pieces[i] for i in keep])
+    idx, rep = crush(doc.items, max_items, report=True, **kw)
+    keep = idx.tolist()
+    pieces = [doc.pieces[i] for i in keep]
+    if len(keep) < len(doc.items):
+        key = None
+        if store is not None:
+            if isinstance(store, CrushStore):
+                key = store.put(doc.pieces)
+            else:
+                with CrushStore(store) as s:
+                    key = s.put(doc.pieces)
+        m = omission_marker(rep.columns, len(doc.items), idx, key=key)
+        pieces.append(json.dumps(m, ensure_ascii=False))
+    return doc.render(pieces)

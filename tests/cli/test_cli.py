@@ -176,8 +176,69 @@ def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
     kept = json.loads(captured.out)
     assert len(kept) <= 10 and {"status": "error", "error_code": "CRITICAL", "value": 50} in kept
     assert "errors 1" in captured.err
-    path.write_text('{"not": "an array"}')
-    _fails(["crush", str(path), "--max-items", "3"], "needs a JSON array")
+    path.write_text('{"not": "an array"}')  # one value, no array in it: kept whole
+    assert main(["crush", str(path), "--max-items", "3"]) == 0
+    assert capsys.readouterr().out == '{"not": "an array"}\n'
+
+
+def test_crush_marker_store_and_retrieve(tmp_path, capsys):
+    items = [{"id": i, "status": "error" if i in (5, 70) else "ok", "ms": i * 1.5} for i in range(120)]
+    path = tmp_path / "tool.json"
+    path.write_text(json.dumps({"took": 3, "data": {"rows": items}}))
+    store = tmp_path / "store.sqlite"
+    argv = [
+        "crush",
+        str(path),
+        "--max-items",
+        "8",
+        "--marker",
+        "--store",
+        str(store),
+        "--protect",
+        "^7$",
+        "--report",
+    ]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    rows = out["data"]["rows"]
+    assert out["took"] == 3 and "(object at data/rows)" in captured.err and "protected 1" in captured.err
+    assert {"id": 7, "status": "ok", "ms": 10.5} in rows
+    key = rows[-1]["_omitted"]["key"]
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "status=error"]) == 0
+    assert json.loads(capsys.readouterr().out) == [items[5], items[70]]
+    assert (
+        main(
+            [
+                "crush",
+                "--retrieve",
+                key,
+                "--store",
+                str(store),
+                "--range",
+                "10:12",
+                "-o",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
+    assert json.loads((tmp_path / "r.json").read_text()) == items[10:12]
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "ms=3.0"]) == 0
+    assert json.loads(capsys.readouterr().out) == [items[2]]
+    _fails(["crush", "--retrieve", "ffff", "--store", str(store)], "no array under key 'ffff'")
+    _fails(["crush", "--retrieve", key, "--store", str(store), "--range", "a:b"], "--range takes START:STOP")
+    _fails(
+        ["crush", "--retrieve", key, "--store", str(store), "--where", "status"], "--where takes FIELD=VALUE"
+    )
+    _fails(["crush", str(path), "--retrieve", key], "drop the file argument")
+    _fails(["crush", str(path)], "--max-items is required")
+    _fails(["crush", str(path), "--max-items", "0"], "positive integer or 'auto'")
+    _fails(["crush", str(path), "--max-items", "4", "--range", "1:2"], "--range goes with --retrieve")
+    _fails(["crush"], "give the JSON file")
+    _fails(["crush", str(path), "--max-items", "3", "--protect", "^(1|2|3|4)$"], "4 items match protect")
+    assert main(["crush", str(path), "--max-items", "3", "--protect", "^(1|2|3|4)$", "--keep-protected"]) == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)["data"]["rows"]] == [1, 2, 3, 4]
 
 
 def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatch):

@@ -1,0 +1,148 @@
+"""The omission marker and the store that gives dropped items back (issue 18)."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from scwo_np.anchor import crush, crush_json
+from scwo_np.anchor.marker import is_marker
+from scwo_np.anchor.store import CrushStore, array_key
+
+
+def log(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        {
+            "id": f"req-{i:04d}",
+            "level": str(rng.choice(["INFO", "WARN", "ERROR"], p=[0.85, 0.13, 0.02])),
+            "ms": round(float(rng.gamma(2.0, 20.0)), 2),
+            **({"trace": {"span": i}} if i % 50 == 0 else {}),
+        }
+        for i in range(n)
+    ]
+
+
+def test_the_marker_says_how_many_from_where_and_what_without_touching_kept_items():
+    items = log()
+    text = json.dumps(items, indent=1)
+    out = json.loads(crush_json(text, 20, marker=True))
+    kept, m = out[:-1], out[-1]["_omitted"]
+    idx = crush(items, 20).tolist()
+    assert kept == [items[i] for i in idx] and is_marker(out[-1])
+    dropped = sorted(set(range(len(items))) - set(idx))
+    assert m["count"] == len(dropped) and m["of"] == len(items)
+    listed = [i for a, b in m["ranges"] for i in range(a, b + 1)]
+    assert listed == dropped[: len(listed)] and len(m["ranges"]) + m.get("more_ranges", 0) >= 2
+    f = m["fields"]
+    assert f["ms"]["min"] == min(items[i]["ms"] for i in dropped)
+    assert f["ms"]["max"] == max(items[i]["ms"] for i in dropped)
+    levels = [items[i]["level"] for i in dropped]
+    assert f["level"]["top"][0] == ["INFO", levels.count("INFO")]
+    assert f["id"] == {"count": len(dropped), "distinct": len(dropped)}
+    assert f["trace"]["count"] == sum("trace" in items[i] for i in dropped)
+    assert "key" not in m  # nothing stored, no key
+
+
+def test_no_marker_when_nothing_was_dropped_and_marker_lines_in_json_lines():
+    assert crush_json("[1, 2]", 5, marker=True) == "[1,2]"
+    lines = "\n".join(json.dumps(x) for x in log(40))
+    out = crush_json(lines, 5, marker=True).splitlines()
+    assert is_marker(json.loads(out[-1])) and len(out) <= 6
+
+
+def test_the_marker_sits_inside_a_wrapper_object():
+    doc = {"took": 4, "results": log(60)}
+    out = json.loads(crush_json(json.dumps(doc), 10, marker=True))
+    assert out["took"] == 4 and is_marker(out["results"][-1])
+
+
+def test_store_and_retrieve_by_range_and_by_field(tmp_path):
+    items = log()
+    path = tmp_path / "store.sqlite"
+    out = json.loads(crush_json(json.dumps(items), 15, store=path))
+    key = out[-1]["_omitted"]["key"]
+    with CrushStore(path) as store:
+        assert key in store and len(store) == 1
+        assert store.retrieve(key) == items
+        assert store.retrieve(key, start=10, stop=13) == items[10:13]
+        assert store.retrieve(key, start=-2) == items[-2:]
+        errors = [it for it in items if it["level"] == "ERROR"]
+        assert errors and store.retrieve(key, where={"level": "ERROR"}) == errors
+        assert store.retrieve(key, where={"ms": lambda v: v > 100}) == [it for it in items if it["ms"] > 100]
+        assert store.retrieve(key, where=lambda it: "trace" in it) == items[::50]
+        assert json.loads(store.retrieve_json(key, start=0, stop=2)) == items[:2]
+        with pytest.raises(KeyError, match="never stored there, or evicted"):
+            store.retrieve("0" * 16)
+        with pytest.raises(TypeError, match="where must be"):
+            store.retrieve(key, where=3)
+
+
+def test_retrieve_json_is_verbatim_and_the_key_is_the_content():
+    store = CrushStore(":memory:")
+    text = '[{"x": 1.50}, {"x": 2.0}, {"x": 3}, {"x": 4}]'
+    out = json.loads(crush_json(text, 2, store=store, config=None))
+    key = out[-1]["_omitted"]["key"]
+    assert key == array_key(['{"x": 1.50}', '{"x": 2.0}', '{"x": 3}', '{"x": 4}'])
+    assert store.retrieve_json(key, start=0, stop=2) == '[{"x": 1.50},{"x": 2.0}]'
+    crush_json(text, 2, store=store)  # the same array again: one entry
+    assert len(store) == 1
+
+
+def test_the_store_evicts_the_least_recently_used(tmp_path):
+    store = CrushStore(tmp_path / "s.sqlite", max_entries=3)
+    keys = [store.put([json.dumps({"i": i, "pad": "x" * 100})]) for i in range(3)]
+    store.retrieve(keys[0])  # now the most recently used
+    time.sleep(0.01)
+    keys.append(store.put(['{"i": 3}']))
+    assert set(store.keys()) == {keys[0], keys[2], keys[3]}
+    small = CrushStore(tmp_path / "b.sqlite", max_bytes=2_000)
+    rng = np.random.default_rng(0)
+    for i in range(10):  # random text barely compresses: ~1 kB each
+        small.put([json.dumps({"i": i, "r": rng.bytes(800).hex()})])
+    sizes = small._db.execute("SELECT SUM(size), COUNT(*) FROM arrays").fetchone()
+    assert sizes[0] <= 2_000 and sizes[1] >= 1
+
+
+WRITER = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from scwo_np.anchor.store import CrushStore
+    store = CrushStore(sys.argv[1])
+    rng = np.random.default_rng(int(sys.argv[2]))
+    i = 0
+    while True:
+        pieces = [json.dumps({"i": i, "j": j, "r": rng.bytes(64).hex()}) for j in range(20_000)]
+        key = store.put(pieces)
+        print(key, flush=True)
+        i += 1
+    """
+)
+
+
+def test_a_writer_killed_mid_write_leaves_the_store_readable(tmp_path):
+    path = str(tmp_path / "store.sqlite")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for seed in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, path, str(seed)], stdout=subprocess.PIPE, text=True, env=env
+        )
+        committed = [proc.stdout.readline().strip() for _ in range(2)]
+        time.sleep(0.05 + 0.1 * seed)  # somewhere inside a later put
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with CrushStore(path) as store:
+            for key in committed:
+                got = store.retrieve(key)
+                assert len(got) == 20_000 and got[0]["j"] == 0
+                assert array_key([json.dumps(x) for x in got]) == key  # the content is whole
