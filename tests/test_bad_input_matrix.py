@@ -529,6 +529,16 @@ REGISTRY = {
         dict(max_bytes="posint", max_entries="posint", timeout="nonneg"),
     ),
     "array_key": (lambda **k: anchor.array_key(**k), dict(pieces=TEXTS), dict(pieces="texts")),
+    "lossless_encode": (
+        lambda **k: anchor.lossless_encode(**k),
+        dict(text='[{"a": 1}, {"a": 2}]'),
+        dict(text="json"),
+    ),
+    "lossless_decode": (
+        lambda **k: anchor.lossless_decode(**k),
+        dict(text='{"_columnar": {"fields": ["a"], "rows": [[1], [2]]}}'),
+        dict(text="json"),
+    ),
     "read_document": (
         lambda **k: anchor.read_document(**k),
         dict(text='{"a": [{"b": 1}, {"b": 2}]}'),

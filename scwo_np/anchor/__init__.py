@@ -36,6 +36,7 @@ from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
 from .crush import crush, crush_json
 from .inputs import Document, read_document
 from .learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
+from .lossless import lossless_decode, lossless_encode
 from .marker import MARKER_KEY, is_marker, omission_marker
 from .patterns import anchor_budget, detect_pattern, query_intents
 from .store import CrushStore, array_key
@@ -60,6 +61,8 @@ __all__ = [
     "crush_json",
     "detect_pattern",
     "is_marker",
+    "lossless_decode",
+    "lossless_encode",
     "omission_marker",
     "query_intents",
     "read_document",

@@ -25,6 +25,7 @@ from .keep import (
     query_matches,
     stratified_middle,
 )
+from .lossless import lossless_encode
 from .marker import omission_marker
 from .patterns import (
     adjust_for_query,
@@ -196,6 +197,7 @@ def crush_json(
     path: str | Sequence[str | int] | None = None,
     marker: bool | None = None,
     store: CrushStore | str | os.PathLike | None = None,
+    lossless: bool = False,
     **kw: Any,
 ) -> str:
     r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
@@ -216,6 +218,9 @@ def crush_json(
     store : CrushStore or path, optional
         Store the whole array; the marker carries its key for
         :meth:`CrushStore.retrieve`.
+    lossless : bool
+        Drop nothing: return the array in columnar form instead (see
+        :func:`lossless_encode`); ``max_items`` and ``**kw`` are then unused.
     **kw
         Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
 
@@ -233,6 +238,8 @@ def crush_json(
     >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
     '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
     """
+    if lossless:
+        return lossless_encode(text, path=path)
     doc = read_document(text, path=path)
     kw.pop("report", None)
     marker = store is not None if marker is None else bool(marker)

@@ -35,6 +35,8 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         return _cmd_retrieve(args)
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
+    if args.lossless or args.expand:
+        return _cmd_lossless(args)
     if args.max_items is None:
         raise SystemExit("scwo: --max-items is required (a number, or auto)")
     for flag in ("range", "where"):
@@ -62,6 +64,35 @@ def _cmd_crush(args: argparse.Namespace) -> int:
                 + f"); pattern {rep.pattern}; anchors front/back/middle {rep.anchor_slots}; errors {rep.errors}, "
                 f"anomalies {rep.anomalies}, query matches {rep.query_matches}, protected {rep.protected}, "
                 f"must-keep dropped {rep.must_keep_dropped}\n"
+            )
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    with _output(args.output) as fh:
+        fh.write(out + "\n")
+    return 0
+
+
+def _cmd_lossless(args: argparse.Namespace) -> int:
+    from ..anchor import lossless_decode, lossless_encode
+    from ..tokens import as_token_counter, count_tokens
+
+    if args.lossless and args.expand:
+        raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
+    for flag in ("max_items", "marker", "protect", "query"):
+        if getattr(args, flag):
+            raise SystemExit(
+                f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
+            )
+    raw = _read(args.file)
+    try:
+        out = lossless_encode(raw, path=args.path) if args.lossless else lossless_decode(raw)
+        if args.report:
+            text = raw.decode("utf-8")
+            counter = as_token_counter(args.tokens)
+            before, after = count_tokens([text.strip(), out], counter).tolist()
+            sys.stderr.write(
+                f"scwo crush: {'lossless' if args.lossless else 'expanded'}: {len(text.strip()):,} -> {len(out):,} "
+                f"characters, {before:,} -> {after:,} tokens ({counter.name})\n"
             )
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None

@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--store", help="the store file (default: crush_store.sqlite in the user cache folder)")
     c.add_argument("--no-store", action="store_true", help="with --marker: do not store the array")
+    c.add_argument("--lossless", action="store_true", help="drop nothing: write the array in columnar form")
+    c.add_argument("--expand", action="store_true", help="turn --lossless output back into the array")
+    c.add_argument(
+        "--tokens",
+        default="estimate",
+        help="with --report: the token counter (estimate, wordpiece, tiktoken)",
+    )
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"
     )

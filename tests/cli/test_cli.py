@@ -340,3 +340,16 @@ def test_rerank_command_writes_what_rerank_parquet_writes(tmp_path, capsys):
     _fails(["rerank", str(tmp_path / "nope.parquet"), "--budget", "1", "-o", str(tmp_path / "x.parquet")],
            r"cannot read .*nope.parquet")  # fmt: skip
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_crush_lossless_and_expand(tmp_path, capsys):
+    items = [{"ts": f"2024-01-01T00:00:{i:02d}", "svc": "api", "ms": f"{i}.50"} for i in range(40)]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(items, indent=2))
+    assert main(["crush", str(path), "--lossless", "--report", "-o", str(tmp_path / "enc.json")]) == 0
+    err = capsys.readouterr().err
+    assert "lossless:" in err and "tokens (estimate)" in err
+    assert main(["crush", str(tmp_path / "enc.json"), "--expand"]) == 0
+    assert json.loads(capsys.readouterr().out) == items
+    _fails(["crush", str(path), "--lossless", "--expand"], "pass one")
+    _fails(["crush", str(path), "--lossless", "--max-items", "3"], "--max-items does not go with --lossless")
