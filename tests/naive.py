@@ -447,3 +447,19 @@ def long_context_reorder(items):
         else:
             out.insert(0, value)
     return out
+
+
+def greedy_coverage_curve(item_facts, limit):
+    """Plain greedy maximum coverage: after each of the first ``limit`` picks, the facts covered.
+
+    Each step takes the item with the most facts not yet covered (ties: lowest index).
+    """
+    covered: set = set()
+    left = list(range(len(item_facts)))
+    curve = []
+    for _ in range(min(limit, len(item_facts))):
+        best = max(left, key=lambda i: (len(set(item_facts[i]) - covered), -i))
+        covered |= set(item_facts[best])
+        left.remove(best)
+        curve.append(len(covered))
+    return curve + [len(covered)] * (limit - len(curve))

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..validation import check_int, check_text
+from .auto import auto_size
 from .columns import _check_items, _columns
 from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
 from .inputs import read_document
@@ -52,6 +53,8 @@ def crush(
     learned: AnchorWeights | None = None,
     protect: Any = None,
     protect_overflow: str = "error",
+    bias: str | float = "balanced",
+    upper: int = 100,
     report: bool = False,
 ) -> NDArray[np.int64] | tuple[NDArray[np.int64], CrushReport]:
     """Indices (sorted) of at most ``max_items`` items to keep.
@@ -60,8 +63,11 @@ def crush(
     ----------
     items : list of dict (or of scalars, each read as ``{"value": x}``)
         The array, e.g. a parsed tool output.
-    max_items : int
+    max_items : int or "auto"
         The most items to keep (>= 1); arrays no longer than this are kept whole.
+        ``"auto"``: the fewest items that carry the ``bias``'s share of the
+        array's information (see :mod:`scwo_np.anchor.auto`), at most ``upper``,
+        plus every error, anomaly, query match and protected item.
     query : str
         The user's request: its position intents shift the anchors, its terms
         keep matching items.
@@ -80,8 +86,13 @@ def crush(
         When the protected items alone are more than ``max_items``: ``"error"``
         raises ``ValueError`` (nothing is dropped silently); ``"keep"`` keeps
         every protected item and nothing else, more than ``max_items``.
+    bias : {"conservative", "balanced", "aggressive"} or float
+        With ``max_items="auto"``: the share of the facts to cover (100%, 95%,
+        85%, or a number in (0, 1]).
+    upper : int
+        With ``max_items="auto"``: the most items the information part may take.
     report : bool
-        Also return a :class:`CrushReport`.
+        Also return a :class:`CrushReport` (its ``max_items`` is the size used).
 
     Examples
     --------
@@ -93,29 +104,33 @@ def crush(
     """
     cfg = config or AnchorConfig()
     items = _check_items(items)
-    max_items = check_int(max_items, name="max_items", low=1)
+    auto = isinstance(max_items, str)
+    if auto and max_items != "auto":
+        raise ValueError(f"max_items must be a positive integer or 'auto'; got {max_items!r}.")
+    if not auto:
+        max_items = int(check_int(max_items, name="max_items", low=1))
+    upper = check_int(upper, name="upper", low=1)
     query = check_text(query, name="query")
     if pattern is not None and pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {sorted(PATTERNS)} or None; got {pattern!r}.")
     if protect_overflow not in ("error", "keep"):
         raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
     n = len(items)
-    max_items = int(max_items)
-    if n <= max_items:
-        idx = np.arange(n, dtype=np.int64)
-        rep = CrushReport(
-            n,
-            max_items,
-            pattern or "generic",
-            AnchorWeights(0.5, 0.5, 0.0),
-            (),
-            (0, 0, 0),
-            passthrough=True,
-            kept=idx,
-        )
-        return (idx, rep) if report else idx
+    if not auto and n <= max_items:
+        return _passthrough(n, max_items, pattern, report)
     c = _columns(items)
     prot = np.flatnonzero(protected_items(c, protect)) if protect is not None else np.empty(0, np.int64)
+    sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
+    z = anomaly_scores(c) if cfg.keep_anomalies else np.zeros(n)
+    qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
+    ano_mask = (z > cfg.anomaly_z) & (sev == 0)
+    if auto:  # the information the data carries, and never fewer than what must be kept
+        must_n = len(
+            set(c.item_code[(sev > 0) | ano_mask | (qm > 0)].tolist()) - set(c.item_code[prot].tolist())
+        )
+        max_items = max(auto_size(c, bias=bias, upper=upper), must_n + prot.size + cfg.min_anchor_slots)
+        if n <= max_items:
+            return _passthrough(n, n, pattern, report, c)
     if prot.size > max_items:
         if protect_overflow == "error":
             raise ValueError(
@@ -138,9 +153,6 @@ def crush(
     max_items_left = max_items - len(kept)
 
     # 1. Always kept, most severe first.
-    sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
-    z = anomaly_scores(c) if cfg.keep_anomalies else np.zeros(n)
-    qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
     ar = np.arange(n)
     err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
     q_mask = qm > 0
@@ -149,7 +161,6 @@ def crush(
     qry = ar[q_mask][np.lexsort((-ar[q_mask] if latest else ar[q_mask], -qm[q_mask]))][
         : max(1, max_items // 2)
     ]
-    ano_mask = (z > cfg.anomaly_z) & (sev == 0)
     ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
     # What the user named comes first (at most half the budget), then errors, then anomalies.
     must = np.concatenate([qry, err, ano]).astype(np.int64)
@@ -187,6 +198,15 @@ def crush(
         query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
         protected=int(prot.size), columns=c,
     )  # fmt: skip
+    return idx, rep
+
+
+def _passthrough(n, max_items, pattern, report, c=None):
+    idx = np.arange(n, dtype=np.int64)
+    if not report:
+        return idx
+    rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
+                      passthrough=True, columns=c, kept=idx)  # fmt: skip
     return idx, rep
 
 

@@ -1,0 +1,100 @@
+"""max_items="auto" (issue 18): the size follows the information in the data."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np.anchor import columns, crush, crush_json
+from scwo_np.anchor.auto import _coverage_curve, _facts, auto_size, information_curve
+from tests import naive
+
+
+@given(st.lists(st.lists(st.integers(0, 15), max_size=6), max_size=25), st.integers(1, 30))
+@settings(max_examples=300, deadline=None)
+def test_the_lazy_coverage_curve_equals_plain_greedy(item_facts, limit):
+    uniq = [sorted(set(f)) for f in item_facts]
+    indptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum([len(f) for f in uniq], out=indptr[1:])
+    facts = np.array([x for f in uniq for x in f], dtype=np.int64)
+    limit = min(limit, len(uniq))
+    got = _coverage_curve(indptr, facts, np.int64(16), np.int64(limit)).tolist()
+    assert got == naive.greedy_coverage_curve(uniq, limit)
+
+
+def test_facts_are_what_the_module_says():
+    items = [
+        {"id": "req-000731", "svc": "svc2", "ms": 3, "msg": "user logged in from the mobile app today"},
+        {"id": "req-000732", "svc": "svc3", "ms": 900, "msg": "user logged out"},
+        {"id": "req-000733", "svc": "svc3", "ok": True},
+    ]
+    indptr, facts, n = _facts(columns(items))
+    per_item = [set(facts[indptr[i] : indptr[i + 1]].tolist()) for i in range(3)]
+    # id and svc normalise to one fact each; the long message is words; the field sets differ.
+    assert len(per_item[0] & per_item[1]) == 2 + 1  # id, svc, and the word "user"/"logged" share
+    assert len(per_item[0]) == 2 + 1 + 7 + 1  # id, svc, ms bucket, 7 distinct words, field set
+    assert information_curve(columns(items))[-1] == len(set().union(*per_item)) <= n
+
+
+def _log(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        {"ts": f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}", "service": f"svc{rng.integers(0, 4)}",
+         "level": "INFO", "msg": f"request {i} handled in {rng.integers(1, 50)} ms"}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def _diverse(n, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [
+        f"w{chr(97 + a)}{chr(97 + b)}{chr(97 + c)}" for a in range(8) for b in range(8) for c in range(8)
+    ]
+    return [{"title": " ".join(rng.choice(words, 6)), "url": f"https://example.org/{i}"} for i in range(n)]
+
+
+def test_repetitive_data_keeps_few_and_diverse_data_keeps_many():
+    small = auto_size(columns(_log(2000)))
+    large = auto_size(columns(_diverse(2000)))
+    assert small <= 15 and large >= 60, (small, large)
+    assert len(crush(_log(2000), "auto")) < 30 <= len(crush(_diverse(2000), "auto"))
+
+
+def test_bias_and_upper_bound():
+    c = columns(_diverse(2000))
+    sizes = [auto_size(c, bias=b) for b in ("aggressive", "balanced", "conservative")]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+    assert auto_size(c, upper=20) == 20
+    assert auto_size(c, bias=0.5) <= sizes[0]
+    with pytest.raises(ValueError, match="bias must be one of"):
+        auto_size(c, bias="wild")
+    with pytest.raises(ValueError, match="bias must be one of"):
+        auto_size(c, bias=1.5)
+
+
+def test_auto_keeps_every_error_anomaly_and_query_match():
+    items = _log(3000)
+    errs = [5, 700, 1500, 2200, 2999] + list(range(100, 140))
+    for i in errs:
+        items[i] = dict(items[i], level="ERROR")
+    kept, rep = crush(items, "auto", query="what happened to svc3", report=True)
+    assert set(errs) <= set(kept.tolist())
+    assert rep.max_items >= len(errs) + rep.query_matches and len(kept) <= rep.max_items
+    assert rep.must_keep_dropped == 0
+
+
+def test_small_arrays_pass_through_and_crush_json_takes_auto():
+    assert crush([{"a": i} for i in range(3)], "auto").tolist() == [0, 1, 2]
+    out = json.loads(crush_json(json.dumps({"rows": _log(500)}), "auto", marker=True))
+    assert len(out["rows"]) < 40 and out["rows"][-1]["_omitted"]["of"] == 500
+    with pytest.raises(ValueError, match="positive integer or 'auto'"):
+        crush(_log(10), "many")
+
+
+def test_the_curve_ends_at_the_total():
+    c = columns(_log(300))
+    curve = information_curve(c)
+    indptr, facts, _ = _facts(c)
+    assert curve.shape == (300,) and (np.diff(curve) >= 0).all() and curve[-1] == np.unique(facts).size
