@@ -5,7 +5,10 @@ The measure.  Each item holds *facts*, one per field it has:
 * a short text (up to four words) is one fact, its normalised form: lower case,
   runs of digits as ``#`` and long hex ids as ``#`` — so ``"req-000731"`` and
   ``"req-000732"`` are the same fact, ``"svc2"`` and ``"svc3"`` too, and a
-  field of ids or timestamps adds one fact, not one per item;
+  field of ids or timestamps adds one fact, not one per item; a field whose
+  normalised values are still mostly distinct (more distinct values than half
+  the items that have it, at least 20 of them: package names, versions, keys)
+  is an identifier column and counts as one fact too;
 * a longer text (and a nested value, read as its JSON text) is one fact per
   distinct normalised word of three letters or more — prose carries many;
 * a number is the one of eight quantile buckets of its field it falls in;
@@ -136,7 +139,15 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
         flat += n_ids
         n_ids += used
         if np.array_equal(starts, np.arange(len(vals) + 1)):  # one fact per value
-            single.append(np.append(flat, -1)[codes])
+            col = np.append(flat, -1)[codes]
+            present = col >= 0
+            m = int(present.sum())
+            if m >= 20 and np.unique(col[present]).size > 0.5 * m:
+                # An identifier column (names, versions, keys): every value new, none telling
+                # more than its kind; it is one fact, or every list of names would look diverse.
+                col = np.where(present, n_ids, -1).astype(np.int64)
+                n_ids += 1
+            single.append(col)
         else:
             multi.append((codes, starts, flat))
     base = n_ids

@@ -57,6 +57,8 @@ class AnchorConfig:
     keep_errors: bool = True
     keep_anomalies: bool = True
     keep_query_matches: bool = True
+    keep_rare_categories: bool = True
+    rare_share: float = 0.01
 
     def __post_init__(self) -> None:
         if self.strategy not in ("dynamic", "static"):
@@ -74,6 +76,7 @@ class AnchorConfig:
             raise ValueError(
                 f"min_anchor_slots ({self.min_anchor_slots}) must not exceed max_anchor_slots ({self.max_anchor_slots})."
             )
+        self.rare_share = check_unit_interval(self.rare_share, name="rare_share")
         self.anomaly_z = check_positive_float(
             self.anomaly_z, name="anomaly_z", meaning="a robust z-score cutoff"
         )
@@ -112,5 +115,6 @@ class CrushReport:
     learned: bool = False
     passthrough: bool = False
     protected: int = 0
+    rare: int = 0
     columns: Any = field(default=None, repr=False)  # the Columns built (None on passthrough)
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))

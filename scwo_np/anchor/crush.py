@@ -24,6 +24,7 @@ from .keep import (
     information_scores,
     protected_items,
     query_matches,
+    rare_categories,
     stratified_middle,
 )
 from .lossless import lossless_encode
@@ -124,10 +125,12 @@ def crush(
     z = anomaly_scores(c) if cfg.keep_anomalies else np.zeros(n)
     qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
     ano_mask = (z > cfg.anomaly_z) & (sev == 0)
+    rare_mask = np.zeros(n, dtype=bool)
+    if cfg.keep_rare_categories:
+        rare_mask = rare_categories(c, cfg.rare_share) & (sev == 0) & ~ano_mask
     if auto:  # the information the data carries, and never fewer than what must be kept
-        must_n = len(
-            set(c.item_code[(sev > 0) | ano_mask | (qm > 0)].tolist()) - set(c.item_code[prot].tolist())
-        )
+        must_mask = (sev > 0) | ano_mask | (qm > 0) | rare_mask
+        must_n = len(set(c.item_code[must_mask].tolist()) - set(c.item_code[prot].tolist()))
         max_items = max(auto_size(c, bias=bias, upper=upper), must_n + prot.size + cfg.min_anchor_slots)
         if n <= max_items:
             return _passthrough(n, n, pattern, report, c)
@@ -162,8 +165,9 @@ def crush(
         : max(1, max_items // 2)
     ]
     ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
-    # What the user named comes first (at most half the budget), then errors, then anomalies.
-    must = np.concatenate([qry, err, ano]).astype(np.int64)
+    rare = ar[rare_mask]
+    # What the user named comes first (at most half the budget), then errors, anomalies, rare categories.
+    must = np.concatenate([qry, err, ano, rare]).astype(np.int64)
     must_codes = len(set(c.item_code[must].tolist()) - taken)
     kept += _pick(must, max_items_left, None, taken, c)
     dropped = must_codes - (len(kept) - prot.size)
@@ -196,6 +200,7 @@ def crush(
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
+        rare=int(rare.size),
         protected=int(prot.size), columns=c,
     )  # fmt: skip
     return idx, rep

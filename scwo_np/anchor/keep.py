@@ -40,6 +40,30 @@ def error_severity(c: Columns) -> NDArray[np.float64]:
     return sev
 
 
+def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> NDArray[np.bool_]:
+    """Items holding a rare value of a categorical field.
+
+    A field is categorical when its values are text or booleans, it has from 2
+    to ``max_distinct`` distinct values and at least half the items have it; a
+    value is rare when fewer than ``share`` of those items hold it (so arrays of
+    fewer than ``1 / share`` items have none).  A ``remove`` among thousands of
+    ``install`` events, a ``CRITICAL`` among ``INFO`` lines.
+    """
+    out = np.zeros(c.n, dtype=bool)
+    for f in range(len(c.names)):
+        values = c.values[f]
+        if not 2 <= len(values) <= max_distinct or not c.kinds[f] <= {str, bool}:
+            continue
+        codes = c.codes[f]
+        m = int((codes >= 0).sum())
+        if m < 0.5 * c.n:
+            continue
+        rare = c.counts[f] < share * m
+        if rare.any() and not rare.all():
+            out |= np.append(rare, False)[codes]
+    return out
+
+
 def anomaly_scores(c: Columns) -> NDArray[np.float64]:
     """Largest robust z-score (median and MAD) of each item over the numeric fields."""
     z = np.zeros(c.n)

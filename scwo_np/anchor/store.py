@@ -40,30 +40,30 @@ CREATE INDEX IF NOT EXISTS arrays_used ON arrays (used);
 
 
 def array_key(pieces: Sequence[str]) -> str:
-    """The key of an array: 16 hex digits of the SHA-256 of its elements' texts (same array, same key).
+    """The key of an array: 16 hex digits of the SHA-256 of its compact text (same array, same key).
 
     Examples
     --------
     >>> array_key(['{"a": 1}', '{"a": 2}'])
-    '81a58801908c4948'
+    '1b507270dd53e474'
     """
-    pieces = _check_pieces(pieces)
-    h = hashlib.sha256()
-    for p in pieces:
-        h.update(p.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return h.hexdigest()[:16]
+    return _key(_body(pieces))
 
 
-def _check_pieces(pieces: object) -> Sequence[str]:
+def _body(pieces: object) -> bytes:
+    """``[p1,p2,...]`` as UTF-8: the array's text as stored (the pieces checked on the way)."""
     if isinstance(pieces, str | bytes) or not isinstance(pieces, Sequence):
-        raise TypeError(
-            f"pieces must be a list of the array elements' JSON texts; got {type(pieces).__name__}."
-        )
-    for k, p in enumerate(pieces):
-        if not isinstance(p, str):
-            raise TypeError(f"pieces[{k}] must be a str (an element's JSON text); got {type(p).__name__}.")
-    return pieces
+        raise TypeError(f"pieces must be a list of the array elements' JSON texts; got {type(pieces).__name__}.")
+    try:
+        text = "[" + ",".join(pieces) + "]"
+    except TypeError:
+        k, p = next((k, p) for k, p in enumerate(pieces) if not isinstance(p, str))
+        raise TypeError(f"pieces[{k}] must be a str (an element's JSON text); got {type(p).__name__}.") from None
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _key(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:16]
 
 
 def default_store_path() -> str:
@@ -122,9 +122,9 @@ class CrushStore:
     # -- writing ---------------------------------------------------------------------------
     def put(self, pieces: Sequence[str], key: str | None = None) -> str:
         """Store an array given as its elements' texts; returns its key. One transaction."""
-        key = array_key(pieces) if key is None else key
-        pieces = _check_pieces(pieces)
-        body = zlib.compress(("[" + ",".join(pieces) + "]").encode("utf-8", "surrogatepass"), 6)
+        text = _body(pieces)
+        key = _key(text) if key is None else key
+        body = zlib.compress(text, 1)  # level 1: 3x faster than the default, nearly as small on JSON
         now = time.time()
         with self._lock:
             db = self._db

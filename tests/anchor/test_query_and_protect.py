@@ -85,3 +85,20 @@ def test_crush_json_passes_protect_through():
     items = log(50)
     out = json.loads(crush_json(json.dumps(items), 4, protect=re.compile("request 33 ")))
     assert items[33] in out
+
+
+def test_rare_categories_are_kept_and_common_ones_are_not():
+    items = [{"action": "install", "pkg": f"p{i}"} for i in range(1000)]
+    for i in (13, 555, 901):
+        items[i]["action"] = "remove"
+    for i in range(0, 1000, 10):
+        items[i]["action"] = "configure"  # 10%: common
+    kept, rep = crush(items, 12, report=True)
+    assert {13, 555, 901} <= set(kept.tolist()) and rep.rare == 3
+    from scwo_np.anchor import AnchorConfig
+
+    assert not {13, 555, 901} <= set(
+        crush(items, 12, config=AnchorConfig(keep_rare_categories=False)).tolist()
+    )
+    few = items[:50]  # fewer than 1 / rare_share items: nothing is rare
+    assert crush(few, 5, report=True)[1].rare == 0
