@@ -4,9 +4,11 @@ import json
 
 import numpy as np
 
-from scwo_np.anchor import AnchorConfig, crush, crush_json
+from scwo_np.anchor import AnchorConfig, CrushStore, crush, crush_json
 
-from .common import Benchmark, best_time, sizes
+from .common import Benchmark, best_time, need, sizes
+
+QUERY = "latest errors in svc3"
 
 
 def tool_output(n, seed=0):
@@ -149,3 +151,45 @@ class RetrievalCoverage(Benchmark):
                 hits += sum(t in kept for t in targets)
                 total += len(targets)
         return hits / total
+
+
+class VsHeadroom(Benchmark):
+    """crush_json with the new features on (auto size, marker, store) against headroom's SmartCrusher.
+
+    Same records as :class:`Crush`, same query, one run.  headroom (headroom-ai, its Rust
+    core) runs lossy (``lossless_min_savings_ratio=1``: it drops rows like scwo) and with its
+    defaults (a lossless table when that saves >= 15%), both at 30 items (target >= 5x).
+    """
+
+    params = sizes(1_000, 10_000)
+    param_names = ["n"]
+    number = 1
+    repeat = 1
+
+    def setup(self, n):
+        need("headroom")
+        from headroom.transforms.smart_crusher import SmartCrusher, SmartCrusherConfig
+
+        self.text = json.dumps(tool_output(n))
+        self.lossy = SmartCrusher(
+            SmartCrusherConfig(max_items_after_crush=30, lossless_min_savings_ratio=1.0)
+        )
+        self.default = SmartCrusher(SmartCrusherConfig(max_items_after_crush=30))
+        self.ours()
+
+    def ours(self):
+        return crush_json(self.text, "auto", marker=True, store=CrushStore(":memory:"), query=QUERY)
+
+    def track_speedup_vs_headroom_lossy(self, n):
+        return best_time(lambda: self.lossy.crush(self.text, QUERY), repeat=5) / best_time(
+            self.ours, repeat=9
+        )
+
+    track_speedup_vs_headroom_lossy.unit = "x"
+
+    def track_speedup_vs_headroom_default(self, n):
+        return best_time(lambda: self.default.crush(self.text, QUERY), repeat=5) / best_time(
+            self.ours, repeat=9
+        )
+
+    track_speedup_vs_headroom_default.unit = "x"
