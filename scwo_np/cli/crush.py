@@ -47,7 +47,11 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     text = _read(args.file)
     cfg = AnchorConfig(strategy=args.strategy)
     protect = args.protect or None
-    kw = dict(query=args.query, pattern=args.pattern, config=cfg, protect=protect,
+    try:
+        bias = float(args.bias)
+    except ValueError:
+        bias = args.bias
+    kw = dict(query=args.query, pattern=args.pattern, config=cfg, protect=protect, bias=bias, upper=args.upper,
               protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
     try:
         max_items = _max_items(args.max_items)

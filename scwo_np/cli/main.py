@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
     c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
+    c.add_argument(
+        "--bias",
+        default="balanced",
+        help="with --max-items auto: conservative, balanced, aggressive, or a share",
+    )
+    c.add_argument("--upper", type=int, default=100, help="with --max-items auto: at most this many (100)")
     c.add_argument("--query", default="", help="the user's request (position intents, terms to keep)")
     c.add_argument("--path", help="where the array is inside an object, e.g. data.items")
     c.add_argument(

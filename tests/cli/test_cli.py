@@ -236,6 +236,9 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
     _fails(["crush", str(path), "--max-items", "0"], "positive integer or 'auto'")
     _fails(["crush", str(path), "--max-items", "4", "--range", "1:2"], "--range goes with --retrieve")
     _fails(["crush"], "give the JSON file")
+    _fails(["crush", str(path), "--max-items", "auto", "--bias", "wild"], "bias must be one of")
+    assert main(["crush", str(path), "--max-items", "auto", "--bias", "0.5", "--upper", "6"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["data"]["rows"]) <= 6 + 2 + 3  # + errors + anchors
     _fails(["crush", str(path), "--max-items", "3", "--protect", "^(1|2|3|4)$"], "4 items match protect")
     assert main(["crush", str(path), "--max-items", "3", "--protect", "^(1|2|3|4)$", "--keep-protected"]) == 0
     assert [r["id"] for r in json.loads(capsys.readouterr().out)["data"]["rows"]] == [1, 2, 3, 4]
