@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,10 @@ def _columns(items: list[Mapping]) -> Columns:
     kinds_of: list[set] = []
     dnums: list[NDArray[np.float64]] = []
     for f, name in enumerate(names):
-        col = [it.get(name, _MISSING) for it in items]
+        try:  # a field every item has: one C-level map
+            col = list(map(itemgetter(name), items))
+        except (KeyError, TypeError):
+            col = [it.get(name, _MISSING) for it in items]
         kinds = set(map(type, col)) - {object}
         slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
         if slow:
@@ -144,6 +148,8 @@ def _check_items(items: object) -> list[Mapping]:
         )
     items = list(items)
     kinds = {type(it) for it in items}
+    if kinds == {dict}:  # the usual case, parsed JSON: no per-item isinstance (abc checks are slow)
+        return items
     if any(isinstance(it, list | tuple) for it in items):
         k = next(i for i, it in enumerate(items) if isinstance(it, list | tuple))
         raise TypeError(f"items[{k}] is a nested list; crush works on an array of objects (or of scalars).")
