@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -71,7 +72,7 @@ def _to_float(v: int | float) -> float:
 
 def _columns(items: list[Mapping]) -> Columns:
     n = len(items)
-    names = list(dict.fromkeys(k for it in items for k in it))
+    names = list(dict.fromkeys(chain.from_iterable(items)))  # every key, first-seen order, in C
     F = len(names)
     codes = np.full((F, n), -1, dtype=np.int64)
     numeric = np.full((F, n), np.nan)
@@ -89,10 +90,12 @@ def _columns(items: list[Mapping]) -> Columns:
         slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
         if slow:
             col = [_key(v) for v in col]  # hashable, type-aware keys (true vs 1, nested values)
-        index = _Codes()
-        index[_MISSING] = 0
+        # Distinct values in first-seen order (missing first, as code -1), then one lookup per
+        # item: all in C (a dict with __missing__ called Python once per distinct value).
+        order = dict.fromkeys(chain((_MISSING,), col))
+        index = dict(zip(order, range(len(order)), strict=True))
         code_row = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=n) - 1
-        distinct = list(index)[1:]
+        distinct = list(order)[1:]
         if slow:
             distinct = [_unkey(k) for k in distinct]
         codes[f] = code_row
