@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scwo_np.anchor import crush, crush_json
+from scwo_np.anchor import crush, crush_json, lossless_encode
 from scwo_np.anchor.inputs import read_document
 
 LOG = [{"id": i, "level": "ERROR" if i == 17 else "INFO", "ms": 1.50 + i} for i in range(40)]
@@ -118,3 +118,24 @@ def test_any_wrapper_round_trips_through_read_and_render(wrapper, array, pretty)
     assert [json.loads(p) for p in d.pieces] == array
     assert json.loads(d.render(d.pieces)) == doc
     assert json.loads(d.render([])) == dict(doc, payload_array=[])
+
+
+@given(
+    st.one_of(
+        st.binary(max_size=60),
+        st.text(st.sampled_from(list('[]{}",: \n0123456789.eE-+truefalsnl\\u')), max_size=60),
+    )
+)
+@settings(max_examples=400, deadline=None)
+def test_any_input_is_an_answer_or_a_clear_error(raw):
+    for call in (
+        lambda: crush_json(raw, 3),
+        lambda: crush_json(raw, "auto", marker=True),
+        lambda: lossless_encode(raw),
+    ):
+        try:
+            out = call()
+        except (ValueError, TypeError) as exc:
+            assert str(exc)  # a message, not an internal failure
+        else:
+            assert isinstance(out, str)
