@@ -8,7 +8,9 @@ The measure.  Each item holds *facts*, one per field it has:
   field of ids or timestamps adds one fact, not one per item; a field whose
   normalised values are still mostly distinct (more distinct values than half
   the items that have it, at least 20 of them: package names, versions, keys)
-  is an identifier column and counts as one fact too;
+  is an identifier column and counts as one fact too, and so does, without
+  being normalised, a field of single-word values that are mostly distinct
+  (ids, timestamps, paths: the check that saves normalising them);
 * a longer text (and a nested value, read as its JSON text) is one fact per
   distinct normalised word of three letters or more — prose carries many;
 * a number is the one of eight quantile buckets of its field it falls in;
@@ -136,6 +138,13 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
             continue
         if kinds <= {str}:
             strs = vals
+            m = int((codes >= 0).sum())
+            if m >= 20 and len(vals) > 0.5 * m and not any(" " in v for v in vals[:64]):
+                joined = "\x1f".join(vals)
+                if " " not in joined:  # single-word values, mostly distinct: ids, timestamps, paths
+                    single.append(np.where(codes >= 0, n_ids, -1).astype(np.int64))
+                    n_ids += 1
+                    continue
         else:  # numbers in a mixed field are one fact; other values read as their JSON text
             strs = [
                 v

@@ -118,12 +118,27 @@ def _columns(items: list[Mapping]) -> Columns:
         kinds_of.append(kinds)
         dnums.append(num)
     if F and n:
-        _, item_code = np.unique(codes.T, axis=0, return_inverse=True)
-        item_code = item_code.reshape(-1).astype(np.int64)
+        item_code = _row_ids(codes, [len(v) + 1 for v in values])
     else:
         item_code = np.zeros(n, dtype=np.int64)
     numeric[~np.isfinite(numeric)] = np.nan
     return Columns(n, names, codes, values, counts, numeric, length, item_code, kinds_of, dnums)
+
+
+def _row_ids(codes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.int64]:
+    """Equal ids for equal columns of ``codes`` (items with the same values), in first-sorted order.
+
+    One mixed-radix integer per item when the product of the fields' sizes fits in
+    int64 (then a 1-D unique), else the row-wise unique.
+    """
+    if math.prod(sizes) < 2**62:
+        key = np.zeros(codes.shape[1], dtype=np.int64)
+        for row, size in zip(codes, sizes, strict=True):
+            key = key * size + (row + 1)
+        _, ids = np.unique(key, return_inverse=True)
+    else:
+        _, ids = np.unique(codes.T, axis=0, return_inverse=True)
+    return ids.reshape(-1).astype(np.int64)
 
 
 def _key(v: Any) -> Any:

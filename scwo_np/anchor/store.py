@@ -53,12 +53,16 @@ def array_key(pieces: Sequence[str]) -> str:
 def _body(pieces: object) -> bytes:
     """``[p1,p2,...]`` as UTF-8: the array's text as stored (the pieces checked on the way)."""
     if isinstance(pieces, str | bytes) or not isinstance(pieces, Sequence):
-        raise TypeError(f"pieces must be a list of the array elements' JSON texts; got {type(pieces).__name__}.")
+        raise TypeError(
+            f"pieces must be a list of the array elements' JSON texts; got {type(pieces).__name__}."
+        )
     try:
         text = "[" + ",".join(pieces) + "]"
     except TypeError:
         k, p = next((k, p) for k, p in enumerate(pieces) if not isinstance(p, str))
-        raise TypeError(f"pieces[{k}] must be a str (an element's JSON text); got {type(p).__name__}.") from None
+        raise TypeError(
+            f"pieces[{k}] must be a str (an element's JSON text); got {type(p).__name__}."
+        ) from None
     return text.encode("utf-8", "surrogatepass")
 
 
