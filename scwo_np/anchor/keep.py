@@ -118,17 +118,11 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
     for f in range(len(c.names)):  # each field's distinct strings, lowercased, joined once
         vals = c.values[f]
         kinds = c.kinds[f]
+        if str not in kinds:  # numbers only: matched by value below, no text to search
+            fields.append(("", vals, c.distinct_numbers[f]))
+            continue
         strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
-        big = "\n".join(strs).lower()  # one C call; per value only if lowercasing changed a length
-        lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
-        if len(big) != int(lens.sum()) + max(len(strs) - 1, 0):
-            strs = [x.lower() for x in strs]
-            big = "\n".join(strs)
-            lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
-        starts = np.zeros(len(strs), dtype=np.int64)
-        if len(strs) > 1:
-            np.cumsum(lens[:-1] + 1, out=starts[1:])
-        fields.append((big, starts, c.distinct_numbers[f]))
+        fields.append(("\n".join(strs).lower(), strs, c.distinct_numbers[f]))  # one C call
     for t in terms:
         # A plural term also matches its singular ("errors" finds level "ERROR").
         forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
@@ -138,18 +132,41 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         except ValueError:
             tnum = None
         hit = np.zeros(c.n, dtype=bool)
-        for f, (big, starts, nums) in enumerate(fields):
-            table = np.zeros(len(c.values[f]) + 1, dtype=bool)
+        for f, (big, strs, nums) in enumerate(fields):
+            table = None
             for x, word in zip(forms, words, strict=True):
-                pos = [m.start() for m in word.finditer(big)] if x in big else []  # C substring test first
+                if x not in big:  # the C substring test first: most fields hold no term
+                    continue
+                big, starts = _value_starts(big, strs)
+                pos = [m.start() for m in word.finditer(big)]
                 if pos:
+                    table = np.zeros(len(c.values[f]) + 1, dtype=bool) if table is None else table
                     table[np.searchsorted(starts, pos, side="right") - 1] = True
-            if tnum is not None and nums.size:
+            if tnum is not None and nums.size and (nums == tnum).any():
+                table = np.zeros(len(c.values[f]) + 1, dtype=bool) if table is None else table
                 table[:-1] |= nums == tnum
-            hit |= table[c.codes[f]]
+            if table is not None:
+                hit |= table[c.codes[f]]
         if 0 < hit.sum() <= 0.5 * c.n:
             score += hit
     return score
+
+
+def _value_starts(big: str, strs: list[str]) -> tuple[str, NDArray[np.int64]]:
+    """Where each value starts in ``big`` (the values lowercased, joined by newlines).
+
+    When lowercasing changed a length (a few Unicode letters do), the values
+    are lowercased one by one so that positions still line up.
+    """
+    lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+    if len(big) != int(lens.sum()) + max(len(strs) - 1, 0):
+        low = [x.lower() for x in strs]
+        big = "\n".join(low)
+        lens = np.fromiter(map(len, low), dtype=np.int64, count=len(low))
+    starts = np.zeros(len(strs), dtype=np.int64)
+    if len(strs) > 1:
+        np.cumsum(lens[:-1] + 1, out=starts[1:])
+    return big, starts
 
 
 def protected_items(c: Columns, protect: object) -> NDArray[np.bool_]:
