@@ -195,3 +195,12 @@ class VsHeadroom(Benchmark):
         )
 
     track_speedup_vs_headroom_default.unit = "x"
+
+    def track_speedup_fixed_size_vs_headroom_default(self, n):
+        """As above with max_items=30 (headroom's size here) instead of auto; marker and store on."""
+        ours = best_time(
+            lambda: crush_json(self.text, 30, marker=True, store=self.store, query=QUERY), repeat=9
+        )
+        return best_time(lambda: self.default.crush(self.text, QUERY), repeat=5) / ours
+
+    track_speedup_fixed_size_vs_headroom_default.unit = "x"
