@@ -306,9 +306,12 @@ def auto_size(c: Columns, *, bias: str | float = "balanced", upper: int = 100, l
     lower = check_int(lower, name="lower", low=1)
     if c.n == 0:
         return lower
-    curve = information_curve(c, c.n)
-    need = share * curve[-1]
-    k = int(np.searchsorted(curve, need - 1e-9, side="left")) + 1
+    indptr, facts, n_facts = _facts(c)
+    total = np.unique(facts).size  # what all items cover together
+    limit = min(upper, c.n)  # the greedy stops at the upper bound: later picks cannot matter
+    curve = _coverage_curve(indptr, facts, np.int64(n_facts), np.int64(limit))
+    need = share * total
+    k = int(np.searchsorted(curve, need - 1e-9, side="left")) + 1  # limit + 1 when not reached
     return int(min(max(k, lower), upper, c.n) if c.n > lower else c.n)
 
 
