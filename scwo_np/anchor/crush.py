@@ -122,7 +122,7 @@ def crush(
     c = _columns(items)
     prot = np.flatnonzero(protected_items(c, protect)) if protect is not None else np.empty(0, np.int64)
     sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
-    z = anomaly_scores(c) if cfg.keep_anomalies else np.zeros(n)
+    z = anomaly_scores(c, cfg.anomaly_z) if cfg.keep_anomalies else np.zeros(n)
     qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
     ano_mask = (z > cfg.anomaly_z) & (sev == 0)
     rare_mask = np.zeros(n, dtype=bool)

@@ -64,8 +64,15 @@ def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> 
     return out
 
 
-def anomaly_scores(c: Columns) -> NDArray[np.float64]:
-    """Largest robust z-score (median and MAD) of each item over the numeric fields."""
+def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> NDArray[np.float64]:
+    """Largest robust z-score (median and MAD) of each item over the numeric fields.
+
+    Anomalies are rare by definition: when more than ``max_share`` of a field's
+    values score above ``z_cut`` (a spike of identical values, like the 4096
+    of every directory in a file listing, collapses the MAD and makes a third
+    of the data "anomalous"), only the field's most extreme 1% keep scores
+    above ``z_cut``.
+    """
     z = np.zeros(c.n)
     for f in range(len(c.names)):
         x = c.numeric[f]
@@ -86,6 +93,11 @@ def anomaly_scores(c: Columns) -> NDArray[np.float64]:
             continue
         zf = np.zeros(c.n)
         zf[ok] = np.abs(x[ok] - med) / scale
+        m = int(ok.sum())
+        if int((zf > z_cut).sum()) > max(1, max_share * m):
+            k = max(1, m // 100)
+            cut = np.partition(zf[ok], m - k)[m - k]  # the k-th largest score
+            zf = np.where(zf >= cut, zf, np.minimum(zf, z_cut))
         z = np.maximum(z, zf)
     return z
 

@@ -102,3 +102,18 @@ def test_rare_categories_are_kept_and_common_ones_are_not():
     )
     few = items[:50]  # fewer than 1 / rare_share items: nothing is rare
     assert crush(few, 5, report=True)[1].rare == 0
+
+
+def test_anomalies_stay_rare_when_a_spike_of_equal_values_collapses_the_mad():
+    import numpy as np
+
+    from scwo_np.anchor import columns
+    from scwo_np.anchor.keep import anomaly_scores
+
+    rng = np.random.default_rng(0)
+    sizes = [4096] * 600 + [int(x) for x in rng.lognormal(8, 2, 1400)]  # directories, then files
+    z = anomaly_scores(columns([{"size": s} for s in sizes]))
+    assert 0 < (z > 3.5).sum() <= 20  # the most extreme 1%, not a third of the listing
+    spike = [{"ms": 20.0 + (i % 5)} for i in range(500)]
+    spike[250]["ms"] = 900.0
+    assert np.flatnonzero(anomaly_scores(columns(spike)) > 3.5).tolist() == [250]  # one real outlier stays
