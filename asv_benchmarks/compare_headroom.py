@@ -56,7 +56,8 @@ def kept_items(out: str, path: tuple) -> tuple[list, bool]:
     except ValueError:
         return [], False
     if len(doc.items) == 1 and isinstance(doc.items[0], str) and doc.items[0].startswith(("[", "__buckets")):
-        return [], True  # headroom lossless: a table "[N]{field:type,...}" (or buckets of them), a row per item
+        # headroom lossless: a table "[N]{field:type,...}" (or buckets of them), a row per item
+        return [], True
     return [
         x for x in doc.items if not is_marker(x) and not (isinstance(x, dict) and "_ccr_dropped" in x)
     ], False
