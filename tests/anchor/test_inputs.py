@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from scwo_np.anchor import crush, crush_json, lossless_encode
 from scwo_np.anchor.inputs import read_document
+from tests.anchor.test_anchor import json_leaf
 
 LOG = [{"id": i, "level": "ERROR" if i == 17 else "INFO", "ms": 1.50 + i} for i in range(40)]
 
@@ -91,13 +92,6 @@ def test_a_path_on_json_lines_or_of_the_wrong_type_is_refused():
         read_document("[1]", path=3.5)
 
 
-json_leaf = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.sampled_from(list('ab,[]{}":\\\n\t é東😀')), max_size=6)
-)
 json_value = st.recursive(
     json_leaf,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text("xy", max_size=2), c, max_size=3),
