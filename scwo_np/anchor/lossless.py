@@ -42,23 +42,45 @@ def _squeeze(text: str) -> str:
     return text
 
 
+_STR = r'"(?:[^"\\]|\\.)*"'
+_SCALAR = _STR + r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null"
+_W = r"[ \t\n\r]*"
+# One member whose value is a scalar: its key text, its value text, and what follows.
+_MEMBER = re.compile(_W + f"({_STR})" + _W + ":" + _W + f"({_SCALAR})" + _W + "([,}])")
+
+
 def _members(text: str) -> list[tuple[str, str, str]] | None:
-    """``(key, key text, value text)`` of each member of the object ``text``, in order; None if not an object."""
+    """``(key, key text, value text)`` of each member of the object ``text``, in order; None if not an object.
+
+    Scalar members are read by one regular expression each; a nested value (or
+    anything the expression does not take) by the JSON parser.
+    """
     pos = _WS.match(text, 0).end()
     if text[pos : pos + 1] != "{":
         return None
     out = []
-    pos = _WS.match(text, pos + 1).end()
-    while text[pos] != "}":
-        key, end = _DEC.raw_decode(text, pos)
-        ktext = text[pos:end]
-        pos = _WS.match(text, _WS.match(text, end).end() + 1).end()  # past ':'
-        _, end = _DEC.raw_decode(text, pos)
-        out.append((key, ktext, _squeeze(text[pos:end])))
-        pos = _WS.match(text, end).end()
-        if text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
-    return out
+    pos += 1
+    if text[_WS.match(text, pos).end()] == "}":
+        return out
+    while True:
+        m = _MEMBER.match(text, pos)
+        if m is not None:
+            ktext, value, after = m.group(1, 2, 3)
+            key = ktext[1:-1] if "\\" not in ktext else json.loads(ktext)
+            out.append((key, ktext, value))
+            pos = m.end()
+        else:  # a nested value: the parser takes it
+            pos = _WS.match(text, pos).end()
+            key, end = _DEC.raw_decode(text, pos)
+            ktext = text[pos:end]
+            pos = _WS.match(text, _WS.match(text, end).end() + 1).end()  # past ':'
+            _, end = _DEC.raw_decode(text, pos)
+            out.append((key, ktext, _squeeze(text[pos:end])))
+            pos = _WS.match(text, end).end()
+            after = text[pos]
+            pos += 1
+        if after == "}":
+            return out
 
 
 def _encode_pieces(pieces: Sequence[str]) -> str:
