@@ -29,6 +29,14 @@ What is kept, in this order of priority:
 Identical items are counted once: a slot never goes to a copy of an item
 already kept.  Where the plan is silent or inconsistent, see
 :class:`AnchorConfig` and the README.
+
+Around it: :func:`read_document` takes tool outputs as tools emit them (an
+array, an object holding one, JSON Lines, concatenated values);
+``max_items="auto"`` chooses the size from the data (:mod:`.auto`);
+``protect=`` keeps matching items first; the omission marker (:mod:`.marker`)
+says what was dropped and :class:`CrushStore` gives it back; and
+:func:`lossless_encode` drops nothing, writing the array in columnar form that
+:func:`lossless_decode` turns back into exactly the input.
 """
 
 from .columns import Columns, columns
