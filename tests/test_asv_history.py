@@ -55,7 +55,11 @@ def _find_chromium() -> str | None:
 def chromium() -> str:
     path = _find_chromium()
     if path is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["bash", str(ROOT / ".ci" / "chromium")], check=True, capture_output=True, timeout=900)
+        r = subprocess.run(
+            ["bash", str(ROOT / ".ci" / "chromium")], capture_output=True, text=True, timeout=900
+        )
+        if r.returncode != 0:
+            pytest.fail(f".ci/chromium could not install Debian's chromium:\n{(r.stdout + r.stderr)[-2000:]}")
         path = _find_chromium()
     if path is None:
         pytest.skip("needs Chromium: run `sudo bash .ci/chromium` (Debian's chromium package)")
