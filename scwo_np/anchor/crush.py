@@ -14,7 +14,7 @@ from ..validation import check_int, check_text
 from .auto import auto_size
 from .columns import _check_items, _columns
 from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
-from .inputs import read_document
+from .inputs import Document, read_document
 from .keep import (
     _even,
     _fill,
@@ -265,23 +265,29 @@ def crush_json(
     """
     if lossless:
         return lossless_encode(text, path=path)
-    doc = read_document(text, path=path)
     kw.pop("report", None)
     marker = store is not None if marker is None else bool(marker)
-    if not marker:
-        keep = crush(doc.items, max_items, **kw).tolist()
-        return doc.render([doc.pieces[i] for i in keep])
+    return _crush_document(read_document(text, path=path), max_items, marker=marker, store=store, **kw)[0]
+
+
+def _crush_document(
+    doc: Document,
+    max_items: int | str,
+    *,
+    marker: bool,
+    store: CrushStore | str | os.PathLike | None,
+    **kw: Any,
+) -> tuple[str, CrushReport]:
+    """The document with its array crushed (and the marker appended when asked), and the report."""
     idx, rep = crush(doc.items, max_items, report=True, **kw)
-    keep = idx.tolist()
-    pieces = [doc.pieces[i] for i in keep]
-    if len(keep) < len(doc.items):
+    pieces = [doc.pieces[i] for i in idx.tolist()]
+    if marker and idx.size < len(doc.items):
         key = None
-        if store is not None:
-            if isinstance(store, CrushStore):
-                key = store.put(doc.pieces)
-            else:
-                with CrushStore(store) as s:
-                    key = s.put(doc.pieces)
+        if isinstance(store, CrushStore):
+            key = store.put(doc.pieces)
+        elif store is not None:
+            with CrushStore(store) as s:
+                key = s.put(doc.pieces)
         m = omission_marker(rep.columns, len(doc.items), idx, key=key)
         pieces.append(json.dumps(m, ensure_ascii=False))
-    return doc.render(pieces)
+    return doc.render(pieces), rep

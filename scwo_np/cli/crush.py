@@ -42,7 +42,8 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     for flag in ("range", "where"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
-    from ..anchor import AnchorConfig, crush, crush_json, read_document
+    from ..anchor import AnchorConfig, read_document
+    from ..anchor.crush import _crush_document
 
     text = _read(args.file)
     cfg = AnchorConfig(strategy=args.strategy)
@@ -58,10 +59,9 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         store = None
         if args.marker and not args.no_store:
             store = _store(args)
-        out = crush_json(text, max_items, path=args.path, marker=args.marker, store=store, **kw)
+        doc = read_document(text, path=args.path)
+        out, rep = _crush_document(doc, max_items, marker=args.marker, store=store, **kw)
         if args.report:
-            doc = read_document(text, path=args.path)
-            _, rep = crush(doc.items, max_items, report=True, **kw)
             sys.stderr.write(
                 f"scwo crush: kept {len(rep.kept)} of {rep.n} ({doc.form}"
                 + (f" at {'/'.join(map(str, doc.path))}" if doc.path else "")
@@ -71,9 +71,7 @@ def _cmd_crush(args: argparse.Namespace) -> int:
             )
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
-    with _output(args.output) as fh:
-        fh.write(out + "\n")
-    return 0
+    return _write(args, out)
 
 
 def _cmd_lossless(args: argparse.Namespace) -> int:
@@ -100,6 +98,10 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
             )
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
+    return _write(args, out)
+
+
+def _write(args: argparse.Namespace, out: str) -> int:
     with _output(args.output) as fh:
         fh.write(out + "\n")
     return 0
@@ -146,6 +148,4 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
             out = store.retrieve_json(args.retrieve, start=start, stop=stop, where=where or None)
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
-    with _output(args.output) as fh:
-        fh.write(out + "\n")
-    return 0
+    return _write(args, out)
