@@ -109,7 +109,7 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
             raise ValueError(
                 "path applies to one JSON document; this text holds several values (JSON Lines?)."
             )
-        return _sequence(text, start)
+        return _sequence(text, start, whole, end)
     if keys is None and isinstance(whole, list):
         items, pieces = _array_pieces(text[start:end], whole)
         return Document(items, pieces, "array")
@@ -209,9 +209,11 @@ def _span(text: str, pos: int, keys: Sequence[str | int]) -> tuple[int, int]:
     return pos, end
 
 
-def _sequence(text: str, pos: int) -> Document:
-    """JSON values one after another; JSON Lines when a newline separates every two."""
-    items, pieces, lines = [], [], True
+def _sequence(text: str, start: int, first: Any, end: int) -> Document:
+    """JSON values one after another (the first already parsed); JSON Lines when a newline separates every two."""
+    items, pieces = [first], [text[start:end]]
+    pos = _WS.match(text, end).end()
+    lines = "\n" in text[end:pos]
     while pos < len(text):
         try:
             item, end = _DEC.raw_decode(text, pos)
