@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .inputs import _DEC, _WS, _array_pieces, _span, read_document
+from .inputs import _DEC, _WS, _array_pieces, _as_text, _span, read_document
 
 __all__ = ["COLUMNAR_KEY", "lossless_decode", "lossless_encode"]
 
@@ -159,18 +159,11 @@ def lossless_decode(text: str | bytes) -> str:
     The columnar object may be the whole text or sit anywhere inside it (the
     text around it is returned as it is); text without one is returned unchanged.
     """
-    doc = read_document(text)
-    whole = doc.render(doc.pieces) if doc.form != "array" else "[" + ",".join(doc.pieces) + "]"
-    if doc.form in ("jsonl", "concatenated"):
-        return "\n".join(_decode_value(p) for p in doc.pieces)
-    if doc.form == "object":
-        parsed = json.loads(whole)
-        path = _find_columnar(parsed)
-        if path is None:
-            return whole
-        a, b = _span(whole, _WS.match(whole, 0).end(), path)
-        return whole[:a] + _decode_one(whole[a:b]) + whole[b:]
-    return whole
+    text = _as_text(text).strip()
+    try:
+        return _decode_value(text)
+    except (json.JSONDecodeError, RecursionError):  # JSON Lines, concatenated values, or a clear error
+        return "\n".join(_decode_value(p) for p in read_document(text).pieces)
 
 
 def _decode_value(text: str) -> str:
