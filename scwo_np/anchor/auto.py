@@ -70,9 +70,21 @@ def _norm(s: str) -> str:
     if _HEX_HINT.search(s, 0, 4096):
         s = _HEX.sub("#", s)
     s = s.translate(_DIGITS)
-    while "##" in s:
-        s = s.replace("##", "#")
-    return s
+    if "##" not in s:
+        return s
+    # Runs of '#' to one, in one vector pass (str.replace would need a pass per halving of the runs).
+    cp, enc = _code_points(s)
+    h = cp == 35
+    keep = np.ones(cp.size, dtype=bool)
+    keep[1:] = ~(h[1:] & h[:-1])
+    return cp[keep].tobytes().decode(enc, "surrogatepass")
+
+
+def _code_points(s: str) -> tuple[NDArray[np.unsignedinteger], str]:
+    """The code points of ``s`` as an array (bytes for ASCII text) and the encoding that gives them back."""
+    if s.isascii():
+        return np.frombuffer(s.encode("ascii"), dtype=np.uint8), "ascii"
+    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), "utf-32-le"
 
 
 _TOKEN = re.compile(r"\x1f|[a-z#][a-z#_'-]{2,}")
@@ -93,11 +105,10 @@ def _value_facts(strs: list[str]) -> tuple[NDArray[np.int64], NDArray[np.int64],
     norm = big.split("\x1f")
     m = len(norm)
     code = _Codes()
-    cp = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # one pass for lengths
-    sep = cp == 0x1F
-    value = np.cumsum(sep)
-    lens = np.bincount(value[~sep], minlength=m)
-    spaces = np.bincount(value[cp == 0x20], minlength=m)
+    cp, _ = _code_points(big)  # lengths and spaces of every value from the separators' positions
+    sep = np.flatnonzero(cp == 0x1F)
+    lens = np.diff(sep, prepend=-1, append=cp.size) - 1
+    spaces = np.bincount(np.searchsorted(sep, np.flatnonzero(cp == 0x20)), minlength=m)
     short = (lens <= 48) & (spaces <= 3)
     if short.all():
         flat = np.fromiter(map(code.__getitem__, norm), dtype=np.int64, count=m)
@@ -307,7 +318,7 @@ def auto_size(c: Columns, *, bias: str | float = "balanced", upper: int = 100, l
     if c.n == 0:
         return lower
     indptr, facts, n_facts = _facts(c)
-    total = np.unique(facts).size  # what all items cover together
+    total = int(np.count_nonzero(np.bincount(facts, minlength=n_facts)))  # what all items cover together
     limit = min(upper, c.n)  # the greedy stops at the upper bound: later picks cannot matter
     curve = _coverage_curve(indptr, facts, np.int64(n_facts), np.int64(limit))
     need = share * total

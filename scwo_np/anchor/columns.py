@@ -93,8 +93,11 @@ def _columns(items: list[Mapping]) -> Columns:
         # Distinct values in first-seen order (missing first, as code -1), then one lookup per
         # item: all in C (a dict with __missing__ called Python once per distinct value).
         order = dict.fromkeys(chain((_MISSING,), col))
-        index = dict(zip(order, range(len(order)), strict=True))
-        code_row = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=n) - 1
+        if len(order) == n + 1:  # every item has its own value (ids, timestamps): codes in item order
+            code_row = np.arange(n, dtype=np.int64)
+        else:
+            index = dict(zip(order, range(len(order)), strict=True))
+            code_row = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=n) - 1
         distinct = list(order)[1:]
         if slow:
             distinct = [_unkey(k) for k in distinct]
