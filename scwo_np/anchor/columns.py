@@ -72,7 +72,7 @@ def _to_float(v: int | float) -> float:
 
 def _columns(items: list[Mapping]) -> Columns:
     n = len(items)
-    names = list(dict.fromkeys(chain.from_iterable(items)))  # every key, first-seen order, in C
+    names, cols = _fields(items)
     F = len(names)
     codes = np.full((F, n), -1, dtype=np.int64)
     numeric = np.full((F, n), np.nan)
@@ -82,10 +82,7 @@ def _columns(items: list[Mapping]) -> Columns:
     kinds_of: list[set] = []
     dnums: list[NDArray[np.float64]] = []
     for f, name in enumerate(names):
-        try:  # a field every item has: one C-level map
-            col = list(map(itemgetter(name), items))
-        except (KeyError, TypeError):
-            col = [it.get(name, _MISSING) for it in items]
+        col = cols[f] if cols is not None else _column(items, name)
         kinds = set(map(type, col)) - {object}
         slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
         if slow:
@@ -114,8 +111,13 @@ def _columns(items: list[Mapping]) -> Columns:
         else:
             num = np.full(len(distinct), np.nan)
         numeric[f] = np.append(num, np.nan)[code_row]  # code -1 reads the trailing NaN
-        strs = distinct if kinds <= {str} else map(str, distinct)
-        vlen = np.fromiter(map(len, strs), dtype=np.int64, count=len(distinct)) + (len(name) + 4)
+        if kinds <= {str}:
+            vlen = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+        elif kinds and kinds <= {int, float}:
+            vlen = _number_lengths(num, kinds, distinct)
+        else:
+            vlen = np.fromiter(map(len, map(str, distinct)), dtype=np.int64, count=len(distinct))
+        vlen += len(name) + 4
         length += np.append(vlen, 0)[code_row]
         values.append(distinct)
         kinds_of.append(kinds)
@@ -126,6 +128,64 @@ def _columns(items: list[Mapping]) -> Columns:
         item_code = np.zeros(n, dtype=np.int64)
     numeric[~np.isfinite(numeric)] = np.nan
     return Columns(n, names, codes, values, counts, numeric, length, item_code, kinds_of, dnums)
+
+
+def _fields(items: list[Mapping]) -> tuple[list[str], list[list[Any]] | None]:
+    """Every key in first-seen order, and each field's values when every item has every key.
+
+    The usual array has the same keys in every item: when each item has as many
+    keys as the first and each of the first's keys (one C-level ``itemgetter`` map
+    per field, which raises otherwise), the first item's keys are all of them and
+    the columns are read at once; collecting the keys of every item costs more.
+    """
+    if items:
+        first = list(items[0])
+        if sum(map(len, items)) == len(first) * len(items):
+            try:
+                return first, [list(map(itemgetter(name), items)) for name in first]
+            except (KeyError, TypeError):
+                pass
+    return list(dict.fromkeys(chain.from_iterable(items))), None
+
+
+def _column(items: list[Mapping], name: str) -> list[Any]:
+    try:  # a field every item has: one C-level map
+        return list(map(itemgetter(name), items))
+    except (KeyError, TypeError):
+        return [it.get(name, _MISSING) for it in items]
+
+
+_POW10 = 10.0 ** np.arange(1, 17)
+
+
+def _number_lengths(num: NDArray[np.float64], kinds: set, distinct: list) -> NDArray[np.int64]:
+    """Length of each distinct number's JSON text: exact for integers, close for floats.
+
+    Integers' digits come from comparisons with powers of ten (exact below 2**53);
+    a float's length is its integer digits, the point and the fewest decimals (1
+    to 7) that give it back, else 16 significant digits (Python's shortest
+    spelling has 15 to 17); the few floats Python spells with an exponent are
+    spelled.  Items' lengths only decide which are longer than average, and
+    ``repr`` of every float costs more than the rest of :func:`columns`.
+    """
+    a = np.abs(num)
+    if not np.isfinite(a).all() or (a >= 2.0**53).any():  # huge or non-finite: spell them all
+        return np.fromiter(map(len, map(str, distinct)), dtype=np.int64, count=len(distinct))
+    digits = np.searchsorted(_POW10, np.floor(a), side="right") + 1 + (num < 0)
+    if float not in kinds:
+        return digits.astype(np.int64)
+    decimals = np.zeros(num.size, dtype=np.int64)
+    for d in range(7, 0, -1):  # ends with the fewest that round-trip
+        decimals[np.round(num, d) == num] = d
+    full = decimals == 0
+    decimals[full] = np.maximum(16 - digits[full] + (num[full] < 0), 1)
+    out = digits + 1 + decimals
+    if int in kinds:
+        isint = np.fromiter(map(int.__instancecheck__, distinct), dtype=bool, count=len(distinct))
+        out[isint] = digits[isint]
+    for i in np.flatnonzero((a > 0) & (a < 1e-4)).tolist():  # 1e-05: Python's exponent form
+        out[i] = len(repr(distinct[i]))
+    return out.astype(np.int64)
 
 
 def _row_ids(codes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.int64]:

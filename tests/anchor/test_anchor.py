@@ -196,3 +196,45 @@ def test_crush_json_equals_crush_on_the_parsed_array(items, k, pretty):
     text = json.dumps(items, indent=2 if pretty else None, ensure_ascii=False)
     out = json.loads(crush_json(text, k))
     assert out == [items[i] for i in crush(items, k)]
+
+
+@given(st.lists(json_obj, max_size=30), st.booleans())
+def test_columns_read_every_field_of_every_item(items, same_keys):
+    if same_keys and items:  # every item with the first's keys, in varying order: the fast path
+        keys = list(items[0])
+        items = [{k: it.get(k, 0) for k in (keys if i % 2 else keys[::-1])} for i, it in enumerate(items)]
+    c = columns(items)
+    assert c.names == list(dict.fromkeys(k for it in items for k in it))
+    plain_length = np.full(len(items), 2)
+    for f, name in enumerate(c.names):
+        for i, it in enumerate(items):
+            code = int(c.codes[f, i])
+            if name not in it:
+                assert code == -1
+                continue
+            v = c.values[f][code]
+            assert v == it[name] and type(v) is type(it[name])
+            plain_length[i] += len(name) + 4 + len(str(it[name]))
+    floats = sum(
+        1 for it in items for v in it.values() if type(v) is float and not 0 < abs(v) < 1e-4
+    )  # a float's length is estimated (see _number_lengths); everything else is exact
+    assert np.abs(c.length - plain_length).sum() <= 3 * floats
+
+
+def test_number_lengths_are_exact_for_integers_and_close_for_floats():
+    from scwo_np.anchor.columns import _number_lengths
+
+    rng = np.random.default_rng(0)
+    ints = [0, 9, 10, 99, 100, -1, -10, 2**53 - 1, *map(int, rng.integers(-(10**15), 10**15, 200))]
+    got = _number_lengths(np.array(ints, dtype=float), {int}, ints)
+    assert got.tolist() == [len(str(v)) for v in ints]
+    floats = [3.0, -7.25, 0.1 + 0.2, 1e-05, -0.00012, 1e15 + 0.5, 2.5e-300]
+    floats += [
+        round(float(x), int(k)) for x, k in zip(rng.gamma(2, 50, 300), rng.integers(0, 8, 300), strict=True)
+    ]
+    got = _number_lengths(np.array(floats), {float}, floats)
+    err = got - np.array([len(str(v)) for v in floats])
+    assert np.abs(err).max() <= 3 and (err == 0).mean() > 0.85
+    assert got[[0, 1, 3, 4]].tolist() == [3, 5, 5, 8] and got[6] == len("2.5e-300")  # exact when short
+    mixed = [1, 2.5, 300, -4.125, 1e300]  # non-finite or huge values are spelled
+    assert _number_lengths(np.array(mixed), {int, float}, mixed).tolist() == [len(str(v)) for v in mixed]
