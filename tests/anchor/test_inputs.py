@@ -133,3 +133,73 @@ def test_any_input_is_an_answer_or_a_clear_error(raw):
             assert str(exc)  # a message, not an internal failure
         else:
             assert isinstance(out, str)
+
+
+def _typed(x):
+    """A value with every type spelled out (1 and 1.0 and True differ), NaN equal to itself."""
+    if isinstance(x, dict):
+        return ("dict", [(k, _typed(v)) for k, v in x.items()])
+    if isinstance(x, list):
+        return ("list", [_typed(v) for v in x])
+    if isinstance(x, float) and x != x:
+        return ("float", "nan")
+    return (type(x).__name__, x)
+
+
+def _read(text, parser):
+    from unittest import mock
+
+    from scwo_np.anchor import inputs
+
+    with mock.patch.object(inputs, "orjson", parser):
+        try:
+            d = read_document(text)
+        except (ValueError, TypeError) as exc:
+            return type(exc).__name__
+    return _typed(d.items), d.pieces, d.form, d.path, d.head, d.tail
+
+
+big_ints = st.integers(-(2**70), 2**70) | st.sampled_from([2**63, -(2**63) - 1, 2**64, 10**19, -(10**30)])
+
+
+@given(
+    st.lists(json_value | big_ints | st.floats(), max_size=8),
+    st.sampled_from(["array", "jsonl", "object", "concatenated"]),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_orjson_reads_exactly_what_json_reads(values, form, pretty):
+    """The fast parser (orjson) gives json's answer: same values and types, same pieces, or the same error."""
+    orjson = pytest.importorskip("orjson")
+    dump = lambda v: json.dumps(v, indent=2 if pretty else None, ensure_ascii=pretty)  # noqa: E731
+    text = {
+        "array": lambda: dump(values),
+        "jsonl": lambda: "\n".join(json.dumps(v) for v in values) + "\n",
+        "object": lambda: dump({"took": 1.50, "hits": values}),
+        "concatenated": lambda: " ".join(dump(v) for v in values),
+    }[form]()
+    assert _read(text, orjson) == _read(text, None)
+
+
+@given(st.text(st.sampled_from(list('[]{}",: \n0123456789.eE-+truefalsnlNaI\\u\ud800é')), max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_orjson_and_json_agree_on_json_ish_text(text):
+    orjson = pytest.importorskip("orjson")
+    assert _read(text, orjson) == _read(text, None)
+
+
+def test_orjson_reads_arrays_and_json_lines_and_leaves_big_integers_to_json():
+    from unittest import mock
+
+    from scwo_np.anchor import inputs
+
+    orjson = pytest.importorskip("orjson")
+    spy = mock.Mock(wraps=orjson)
+    spy.JSONDecodeError = orjson.JSONDecodeError
+    with mock.patch.object(inputs, "orjson", spy):
+        assert read_document('[{"a": 1.50}, {"a": 2}]').pieces == ['{"a": 1.50}', '{"a": 2}']
+        assert spy.loads.call_count == 1
+        assert read_document('{"a": 1}\n{"a": "é"}\n').items == [{"a": 1}, {"a": "é"}]
+        assert spy.loads.call_count == 1 + 1 + 2  # the whole text (refused: two values), then each line
+        d = read_document("[18446744073709551616, 1]")  # 2**64: orjson would read a float
+        assert d.items == [2**64, 1] and type(d.items[0]) is int and spy.loads.call_count == 4
