@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 
 from .._config import JIT
 from ..validation import check_int
-from .columns import Columns, _Codes
+from .columns import Columns, _Codes, _sorted_quantile
 
 __all__ = ["BIASES", "auto_size", "information_curve"]
 
@@ -56,6 +56,7 @@ _HEX = re.compile(r"\b(?=[0-9a-f-]*\d)[0-9a-f][0-9a-f-]{7,}\b")
 _HEX_HINT = re.compile(r"[0-9a-f]{8}")
 _DIGITS = str.maketrans("0123456789", "#" * 10)
 _BUCKETS = 8
+_QUANTILES = (np.arange(1, _BUCKETS) / _BUCKETS).tolist()  # the bucket edges
 
 
 def _norm(s: str) -> str:
@@ -142,7 +143,8 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
             x = c.numeric[f]
             ok = ~np.isnan(x)
             if ok.any():
-                edges = np.unique(np.quantile(x[ok], np.linspace(0, 1, _BUCKETS + 1)[1:-1]))
+                xs = np.sort(x[ok])
+                edges = np.unique([_sorted_quantile(xs, q) for q in _QUANTILES])
                 bucket = np.searchsorted(edges, np.nan_to_num(x), side="right")
                 single.append(np.where(ok, n_ids + bucket, -1).astype(np.int64))
                 n_ids += edges.size + 1

@@ -188,6 +188,16 @@ def _number_lengths(num: NDArray[np.float64], kinds: set, distinct: list) -> NDA
     return out.astype(np.int64)
 
 
+def _sorted_quantile(s: NDArray[np.float64], q: float) -> float:
+    """numpy's default (linear) quantile of the sorted ``s``, without numpy's per-call set-up."""
+    pos = (s.size - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, s.size - 1)
+    t = pos - lo
+    a, b = float(s[lo]), float(s[hi])
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
+
+
 def _row_ids(codes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.int64]:
     """Equal ids for equal columns of ``codes`` (items with the same values), in first-sorted order.
 

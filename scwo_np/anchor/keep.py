@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .columns import Columns
+from .columns import Columns, _sorted_quantile
 from .config import AnchorConfig, AnchorWeights
 
 # ----------------------------------------------------------------------------------------
@@ -79,15 +79,15 @@ def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> N
         ok = ~np.isnan(x)
         if ok.sum() < 5:
             continue
-        v = x[ok]
-        q1, q2, q3 = np.percentile(v, [25, 50, 75])
-        if v.min() >= 0 and q3 > q1 and (q3 + q1 - 2 * q2) / (q3 - q1) > 0.1:
+        v = np.sort(x[ok])  # one sort serves the quartiles and the median (log1p keeps the order)
+        q1, q2, q3 = _sorted_quantile(v, 0.25), _sorted_quantile(v, 0.5), _sorted_quantile(v, 0.75)
+        if v[0] >= 0 and q3 > q1 and (q3 + q1 - 2 * q2) / (q3 - q1) > 0.1:
             # Right-skewed non-negative data (latencies, counts, sizes): judge on a log scale,
             # or the distribution's own long tail reads as anomalies.
             x = np.log1p(np.where(ok, x, 0.0))
-            v = x[ok]
-        med = np.median(v)
-        mad = np.median(np.abs(v - med))
+            v = np.log1p(v)
+        med = _sorted_quantile(v, 0.5)
+        mad = _sorted_quantile(np.sort(np.abs(v - med)), 0.5)
         scale = 1.4826 * mad if mad > 0 else 1.2533 * np.mean(np.abs(v - med))
         if scale <= 0:
             continue

@@ -238,3 +238,14 @@ def test_number_lengths_are_exact_for_integers_and_close_for_floats():
     assert got[[0, 1, 3, 4]].tolist() == [3, 5, 5, 8] and got[6] == len("2.5e-300")  # exact when short
     mixed = [1, 2.5, 300, -4.125, 1e300]  # non-finite or huge values are spelled
     assert _number_lengths(np.array(mixed), {int, float}, mixed).tolist() == [len(str(v)) for v in mixed]
+
+
+@given(
+    st.lists(st.floats(-1e6, 1e6) | st.integers(-5, 5).map(float), min_size=1, max_size=40),
+    st.sampled_from([0.0, 0.125, 0.25, 0.5, 0.75, 0.875, 1.0]),
+)
+def test_sorted_quantile_is_numpys_linear_quantile(values, q):
+    from scwo_np.anchor.columns import _sorted_quantile
+
+    s = np.sort(np.array(values))
+    assert _sorted_quantile(s, q) == float(np.quantile(s, q))
