@@ -238,7 +238,7 @@ def _check_items(items: object) -> list[Mapping]:
             f"items must be a list of JSON objects; got {type(items).__name__}. Use crush_json for text."
         )
     items = list(items)
-    kinds = {type(it) for it in items}
+    kinds = set(map(type, items))
     if kinds == {dict}:  # the usual case, parsed JSON: no per-item isinstance (abc checks are slow)
         return items
     if any(isinstance(it, list | tuple) for it in items):
