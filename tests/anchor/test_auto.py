@@ -98,3 +98,15 @@ def test_the_curve_ends_at_the_total():
     curve = information_curve(c)
     indptr, facts, _ = _facts(c)
     assert curve.shape == (300,) and (np.diff(curve) >= 0).all() and curve[-1] == np.unique(facts).size
+
+
+@given(st.text(st.sampled_from(list("aZ09#-_ éÉ東😀İ\x1f")), max_size=40))
+def test_norm_equals_the_plain_regular_expressions(s):
+    import re
+
+    from scwo_np.anchor.auto import _HEX, _HEX_HINT, _norm
+
+    low = s.lower()
+    if _HEX_HINT.search(low, 0, 4096):
+        low = _HEX.sub("#", low)
+    assert _norm(s) == re.sub("#+", "#", re.sub("[0-9]", "#", low))
