@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 from .._config import JIT
 
@@ -41,8 +42,9 @@ class Document:
     ----------
     items : list
         The array's elements, parsed.
-    pieces : list of str
-        Each element's text, verbatim.
+    pieces : sequence of str
+        Each element's text, verbatim (a list, or :class:`Pieces`, which cuts
+        each from the array's text when asked).
     form : {"array", "object", "jsonl", "concatenated"}
         ``array``: the text is the array; ``object``: the array sits inside an
         object (or array) at ``path``, and ``head``/``tail`` are the text around
@@ -53,7 +55,7 @@ class Document:
     """
 
     items: list[Any]
-    pieces: list[str]
+    pieces: Sequence[str]
     form: str
     path: tuple[str | int, ...] = ()
     head: str = ""
@@ -282,17 +284,76 @@ def _json_lines(text: str, start: int) -> Document | None:
     return Document(items, pieces, "jsonl")
 
 
-def _array_pieces(segment: str, parsed: list) -> tuple[list[Any], list[str]]:
+class Pieces(Sequence[str]):
+    """The elements' texts of an array, each cut from the array's text when asked.
+
+    Behaves as the list of them (indexing, slices, iteration, ``==`` with a
+    list); a crush needs the texts of the kept items only, and the store the
+    whole array as compact text, joined here from the byte spans in one pass.
+    """
+
+    __slots__ = ("_ascii", "_ends", "_raw", "_starts", "_text")
+
+    def __init__(self, text: str, raw: bytes, starts: NDArray[np.int64], ends: NDArray[np.int64]):
+        self._text, self._raw, self._starts, self._ends = text, raw, starts, ends
+        self._ascii = text.isascii()  # then byte and character positions agree
+
+    def __len__(self) -> int:
+        return int(self._starts.shape[0])
+
+    def __getitem__(self, i):  # an int or a slice, as a list
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        a, b = int(self._starts[i]), int(self._ends[i])
+        return self._text[a:b] if self._ascii else self._raw[a:b].decode("utf-8", "surrogatepass")
+
+    def __iter__(self):
+        a, b = self._starts.tolist(), self._ends.tolist()
+        if self._ascii:
+            return iter([self._text[x:y] for x, y in zip(a, b, strict=True)])
+        return iter([self._raw[x:y].decode("utf-8", "surrogatepass") for x, y in zip(a, b, strict=True)])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def compact(self) -> bytes:
+        """``[p1,p2,...]`` in UTF-8: the array without the space between its elements."""
+        return _join_spans(np.frombuffer(self._raw, dtype=np.uint8), self._starts, self._ends).tobytes()
+
+
+@njit(**JIT)
+def _join_spans(b, starts, ends):
+    n = starts.shape[0]
+    size = 2 + max(n - 1, 0)
+    for k in range(n):
+        size += ends[k] - starts[k]
+    out = np.empty(size, np.uint8)
+    out[0] = 91  # '['
+    p = 1
+    for k in range(n):
+        if k:
+            out[p] = 44  # ','
+            p += 1
+        m = ends[k] - starts[k]
+        out[p : p + m] = b[starts[k] : ends[k]]
+        p += m
+    out[p] = 93  # ']'
+    return out
+
+
+def _array_pieces(segment: str, parsed: list) -> tuple[list[Any], Sequence[str]]:
     """Elements of the array ``segment`` (already parsed as ``parsed``) and their texts, verbatim."""
     raw = segment.encode("utf-8", "surrogatepass")  # a lone surrogate has no UTF-8 form; carried as is
     starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
     if ok and starts.shape[0] == len(parsed):
-        if segment.isascii():
-            return parsed, [segment[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-        return parsed, [
-            raw[a:b].decode("utf-8", "surrogatepass")
-            for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
-        ]
+        return parsed, Pieces(segment, raw, starts, ends)
     pos = _WS.match(segment, 1).end()
     pieces = []
     for _ in parsed:

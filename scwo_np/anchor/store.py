@@ -22,7 +22,7 @@ from typing import Any
 from .._config import cache_dir
 from .._sqlite import connect, read_transaction
 from ..validation import check_int
-from .inputs import read_document
+from .inputs import Pieces, read_document
 
 __all__ = ["CrushStore", "array_key", "default_store_path"]
 
@@ -58,6 +58,8 @@ def array_key(pieces: Sequence[str]) -> str:
 
 def _body(pieces: object) -> bytes:
     """``[p1,p2,...]`` as UTF-8: the array's text as stored (the pieces checked on the way)."""
+    if isinstance(pieces, Pieces):  # cut from one text: joined from its byte spans
+        return pieces.compact()
     if isinstance(pieces, str | bytes) or not isinstance(pieces, Sequence):
         raise TypeError(
             f"pieces must be a list of the array elements' JSON texts; got {type(pieces).__name__}."

@@ -203,3 +203,22 @@ def test_orjson_reads_arrays_and_json_lines_and_leaves_big_integers_to_json():
         assert spy.loads.call_count == 1 + 1 + 2  # the whole text (refused: two values), then each line
         d = read_document("[18446744073709551616, 1]")  # 2**64: orjson would read a float
         assert d.items == [2**64, 1] and type(d.items[0]) is int and spy.loads.call_count == 4
+
+
+@given(st.lists(json_value, max_size=8), st.booleans(), st.booleans())
+def test_pieces_behave_as_the_list_of_element_texts(values, pretty, ascii_only):
+    import pickle
+
+    from scwo_np.anchor.inputs import Pieces, _array_pieces
+    from scwo_np.anchor.store import _body
+
+    text = json.dumps(values, indent=2 if pretty else None, ensure_ascii=ascii_only)
+    _, pieces = _array_pieces(text, values)
+    assert isinstance(pieces, Pieces)
+    plain = list(pieces)
+    assert [json.loads(p) for p in plain] == values and len(pieces) == len(values)
+    assert pieces == plain and plain == pieces and pieces[1:3] == plain[1:3] and pieces[::-1] == plain[::-1]
+    if values:
+        assert pieces[-1] == plain[-1] and pieces[0] == plain[0]
+    assert _body(pieces) == _body(plain)  # the compact text from the byte spans, as from the list
+    assert pickle.loads(pickle.dumps(pieces)) == plain
