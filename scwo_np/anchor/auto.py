@@ -167,7 +167,7 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
             continue
         if kinds <= {str}:
             strs = vals
-            m = int((codes >= 0).sum())
+            m = int(np.count_nonzero(codes >= 0))
             if m >= 20 and len(vals) > 0.5 * m and not any(" " in v for v in vals[:64]):
                 joined = "\x1f".join(vals)
                 if " " not in joined:  # single-word values, mostly distinct: ids, timestamps, paths
@@ -189,7 +189,7 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
         if np.array_equal(starts, np.arange(len(vals) + 1)):  # one fact per value
             col = np.append(flat, -1)[codes]
             present = col >= 0
-            m = int(present.sum())
+            m = int(np.count_nonzero(present))
             if m >= 20 and np.unique(col[present]).size > 0.5 * m:
                 # An identifier column (names, versions, keys): every value new, none telling
                 # more than its kind; it is one fact, or every list of names would look diverse.
@@ -209,7 +209,7 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     single.append(base + shape)
     n_facts = base + (int(shape.max()) + 1 if c.n else 0)
     cols = np.stack(single, axis=1) if single else np.zeros((c.n, 0), np.int64)
-    counts = (cols >= 0).sum(axis=1)
+    counts = np.count_nonzero(cols >= 0, axis=1)
     for codes, starts, _ in multi:
         lens = np.append(np.diff(starts), 0)
         counts = counts + lens[codes]
@@ -217,7 +217,7 @@ def _facts(c: Columns) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     np.cumsum(counts, out=indptr[1:])
     facts = np.empty(indptr[-1], dtype=np.int64)
     _fill_single(cols, indptr, facts)
-    fill = indptr[:-1] + (cols >= 0).sum(axis=1)
+    fill = indptr[:-1] + np.count_nonzero(cols >= 0, axis=1)
     for codes, starts, flat in multi:
         _fill_multi(codes, flat, starts, fill, facts)
     return indptr, facts, n_facts

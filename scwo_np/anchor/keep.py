@@ -55,7 +55,7 @@ def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> 
         if not 2 <= len(values) <= max_distinct or not c.kinds[f] <= {str, bool}:
             continue
         codes = c.codes[f]
-        m = int((codes >= 0).sum())
+        m = int(np.count_nonzero(codes >= 0))
         if m < 0.5 * c.n:
             continue
         rare = c.counts[f] < share * m
@@ -77,7 +77,7 @@ def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> N
     for f in range(len(c.names)):
         x = c.numeric[f]
         ok = ~np.isnan(x)
-        if ok.sum() < 5:
+        if np.count_nonzero(ok) < 5:
             continue
         v = np.sort(x[ok])  # one sort serves the quartiles and the median (log1p keeps the order)
         q1, q2, q3 = _sorted_quantile(v, 0.25), _sorted_quantile(v, 0.5), _sorted_quantile(v, 0.75)
@@ -93,8 +93,8 @@ def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> N
             continue
         zf = np.zeros(c.n)
         zf[ok] = np.abs(x[ok] - med) / scale
-        m = int(ok.sum())
-        if int((zf > z_cut).sum()) > max(1, max_share * m):
+        m = int(np.count_nonzero(ok))
+        if np.count_nonzero(zf > z_cut) > max(1, max_share * m):
             k = max(1, m // 100)
             cut = np.partition(zf[ok], m - k)[m - k]  # the k-th largest score
             zf = np.where(zf >= cut, zf, np.minimum(zf, z_cut))
@@ -159,7 +159,7 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
                 table[:-1] |= nums == tnum
             if table is not None:
                 hit |= table[c.codes[f]]
-        if 0 < hit.sum() <= 0.5 * c.n:
+        if 0 < np.count_nonzero(hit) <= 0.5 * c.n:
             score += hit
     return score
 
@@ -241,7 +241,7 @@ def information_scores(c: Columns) -> NDArray[np.float64]:
     typical = []
     for f in range(len(c.names)):
         present = c.codes[f] >= 0
-        m = present.sum()
+        m = np.count_nonzero(present)
         typical.append(m >= 0.5 * c.n)
         if m == 0:
             continue

@@ -91,7 +91,7 @@ def omission_marker(
 
 def _field_summary(c: Columns, dropped: NDArray[np.int64], max_fields: int) -> dict[str, Any]:
     codes = c.codes[:, dropped]
-    present = (codes >= 0).sum(axis=1)
+    present = np.count_nonzero(codes >= 0, axis=1)
     order = np.lexsort((np.arange(len(c.names)), -present))  # most often present first, then field order
     out: dict[str, Any] = {}
     for f in order[:max_fields].tolist():
