@@ -3,6 +3,8 @@
 The selection core (budgeted MMR, from the SCWO specification):
 
 - :func:`mmr_select` — one query, one candidate set;
+- ``scwo_np.select(E, q, costs, budget, strategy=...)`` — every strategy by name
+  (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a question (embedder, token counter,
@@ -22,6 +24,7 @@ __version__ = "0.1.0"  # before the imports: _config reads it to name the JIT ca
 from .datasets import load_sample
 from .select import (
     METHODS,
+    STRATEGIES,
     BatchSelection,
     coverage,
     mmr_select,
@@ -34,6 +37,7 @@ from .select import (
 
 __all__ = [
     "METHODS",
+    "STRATEGIES",
     "BatchSelection",
     "coverage",
     "load_sample",

@@ -134,6 +134,36 @@ def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shi
     return picks, gains
 
 
+def knapsack(E, query, costs, budget, dtype="float64"):
+    """Plain 0/1 knapsack on relevance: the same table, filled item by item, read back from the end.
+
+    Candidates: positive relevance and cost within the budget; cost-0 ones are
+    always taken.  A set replaces the best only when strictly better.  Returned
+    by relevance, highest first, ties to the lowest index.
+    """
+    rel = relevance(E, [query], dtype=dtype)
+    cand = [i for i in range(len(E)) if rel[i] > 0.0 and costs[i] <= budget]
+    free = [i for i in cand if costs[i] == 0]
+    paid = [i for i in cand if costs[i] > 0]
+    cap = min(budget, sum(costs[i] for i in paid))
+    best = [0.0] * (cap + 1)
+    keep = []
+    for i in paid:
+        row = [False] * (cap + 1)
+        for c in range(cap, costs[i] - 1, -1):
+            v = best[c - costs[i]] + rel[i]
+            if v > best[c]:
+                best[c] = v
+                row[c] = True
+        keep.append(row)
+    take, c = [], cap
+    for k in range(len(paid) - 1, -1, -1):
+        if keep[k][c]:
+            take.append(paid[k])
+            c -= costs[paid[k]]
+    return sorted(free + take, key=lambda i: (-rel[i], i))
+
+
 # --------------------------------------------------------------------------
 # Deduplication
 # --------------------------------------------------------------------------

@@ -401,6 +401,16 @@ REGISTRY = {
         dict(embeddings=E, queries=E[:2], costs=COSTS, budgets=6),
         dict(embeddings="embeddings", queries="queries", costs="costs", budgets="budget"),
     ),
+    "select": (
+        lambda **k: scwo_np.select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
+        dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
+    ),
+    "knapsack_select": (
+        lambda **k: scwo_np.select.knapsack_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, max_cells=10_000),
+        dict(embeddings="embeddings", query="query", costs="costs", budget="budget", max_cells="posint"),
+    ),
     "topk_relevance": (
         lambda **k: scwo_np.topk_relevance(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8),

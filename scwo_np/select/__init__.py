@@ -1,7 +1,12 @@
 """Selection (the SCWO specification): budgeted MMR and its baselines.
 
+- :mod:`~scwo_np.select.front` — :func:`select`, every strategy by name
+  (``STRATEGIES``); the package itself is callable: ``scwo_np.select(E, q,
+  costs, budget, strategy="knapsack")`` is :func:`select`;
 - :mod:`~scwo_np.select.mmr` — :func:`mmr_select` (exact, lazy heap, auto) and
   :func:`mmr_select_multi`; its kernels live in ``_first_pass`` and ``_lazy_heap``;
+- :mod:`~scwo_np.select.knapsack` — :func:`knapsack_select`, the exact optimum
+  of total relevance under the budget;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
 - :mod:`~scwo_np.select.baselines` — :func:`truncate`, :func:`topk_relevance`,
   :func:`coverage` (the spec's quality metric);
@@ -10,22 +15,40 @@
 - :mod:`~scwo_np.select.bench` — the ``scwo bench`` tables.
 """
 
+import sys
+import types
+
 from .baselines import coverage, topk_relevance, truncate
 from .batch import BatchSelection, select_batch
+from .front import STRATEGIES, select
+from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
 from .texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
     "METHODS",
     "ORDERS",
+    "STRATEGIES",
     "BatchSelection",
     "TextSelection",
     "arrange",
     "coverage",
+    "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
+    "select",
     "select_batch",
     "select_texts",
     "topk_relevance",
     "truncate",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """``scwo_np.select`` is this package and, when called, :func:`select` (as the issue asks)."""
+
+    def __call__(self, *args, **kwargs):
+        return select(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

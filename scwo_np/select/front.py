@@ -1,0 +1,67 @@
+"""``select``: one entry point for every selection strategy, dispatched by name.
+
+``select(embeddings, query, costs, budget, strategy=...)`` returns chunk indices
+in pick order, never over the budget.  Each strategy keeps its own options
+(passed through by keyword; an unknown one is a ``TypeError`` naming it):
+
+``"mmr"``
+    Budgeted Maximal Marginal Relevance, :func:`~scwo_np.select.mmr_select`
+    (``lam``, ``method``, ``cost_aware``, ...); ``select(..., strategy="mmr")``
+    is ``mmr_select(...)``.
+``"knapsack"``
+    The exact optimum of total relevance under the budget,
+    :func:`~scwo_np.select.knapsack.knapsack_select` (``max_cells``): the bound
+    every greedy can be compared with at ``lam = 1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..validation import check_method
+from .knapsack import knapsack_select
+from .mmr import mmr_select
+
+__all__ = ["STRATEGIES", "select"]
+
+_IMPLS = {"mmr": mmr_select, "knapsack": knapsack_select}
+
+#: Registry of selection strategies; tests parametrise over it.
+STRATEGIES = tuple(_IMPLS)
+
+
+def select(
+    embeddings: ArrayLike,
+    query: ArrayLike,
+    costs: ArrayLike,
+    budget: int,
+    *,
+    strategy: str = "mmr",
+    **options: Any,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Chunks to put into the context, by the named strategy, within ``budget`` tokens.
+
+    Parameters
+    ----------
+    embeddings, query, costs, budget
+        As in :func:`~scwo_np.select.mmr_select`.
+    strategy : {"mmr", "knapsack"}
+        See the module docs.
+    **options
+        The strategy's own keyword arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scwo_np
+    >>> E = np.array([[1.0, 0.0], [0.95, 0.31], [0.9, 0.44], [0.0, 1.0]])
+    >>> scwo_np.select(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="mmr", lam=1.0)
+    array([0])
+    >>> scwo_np.select(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="knapsack")
+    array([1, 2])
+    """
+    strategy = check_method(strategy, STRATEGIES, name="strategy")
+    return _IMPLS[strategy](embeddings, query, costs, budget, **options)
