@@ -164,6 +164,82 @@ def knapsack(E, query, costs, budget, dtype="float64"):
     return sorted(free + take, key=lambda i: (-rel[i], i))
 
 
+def _cost_key(value, cost, cexp):
+    if cexp == 0.0:
+        return value
+    c = max(cost, 1) ** cexp if cexp != 1.0 else float(max(cost, 1))
+    return value / c if value >= 0.0 else value * c
+
+
+def _dot64(a, b):
+    s = 0.0
+    for x, y in zip(a, b, strict=True):
+        s += x * y
+    return s
+
+
+def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64"):
+    """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
+
+    ``d_i^2 = w_i^2 (1 - sum_t (u_t . e_i/|e_i|)^2)`` with the basis ``u`` built by
+    modified Gram-Schmidt from the picks; the best key that fits is taken (ties:
+    lowest index) until nothing fits, no key is positive, or the basis
+    spans the space; a row with at most 1e-6 of its squared norm outside the
+    span has gain 0.  Returns (picks, gains).
+    """
+    rel = relevance(E, [query], dtype=dtype)
+    n = len(E)
+    if n == 0:
+        return [], []
+    beta = scale * lam
+    mean = 0.0
+    for r in rel:
+        mean += r
+    mean /= n
+    var = 0.0
+    for r in rel:
+        var += (r - mean) * (r - mean)
+    std = math.sqrt(var / n)
+    w2 = []
+    for r in rel:
+        w = math.exp(beta * ((r - mean) / (std + 1e-12)))
+        w2.append(w * w)
+    unit = [[float(x) / norm(e, dtype) for x in e] for e in E]
+    d = len(E[0])
+    U, picks, gains, remaining = [], [], [], budget
+
+    def residual(i):
+        s = 0.0
+        for u in U:
+            c = _dot64(u, unit[i])
+            s += c * c
+        left = 1.0 - s
+        return w2[i] * left if left > 1e-6 else 0.0
+
+    while True:
+        best, best_key = None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            key = _cost_key(residual(i), costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key = i, key
+        if best is None or best_key <= 0.0:
+            break
+        picks.append(best)
+        gains.append(residual(best))
+        remaining -= costs[best]
+        if len(U) + 1 >= min(n, d) + 1:
+            break
+        e = list(unit[best])
+        for u in U:
+            c = _dot64(u, e)
+            e = [x - c * y for x, y in zip(e, u, strict=True)]
+        nm = math.sqrt(_dot64(e, e))
+        U.append([x / nm for x in e])
+    return picks, gains
+
+
 # --------------------------------------------------------------------------
 # Deduplication
 # --------------------------------------------------------------------------

@@ -406,6 +406,19 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
         dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
     ),
+    "dpp_select": (
+        lambda **k: scwo_np.select.dpp_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, scale=1.0, cost_exponent=0.5),
+        dict(
+            embeddings="embeddings",
+            query="query",
+            costs="costs",
+            budget="budget",
+            lam="unit",
+            scale="posfloat",
+            cost_exponent="unit",
+        ),
+    ),
     "knapsack_select": (
         lambda **k: scwo_np.select.knapsack_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, max_cells=10_000),

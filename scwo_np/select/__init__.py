@@ -7,6 +7,8 @@
   :func:`mmr_select_multi`; its kernels live in ``_first_pass`` and ``_lazy_heap``;
 - :mod:`~scwo_np.select.knapsack` — :func:`knapsack_select`, the exact optimum
   of total relevance under the budget;
+- :mod:`~scwo_np.select.dpp` — :func:`dpp_select`, budgeted DPP greedy MAP with
+  a lazy heap;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
 - :mod:`~scwo_np.select.baselines` — :func:`truncate`, :func:`topk_relevance`,
   :func:`coverage` (the spec's quality metric);
@@ -20,6 +22,7 @@ import types
 
 from .baselines import coverage, topk_relevance, truncate
 from .batch import BatchSelection, select_batch
+from .dpp import dpp_select
 from .front import STRATEGIES, select
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
@@ -33,6 +36,7 @@ __all__ = [
     "TextSelection",
     "arrange",
     "coverage",
+    "dpp_select",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",

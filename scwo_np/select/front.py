@@ -8,6 +8,10 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Budgeted Maximal Marginal Relevance, :func:`~scwo_np.select.mmr_select`
     (``lam``, ``method``, ``cost_aware``, ...); ``select(..., strategy="mmr")``
     is ``mmr_select(...)``.
+``"dpp"``
+    Budgeted greedy MAP of a determinantal point process whose quality follows
+    relevance, :func:`~scwo_np.select.dpp.dpp_select` (``lam``, ``scale``,
+    ``cost_exponent``), lazy and exact.
 ``"knapsack"``
     The exact optimum of total relevance under the budget,
     :func:`~scwo_np.select.knapsack.knapsack_select` (``max_cells``): the bound
@@ -22,12 +26,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..validation import check_method
+from .dpp import dpp_select
 from .knapsack import knapsack_select
 from .mmr import mmr_select
 
 __all__ = ["STRATEGIES", "select"]
 
-_IMPLS = {"mmr": mmr_select, "knapsack": knapsack_select}
+_IMPLS = {"mmr": mmr_select, "dpp": dpp_select, "knapsack": knapsack_select}
 
 #: Registry of selection strategies; tests parametrise over it.
 STRATEGIES = tuple(_IMPLS)
@@ -48,7 +53,7 @@ def select(
     ----------
     embeddings, query, costs, budget
         As in :func:`~scwo_np.select.mmr_select`.
-    strategy : {"mmr", "knapsack"}
+    strategy : {"mmr", "dpp", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.

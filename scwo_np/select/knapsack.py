@@ -28,22 +28,14 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _dot
 from .._config import JIT
-from ..validation import check_budget, check_costs, check_embeddings, check_int, check_query, check_row_norms
-from ._first_pass import _row_norm
+from ..validation import check_int
+from ._common import prepare
 
 __all__ = ["MAX_CELLS", "knapsack_select"]
 
 #: The largest table (candidates x (budget + 1) cells, one byte each) solved exactly.
 MAX_CELLS = 100_000_000
-
-
-def relevance(E: NDArray, q: NDArray) -> NDArray[np.float64]:
-    """Cosine of every row with ``q``, as the MMR kernels compute it (validated rows)."""
-    dots, nrm = _dot.dots_norms(E, q)
-    check_row_norms(nrm, E)
-    return dots / (nrm * _row_norm(q.reshape(1, -1), 0))
 
 
 def knapsack_select(
@@ -79,15 +71,11 @@ def knapsack_select(
     >>> knapsack_select(E, [1.0, 0.0], costs=[300, 150, 150, 10], budget=300)
     array([1, 2])
     """
-    E = check_embeddings(embeddings)
-    n, d = E.shape
-    costs = check_costs(costs, n)
-    budget = check_budget(budget)
     max_cells = check_int(max_cells, name="max_cells", low=1)
-    q = check_query(query, d, dtype=E.dtype)
-    if n == 0:
+    E, costs, budget, _, rel = prepare(embeddings, query, costs, budget)
+    if E.shape[0] == 0:
         return np.empty(0, dtype=np.int64)
-    return solve_knapsack(relevance(E, q), costs, budget, max_cells)
+    return solve_knapsack(rel, costs, budget, max_cells)
 
 
 def solve_knapsack(

@@ -1,0 +1,78 @@
+"""What every selection strategy starts from: validated arrays, row norms and relevance."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike, NDArray
+
+from .. import _dot
+from .._config import JIT
+from ..validation import (
+    check_budget,
+    check_costs,
+    check_embeddings,
+    check_query,
+    check_row_norms,
+    check_unit_interval,
+)
+from ._first_pass import _row_norm
+
+
+def prepare(embeddings: ArrayLike, query: ArrayLike, costs: ArrayLike, budget: object):
+    """``(E, costs, budget, nrm, rel)``: checked inputs, row norms and cosine relevance.
+
+    Relevance is computed as :func:`~scwo_np.select.mmr_select` computes it
+    (canonical dot products, widened to float64), so every strategy ranks equal
+    chunks alike.  ``nrm`` and ``rel`` are empty when there are no rows.
+    """
+    E = check_embeddings(embeddings)
+    n, d = E.shape
+    costs = check_costs(costs, n)
+    budget = check_budget(budget)
+    q = check_query(query, d, dtype=E.dtype)
+    if n == 0:
+        return E, costs, budget, np.empty(0), np.empty(0)
+    dots, nrm = _dot.dots_norms(E, q)
+    check_row_norms(nrm, E)
+    return E, costs, budget, nrm, dots / (nrm * _row_norm(q.reshape(1, -1), 0))
+
+
+@njit(**JIT)
+def _cost_key(value, cost, cexp):
+    """The ranking key of a gain: itself, or scaled by the cost as MMR's cost-aware mode does."""
+    if cexp == 0.0:
+        return value
+    c = max(cost, 1) ** cexp if cexp != 1.0 else float(max(cost, 1))
+    return value / c if value >= 0.0 else value * c
+
+
+@njit(**JIT)
+def _unit_row(E, nrm, i, out):
+    """``out = E[i] / nrm[i]`` in float64."""
+    for k in range(E.shape[1]):
+        out[k] = np.float64(E[i, k]) / nrm[i]
+
+
+@njit(**JIT)
+def _dot64(a, b):
+    """``a . b`` summed in index order (float64)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    return s
+
+
+def empty_selection(return_gains: bool):
+    picks = np.empty(0, dtype=np.int64)
+    return (picks, np.empty(0)) if return_gains else picks
+
+
+def check_cost_exponent(value: object) -> float:
+    """The cost exponent ``r`` in [0, 1] (0: rank by the gain itself)."""
+    return check_unit_interval(value, name="cost_exponent", meaning="the power of the token cost")
+
+
+def as_result(picks: NDArray[np.int64], gains: NDArray[np.float64], count: int, return_gains: bool):
+    p = picks[:count].copy()
+    return (p, gains[:count].copy()) if return_gains else p

@@ -1,0 +1,213 @@
+"""Budgeted DPP: greedy MAP of a quality x similarity kernel, with a lazy heap.
+
+The kernel is ``L[i, j] = w_i * cos(e_i, e_j) * w_j`` with quality
+``w_i = exp(beta * z_i)``, ``z`` the relevance standardised over the candidates
+(``(rel - mean) / (std + 1e-12)``) and ``beta = scale * lam`` (pyversity's
+``beta = (1 - diversity) * scale``).  The greedy MAP step of Chen, Zhang and
+Zhou (2018, "Fast Greedy MAP Inference for Determinantal Point Process") takes
+the item with the largest ``d_i^2 = det(L[S+i]) / det(L[S])``, the part of its
+weighted vector outside the span of the picked ones:
+
+    d_i^2 = w_i^2 * (1 - sum_t (u_t . x_i)^2),   x_i = e_i / |e_i|
+
+where ``u_1, u_2, ...`` is the orthonormal basis (Gram-Schmidt, float64) of the
+picked items' unit vectors.  Chen et al. update every ``d_i^2`` after each pick
+(one pass over all candidates per pick, as pyversity does); here a candidate's
+``d_i^2`` is recomputed only when it reaches the top of a heap.  That is exact:
+``d_i^2`` can only shrink as the span grows, and so can its floating-point value
+(each step adds a non-negative square to the sum, and subtraction and scaling
+by a non-negative number are monotone), so a stale value is an upper bound; a
+recomputed candidate that still beats every bound in the heap is the true
+maximum.  Ties go to the lowest index.  The cost is one pass over the
+embeddings for relevance plus ``O(t * d)`` per re-scored candidate.
+
+Budget: at each step the best candidate that fits the remaining tokens is
+taken; with ``cost_exponent = r > 0`` the key is ``d_i^2 / max(cost, 1)^r``.
+A candidate whose unit vector has at most ``1e-6`` of its squared norm outside
+the span counts as inside it (gain 0; rows are unit only to rounding), and selection stops when nothing fits
+or no candidate adds volume (the determinant would not grow).  ``lam = 1`` is relevance alone: top-k by relevance, exactly
+``mmr_select(..., lam=1)`` (pyversity's ``diversity = 0``).
+
+Guarantee: log-determinant greedy MAP has none in general (``log det`` is
+submodular but not monotone and can be negative); it is a heuristic, as MMR.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike, NDArray
+
+from .._config import JIT
+from ..validation import check_lam, check_positive_float
+from ._common import _cost_key, _dot64, _unit_row, as_result, check_cost_exponent, empty_selection, prepare
+from .mmr import mmr_select
+
+__all__ = ["dpp_select"]
+
+#: A unit row with at most this much squared norm outside the span counts as inside it (gain 0):
+#: rows are unit only to rounding (float32 norms: about 1e-7), so an exact copy of a pick would
+#: otherwise keep a residual of that size and be "picked" for nothing.  About 0.06 degrees.
+IN_SPAN = 1e-6
+
+
+def dpp_select(
+    embeddings: ArrayLike,
+    query: ArrayLike,
+    costs: ArrayLike,
+    budget: int,
+    *,
+    lam: float = 0.7,
+    scale: float = 1.0,
+    cost_exponent: float = 0.0,
+    return_gains: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Budgeted greedy MAP of a DPP whose quality follows relevance.
+
+    Parameters
+    ----------
+    embeddings, query, costs, budget
+        As in :func:`~scwo_np.select.mmr_select`.
+    lam : float in [0, 1]
+        Weight of relevance in the quality (``beta = scale * lam``); 0 is pure
+        diversity, 1 relevance alone (top-k by relevance).
+    scale : float > 0
+        Multiplies ``beta`` (pyversity's ``scale``).
+    cost_exponent : float in [0, 1]
+        0 ranks by ``d_i^2``; ``r > 0`` by ``d_i^2 / max(cost, 1) ** r``.
+    return_gains : bool
+        Also return ``d_i^2`` of each pick (the determinant ratio it brought).
+
+    Examples
+    --------
+    Two copies of the best chunk: after the first, the copy adds no volume, and
+    the different chunk is taken.
+
+    >>> import numpy as np
+    >>> E = np.array([[1.0, 0.1], [1.0, 0.1], [0.1, 1.0]])
+    >>> dpp_select(E, [1.0, 0.2], costs=[1, 1, 1], budget=3, lam=0.5)
+    array([0, 2])
+    """
+    lam = check_lam(lam)
+    scale = check_positive_float(scale, name="scale", meaning="a multiplier of the quality exponent")
+    cexp = check_cost_exponent(cost_exponent)
+    if lam == 1.0:
+        return mmr_select(
+            embeddings, query, costs, budget, lam=1.0, return_gains=return_gains,
+            cost_aware=cexp > 0.0, cost_exponent=cexp or 0.25,
+        )  # fmt: skip
+    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget)
+    n = E.shape[0]
+    if n == 0:
+        return empty_selection(return_gains)
+    w2 = _quality_squared(rel, scale * lam)
+    picks = np.empty(n, dtype=np.int64)
+    gains = np.empty(n)
+    count = _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains)
+    return as_result(picks, gains, count, return_gains)
+
+
+@njit(**JIT)
+def _quality_squared(rel, beta):
+    """``w_i^2`` with ``w_i = exp(beta * (rel_i - mean) / (std + 1e-12))``, sums in index order."""
+    n = rel.shape[0]
+    mean = 0.0
+    for i in range(n):
+        mean += rel[i]
+    mean /= n
+    var = 0.0
+    for i in range(n):
+        var += (rel[i] - mean) * (rel[i] - mean)
+    std = np.sqrt(var / n)
+    out = np.empty(n)
+    for i in range(n):
+        w = np.exp(beta * ((rel[i] - mean) / (std + 1e-12)))
+        out[i] = w * w
+    return out
+
+
+@njit(**JIT)
+def _residual(E, nrm, w2, i, U, t, e):
+    """``d_i^2`` against the first ``t`` basis vectors (``e`` receives the unit row)."""
+    _unit_row(E, nrm, i, e)
+    s = 0.0
+    for r in range(t):
+        c = _dot64(U[r], e)
+        s += c * c
+    left = 1.0 - s  # the squared norm outside the span (of a unit row; see IN_SPAN)
+    return w2[i] * left if left > IN_SPAN else 0.0
+
+
+@njit(**JIT)
+def _better(ka, ia, kb, ib):
+    return ka > kb or (ka == kb and ia < ib)
+
+
+@njit(**JIT)
+def _sift_down(hk, hi, size, pos):
+    k, i = hk[pos], hi[pos]
+    while True:
+        ch = 2 * pos + 1
+        if ch >= size:
+            break
+        if ch + 1 < size and _better(hk[ch + 1], hi[ch + 1], hk[ch], hi[ch]):
+            ch += 1
+        if not _better(hk[ch], hi[ch], k, i):
+            break
+        hk[pos], hi[pos] = hk[ch], hi[ch]
+        pos = ch
+    hk[pos], hi[pos] = k, i
+
+
+@njit(**JIT)
+def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
+    n, d = E.shape
+    cap = min(n, d) + 1
+    U = np.empty((cap, d))
+    e = np.empty(d)
+    stamp = np.zeros(n, np.int64)  # basis size when the key was computed
+    hk = np.empty(n)
+    hi = np.empty(n, np.int64)
+    for i in range(n):
+        hk[i] = _cost_key(w2[i], costs[i], cexp)
+        hi[i] = i
+    size = n
+    for pos in range(n // 2 - 1, -1, -1):
+        _sift_down(hk, hi, size, pos)
+    t = 0
+    count = 0
+    remaining = budget
+    while size > 0:
+        i = hi[0]
+        if costs[i] > remaining:  # never fits again: the budget only shrinks
+            size -= 1
+            hk[0], hi[0] = hk[size], hi[size]
+            _sift_down(hk, hi, size, 0)
+            continue
+        if stamp[i] < t:  # stale: re-score and let the heap decide again
+            hk[0] = _cost_key(_residual(E, nrm, w2, i, U, t, e), costs[i], cexp)
+            stamp[i] = t
+            _sift_down(hk, hi, size, 0)
+            continue
+        if hk[0] <= 0.0:  # fresh and the best: nothing left adds volume
+            break
+        r2 = _residual(E, nrm, w2, i, U, t, e)
+        picks[count] = i
+        gains[count] = r2
+        count += 1
+        remaining -= costs[i]
+        size -= 1
+        hk[0], hi[0] = hk[size], hi[size]
+        _sift_down(hk, hi, size, 0)
+        if t + 1 >= cap:  # the span is the whole space: every residual is 0
+            break
+        # The new basis vector: the unit row minus its projections, normalised.
+        for r in range(t):
+            c = _dot64(U[r], e)
+            for k in range(d):
+                e[k] -= c * U[r, k]
+        norm = np.sqrt(_dot64(e, e))
+        for k in range(d):
+            U[t, k] = e[k] / norm
+        t += 1
+    return count
