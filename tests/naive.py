@@ -181,7 +181,7 @@ def _dot64(a, b):
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64"):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 
-    ``d_i^2 = w_i^2 (1 - sum_t (u_t . e_i/|e_i|)^2)`` with the basis ``u`` built by
+    ``d_i^2 = w_i^2 (1 - sum_t ((u_t . e_i) / |e_i|)^2)`` with the basis ``u`` built by
     modified Gram-Schmidt from the picks; the best key that fits is taken (ties:
     lowest index) until nothing fits, no key is positive, or the basis
     spans the space; a row with at most 1e-6 of its squared norm outside the
@@ -208,10 +208,12 @@ def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="f
     d = len(E[0])
     U, picks, gains, remaining = [], [], [], budget
 
+    nrms = [norm(e, dtype) for e in E]
+
     def residual(i):
         s = 0.0
         for u in U:
-            c = _dot64(u, unit[i])
+            c = dot([float(x) for x in E[i]], u, "float64") / nrms[i]
             s += c * c
         left = 1.0 - s
         return w2[i] * left if left > 1e-6 else 0.0

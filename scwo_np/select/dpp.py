@@ -127,15 +127,44 @@ def _quality_squared(rel, beta):
 
 
 @njit(**JIT)
-def _residual(E, nrm, w2, i, U, t, e):
-    """``d_i^2`` against the first ``t`` basis vectors (``e`` receives the unit row)."""
-    _unit_row(E, nrm, i, e)
-    s = 0.0
-    for r in range(t):
-        c = _dot64(U[r], e)
+def _residual(E, nrm, w2, i, U, t, acc, stamp):
+    """``d_i^2`` against the first ``t`` basis vectors.
+
+    ``acc[i]`` holds ``sum (u_r . x_i)^2`` over the first ``stamp[i]`` of them
+    (accumulated in basis order, so the sum is the same whenever it is asked
+    for); only the newer ones are dotted.  ``u_r . x_i = (u_r . e_i) / |e_i|``.
+    """
+    s = acc[i]
+    for r in range(stamp[i], t):
+        c = _dot_row64(E, i, U[r]) / nrm[i]
         s += c * c
+    acc[i] = s
+    stamp[i] = t
     left = 1.0 - s  # the squared norm outside the span (of a unit row; see IN_SPAN)
     return w2[i] * left if left > IN_SPAN else 0.0
+
+
+@njit(**JIT)
+def _dot_row64(E, i, u):
+    """``E[i] . u`` in float64 in eight lanes (element ``k`` into lane ``k % 8``), folded in halves.
+
+    The order of ``tests/naive.dot`` in float64: fixed, so exact against it, and
+    without one long chain of dependent additions, so the loop vectorises.
+    """
+    acc = np.zeros(8)
+    d = E.shape[1]
+    full = d - d % 8
+    for k in range(0, full, 8):
+        for lane in range(8):
+            acc[lane] += np.float64(E[i, k + lane]) * u[k + lane]
+    for k in range(full, d):
+        acc[k - full] += np.float64(E[i, k]) * u[k]
+    w = 8
+    while w > 1:
+        w //= 2
+        for lane in range(w):
+            acc[lane] += acc[lane + w]
+    return acc[0]
 
 
 @njit(**JIT)
@@ -165,7 +194,8 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
     cap = min(n, d) + 1
     U = np.empty((cap, d))
     e = np.empty(d)
-    stamp = np.zeros(n, np.int64)  # basis size when the key was computed
+    acc = np.zeros(n)  # sum of squared projections so far (see _residual)
+    stamp = np.zeros(n, np.int64)  # basis vectors included in acc
     hk = np.empty(n)
     hi = np.empty(n, np.int64)
     for i in range(n):
@@ -177,7 +207,8 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
     t = 0
     count = 0
     remaining = budget
-    while size > 0:
+    cmin = costs.min()
+    while size > 0 and remaining >= cmin:  # else nothing fits (and draining the heap costs n log n)
         i = hi[0]
         if costs[i] > remaining:  # never fits again: the budget only shrinks
             size -= 1
@@ -185,15 +216,13 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
             _sift_down(hk, hi, size, 0)
             continue
         if stamp[i] < t:  # stale: re-score and let the heap decide again
-            hk[0] = _cost_key(_residual(E, nrm, w2, i, U, t, e), costs[i], cexp)
-            stamp[i] = t
+            hk[0] = _cost_key(_residual(E, nrm, w2, i, U, t, acc, stamp), costs[i], cexp)
             _sift_down(hk, hi, size, 0)
             continue
         if hk[0] <= 0.0:  # fresh and the best: nothing left adds volume
             break
-        r2 = _residual(E, nrm, w2, i, U, t, e)
         picks[count] = i
-        gains[count] = r2
+        gains[count] = _residual(E, nrm, w2, i, U, t, acc, stamp)
         count += 1
         remaining -= costs[i]
         size -= 1
@@ -201,7 +230,8 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
         _sift_down(hk, hi, size, 0)
         if t + 1 >= cap:  # the span is the whole space: every residual is 0
             break
-        # The new basis vector: the unit row minus its projections, normalised.
+        # The new basis vector: the unit row minus its projections (modified Gram-Schmidt), normalised.
+        _unit_row(E, nrm, i, e)
         for r in range(t):
             c = _dot64(U[r], e)
             for k in range(d):
