@@ -178,6 +178,32 @@ def _dot64(a, b):
     return s
 
 
+def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64"):
+    """Plain budgeted max-sum diversity: ``lam rel_i + (1 - lam) sum_S (1 - clip(cos))``.  (picks, gains)"""
+    rel = relevance(E, [query], dtype=dtype)
+    n = len(E)
+    dist = [0.0] * n
+    picks, gains, remaining = [], [], budget
+    while True:
+        best, best_key, best_score = None, None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            score = lam * rel[i] + (1.0 - lam) * dist[i]
+            key = _cost_key(score, costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key, best_score = i, key, score
+        if best is None:
+            return picks, gains
+        picks.append(best)
+        gains.append(best_score)
+        remaining -= costs[best]
+        if lam != 1.0:
+            for i in range(n):
+                if i not in picks:
+                    dist[i] += 1.0 - min(max(cosine(E[i], E[best], dtype), -1.0), 1.0)
+
+
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64"):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 

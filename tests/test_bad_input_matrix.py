@@ -406,6 +406,18 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
         dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
     ),
+    "msd_select": (
+        lambda **k: scwo_np.select.msd_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=0.5),
+        dict(
+            embeddings="embeddings",
+            query="query",
+            costs="costs",
+            budget="budget",
+            lam="unit",
+            cost_exponent="unit",
+        ),
+    ),
     "dpp_select": (
         lambda **k: scwo_np.select.dpp_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, scale=1.0, cost_exponent=0.5),

@@ -9,6 +9,7 @@
   of total relevance under the budget;
 - :mod:`~scwo_np.select.dpp` — :func:`dpp_select`, budgeted DPP greedy MAP with
   a lazy heap;
+- :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
 - :mod:`~scwo_np.select.baselines` — :func:`truncate`, :func:`topk_relevance`,
   :func:`coverage` (the spec's quality metric);
@@ -26,6 +27,7 @@ from .dpp import dpp_select
 from .front import STRATEGIES, select
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
+from .msd import msd_select
 from .texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
+    "msd_select",
     "select",
     "select_batch",
     "select_texts",

@@ -8,6 +8,10 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Budgeted Maximal Marginal Relevance, :func:`~scwo_np.select.mmr_select`
     (``lam``, ``method``, ``cost_aware``, ...); ``select(..., strategy="mmr")``
     is ``mmr_select(...)``.
+``"msd"``
+    Budgeted max-sum diversity (pyversity's definition): relevance plus the
+    summed cosine distance to the picks, :func:`~scwo_np.select.msd.msd_select`
+    (``lam``, ``cost_exponent``).
 ``"dpp"``
     Budgeted greedy MAP of a determinantal point process whose quality follows
     relevance, :func:`~scwo_np.select.dpp.dpp_select` (``lam``, ``scale``,
@@ -29,10 +33,11 @@ from ..validation import check_method
 from .dpp import dpp_select
 from .knapsack import knapsack_select
 from .mmr import mmr_select
+from .msd import msd_select
 
 __all__ = ["STRATEGIES", "select"]
 
-_IMPLS = {"mmr": mmr_select, "dpp": dpp_select, "knapsack": knapsack_select}
+_IMPLS = {"mmr": mmr_select, "msd": msd_select, "dpp": dpp_select, "knapsack": knapsack_select}
 
 #: Registry of selection strategies; tests parametrise over it.
 STRATEGIES = tuple(_IMPLS)
@@ -53,7 +58,7 @@ def select(
     ----------
     embeddings, query, costs, budget
         As in :func:`~scwo_np.select.mmr_select`.
-    strategy : {"mmr", "dpp", "knapsack"}
+    strategy : {"mmr", "msd", "dpp", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.
