@@ -9,6 +9,8 @@ from numpy.typing import ArrayLike, NDArray
 from .. import _dot
 from .._config import JIT
 from ..validation import (
+    MAX_BUDGET,
+    MAX_COST,
     check_budget,
     check_costs,
     check_embeddings,
@@ -17,6 +19,7 @@ from ..validation import (
     check_unit_interval,
 )
 from ._first_pass import _row_norm
+from .mmr import _FLOATS, _NORM_RANGE
 
 
 def prepare(embeddings: ArrayLike, query: ArrayLike, costs: ArrayLike, budget: object):
@@ -24,8 +27,14 @@ def prepare(embeddings: ArrayLike, query: ArrayLike, costs: ArrayLike, budget: o
 
     Relevance is computed as :func:`~scwo_np.select.mmr_select` computes it
     (canonical dot products, widened to float64), so every strategy ranks equal
-    chunks alike.  ``nrm`` and ``rel`` are empty when there are no rows.
+    chunks alike.  ``nrm`` and ``rel`` are empty when there are no rows.  Small
+    inputs that already have the kernels' types take one numba call with the
+    checks inside (as MMR's fused path); on any doubt the validating path runs
+    and raises the precise error.
     """
+    fast = _prepare_fast(embeddings, query, costs, budget)
+    if fast is not None:
+        return fast
     E = check_embeddings(embeddings)
     n, d = E.shape
     costs = check_costs(costs, n)
@@ -76,3 +85,43 @@ def check_cost_exponent(value: object) -> float:
 def as_result(picks: NDArray[np.int64], gains: NDArray[np.float64], count: int, return_gains: bool):
     p = picks[:count].copy()
     return (p, gains[:count].copy()) if return_gains else p
+
+
+def _prepare_fast(E, q, costs, budget):
+    if type(E) is not np.ndarray or type(q) is not np.ndarray or type(costs) is not np.ndarray:
+        return None
+    if E.ndim != 2 or E.dtype not in _FLOATS or not E.flags.c_contiguous:
+        return None
+    n, d = E.shape
+    if n == 0 or d == 0 or n * d >= _dot.PARALLEL_MIN_ELEMENTS:
+        return None
+    if q.shape != (d,) or q.dtype not in _FLOATS or costs.shape != (n,) or costs.dtype != np.int64:
+        return None
+    if type(budget) is not int or not 0 <= budget <= MAX_BUDGET or not costs.flags.c_contiguous:
+        return None
+    if q.dtype != E.dtype or not q.flags.c_contiguous:
+        q = np.ascontiguousarray(q, dtype=E.dtype)
+    lo, hi = _NORM_RANGE[E.dtype]
+    nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST)
+    return (E, costs, budget, nrm, rel) if ok else None
+
+
+@njit(**JIT)
+def _checked_relevance(E, q, costs, lo, hi, max_cost):
+    """Row norms and relevance in one pass; ``ok`` False on a cost, row or query out of range."""
+    n = E.shape[0]
+    nrm = np.empty(n)
+    rel = np.empty(n)
+    V = q.reshape(1, -1)
+    qnorm = _row_norm(V, 0)
+    if not (lo <= qnorm <= hi):
+        return nrm, rel, False
+    for i in range(n):
+        if costs[i] < 0 or costs[i] > max_cost:
+            return nrm, rel, False
+    _dot._dots_norms_serial(E, q, rel, nrm)
+    for i in range(n):
+        if not (lo <= nrm[i] <= hi):
+            return nrm, rel, False
+        rel[i] = rel[i] / (nrm[i] * qnorm)
+    return nrm, rel, True

@@ -83,3 +83,14 @@ def test_select_names_the_strategies_and_the_options():
         select(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp2")
     with pytest.raises(TypeError, match="lam"):
         select(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="knapsack", lam=0.5)
+
+
+@given(problem=selection_problems(allow_empty=False))
+def test_the_fused_preparation_equals_the_validating_one(problem):
+    from scwo_np.select._common import prepare
+
+    E, q, costs, budget, _ = problem
+    fast = prepare(E, q, costs, budget)  # arrays of the kernels' types: the fused path
+    slow = prepare(E, q, costs.tolist(), budget)  # a list: the validating path
+    for a, b in zip(fast[3:], slow[3:], strict=True):
+        np.testing.assert_array_equal(a, b)
