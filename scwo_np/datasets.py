@@ -18,7 +18,7 @@ from importlib import resources
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Sample", "load_sample", "sample_query"]
+__all__ = ["FAQ", "Sample", "load_faq", "load_sample", "sample_query"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,67 @@ def load_sample() -> Sample:
     s = _load()
     return dataclasses.replace(
         s, embeddings=s.embeddings.copy(), costs=s.costs.copy(), query_embeddings=s.query_embeddings.copy()
+    )
+
+
+@dataclass(frozen=True)
+class FAQ:
+    """The bundled Python FAQ: questions with known answers (see :func:`load_faq`)."""
+
+    #: ``(503, 384)`` float32, one embedding per chunk (a paragraph of an answer or of another section).
+    embeddings: NDArray[np.float32]
+    #: ``(503,)`` int64 token counts.
+    costs: NDArray[np.int64]
+    #: The chunks' text.
+    texts: list[str]
+    #: The FAQ section each chunk is from.
+    sections: list[str]
+    #: ``(175, 384)`` float32, one embedding per question.
+    query_embeddings: NDArray[np.float32]
+    #: The questions (the FAQ's own section titles).
+    questions: list[str]
+    #: For each question, the chunks of its section: its answer.
+    gold: list[list[int]]
+    #: For each question, ``"tune"`` or ``"held_out"`` (fixed).
+    split: list[str]
+    embedder: str = "all-MiniLM-L6-v2"
+
+
+@lru_cache(maxsize=1)
+def _load_faq() -> FAQ:
+    base = resources.files("scwo_np.bundled")
+    with resources.as_file(base / "faq_eval.npz") as p, np.load(p) as z:
+        E, costs, QE = z["embeddings"], z["costs"].astype(np.int64), z["query_embeddings"]
+    rows = [json.loads(x) for x in (base / "faq_eval.jsonl").read_text(encoding="utf-8").splitlines()]
+    qrows = [json.loads(x) for x in (base / "faq_questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    return FAQ(
+        embeddings=E,
+        costs=costs,
+        texts=[r["text"] for r in rows],
+        sections=[r["section"] for r in rows],
+        query_embeddings=QE,
+        questions=[q["text"] for q in qrows],
+        gold=[q["gold"] for q in qrows],
+        split=[q["split"] for q in qrows],
+    )
+
+
+def load_faq() -> FAQ:
+    """The bundled evaluation set: the Python FAQ's questions, their answer paragraphs and all the chunks.
+
+    From Debian's ``python3-doc`` (PSF-2.0); ``data/README.md`` says how it was
+    made.  Each call returns fresh copies of the arrays.
+
+    Examples
+    --------
+    >>> from scwo_np.datasets import load_faq
+    >>> f = load_faq()
+    >>> f.embeddings.shape, len(f.questions), f.questions[0], f.gold[0]
+    ((503, 384), 175, 'What is Python?', [0, 1])
+    """
+    f = _load_faq()
+    return dataclasses.replace(
+        f, embeddings=f.embeddings.copy(), costs=f.costs.copy(), query_embeddings=f.query_embeddings.copy()
     )
 
 

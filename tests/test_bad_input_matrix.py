@@ -406,6 +406,19 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
         dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
     ),
+    "compare_strategies": (
+        lambda **k: scwo_np.select.compare_strategies(**k),
+        dict(
+            embeddings=E,
+            costs=COSTS,
+            queries=E[:2],
+            gold=[[0], [1]],
+            budgets=[8],
+            candidates=4,
+            strategies={"top-k": {"lam": 1.0}},
+        ),
+        dict(embeddings="embeddings", costs="costs", queries="queries", candidates="posint"),
+    ),
     "msd_select": (
         lambda **k: scwo_np.select.msd_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=0.5),
@@ -755,6 +768,8 @@ NOT_FUNCTIONS = {
     "KB_DEFAULTS": "a dict of defaults",
     "load_sample": "takes no arguments",
     "Sample": "a result type",
+    "load_faq": "takes no arguments",
+    "FAQ": "a result type",
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
     "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",

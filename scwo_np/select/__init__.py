@@ -10,6 +10,8 @@
 - :mod:`~scwo_np.select.dpp` — :func:`dpp_select`, budgeted DPP greedy MAP with
   a lazy heap;
 - :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
+- :mod:`~scwo_np.select.quality` — :func:`compare_strategies`: which strategy
+  puts the answer into the context, on questions with known answers;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
 - :mod:`~scwo_np.select.baselines` — :func:`truncate`, :func:`topk_relevance`,
   :func:`coverage` (the spec's quality metric);
@@ -28,15 +30,18 @@ from .front import STRATEGIES, select
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
 from .msd import msd_select
+from .quality import DEFAULT_STRATEGIES, compare_strategies
 from .texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
+    "DEFAULT_STRATEGIES",
     "METHODS",
     "ORDERS",
     "STRATEGIES",
     "BatchSelection",
     "TextSelection",
     "arrange",
+    "compare_strategies",
     "coverage",
     "dpp_select",
     "knapsack_select",
