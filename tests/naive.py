@@ -204,6 +204,64 @@ def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64"):
                     dist[i] += 1.0 - min(max(cosine(E[i], E[best], dtype), -1.0), 1.0)
 
 
+def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="float64"):
+    """Plain budgeted SSD without sliding: ``lam z_i + (1 - lam) gamma |r_i|``, every candidate every step.
+
+    ``x_i = [e_i/|e_i|, 1]``; ``|r_i|^2 = 2 - sum_u (x_i . u)^2`` (0 when at most 2e-6);
+    the basis grows by modified Gram-Schmidt from each pick unless the pick lies in the
+    span or the span is full.  Returns (picks, gains).
+    """
+    rel = relevance(E, [query], dtype=dtype)
+    n = len(E)
+    if n == 0:
+        return [], []
+    mean = 0.0
+    for r in rel:
+        mean += r
+    mean /= n
+    var = 0.0
+    for r in rel:
+        var += (r - mean) * (r - mean)
+    std = math.sqrt(var / n)
+    z = [(r - mean) / std if std > 0.0 else r - mean for r in rel]
+    d = len(E[0])
+    nrms = [norm(e, dtype) for e in E]
+    rows = [[float(x) for x in e] for e in E]
+    cap = min(n, d + 1) + 1
+    U, picks, gains, remaining = [], [], [], budget
+
+    def parts(i):
+        s = 0.0
+        for u in U:
+            c = dot(rows[i], u[:d], "float64") / nrms[i] + u[d]
+            s += c * c
+        left = 2.0 - s
+        return s, lam * z[i] + (1.0 - lam) * gamma * (math.sqrt(left) if left > 2e-6 else 0.0)
+
+    while True:
+        best, best_key, best_score, best_s = None, None, None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            s_i, score = parts(i)
+            key = _cost_key(score, costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key, best_score, best_s = i, key, score, s_i
+        if best is None:
+            return picks, gains
+        picks.append(best)
+        gains.append(best_score)
+        remaining -= costs[best]
+        if len(U) + 1 >= cap or 2.0 - best_s <= 2e-6:
+            continue
+        x = [v / nrms[best] for v in rows[best]] + [1.0]
+        for u in U:
+            c = _dot64(u, x)
+            x = [a - c * b for a, b in zip(x, u, strict=True)]
+        nm = math.sqrt(_dot64(x, x))
+        U.append([a / nm for a in x])
+
+
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64"):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 

@@ -431,6 +431,19 @@ REGISTRY = {
             cost_exponent="unit",
         ),
     ),
+    "ssd_select": (
+        lambda **k: scwo_np.select.ssd_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, gamma=1.0, cost_exponent=0.5),
+        dict(
+            embeddings="embeddings",
+            query="query",
+            costs="costs",
+            budget="budget",
+            lam="unit",
+            gamma="posfloat",
+            cost_exponent="unit",
+        ),
+    ),
     "dpp_select": (
         lambda **k: scwo_np.select.dpp_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, scale=1.0, cost_exponent=0.5),

@@ -7,8 +7,8 @@ md, code = nb.md, nb.code
 
 md("""# 06 — Which strategy puts the answer into the context?
 
-`scwo_np.select(..., strategy=...)` offers MMR, max-sum diversity (MSD), a DPP and the exact
-knapsack optimum. Here they meet real questions with known answers: the Python FAQ from
+`scwo_np.select(..., strategy=...)` offers MMR, max-sum diversity (MSD), a DPP, SSD and the
+exact knapsack optimum. Here they meet real questions with known answers: the Python FAQ from
 Debian's `python3-doc` (`scwo_np.datasets.load_faq`: 175 questions, the FAQ's own section
 titles; the paragraphs under each are its answer; 503 chunks embedded with MiniLM). For each
 question a retriever hands over the 50 chunks closest to it; each strategy fills a budget of
@@ -32,7 +32,7 @@ rows = {
     for h, ids in halves.items()
 }
 print(f"{'strategy':26s} {'budget':>6s}  recall tune / held-out   gold fraction   redundancy   fill")
-for a, b in zip(rows["tune"], rows["held_out"]):
+for a, b in zip(rows["tune"], rows["held_out"], strict=True):
     print(f"{a['strategy']:26s} {a['budget']:6d}  {a['answer_recall']:.2f} / {b['answer_recall']:.2f}"
           f"               {b['gold_fraction']:.2f}            {b['redundancy']:.2f}         {b['fill']:.2f}")""")
 
@@ -41,7 +41,8 @@ md("""## Answer recall against the budget (held-out questions)""")
 code("""fig, ax = plt.subplots(figsize=(8, 4.5))
 for name in DEFAULT_STRATEGIES:
     pts = [(r["budget"], r["answer_recall"]) for r in rows["held_out"] if r["strategy"] == name]
-    ax.plot(*zip(*pts), marker="o", label=name)
+    budgets, recall = np.array(pts).T
+    ax.plot(budgets, recall, marker="o", label=name)
 ax.set_xlabel("token budget")
 ax.set_ylabel("answer recall")
 ax.set_xticks([200, 400, 800])
@@ -60,9 +61,9 @@ unit = f.embeddings / np.linalg.norm(f.embeddings, axis=1, keepdims=True)
 cand = np.argsort(-(unit @ (q / np.linalg.norm(q))), kind="stable")[:50]
 xy = PCA(2, random_state=0).fit_transform(f.embeddings[cand])
 gold = np.isin(cand, f.gold[qi])
-panels = ["top-k", "mmr (lam 0.5)", "msd (lam 0.7)", "dpp (lam 0.3)", "knapsack", "mmr cost-aware (r 1)"]
+panels = ["top-k", "mmr (lam 0.5)", "msd (lam 0.7)", "dpp (lam 0.3)", "ssd (lam 0.5)", "knapsack"]
 fig, axes = plt.subplots(2, 3, figsize=(12, 7.5), sharex=True, sharey=True)
-for ax, name in zip(axes.ravel(), panels):
+for ax, name in zip(axes.ravel(), panels, strict=True):
     idx = scwo_np.select(np.ascontiguousarray(f.embeddings[cand]), q, f.costs[cand], 400, **DEFAULT_STRATEGIES[name])
     ax.scatter(*xy.T, s=12, c="lightgray")
     ax.scatter(*xy[gold].T, s=120, facecolors="none", edgecolors="tab:green", linewidths=2)
@@ -78,8 +79,8 @@ md("""## Checks
 
 The budget holds for every strategy and question, and top-k's recall grows with the budget.""")
 
-code("""for h, ids in halves.items():
-    for name, opts in DEFAULT_STRATEGIES.items():
+code("""for ids in halves.values():
+    for opts in DEFAULT_STRATEGIES.values():
         for i in ids[:10]:
             qv = f.query_embeddings[i]
             c = np.argsort(-(unit @ (qv / np.linalg.norm(qv))), kind="stable")[:50]

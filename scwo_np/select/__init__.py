@@ -10,6 +10,8 @@
 - :mod:`~scwo_np.select.dpp` — :func:`dpp_select`, budgeted DPP greedy MAP with
   a lazy heap;
 - :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
+- :mod:`~scwo_np.select.ssd` — :func:`ssd_select`, budgeted sliding spectrum
+  decomposition with a lazy heap;
 - :mod:`~scwo_np.select.quality` — :func:`compare_strategies`: which strategy
   puts the answer into the context, on questions with known answers;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
@@ -31,6 +33,7 @@ from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
 from .msd import msd_select
 from .quality import DEFAULT_STRATEGIES, compare_strategies
+from .ssd import ssd_select
 from .texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "select",
     "select_batch",
     "select_texts",
+    "ssd_select",
     "topk_relevance",
     "truncate",
 ]

@@ -72,6 +72,50 @@ def _dot64(a, b):
     return s
 
 
+@njit(**JIT)
+def _dot_row64(E, i, u):
+    """``E[i] . u`` in float64 in eight lanes (element ``k`` into lane ``k % 8``), folded in halves.
+
+    The order of ``tests/naive.dot`` in float64: fixed, so exact against it, and
+    without one long chain of dependent additions, so the loop vectorises.
+    """
+    acc = np.zeros(8)
+    d = E.shape[1]
+    full = d - d % 8
+    for k in range(0, full, 8):
+        for lane in range(8):
+            acc[lane] += np.float64(E[i, k + lane]) * u[k + lane]
+    for k in range(full, d):
+        acc[k - full] += np.float64(E[i, k]) * u[k]
+    w = 8
+    while w > 1:
+        w //= 2
+        for lane in range(w):
+            acc[lane] += acc[lane + w]
+    return acc[0]
+
+
+@njit(**JIT)
+def _better(ka, ia, kb, ib):
+    return ka > kb or (ka == kb and ia < ib)
+
+
+@njit(**JIT)
+def _sift_down(hk, hi, size, pos):
+    k, i = hk[pos], hi[pos]
+    while True:
+        ch = 2 * pos + 1
+        if ch >= size:
+            break
+        if ch + 1 < size and _better(hk[ch + 1], hi[ch + 1], hk[ch], hi[ch]):
+            ch += 1
+        if not _better(hk[ch], hi[ch], k, i):
+            break
+        hk[pos], hi[pos] = hk[ch], hi[ch]
+        pos = ch
+    hk[pos], hi[pos] = k, i
+
+
 def empty_selection(return_gains: bool):
     picks = np.empty(0, dtype=np.int64)
     return (picks, np.empty(0)) if return_gains else picks

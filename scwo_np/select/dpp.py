@@ -40,7 +40,17 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._config import JIT
 from ..validation import check_lam, check_positive_float
-from ._common import _cost_key, _dot64, _unit_row, as_result, check_cost_exponent, empty_selection, prepare
+from ._common import (
+    _cost_key,
+    _dot64,
+    _dot_row64,
+    _sift_down,
+    _unit_row,
+    as_result,
+    check_cost_exponent,
+    empty_selection,
+    prepare,
+)
 from .mmr import mmr_select
 
 __all__ = ["dpp_select"]
@@ -142,50 +152,6 @@ def _residual(E, nrm, w2, i, U, t, acc, stamp):
     stamp[i] = t
     left = 1.0 - s  # the squared norm outside the span (of a unit row; see IN_SPAN)
     return w2[i] * left if left > IN_SPAN else 0.0
-
-
-@njit(**JIT)
-def _dot_row64(E, i, u):
-    """``E[i] . u`` in float64 in eight lanes (element ``k`` into lane ``k % 8``), folded in halves.
-
-    The order of ``tests/naive.dot`` in float64: fixed, so exact against it, and
-    without one long chain of dependent additions, so the loop vectorises.
-    """
-    acc = np.zeros(8)
-    d = E.shape[1]
-    full = d - d % 8
-    for k in range(0, full, 8):
-        for lane in range(8):
-            acc[lane] += np.float64(E[i, k + lane]) * u[k + lane]
-    for k in range(full, d):
-        acc[k - full] += np.float64(E[i, k]) * u[k]
-    w = 8
-    while w > 1:
-        w //= 2
-        for lane in range(w):
-            acc[lane] += acc[lane + w]
-    return acc[0]
-
-
-@njit(**JIT)
-def _better(ka, ia, kb, ib):
-    return ka > kb or (ka == kb and ia < ib)
-
-
-@njit(**JIT)
-def _sift_down(hk, hi, size, pos):
-    k, i = hk[pos], hi[pos]
-    while True:
-        ch = 2 * pos + 1
-        if ch >= size:
-            break
-        if ch + 1 < size and _better(hk[ch + 1], hi[ch + 1], hk[ch], hi[ch]):
-            ch += 1
-        if not _better(hk[ch], hi[ch], k, i):
-            break
-        hk[pos], hi[pos] = hk[ch], hi[ch]
-        pos = ch
-    hk[pos], hi[pos] = k, i
 
 
 @njit(**JIT)

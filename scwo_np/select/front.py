@@ -16,6 +16,10 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Budgeted greedy MAP of a determinantal point process whose quality follows
     relevance, :func:`~scwo_np.select.dpp.dpp_select` (``lam``, ``scale``,
     ``cost_exponent``), lazy and exact.
+``"ssd"``
+    Budgeted sliding spectrum decomposition (pyversity's definition, no window
+    sliding), :func:`~scwo_np.select.ssd.ssd_select` (``lam``, ``gamma``,
+    ``cost_exponent``), lazy and exact.
 ``"knapsack"``
     The exact optimum of total relevance under the budget,
     :func:`~scwo_np.select.knapsack.knapsack_select` (``max_cells``): the bound
@@ -34,10 +38,17 @@ from .dpp import dpp_select
 from .knapsack import knapsack_select
 from .mmr import mmr_select
 from .msd import msd_select
+from .ssd import ssd_select
 
 __all__ = ["STRATEGIES", "select"]
 
-_IMPLS = {"mmr": mmr_select, "msd": msd_select, "dpp": dpp_select, "knapsack": knapsack_select}
+_IMPLS = {
+    "mmr": mmr_select,
+    "msd": msd_select,
+    "dpp": dpp_select,
+    "ssd": ssd_select,
+    "knapsack": knapsack_select,
+}
 
 #: Registry of selection strategies; tests parametrise over it.
 STRATEGIES = tuple(_IMPLS)
@@ -58,7 +69,7 @@ def select(
     ----------
     embeddings, query, costs, budget
         As in :func:`~scwo_np.select.mmr_select`.
-    strategy : {"mmr", "msd", "dpp", "knapsack"}
+    strategy : {"mmr", "msd", "dpp", "ssd", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.

@@ -55,6 +55,8 @@ DEFAULT_STRATEGIES: dict[str, dict[str, Any]] = {
     "msd (lam 0.7)": {"strategy": "msd", "lam": 0.7},
     "dpp (lam 0.7)": {"strategy": "dpp", "lam": 0.7},
     "dpp (lam 0.3)": {"strategy": "dpp", "lam": 0.3},
+    "ssd (lam 0.7)": {"strategy": "ssd", "lam": 0.7},
+    "ssd (lam 0.5)": {"strategy": "ssd", "lam": 0.5},
     "knapsack": {"strategy": "knapsack"},
 }
 

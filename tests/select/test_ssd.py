@@ -1,0 +1,47 @@
+"""Budgeted SSD (issue 19): the lazy heap equals the plain greedy, and pyversity's picks."""
+
+import naive
+import numpy as np
+import pytest
+from conftest import selection_problems
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np import mmr_select
+from scwo_np.select.ssd import ssd_select
+
+
+@given(
+    problem=selection_problems(),
+    lam=st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.99]) | st.floats(0, 0.999),
+    r=st.sampled_from([0.0, 0.5, 1.0]),
+    gamma=st.sampled_from([1.0, 0.25]),
+)
+def test_lazy_ssd_equals_the_plain_greedy(problem, lam, r, gamma):
+    E, q, costs, budget, _ = problem
+    picks, gains = ssd_select(E, q, costs, budget, lam=lam, gamma=gamma, cost_exponent=r, return_gains=True)
+    rp, rg = naive.ssd(E.tolist(), q.tolist(), costs.tolist(), budget, lam, gamma, r, dtype=E.dtype)
+    assert picks.tolist() == rp
+    np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))
+    assert costs[picks].sum() <= budget and len(set(picks.tolist())) == len(picks)
+
+
+@given(problem=selection_problems())
+def test_lam_one_is_top_k_by_relevance(problem):
+    E, q, costs, budget, _ = problem
+    np.testing.assert_array_equal(
+        ssd_select(E, q, costs, budget, lam=1.0), mmr_select(E, q, costs, budget, lam=1.0)
+    )
+
+
+def test_it_matches_pyversity_on_unit_costs():
+    pyversity = pytest.importorskip("pyversity")
+    rng = np.random.default_rng(6)
+    for n, k in ((20, 5), (100, 10), (300, 15)):
+        E = rng.normal(size=(n, 32))
+        q = rng.normal(size=32)
+        rel = (E @ q) / (np.linalg.norm(E, axis=1) * np.linalg.norm(q))
+        for lam in (0.3, 0.7):
+            ours = ssd_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam)
+            theirs = pyversity.diversify(E, rel, k, strategy="ssd", diversity=1 - lam).indices
+            assert ours.tolist() == theirs.tolist(), (n, lam)
