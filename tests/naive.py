@@ -134,14 +134,21 @@ def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shi
     return picks, gains
 
 
-def knapsack(E, query, costs, budget, dtype="float64"):
+def _relevance_of(E, query, weights, dtype):
+    """One query (a vector) or several (a list of vectors, with optional normalised weights)."""
+    if query and isinstance(query[0], list | tuple):
+        return relevance(E, query, weights, dtype)
+    return relevance(E, [query], None, dtype)
+
+
+def knapsack(E, query, costs, budget, dtype="float64", weights=None):
     """Plain 0/1 knapsack on relevance: the same table, filled item by item, read back from the end.
 
     Candidates: positive relevance and cost within the budget; cost-0 ones are
     always taken.  A set replaces the best only when strictly better.  Returned
     by relevance, highest first, ties to the lowest index.
     """
-    rel = relevance(E, [query], dtype=dtype)
+    rel = _relevance_of(E, query, weights, dtype)
     cand = [i for i in range(len(E)) if rel[i] > 0.0 and costs[i] <= budget]
     free = [i for i in cand if costs[i] == 0]
     paid = [i for i in cand if costs[i] > 0]
@@ -178,9 +185,9 @@ def _dot64(a, b):
     return s
 
 
-def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64"):
+def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted max-sum diversity: ``lam rel_i + (1 - lam) sum_S (1 - clip(cos))``.  (picks, gains)"""
-    rel = relevance(E, [query], dtype=dtype)
+    rel = _relevance_of(E, query, weights, dtype)
     n = len(E)
     dist = [0.0] * n
     picks, gains, remaining = [], [], budget
@@ -204,14 +211,14 @@ def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64"):
                     dist[i] += 1.0 - min(max(cosine(E[i], E[best], dtype), -1.0), 1.0)
 
 
-def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="float64"):
+def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted SSD without sliding: ``lam z_i + (1 - lam) gamma |r_i|``, every candidate every step.
 
     ``x_i = [e_i/|e_i|, 1]``; ``|r_i|^2 = 2 - sum_u (x_i . u)^2`` (0 when at most 2e-6);
     the basis grows by modified Gram-Schmidt from each pick unless the pick lies in the
     span or the span is full.  Returns (picks, gains).
     """
-    rel = relevance(E, [query], dtype=dtype)
+    rel = _relevance_of(E, query, weights, dtype)
     n = len(E)
     if n == 0:
         return [], []
@@ -262,7 +269,7 @@ def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="f
         U.append([a / nm for a in x])
 
 
-def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64"):
+def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 
     ``d_i^2 = w_i^2 (1 - sum_t ((u_t . e_i) / |e_i|)^2)`` with the basis ``u`` built by
@@ -271,7 +278,7 @@ def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="f
     spans the space; a row with at most 1e-6 of its squared norm outside the
     span has gain 0.  Returns (picks, gains).
     """
-    rel = relevance(E, [query], dtype=dtype)
+    rel = _relevance_of(E, query, weights, dtype)
     n = len(E)
     if n == 0:
         return [], []

@@ -304,6 +304,8 @@ CATEGORIES = {
     "budget_or_none": _without(budget_bad, "None"),
     "costs_or_none": _without(costs_bad, "None"),
     "text_or_none": _without(text_bad, "None"),
+    # One query or several (select: a (m, d) query is several queries):
+    "query_or_queries": _without(query_bad, "2-D"),
     # Arrays with nothing to match their length against:
     "costs_alone": _without(costs_bad, "short"),
     "scores_alone": _without(scores_bad, "short"),
@@ -404,7 +406,7 @@ REGISTRY = {
     "select": (
         lambda **k: scwo_np.select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
-        dict(embeddings="embeddings", query="query", costs="costs", budget="budget"),
+        dict(embeddings="embeddings", query="query_or_queries", costs="costs", budget="budget"),
     ),
     "compare_strategies": (
         lambda **k: scwo_np.select.compare_strategies(**k),
@@ -424,7 +426,7 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=0.5),
         dict(
             embeddings="embeddings",
-            query="query",
+            query="query_or_queries",
             costs="costs",
             budget="budget",
             lam="unit",
@@ -436,7 +438,7 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, gamma=1.0, cost_exponent=0.5),
         dict(
             embeddings="embeddings",
-            query="query",
+            query="query_or_queries",
             costs="costs",
             budget="budget",
             lam="unit",
@@ -449,7 +451,7 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, scale=1.0, cost_exponent=0.5),
         dict(
             embeddings="embeddings",
-            query="query",
+            query="query_or_queries",
             costs="costs",
             budget="budget",
             lam="unit",
@@ -460,7 +462,13 @@ REGISTRY = {
     "knapsack_select": (
         lambda **k: scwo_np.select.knapsack_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, max_cells=10_000),
-        dict(embeddings="embeddings", query="query", costs="costs", budget="budget", max_cells="posint"),
+        dict(
+            embeddings="embeddings",
+            query="query_or_queries",
+            costs="costs",
+            budget="budget",
+            max_cells="posint",
+        ),
     ),
     "topk_relevance": (
         lambda **k: scwo_np.topk_relevance(**k),

@@ -14,37 +14,83 @@ from ..validation import (
     check_budget,
     check_costs,
     check_embeddings,
+    check_queries,
     check_query,
     check_row_norms,
     check_unit_interval,
 )
-from ._first_pass import _row_norm
+from ._first_pass import _accumulate_rel, _row_norm
 from .mmr import _FLOATS, _NORM_RANGE
 
 
-def prepare(embeddings: ArrayLike, query: ArrayLike, costs: ArrayLike, budget: object):
+def prepare(
+    embeddings: ArrayLike,
+    query: ArrayLike,
+    costs: ArrayLike,
+    budget: object,
+    weights: ArrayLike | None = None,
+):
     """``(E, costs, budget, nrm, rel)``: checked inputs, row norms and cosine relevance.
 
     Relevance is computed as :func:`~scwo_np.select.mmr_select` computes it
     (canonical dot products, widened to float64), so every strategy ranks equal
-    chunks alike.  ``nrm`` and ``rel`` are empty when there are no rows.  Small
-    inputs that already have the kernels' types take one numba call with the
-    checks inside (as MMR's fused path); on any doubt the validating path runs
-    and raises the precise error.
+    chunks alike; with several queries (``query`` of shape ``(m, d)``) it is the
+    weighted mean of the cosines, as :func:`~scwo_np.select.mmr_select_multi`
+    has it (``weights`` normalised to sum 1, equal by default).  ``nrm`` and
+    ``rel`` are empty when there are no rows.  Small inputs with one query that
+    already have the kernels' types take one numba call with the checks inside
+    (as MMR's fused path); on any doubt the validating path runs and raises the
+    precise error.
     """
-    fast = _prepare_fast(embeddings, query, costs, budget)
-    if fast is not None:
-        return fast
+    if weights is None:
+        fast = _prepare_fast(embeddings, query, costs, budget)
+        if fast is not None:
+            return fast
     E = check_embeddings(embeddings)
     n, d = E.shape
     costs = check_costs(costs, n)
     budget = check_budget(budget)
-    q = check_query(query, d, dtype=E.dtype)
+    if np.ndim(query) == 2:
+        Q = check_queries(query, d, dtype=E.dtype, name="query")
+        w = query_weights(weights, Q.shape[0])
+    else:
+        if weights is not None:
+            raise ValueError("weights apply to several queries; query is one embedding (pass shape (m, d)).")
+        Q = check_query(query, d, dtype=E.dtype).reshape(1, -1)
+        w = np.ones(1)
     if n == 0:
         return E, costs, budget, np.empty(0), np.empty(0)
-    dots, nrm = _dot.dots_norms(E, q)
+    dots, nrm = _dot.dots_norms(E, Q[0])
     check_row_norms(nrm, E)
-    return E, costs, budget, nrm, dots / (nrm * _row_norm(q.reshape(1, -1), 0))
+    rel = np.zeros(n)
+    _accumulate_rel(rel, dots, nrm, _row_norm(Q, 0), w[0])
+    for j in range(1, Q.shape[0]):
+        _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
+    return E, costs, budget, nrm, rel
+
+
+def query_weights(weights: ArrayLike | None, m: int) -> NDArray[np.float64]:
+    """Non-negative query weights normalised to sum 1 (equal by default), as ``mmr_select_multi``."""
+    if weights is None:
+        return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (m,):
+        raise ValueError(f"weights must have shape ({m},), one per query; got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be finite, non-negative and not all zero.")
+    return np.ascontiguousarray(w / w.sum())
+
+
+def top_k(embeddings, query, costs, budget, weights, cexp, return_gains):
+    """Relevance alone (``lam = 1``): :func:`mmr_select` or, for several queries, ``mmr_select_multi``."""
+    from .mmr import mmr_select, mmr_select_multi
+
+    kw = dict(lam=1.0, return_gains=return_gains, cost_aware=cexp > 0.0, cost_exponent=cexp or 0.25)
+    if np.ndim(query) == 2:
+        return mmr_select_multi(embeddings, query, costs, budget, weights=weights, **kw)
+    if weights is not None:
+        raise ValueError("weights apply to several queries; query is one embedding (pass shape (m, d)).")
+    return mmr_select(embeddings, query, costs, budget, **kw)
 
 
 @njit(**JIT)

@@ -9,7 +9,7 @@ Numba kernel, spread over threads, and returns exactly what
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -25,12 +25,14 @@ from ..validation import (
     check_costs,
     check_embeddings,
     check_lam,
+    check_method,
     check_nonnegative_float,
     check_queries,
     check_row_norms,
 )
 from ._first_pass import _accumulate_rel, _row_norm
 from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
+from .front import _IMPLS, STRATEGIES
 from .mmr import POOL, _cost_exponent
 
 __all__ = ["select_batch", "BatchSelection"]
@@ -51,6 +53,27 @@ class BatchSelection(NamedTuple):
     def split(self) -> list[NDArray[np.int64]]:
         """The picks of every problem as a list of arrays."""
         return [self.indices[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+
+
+def _batch_by_set(E, starts, stops, Q, c, bud, strategy, lam, options) -> BatchSelection:
+    """Every set through the strategy's own function, one call each."""
+    fn = _IMPLS[strategy]
+    kw = dict(options)
+    if strategy != "knapsack":
+        kw.setdefault("lam", lam)
+    idx, gains, offs = [], [], [0]
+    for b in range(starts.shape[0]):
+        s, e = int(starts[b]), int(stops[b])
+        p, g = fn(E[s:e], Q[b], c[s:e], int(bud[b]), return_gains=True, **kw)
+        idx.append(p)
+        gains.append(g)
+        offs.append(offs[-1] + p.shape[0])
+    empty = np.empty(0)
+    return BatchSelection(
+        np.concatenate(idx).astype(np.int64) if idx else empty.astype(np.int64),
+        np.asarray(offs, dtype=np.int64),
+        np.concatenate(gains) if gains else empty,
+    )
 
 
 @njit(**JIT)
@@ -120,8 +143,10 @@ def select_batch(
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
     shift: float = 0.0,
+    strategy: str = "mmr",
+    **options: Any,
 ) -> BatchSelection:
-    """Budgeted MMR for many (query, candidate set) problems at once.
+    """Budgeted MMR (or any strategy) for many (query, candidate set) problems at once.
 
     Two layouts are accepted:
 
@@ -140,6 +165,11 @@ def select_batch(
         Token budget per problem (one int applies to all).
     lam, cost_aware, cost_exponent, shift
         As in :func:`~scwo_np.mmr_select`.
+    strategy : str
+        One of :data:`~scwo_np.select.STRATEGIES`.  MMR runs every set in one
+        threaded kernel; the others call their function once per set (with
+        ``lam`` where it has one, ``**options`` passed on; the cost-aware
+        arguments are MMR's).
 
     Returns
     -------
@@ -207,6 +237,18 @@ def select_batch(
     lam = check_lam(lam)
     shift = check_nonnegative_float(shift, name="shift")
     cexp = _cost_exponent(cost_aware, cost_exponent)
+    strategy = check_method(strategy, STRATEGIES, name="strategy")
+    if strategy != "mmr":
+        if cexp or shift:
+            raise ValueError(
+                f"cost_aware and shift are MMR's; for strategy {strategy!r} pass its own options "
+                "(e.g. cost_exponent=) as keywords."
+            )
+        return _batch_by_set(E, starts, stops, Q, c, bud, strategy, lam, options)
+    if options:
+        raise TypeError(
+            f"select_batch got unexpected keyword arguments {sorted(options)} for strategy 'mmr'."
+        )
 
     nrm = np.ones(N)
     out_idx = np.empty(N, dtype=np.int64)

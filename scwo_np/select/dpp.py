@@ -50,8 +50,8 @@ from ._common import (
     check_cost_exponent,
     empty_selection,
     prepare,
+    top_k,
 )
-from .mmr import mmr_select
 
 __all__ = ["dpp_select"]
 
@@ -67,6 +67,7 @@ def dpp_select(
     costs: ArrayLike,
     budget: int,
     *,
+    weights: ArrayLike | None = None,
     lam: float = 0.7,
     scale: float = 1.0,
     cost_exponent: float = 0.0,
@@ -77,7 +78,11 @@ def dpp_select(
     Parameters
     ----------
     embeddings, query, costs, budget
-        As in :func:`~scwo_np.select.mmr_select`.
+        As in :func:`~scwo_np.select.mmr_select`; ``query`` may also be several
+        queries, shape ``(m, d)``: relevance is then the weighted mean of the
+        cosines, as in :func:`~scwo_np.select.mmr_select_multi`.
+    weights : array_like, shape (m,), optional
+        Query weights (with several queries), normalised; equal by default.
     lam : float in [0, 1]
         Weight of relevance in the quality (``beta = scale * lam``); 0 is pure
         diversity, 1 relevance alone (top-k by relevance).
@@ -102,11 +107,8 @@ def dpp_select(
     scale = check_positive_float(scale, name="scale", meaning="a multiplier of the quality exponent")
     cexp = check_cost_exponent(cost_exponent)
     if lam == 1.0:
-        return mmr_select(
-            embeddings, query, costs, budget, lam=1.0, return_gains=return_gains,
-            cost_aware=cexp > 0.0, cost_exponent=cexp or 0.25,
-        )  # fmt: skip
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget)
+        return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
+    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
     n = E.shape[0]
     if n == 0:
         return empty_selection(return_gains)

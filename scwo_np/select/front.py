@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..validation import check_method
 from .dpp import dpp_select
 from .knapsack import knapsack_select
-from .mmr import mmr_select
+from .mmr import mmr_select, mmr_select_multi
 from .msd import msd_select
 from .ssd import ssd_select
 
@@ -68,7 +68,10 @@ def select(
     Parameters
     ----------
     embeddings, query, costs, budget
-        As in :func:`~scwo_np.select.mmr_select`.
+        As in :func:`~scwo_np.select.mmr_select`; ``query`` of shape ``(m, d)`` is
+        several queries (relevance: the weighted mean of the cosines; ``weights=``
+        among the options), for every strategy (MMR's is
+        :func:`~scwo_np.select.mmr_select_multi`).
     strategy : {"mmr", "msd", "dpp", "ssd", "knapsack"}
         See the module docs.
     **options
@@ -85,4 +88,6 @@ def select(
     array([1, 2])
     """
     strategy = check_method(strategy, STRATEGIES, name="strategy")
+    if strategy == "mmr" and np.ndim(query) == 2:
+        return mmr_select_multi(embeddings, query, costs, budget, **options)
     return _IMPLS[strategy](embeddings, query, costs, budget, **options)

@@ -44,17 +44,25 @@ def knapsack_select(
     costs: ArrayLike,
     budget: int,
     *,
+    weights: ArrayLike | None = None,
     max_cells: int = MAX_CELLS,
-) -> NDArray[np.int64]:
+    return_gains: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The set of chunks with the most total relevance that fits the budget, exactly.
 
     Parameters
     ----------
     embeddings, query, costs, budget
-        As in :func:`~scwo_np.select.mmr_select`.
+        As in :func:`~scwo_np.select.mmr_select`; ``query`` may also be several
+        queries, shape ``(m, d)``: relevance is then the weighted mean of the
+        cosines, as in :func:`~scwo_np.select.mmr_select_multi`.
+    weights : array_like, shape (m,), optional
+        Query weights (with several queries), normalised; equal by default.
     max_cells : int
         The largest dynamic-programming table to build (candidates with positive
         relevance x (budget + 1)); beyond it a ``ValueError`` says what to do.
+    return_gains : bool
+        Also return each chosen chunk's relevance (its share of the total).
 
     Returns
     -------
@@ -72,10 +80,9 @@ def knapsack_select(
     array([1, 2])
     """
     max_cells = check_int(max_cells, name="max_cells", low=1)
-    E, costs, budget, _, rel = prepare(embeddings, query, costs, budget)
-    if E.shape[0] == 0:
-        return np.empty(0, dtype=np.int64)
-    return solve_knapsack(rel, costs, budget, max_cells)
+    E, costs, budget, _, rel = prepare(embeddings, query, costs, budget, weights)
+    picks = solve_knapsack(rel, costs, budget, max_cells) if E.shape[0] else np.empty(0, dtype=np.int64)
+    return (picks, rel[picks] if picks.size else np.empty(0)) if return_gains else picks
 
 
 def solve_knapsack(

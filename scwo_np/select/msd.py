@@ -41,6 +41,7 @@ def msd_select(
     costs: ArrayLike,
     budget: int,
     *,
+    weights: ArrayLike | None = None,
     lam: float = 0.7,
     cost_exponent: float = 0.0,
     return_gains: bool = False,
@@ -50,7 +51,11 @@ def msd_select(
     Parameters
     ----------
     embeddings, query, costs, budget
-        As in :func:`~scwo_np.select.mmr_select`.
+        As in :func:`~scwo_np.select.mmr_select`; ``query`` may also be several
+        queries, shape ``(m, d)``: relevance is then the weighted mean of the
+        cosines, as in :func:`~scwo_np.select.mmr_select_multi`.
+    weights : array_like, shape (m,), optional
+        Query weights (with several queries), normalised; equal by default.
     lam : float in [0, 1]
         Weight of relevance (pyversity's ``1 - diversity``).
     cost_exponent : float in [0, 1]
@@ -70,7 +75,7 @@ def msd_select(
     """
     lam = check_lam(lam)
     cexp = check_cost_exponent(cost_exponent)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget)
+    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
     n = E.shape[0]
     if n == 0:
         return empty_selection(return_gains)
