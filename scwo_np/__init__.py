@@ -4,7 +4,8 @@ The selection core (budgeted MMR, from the SCWO specification):
 
 - :func:`mmr_select` — one query, one candidate set;
 - ``scwo_np.select(E, q, costs, budget, strategy=...)`` — every strategy by name
-  (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"knapsack"``, the exact optimum);
+  (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"facility_location"``,
+  ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a question (embedder, token counter,

@@ -269,6 +269,53 @@ def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="f
         U.append([a / nm for a in x])
 
 
+def facility_location(E, query, costs, budget, lam=0.3, cost_exponent=0.0, dtype="float64", weights=None):
+    """Plain budgeted greedy of ``lam sum_S a_i + (1 - lam) sum_j a_j max_S s_ij`` (a = rel+, s = cos+).
+
+    Every candidate's gain recomputed at every step; with a cost exponent > 0 the best
+    single item replaces the greedy set when it is worth more.  Returns (picks, gains).
+    """
+    rel = _relevance_of(E, query, weights, dtype)
+    a = [max(r, 0.0) for r in rel]
+    n = len(E)
+    cover = [0.0] * n
+
+    def gain(i):
+        g = 0.0
+        for j in range(n):
+            s = cosine(E[j], E[i], dtype)
+            if s > cover[j]:
+                g += a[j] * (s - cover[j])
+        return lam * a[i] + (1.0 - lam) * g
+
+    single = [gain(i) for i in range(n)]
+    picks, gains, remaining, total = [], [], budget, 0.0
+    while True:
+        best, best_key, best_gain = None, None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            g = gain(i)
+            key = _cost_key(g, costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key, best_gain = i, key, g
+        if best is None:
+            break
+        picks.append(best)
+        gains.append(best_gain)
+        total += best_gain
+        remaining -= costs[best]
+        for j in range(n):
+            cover[j] = max(cover[j], cosine(E[j], E[best], dtype))
+    if cost_exponent > 0.0:
+        fit = [i for i in range(n) if costs[i] <= budget]
+        if fit:
+            b = max(fit, key=lambda i: (single[i], -i))
+            if single[b] > total:
+                return [b], [single[b]]
+    return picks, gains
+
+
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 

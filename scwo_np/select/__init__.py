@@ -12,6 +12,8 @@
 - :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
 - :mod:`~scwo_np.select.ssd` — :func:`ssd_select`, budgeted sliding spectrum
   decomposition with a lazy heap;
+- :mod:`~scwo_np.select.facility` — :func:`facility_location_select`, budgeted
+  relevance-weighted coverage (submodular, lazy greedy);
 - :mod:`~scwo_np.select.quality` — :func:`compare_strategies`: which strategy
   puts the answer into the context, on questions with known answers;
 - :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
@@ -28,6 +30,7 @@ import types
 from .baselines import coverage, topk_relevance, truncate
 from .batch import BatchSelection, select_batch
 from .dpp import dpp_select
+from .facility import facility_location_select
 from .front import STRATEGIES, select
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
@@ -47,6 +50,7 @@ __all__ = [
     "compare_strategies",
     "coverage",
     "dpp_select",
+    "facility_location_select",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",

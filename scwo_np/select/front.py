@@ -20,6 +20,11 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Budgeted sliding spectrum decomposition (pyversity's definition, no window
     sliding), :func:`~scwo_np.select.ssd.ssd_select` (``lam``, ``gamma``,
     ``cost_exponent``), lazy and exact.
+``"facility_location"``
+    Budgeted greedy of relevance-weighted coverage of the candidates (Lin &
+    Bilmes 2011), :func:`~scwo_np.select.facility.facility_location_select`
+    (``lam``, ``cost_exponent``): monotone submodular, lazy and exact, with the
+    ``1 - 1/e`` and budgeted ``(1 - 1/e) / 2`` guarantees.
 ``"knapsack"``
     The exact optimum of total relevance under the budget,
     :func:`~scwo_np.select.knapsack.knapsack_select` (``max_cells``): the bound
@@ -35,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..validation import check_method
 from .dpp import dpp_select
+from .facility import facility_location_select
 from .knapsack import knapsack_select
 from .mmr import mmr_select, mmr_select_multi
 from .msd import msd_select
@@ -47,6 +53,7 @@ _IMPLS = {
     "msd": msd_select,
     "dpp": dpp_select,
     "ssd": ssd_select,
+    "facility_location": facility_location_select,
     "knapsack": knapsack_select,
 }
 
@@ -72,7 +79,7 @@ def select(
         several queries (relevance: the weighted mean of the cosines; ``weights=``
         among the options), for every strategy (MMR's is
         :func:`~scwo_np.select.mmr_select_multi`).
-    strategy : {"mmr", "msd", "dpp", "ssd", "knapsack"}
+    strategy : {"mmr", "msd", "dpp", "ssd", "facility_location", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.

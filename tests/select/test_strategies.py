@@ -11,10 +11,15 @@ from hypothesis.extra import numpy as hnp
 from scwo_np import STRATEGIES, mmr_select_multi, select_batch
 from scwo_np.select import select
 
-REFERENCE = {"msd": naive.msd, "dpp": naive.dpp, "ssd": naive.ssd}
+REFERENCE = {
+    "msd": naive.msd,
+    "dpp": naive.dpp,
+    "ssd": naive.ssd,
+    "facility_location": naive.facility_location,
+}
 
 
-@pytest.mark.parametrize("strategy", ["msd", "dpp", "ssd", "knapsack"])
+@pytest.mark.parametrize("strategy", ["msd", "dpp", "ssd", "facility_location", "knapsack"])
 @given(problem=selection_problems(allow_empty=False), data=st.data())
 def test_several_queries_equal_the_plain_reference(strategy, problem, data):
     E, q, costs, budget, lam = problem

@@ -1,0 +1,51 @@
+"""Budgeted facility location (issue 19): the lazy greedy equals the plain one; the guarantees hold."""
+
+import itertools
+
+import naive
+import numpy as np
+from conftest import selection_problems
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np.select.facility import facility_location_select
+
+
+@given(
+    problem=selection_problems(),
+    lam=st.sampled_from([0.0, 0.3, 0.7, 1.0]) | st.floats(0, 1),
+    r=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_lazy_facility_location_equals_the_plain_greedy(problem, lam, r):
+    E, q, costs, budget, _ = problem
+    picks, gains = facility_location_select(E, q, costs, budget, lam=lam, cost_exponent=r, return_gains=True)
+    rp, rg = naive.facility_location(E.tolist(), q.tolist(), costs.tolist(), budget, lam, r, dtype=E.dtype)
+    assert picks.tolist() == rp
+    np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))
+    assert costs[picks].sum() <= budget and len(set(picks.tolist())) == len(picks)
+
+
+def _f(E, q, S, lam):
+    unit = E / np.linalg.norm(E, axis=1, keepdims=True)
+    a = np.maximum(unit @ (q / np.linalg.norm(q)), 0)
+    if not S:
+        return 0.0
+    s = np.maximum(unit @ unit[list(S)].T, 0).max(axis=1)
+    return lam * a[list(S)].sum() + (1 - lam) * (a * s).sum()
+
+
+@settings(max_examples=60, deadline=None)
+@given(problem=selection_problems(max_n=8, allow_empty=False), lam=st.sampled_from([0.0, 0.3, 0.7]))
+def test_the_guarantees(problem, lam):
+    E, q, costs, budget, _ = problem
+    n = len(E)
+    feasible = [
+        S for r in range(n + 1) for S in itertools.combinations(range(n), r) if costs[list(S)].sum() <= budget
+    ]
+    best = max(_f(E, q, S, lam) for S in feasible)
+    budgeted = facility_location_select(E, q, costs, budget, lam=lam, cost_exponent=1.0).tolist()
+    assert _f(E, q, budgeted, lam) >= (1 - 1 / np.e) / 2 * best - 1e-9
+    k = max(1, min(n, int(budget)))  # unit costs, budget k: the cardinality greedy
+    card = facility_location_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam).tolist()
+    best_k = max(_f(E, q, S, lam) for S in itertools.combinations(range(n), min(k, n)))
+    assert _f(E, q, card, lam) >= (1 - 1 / np.e) * best_k - 1e-9
