@@ -269,7 +269,7 @@ def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="f
         U.append([a / nm for a in x])
 
 
-def facility_location(E, query, costs, budget, lam=0.3, cost_exponent=0.0, dtype="float64", weights=None):
+def facility_location(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted greedy of ``lam sum_S a_i + (1 - lam) sum_j a_j max_S s_ij`` (a = rel+, s = cos+).
 
     Every candidate's gain recomputed at every step; with a cost exponent > 0 the best

@@ -50,7 +50,7 @@ def facility_location_select(
     budget: int,
     *,
     weights: ArrayLike | None = None,
-    lam: float = 0.3,
+    lam: float = 0.7,
     cost_exponent: float = 0.0,
     return_gains: bool = False,
 ) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
