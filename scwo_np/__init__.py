@@ -4,7 +4,7 @@ The selection core (budgeted MMR, from the SCWO specification):
 
 - :func:`mmr_select` — one query, one candidate set;
 - ``scwo_np.select(E, q, costs, budget, strategy=...)`` — every strategy by name
-  (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"facility_location"``,
+  (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"cover"``, ``"facility_location"``,
   ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;

@@ -316,6 +316,38 @@ def facility_location(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype
     return picks, gains
 
 
+def cover(E, query, costs, budget, lam=0.7, gamma=0.5, cost_exponent=0.0, dtype="float64", weights=None):
+    """Plain budgeted cover: ``lam rel_i + (1 - lam) sum_j ((C_j + s_ij)^gamma - C_j^gamma)``.  (picks, gains)"""
+    rel = _relevance_of(E, query, weights, dtype)
+    n = len(E)
+    cov = [0.0] * n
+
+    def score(i):
+        g = 0.0
+        for j in range(n):
+            s = min(max(cosine(E[j], E[i], dtype), 0.0), 1.0)
+            g += (cov[j] + s) ** gamma - cov[j] ** gamma
+        return lam * rel[i] + (1.0 - lam) * g
+
+    picks, gains, remaining = [], [], budget
+    while True:
+        best, best_key, best_score = None, None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            sc = score(i)
+            key = _cost_key(sc, costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key, best_score = i, key, sc
+        if best is None:
+            return picks, gains
+        picks.append(best)
+        gains.append(best_score)
+        remaining -= costs[best]
+        for j in range(n):
+            cov[j] += min(max(cosine(E[j], E[best], dtype), 0.0), 1.0)
+
+
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted greedy MAP of the DPP (every candidate re-scored at every step).
 

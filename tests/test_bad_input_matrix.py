@@ -446,6 +446,18 @@ REGISTRY = {
             cost_exponent="unit",
         ),
     ),
+    "cover_select": (
+        lambda **k: scwo_np.select.cover_select(**k),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, gamma=0.5, cost_exponent=0.5),
+        dict(
+            embeddings="embeddings",
+            query="query_or_queries",
+            costs="costs",
+            budget="budget",
+            lam="unit",
+            cost_exponent="unit",
+        ),
+    ),
     "facility_location_select": (
         lambda **k: scwo_np.select.facility_location_select(**k),
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=1.0),

@@ -12,6 +12,8 @@
 - :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
 - :mod:`~scwo_np.select.ssd` — :func:`ssd_select`, budgeted sliding spectrum
   decomposition with a lazy heap;
+- :mod:`~scwo_np.select.cover` — :func:`cover_select`, relevance plus concave
+  coverage (pyversity's cover), lazy greedy;
 - :mod:`~scwo_np.select.facility` — :func:`facility_location_select`, budgeted
   relevance-weighted coverage (submodular, lazy greedy);
 - :mod:`~scwo_np.select.quality` — :func:`compare_strategies`: which strategy
@@ -29,6 +31,7 @@ import types
 
 from .baselines import coverage, topk_relevance, truncate
 from .batch import BatchSelection, select_batch
+from .cover import cover_select
 from .dpp import dpp_select
 from .facility import facility_location_select
 from .front import STRATEGIES, select
@@ -48,6 +51,7 @@ __all__ = [
     "TextSelection",
     "arrange",
     "compare_strategies",
+    "cover_select",
     "coverage",
     "dpp_select",
     "facility_location_select",

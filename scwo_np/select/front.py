@@ -20,6 +20,10 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Budgeted sliding spectrum decomposition (pyversity's definition, no window
     sliding), :func:`~scwo_np.select.ssd.ssd_select` (``lam``, ``gamma``,
     ``cost_exponent``), lazy and exact.
+``"cover"``
+    Relevance plus a concave coverage of the candidates (pyversity's ``cover``),
+    :func:`~scwo_np.select.cover.cover_select` (``lam``, ``gamma``,
+    ``cost_exponent``): submodular, lazy and exact.
 ``"facility_location"``
     Budgeted greedy of relevance-weighted coverage of the candidates (Lin &
     Bilmes 2011), :func:`~scwo_np.select.facility.facility_location_select`
@@ -39,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..validation import check_method
+from .cover import cover_select
 from .dpp import dpp_select
 from .facility import facility_location_select
 from .knapsack import knapsack_select
@@ -53,6 +58,7 @@ _IMPLS = {
     "msd": msd_select,
     "dpp": dpp_select,
     "ssd": ssd_select,
+    "cover": cover_select,
     "facility_location": facility_location_select,
     "knapsack": knapsack_select,
 }
@@ -79,7 +85,7 @@ def select(
         several queries (relevance: the weighted mean of the cosines; ``weights=``
         among the options), for every strategy (MMR's is
         :func:`~scwo_np.select.mmr_select_multi`).
-    strategy : {"mmr", "msd", "dpp", "ssd", "facility_location", "knapsack"}
+    strategy : {"mmr", "msd", "dpp", "ssd", "cover", "facility_location", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.

@@ -57,6 +57,7 @@ DEFAULT_STRATEGIES: dict[str, dict[str, Any]] = {
     "dpp (lam 0.3)": {"strategy": "dpp", "lam": 0.3},
     "ssd (lam 0.7)": {"strategy": "ssd", "lam": 0.7},
     "ssd (lam 0.5)": {"strategy": "ssd", "lam": 0.5},
+    "cover (lam 0.5)": {"strategy": "cover", "lam": 0.5},
     "facility location (lam 0.5)": {"strategy": "facility_location", "lam": 0.5},
     "facility location (lam 0.9)": {"strategy": "facility_location", "lam": 0.9},
     "knapsack": {"strategy": "knapsack"},

@@ -15,11 +15,12 @@ REFERENCE = {
     "msd": naive.msd,
     "dpp": naive.dpp,
     "ssd": naive.ssd,
+    "cover": naive.cover,
     "facility_location": naive.facility_location,
 }
 
 
-@pytest.mark.parametrize("strategy", ["msd", "dpp", "ssd", "facility_location", "knapsack"])
+@pytest.mark.parametrize("strategy", ["msd", "dpp", "ssd", "cover", "facility_location", "knapsack"])
 @given(problem=selection_problems(allow_empty=False), data=st.data())
 def test_several_queries_equal_the_plain_reference(strategy, problem, data):
     E, q, costs, budget, lam = problem

@@ -8,11 +8,11 @@ precomputed, so it does less work than we do). Target: >= 5x at every n.
 
 import numpy as np
 
-from scwo_np.select import dpp_select, knapsack_select, mmr_select, msd_select, ssd_select
+from scwo_np.select import cover_select, dpp_select, knapsack_select, mmr_select, msd_select, ssd_select
 
 from ..common import Benchmark, best_times, need, sizes
 
-OURS = {"mmr": mmr_select, "msd": msd_select, "dpp": dpp_select, "ssd": ssd_select}
+OURS = {"mmr": mmr_select, "msd": msd_select, "dpp": dpp_select, "ssd": ssd_select, "cover": cover_select}
 
 
 class VsPyversity(Benchmark):
