@@ -322,11 +322,15 @@ def cover(E, query, costs, budget, lam=0.7, gamma=0.5, cost_exponent=0.0, dtype=
     n = len(E)
     cov = [0.0] * n
 
+    def power(x):
+        return math.sqrt(x) if gamma == 0.5 else x**gamma
+
     def score(i):
         g = 0.0
         for j in range(n):
             s = min(max(cosine(E[j], E[i], dtype), 0.0), 1.0)
-            g += (cov[j] + s) ** gamma - cov[j] ** gamma
+            if s > 0.0:
+                g += power(cov[j] + s) - power(cov[j])
         return lam * rel[i] + (1.0 - lam) * g
 
     picks, gains, remaining = [], [], budget
@@ -345,7 +349,9 @@ def cover(E, query, costs, budget, lam=0.7, gamma=0.5, cost_exponent=0.0, dtype=
         gains.append(best_score)
         remaining -= costs[best]
         for j in range(n):
-            cov[j] += min(max(cosine(E[j], E[best], dtype), 0.0), 1.0)
+            s = min(max(cosine(E[j], E[best], dtype), 0.0), 1.0)
+            if s > 0.0:
+                cov[j] += s
 
 
 def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="float64", weights=None):

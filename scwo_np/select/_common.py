@@ -162,6 +162,38 @@ def _sift_down(hk, hi, size, pos):
     hk[pos], hi[pos] = k, i
 
 
+#: Candidates up to which the pairwise cosines are kept in one matrix (2,896^2 float64 = 64 MB).
+GRAM_MAX = 2896
+
+
+@njit(**JIT)
+def _cosine_matrix(E, nrm):
+    """``S[i, j] = cos(e_i, e_j)`` as the strategies compute it one row at a time (symmetric exactly:
+    the canonical dot product multiplies the same pairs in the same lanes either way)."""
+    n = E.shape[0]
+    S = np.empty((n, n))
+    for i in range(n):
+        v = E[i]
+        for j in range(i, n):
+            s = _dot._dot_row(E, j, v) / (nrm[j] * nrm[i])
+            S[i, j] = s
+            S[j, i] = s
+    return S
+
+
+@njit(**JIT)
+def _cosine_row(E, nrm, S, i, j):
+    """``cos(e_j, e_i)``: from ``S`` when it is there (``S.shape[0] > 0``), else computed."""
+    if S.shape[0] > 0:
+        return S[i, j]
+    return _dot._dot_row(E, j, E[i]) / (nrm[j] * nrm[i])
+
+
+def cosine_cache(E, nrm):
+    """The full cosine matrix for up to :data:`GRAM_MAX` candidates, else an empty one (rows computed on demand)."""
+    return _cosine_matrix(E, nrm) if E.shape[0] <= GRAM_MAX else np.empty((0, 0))
+
+
 def empty_selection(return_gains: bool):
     picks = np.empty(0, dtype=np.int64)
     return (picks, np.empty(0)) if return_gains else picks

@@ -14,8 +14,9 @@ exactly monotone, so the heap stores every key through the strictly increasing
 ``x + 1e-9 |x|``: a stale key keeps a margin far above any rounding, and keys
 keep their order and their ties.  Ties go to the lowest index; ``lam = 1`` is
 relevance alone (top-k).  With unit costs and non-negative relevance the greedy
-reaches ``1 - 1/e`` of the best set of its size.  Each evaluation is one row of
-cosines (``O(n d)``) and the first scores take all of them (``O(n^2 d)``).
+reaches ``1 - 1/e`` of the best set of its size.  The first scores take all
+pairwise cosines (``O(n^2 d)``), kept in one matrix up to 2,896 candidates (then
+each evaluation is ``O(n)``) and recomputed row by row beyond.
 """
 
 from __future__ import annotations
@@ -24,10 +25,19 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _dot
 from .._config import JIT
 from ..validation import check_lam, check_unit_interval
-from ._common import _cost_key, _sift_down, as_result, check_cost_exponent, empty_selection, prepare, top_k
+from ._common import (
+    _cosine_row,
+    _cost_key,
+    _sift_down,
+    as_result,
+    check_cost_exponent,
+    cosine_cache,
+    empty_selection,
+    prepare,
+    top_k,
+)
 
 __all__ = ["cover_select"]
 
@@ -82,17 +92,24 @@ def cover_select(
         return empty_selection(return_gains)
     picks = np.empty(n, dtype=np.int64)
     gains = np.empty(n)
-    count = _cover_lazy(E, nrm, rel, costs, budget, lam, gamma, cexp, picks, gains)
+    count = _cover_lazy(E, nrm, cosine_cache(E, nrm), rel, costs, budget, lam, gamma, cexp, picks, gains)
     return as_result(picks, gains, count, return_gains)
 
 
 @njit(**JIT)
-def _score(E, nrm, rel, i, cov, lam, gamma):
-    v = E[i]
+def _power(x, gamma):
+    """``x ** gamma``; the square root when ``gamma = 0.5`` (the default: a vector instruction, not a call)."""
+    return np.sqrt(x) if gamma == 0.5 else x**gamma
+
+
+@njit(**JIT)
+def _score(E, nrm, S, rel, i, cov, covp, lam, gamma):
+    """The score of ``i``; ``covp[j] = cov[j] ** gamma``; a candidate ``i`` does not reach adds exactly 0."""
     g = 0.0
     for j in range(E.shape[0]):
-        s = min(max(_dot._dot_row(E, j, v) / (nrm[j] * nrm[i]), 0.0), 1.0)
-        g += (cov[j] + s) ** gamma - cov[j] ** gamma
+        s = min(max(_cosine_row(E, nrm, S, i, j), 0.0), 1.0)
+        if s > 0.0:
+            g += _power(cov[j] + s, gamma) - covp[j]
     return lam * rel[i] + (1.0 - lam) * g
 
 
@@ -103,14 +120,15 @@ def _stored(key):
 
 
 @njit(**JIT)
-def _cover_lazy(E, nrm, rel, costs, budget, lam, gamma, cexp, picks, gains):
+def _cover_lazy(E, nrm, S, rel, costs, budget, lam, gamma, cexp, picks, gains):
     n = E.shape[0]
     cov = np.zeros(n)
+    covp = np.zeros(n)  # cov ** gamma
     stamp = np.zeros(n, np.int64)
     hk = np.empty(n)
     hi = np.empty(n, np.int64)
     for i in range(n):
-        hk[i] = _stored(_cost_key(_score(E, nrm, rel, i, cov, lam, gamma), costs[i], cexp))
+        hk[i] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
         hi[i] = i
     size = n
     for pos in range(n // 2 - 1, -1, -1):
@@ -126,18 +144,20 @@ def _cover_lazy(E, nrm, rel, costs, budget, lam, gamma, cexp, picks, gains):
             _sift_down(hk, hi, size, 0)
             continue
         if stamp[i] < count:
-            hk[0] = _stored(_cost_key(_score(E, nrm, rel, i, cov, lam, gamma), costs[i], cexp))
+            hk[0] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
             stamp[i] = count
             _sift_down(hk, hi, size, 0)
             continue
         picks[count] = i
-        gains[count] = _score(E, nrm, rel, i, cov, lam, gamma)
+        gains[count] = _score(E, nrm, S, rel, i, cov, covp, lam, gamma)
         count += 1
         remaining -= costs[i]
         size -= 1
         hk[0], hi[0] = hk[size], hi[size]
         _sift_down(hk, hi, size, 0)
-        v = E[i]
         for j in range(n):
-            cov[j] += min(max(_dot._dot_row(E, j, v) / (nrm[j] * nrm[i]), 0.0), 1.0)
+            s = min(max(_cosine_row(E, nrm, S, i, j), 0.0), 1.0)
+            if s > 0.0:
+                cov[j] += s
+                covp[j] = _power(cov[j], gamma)
     return count

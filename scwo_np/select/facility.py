@@ -23,10 +23,10 @@ lazily (Minoux 1978): a heap holds each candidate's last gain, an upper bound on
 its current one; the top is re-evaluated, and taken when it still beats every
 bound.  The floating-point gain is non-increasing too (every term
 ``a_j * max(s_ij - cover_j, 0)`` is, and they are summed in index order), so the
-lazy greedy equals the plain greedy exactly, ties to the lowest index.  Each
-evaluation is one row of cosines, ``O(n d)``; the first gains of all candidates
-take ``n`` rows (``O(n^2 d)``), so this dense form suits retrieved sets (up to a
-few thousand candidates).
+lazy greedy equals the plain greedy exactly, ties to the lowest index.  The first
+gains take all pairwise cosines (``O(n^2 d)``), kept in one matrix up to 2,896
+candidates (each later evaluation is then ``O(n)``) and recomputed row by row
+beyond, so this dense form suits retrieved sets (up to a few thousand candidates).
 """
 
 from __future__ import annotations
@@ -35,10 +35,18 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _dot
 from .._config import JIT
 from ..validation import check_lam
-from ._common import _cost_key, _sift_down, as_result, check_cost_exponent, empty_selection, prepare
+from ._common import (
+    _cosine_row,
+    _cost_key,
+    _sift_down,
+    as_result,
+    check_cost_exponent,
+    cosine_cache,
+    empty_selection,
+    prepare,
+)
 
 __all__ = ["facility_location_select"]
 
@@ -88,24 +96,25 @@ def facility_location_select(
         return empty_selection(return_gains)
     picks = np.empty(n, dtype=np.int64)
     gains = np.empty(n)
-    count = _facility_lazy(E, nrm, np.maximum(rel, 0.0), costs, budget, lam, cexp, picks, gains)
+    count = _facility_lazy(
+        E, nrm, cosine_cache(E, nrm), np.maximum(rel, 0.0), costs, budget, lam, cexp, picks, gains
+    )
     return as_result(picks, gains, count, return_gains)
 
 
 @njit(**JIT)
-def _gain(E, nrm, a, i, cover, lam):
+def _gain(E, nrm, S, a, i, cover, lam):
     """``f(S + i) - f(S)`` given ``cover_j = max_{p in S} s_pj``: one row of cosines."""
-    v = E[i]
     g = 0.0
     for j in range(E.shape[0]):
-        s = _dot._dot_row(E, j, v) / (nrm[j] * nrm[i])
+        s = _cosine_row(E, nrm, S, i, j)
         if s > cover[j]:
             g += a[j] * (s - cover[j])
     return lam * a[i] + (1.0 - lam) * g
 
 
 @njit(**JIT)
-def _facility_lazy(E, nrm, a, costs, budget, lam, cexp, picks, gains):
+def _facility_lazy(E, nrm, S, a, costs, budget, lam, cexp, picks, gains):
     n = E.shape[0]
     cover = np.zeros(n)
     single = np.empty(n)  # f({i}), the first gains
@@ -113,7 +122,7 @@ def _facility_lazy(E, nrm, a, costs, budget, lam, cexp, picks, gains):
     hk = np.empty(n)
     hi = np.empty(n, np.int64)
     for i in range(n):
-        single[i] = _gain(E, nrm, a, i, cover, lam)
+        single[i] = _gain(E, nrm, S, a, i, cover, lam)
         hk[i] = _cost_key(single[i], costs[i], cexp)
         hi[i] = i
     size = n
@@ -131,11 +140,11 @@ def _facility_lazy(E, nrm, a, costs, budget, lam, cexp, picks, gains):
             _sift_down(hk, hi, size, 0)
             continue
         if stamp[i] < count:
-            hk[0] = _cost_key(_gain(E, nrm, a, i, cover, lam), costs[i], cexp)
+            hk[0] = _cost_key(_gain(E, nrm, S, a, i, cover, lam), costs[i], cexp)
             stamp[i] = count
             _sift_down(hk, hi, size, 0)
             continue
-        g = _gain(E, nrm, a, i, cover, lam)
+        g = _gain(E, nrm, S, a, i, cover, lam)
         picks[count] = i
         gains[count] = g
         total += g
@@ -144,9 +153,8 @@ def _facility_lazy(E, nrm, a, costs, budget, lam, cexp, picks, gains):
         size -= 1
         hk[0], hi[0] = hk[size], hi[size]
         _sift_down(hk, hi, size, 0)
-        v = E[i]
         for j in range(n):  # the new pick's row: what it now covers
-            s = _dot._dot_row(E, j, v) / (nrm[j] * nrm[i])
+            s = _cosine_row(E, nrm, S, i, j)
             if s > cover[j]:
                 cover[j] = s
     if cexp > 0.0:  # the best single item that fits, if it beats the whole greedy set

@@ -49,3 +49,17 @@ def test_the_guarantees(problem, lam):
     card = facility_location_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam).tolist()
     best_k = max(_f(E, q, S, lam) for S in itertools.combinations(range(n), min(k, n)))
     assert _f(E, q, card, lam) >= (1 - 1 / np.e) * best_k - 1e-9
+
+
+@given(problem=selection_problems(allow_empty=False), lam=st.sampled_from([0.0, 0.5, 0.9]))
+def test_rows_on_demand_give_what_the_cosine_matrix_gives(problem, lam):
+    from unittest import mock
+
+    from scwo_np.select import _common
+    from scwo_np.select.cover import cover_select
+
+    E, q, costs, budget, _ = problem
+    with_matrix = [f(E, q, costs, budget, lam=lam) for f in (facility_location_select, cover_select)]
+    with mock.patch.object(_common, "GRAM_MAX", 0):  # every row computed when asked for
+        for f, want in zip((facility_location_select, cover_select), with_matrix, strict=True):
+            np.testing.assert_array_equal(f(E, q, costs, budget, lam=lam), want)
