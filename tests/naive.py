@@ -178,6 +178,18 @@ def _cost_key(value, cost, cexp):
     return value / c if value >= 0.0 else value * c
 
 
+def _mean_std(x):
+    """Mean and population standard deviation, summed in order."""
+    mean = 0.0
+    for v in x:
+        mean += v
+    mean /= len(x)
+    var = 0.0
+    for v in x:
+        var += (v - mean) * (v - mean)
+    return mean, math.sqrt(var / len(x))
+
+
 def _dot64(a, b):
     s = 0.0
     for x, y in zip(a, b, strict=True):
@@ -222,14 +234,7 @@ def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="f
     n = len(E)
     if n == 0:
         return [], []
-    mean = 0.0
-    for r in rel:
-        mean += r
-    mean /= n
-    var = 0.0
-    for r in rel:
-        var += (r - mean) * (r - mean)
-    std = math.sqrt(var / n)
+    mean, std = _mean_std(rel)
     z = [(r - mean) / std if std > 0.0 else r - mean for r in rel]
     d = len(E[0])
     nrms = [norm(e, dtype) for e in E]
@@ -368,14 +373,7 @@ def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="f
     if n == 0:
         return [], []
     beta = scale * lam
-    mean = 0.0
-    for r in rel:
-        mean += r
-    mean /= n
-    var = 0.0
-    for r in rel:
-        var += (r - mean) * (r - mean)
-    std = math.sqrt(var / n)
+    mean, std = _mean_std(rel)
     w2 = []
     for r in rel:
         w = math.exp(beta * ((r - mean) / (std + 1e-12)))

@@ -162,6 +162,36 @@ def _sift_down(hk, hi, size, pos):
     hk[pos], hi[pos] = k, i
 
 
+@njit(**JIT)
+def _heapify(hk, hi, size):
+    """Order ``(hk, hi)`` as a max-heap: larger key first, then lower index."""
+    for pos in range(size // 2 - 1, -1, -1):
+        _sift_down(hk, hi, size, pos)
+
+
+@njit(**JIT)
+def _pop(hk, hi, size):
+    """Drop the top of the heap; returns the new size."""
+    size -= 1
+    hk[0], hi[0] = hk[size], hi[size]
+    _sift_down(hk, hi, size, 0)
+    return size
+
+
+@njit(**JIT)
+def _mean_std(x):
+    """Mean and population standard deviation, summed in index order."""
+    n = x.shape[0]
+    mean = 0.0
+    for i in range(n):
+        mean += x[i]
+    mean /= n
+    var = 0.0
+    for i in range(n):
+        var += (x[i] - mean) * (x[i] - mean)
+    return mean, np.sqrt(var / n)
+
+
 #: Candidates up to which the pairwise cosines are kept in one matrix (2,896^2 float64 = 64 MB).
 GRAM_MAX = 2896
 

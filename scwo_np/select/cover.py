@@ -30,6 +30,8 @@ from ..validation import check_lam, check_unit_interval
 from ._common import (
     _cosine_row,
     _cost_key,
+    _heapify,
+    _pop,
     _sift_down,
     as_result,
     check_cost_exponent,
@@ -131,17 +133,14 @@ def _cover_lazy(E, nrm, S, rel, costs, budget, lam, gamma, cexp, picks, gains):
         hk[i] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
         hi[i] = i
     size = n
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
+    _heapify(hk, hi, size)
     count = 0
     remaining = budget
     cmin = costs.min()
     while size > 0 and remaining >= cmin:
         i = hi[0]
         if costs[i] > remaining:
-            size -= 1
-            hk[0], hi[0] = hk[size], hi[size]
-            _sift_down(hk, hi, size, 0)
+            size = _pop(hk, hi, size)
             continue
         if stamp[i] < count:
             hk[0] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
@@ -152,9 +151,7 @@ def _cover_lazy(E, nrm, S, rel, costs, budget, lam, gamma, cexp, picks, gains):
         gains[count] = _score(E, nrm, S, rel, i, cov, covp, lam, gamma)
         count += 1
         remaining -= costs[i]
-        size -= 1
-        hk[0], hi[0] = hk[size], hi[size]
-        _sift_down(hk, hi, size, 0)
+        size = _pop(hk, hi, size)
         for j in range(n):
             s = min(max(_cosine_row(E, nrm, S, i, j), 0.0), 1.0)
             if s > 0.0:

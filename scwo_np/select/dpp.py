@@ -44,6 +44,9 @@ from ._common import (
     _cost_key,
     _dot64,
     _dot_row64,
+    _heapify,
+    _mean_std,
+    _pop,
     _sift_down,
     _unit_row,
     as_result,
@@ -121,18 +124,10 @@ def dpp_select(
 
 @njit(**JIT)
 def _quality_squared(rel, beta):
-    """``w_i^2`` with ``w_i = exp(beta * (rel_i - mean) / (std + 1e-12))``, sums in index order."""
-    n = rel.shape[0]
-    mean = 0.0
-    for i in range(n):
-        mean += rel[i]
-    mean /= n
-    var = 0.0
-    for i in range(n):
-        var += (rel[i] - mean) * (rel[i] - mean)
-    std = np.sqrt(var / n)
-    out = np.empty(n)
-    for i in range(n):
+    """``w_i^2`` with ``w_i = exp(beta * (rel_i - mean) / (std + 1e-12))``."""
+    mean, std = _mean_std(rel)
+    out = np.empty(rel.shape[0])
+    for i in range(rel.shape[0]):
         w = np.exp(beta * ((rel[i] - mean) / (std + 1e-12)))
         out[i] = w * w
     return out
@@ -170,8 +165,7 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
         hk[i] = _cost_key(w2[i], costs[i], cexp)
         hi[i] = i
     size = n
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
+    _heapify(hk, hi, size)
     t = 0
     count = 0
     remaining = budget
@@ -179,9 +173,7 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
     while size > 0 and remaining >= cmin:  # else nothing fits (and draining the heap costs n log n)
         i = hi[0]
         if costs[i] > remaining:  # never fits again: the budget only shrinks
-            size -= 1
-            hk[0], hi[0] = hk[size], hi[size]
-            _sift_down(hk, hi, size, 0)
+            size = _pop(hk, hi, size)
             continue
         if stamp[i] < t:  # stale: re-score and let the heap decide again
             hk[0] = _cost_key(_residual(E, nrm, w2, i, U, t, acc, stamp), costs[i], cexp)
@@ -193,9 +185,7 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
         gains[count] = _residual(E, nrm, w2, i, U, t, acc, stamp)
         count += 1
         remaining -= costs[i]
-        size -= 1
-        hk[0], hi[0] = hk[size], hi[size]
-        _sift_down(hk, hi, size, 0)
+        size = _pop(hk, hi, size)
         if t + 1 >= cap:  # the span is the whole space: every residual is 0
             break
         # The new basis vector: the unit row minus its projections (modified Gram-Schmidt), normalised.

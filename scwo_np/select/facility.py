@@ -40,6 +40,8 @@ from ..validation import check_lam
 from ._common import (
     _cosine_row,
     _cost_key,
+    _heapify,
+    _pop,
     _sift_down,
     as_result,
     check_cost_exponent,
@@ -126,8 +128,7 @@ def _facility_lazy(E, nrm, S, a, costs, budget, lam, cexp, picks, gains):
         hk[i] = _cost_key(single[i], costs[i], cexp)
         hi[i] = i
     size = n
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
+    _heapify(hk, hi, size)
     count = 0
     remaining = budget
     cmin = costs.min()
@@ -135,9 +136,7 @@ def _facility_lazy(E, nrm, S, a, costs, budget, lam, cexp, picks, gains):
     while size > 0 and remaining >= cmin:
         i = hi[0]
         if costs[i] > remaining:
-            size -= 1
-            hk[0], hi[0] = hk[size], hi[size]
-            _sift_down(hk, hi, size, 0)
+            size = _pop(hk, hi, size)
             continue
         if stamp[i] < count:
             hk[0] = _cost_key(_gain(E, nrm, S, a, i, cover, lam), costs[i], cexp)
@@ -150,9 +149,7 @@ def _facility_lazy(E, nrm, S, a, costs, budget, lam, cexp, picks, gains):
         total += g
         count += 1
         remaining -= costs[i]
-        size -= 1
-        hk[0], hi[0] = hk[size], hi[size]
-        _sift_down(hk, hi, size, 0)
+        size = _pop(hk, hi, size)
         for j in range(n):  # the new pick's row: what it now covers
             s = _cosine_row(E, nrm, S, i, j)
             if s > cover[j]:

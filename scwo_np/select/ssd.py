@@ -36,6 +36,9 @@ from ._common import (
     _cost_key,
     _dot64,
     _dot_row64,
+    _heapify,
+    _mean_std,
+    _pop,
     _sift_down,
     as_result,
     check_cost_exponent,
@@ -105,18 +108,10 @@ def ssd_select(
 
 @njit(**JIT)
 def _standardised(rel):
-    """``(rel - mean) / std`` (population std), or ``rel - mean`` when it is 0; sums in index order."""
-    n = rel.shape[0]
-    mean = 0.0
-    for i in range(n):
-        mean += rel[i]
-    mean /= n
-    var = 0.0
-    for i in range(n):
-        var += (rel[i] - mean) * (rel[i] - mean)
-    std = np.sqrt(var / n)
-    out = np.empty(n)
-    for i in range(n):
+    """``(rel - mean) / std`` (population std), or ``rel - mean`` when it is 0."""
+    mean, std = _mean_std(rel)
+    out = np.empty(rel.shape[0])
+    for i in range(rel.shape[0]):
         out[i] = (rel[i] - mean) / std if std > 0.0 else rel[i] - mean
     return out
 
@@ -150,8 +145,7 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
         hk[i] = _cost_key(lam * z[i] + (1.0 - lam) * gamma * np.sqrt(2.0), costs[i], cexp)
         hi[i] = i
     size = n
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
+    _heapify(hk, hi, size)
     t = 0
     count = 0
     remaining = budget
@@ -159,9 +153,7 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
     while size > 0 and remaining >= cmin:
         i = hi[0]
         if costs[i] > remaining:
-            size -= 1
-            hk[0], hi[0] = hk[size], hi[size]
-            _sift_down(hk, hi, size, 0)
+            size = _pop(hk, hi, size)
             continue
         if stamp[i] < t:
             hk[0] = _cost_key(_score(E, nrm, z, i, U, t, acc, stamp, lam, gamma), costs[i], cexp)
@@ -171,9 +163,7 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
         gains[count] = _score(E, nrm, z, i, U, t, acc, stamp, lam, gamma)
         count += 1
         remaining -= costs[i]
-        size -= 1
-        hk[0], hi[0] = hk[size], hi[size]
-        _sift_down(hk, hi, size, 0)
+        size = _pop(hk, hi, size)
         if t + 1 >= cap or 2.0 - acc[i] <= IN_SPAN:  # full span, or the pick adds no direction
             continue
         for k in range(d):
