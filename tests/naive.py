@@ -191,10 +191,8 @@ def _mean_std(x):
 
 
 def _dot64(a, b):
-    s = 0.0
-    for x, y in zip(a, b, strict=True):
-        s += x * y
-    return s
+    """Two float64 vectors' dot product, in the library's eight lanes (``dot`` in float64)."""
+    return dot(a, b, "float64")
 
 
 def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None):
