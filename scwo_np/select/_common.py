@@ -238,6 +238,22 @@ def cosine_cache(E, nrm):
     return _cosine_matrix(E, nrm) if E.shape[0] <= GRAM_MAX else np.empty((0, 0))
 
 
+def run_greedy(embeddings, query, costs, budget, weights, return_gains, kernel):
+    """Prepare the inputs, then ``count = kernel(E, nrm, rel, costs, budget, picks, gains)``; the result.
+
+    The shared tail of every greedy strategy: ``picks`` and ``gains`` are
+    preallocated for ``n`` items, the kernel fills the first ``count``.
+    """
+    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
+    n = E.shape[0]
+    if n == 0:
+        return empty_selection(return_gains)
+    picks = np.empty(n, dtype=np.int64)
+    gains = np.empty(n)
+    count = kernel(E, nrm, rel, costs, budget, picks, gains)
+    return as_result(picks, gains, count, return_gains)
+
+
 def empty_selection(return_gains: bool):
     picks = np.empty(0, dtype=np.int64)
     return (picks, np.empty(0)) if return_gains else picks

@@ -33,11 +33,9 @@ from ._common import (
     _heapify,
     _pop,
     _sift_down,
-    as_result,
     check_cost_exponent,
     cosine_cache,
-    empty_selection,
-    prepare,
+    run_greedy,
     top_k,
 )
 
@@ -88,14 +86,10 @@ def cover_select(
     cexp = check_cost_exponent(cost_exponent)
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
-    n = E.shape[0]
-    if n == 0:
-        return empty_selection(return_gains)
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    count = _cover_lazy(E, nrm, cosine_cache(E, nrm), rel, costs, budget, lam, gamma, cexp, picks, gains)
-    return as_result(picks, gains, count, return_gains)
+    return run_greedy(
+        embeddings, query, costs, budget, weights, return_gains,
+        lambda E, nrm, rel, c, b, p, g: _cover_lazy(E, nrm, cosine_cache(E, nrm), rel, c, b, lam, gamma, cexp, p, g),
+    )  # fmt: skip
 
 
 @njit(**JIT)

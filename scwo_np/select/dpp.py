@@ -49,10 +49,8 @@ from ._common import (
     _pop,
     _sift_down,
     _unit_row,
-    as_result,
     check_cost_exponent,
-    empty_selection,
-    prepare,
+    run_greedy,
     top_k,
 )
 
@@ -111,15 +109,10 @@ def dpp_select(
     cexp = check_cost_exponent(cost_exponent)
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
-    n = E.shape[0]
-    if n == 0:
-        return empty_selection(return_gains)
-    w2 = _quality_squared(rel, scale * lam)
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    count = _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains)
-    return as_result(picks, gains, count, return_gains)
+    return run_greedy(
+        embeddings, query, costs, budget, weights, return_gains,
+        lambda E, nrm, rel, c, b, p, g: _dpp_lazy(E, nrm, _quality_squared(rel, scale * lam), c, b, cexp, p, g),
+    )  # fmt: skip
 
 
 @njit(**JIT)

@@ -43,11 +43,9 @@ from ._common import (
     _heapify,
     _pop,
     _sift_down,
-    as_result,
     check_cost_exponent,
     cosine_cache,
-    empty_selection,
-    prepare,
+    run_greedy,
 )
 
 __all__ = ["facility_location_select"]
@@ -92,16 +90,12 @@ def facility_location_select(
     """
     lam = check_lam(lam)
     cexp = check_cost_exponent(cost_exponent)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
-    n = E.shape[0]
-    if n == 0:
-        return empty_selection(return_gains)
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    count = _facility_lazy(
-        E, nrm, cosine_cache(E, nrm), np.maximum(rel, 0.0), costs, budget, lam, cexp, picks, gains
-    )
-    return as_result(picks, gains, count, return_gains)
+    return run_greedy(
+        embeddings, query, costs, budget, weights, return_gains,
+        lambda E, nrm, rel, c, b, p, g: _facility_lazy(
+            E, nrm, cosine_cache(E, nrm), np.maximum(rel, 0.0), c, b, lam, cexp, p, g
+        ),
+    )  # fmt: skip
 
 
 @njit(**JIT)

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import _dot
 from .._config import JIT, PJIT
 from ..validation import check_lam
-from ._common import _cost_key, as_result, check_cost_exponent, empty_selection, prepare
+from ._common import _cost_key, check_cost_exponent, run_greedy
 
 __all__ = ["msd_select"]
 
@@ -75,15 +75,10 @@ def msd_select(
     """
     lam = check_lam(lam)
     cexp = check_cost_exponent(cost_exponent)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
-    n = E.shape[0]
-    if n == 0:
-        return empty_selection(return_gains)
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    nchunks = _dot._nchunks(E)
-    count = _msd_kernel(E, nrm, rel, costs, budget, lam, cexp, picks, gains, nchunks)
-    return as_result(picks, gains, count, return_gains)
+    return run_greedy(
+        embeddings, query, costs, budget, weights, return_gains,
+        lambda E, nrm, rel, c, b, p, g: _msd_kernel(E, nrm, rel, c, b, lam, cexp, p, g, _dot._nchunks(E)),
+    )  # fmt: skip
 
 
 @njit(**JIT)

@@ -40,10 +40,8 @@ from ._common import (
     _mean_std,
     _pop,
     _sift_down,
-    as_result,
     check_cost_exponent,
-    empty_selection,
-    prepare,
+    run_greedy,
     top_k,
 )
 
@@ -96,14 +94,10 @@ def ssd_select(
     cexp = check_cost_exponent(cost_exponent)
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
-    E, costs, budget, nrm, rel = prepare(embeddings, query, costs, budget, weights)
-    n = E.shape[0]
-    if n == 0:
-        return empty_selection(return_gains)
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    count = _ssd_lazy(E, nrm, _standardised(rel), costs, budget, lam, gamma, cexp, picks, gains)
-    return as_result(picks, gains, count, return_gains)
+    return run_greedy(
+        embeddings, query, costs, budget, weights, return_gains,
+        lambda E, nrm, rel, c, b, p, g: _ssd_lazy(E, nrm, _standardised(rel), c, b, lam, gamma, cexp, p, g),
+    )  # fmt: skip
 
 
 @njit(**JIT)
