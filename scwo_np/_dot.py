@@ -81,7 +81,9 @@ def _prefetch(builder: ir.IRBuilder, ptr: ir.Value) -> None:
     )
 
 
-def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, stream: bool = False):
+def _make_dot_rows(
+    nrows: int, with_norms: bool, many_vectors: bool = False, stream: bool = False, tile_cols: int = 0
+):
     """Build an intrinsic computing ``nrows`` canonical dot products at once.
 
     ``many_vectors=False``: ``f(E, row0, v) -> tuple`` returns
@@ -100,6 +102,12 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
     row gives its dot products with a query, a candidate and itself (the
     fused first pass of selection).
 
+    ``tile_cols=c`` (with ``many_vectors``): ``f(E, i0, V, j0) -> tuple``
+    returns the ``nrows x c`` tile ``E[i0 + a] . V[j0 + b]`` in row-major
+    order, ``nrows * c`` independent accumulators fed by ``nrows + c`` loads
+    per block: the register-tiled kernel of a Gram matrix, where one row
+    against one vector would be add-latency bound.
+
     ``stream=True`` adds a software prefetch :data:`PREFETCH_BYTES` ahead of
     the row being read, for passes that walk ``E`` row after row: the dot
     loop is add-latency bound, so the hardware prefetcher alone falls behind
@@ -110,7 +118,7 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
     vector of the same type and length ``E.shape[1]``; results are float64.
     Nothing is checked (the typing refuses a ``v`` of another type).
     """
-    tup = types.UniTuple(types.float64, nrows)
+    tup = types.UniTuple(types.float64, nrows * tile_cols if tile_cols else nrows)
     ntup = types.UniTuple(types.float64, 1 if many_vectors else nrows)
     ret = types.Tuple((tup, ntup)) if with_norms else tup
 
@@ -133,7 +141,13 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
         def row_ptr(data, row):
             return builder.gep(data, [builder.mul(row, d)])
 
-        if many_vectors:
+        if tile_cols:
+            x_bases = [row_ptr(e_arr.data, builder.add(row0, ir.Constant(_I64, a))) for a in range(nrows)]
+            y_bases = [
+                row_ptr(v_arr.data, builder.add(args[3], ir.Constant(_I64, b))) for b in range(tile_cols)
+            ]
+            pairs = [(a, b) for a in range(nrows) for b in range(tile_cols)]
+        elif many_vectors:
             x_bases = [row_ptr(e_arr.data, row0)]
             y_bases = [row_ptr(v_arr.data, builder.add(args[3], ir.Constant(_I64, r))) for r in range(nrows)]
             pairs = [(0, r) for r in range(nrows)]
@@ -233,6 +247,7 @@ def _make_dot_rows(nrows: int, with_norms: bool, many_vectors: bool = False, str
 
         if not with_norms:
             return pack(outs, tup)
+        # (``tile_cols`` never comes with norms.)
         res = ir.Constant(context.get_value_type(ret), ir.Undefined)
         res = builder.insert_value(res, pack(outs[:nrows], tup), 0)
         return builder.insert_value(res, pack(outs[nrows:], ntup), 1)
@@ -269,6 +284,8 @@ _dotnorm1s = _make_dot_rows(1, True, stream=True)
 #: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
 _dotv2 = _make_dot_rows(2, False, many_vectors=True)
 _dotv4 = _make_dot_rows(4, False, many_vectors=True)
+#: A 4 x 4 tile of rows against rows (16 accumulators: a Gram matrix's block).
+_dot4x4 = _make_dot_rows(4, False, many_vectors=True, tile_cols=4)
 #: One row against two vectors (query, candidate) plus its own squared norm.
 _dotv2norm = _make_dot_rows(2, True, many_vectors=True, stream=True)
 
@@ -303,6 +320,9 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dotv4(E, i, V, j0):  # noqa: F811
         return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(4))
+
+    def _dot4x4(E, i0, V, j0):  # noqa: F811
+        return tuple(_lanes(E, i0 + a, V[j0 + b], False)[0] for a in range(4) for b in range(4))
 
     _dot1s = _dot1
     _dotnorm1s = _dotnorm1

@@ -283,13 +283,14 @@ def facility_location(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype
     n = len(E)
     cover = [0.0] * n
 
+    ground = [j for j in range(n) if a[j] > 0.0]  # the rest weigh 0
+
     def gain(i):
-        g = 0.0
-        for j in range(n):
-            s = cosine(E[j], E[i], dtype)
-            if s > cover[j]:
-                g += a[j] * (s - cover[j])
-        return lam * a[i] + (1.0 - lam) * g
+        terms = []
+        for j in ground:
+            x = cosine(E[j], E[i], dtype) - cover[j]
+            terms.append(x if x > 0.0 else 0.0)
+        return lam * a[i] + (1.0 - lam) * _dot64([a[j] for j in ground], terms)
 
     single = [gain(i) for i in range(n)]
     picks, gains, remaining, total = [], [], budget, 0.0

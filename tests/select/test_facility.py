@@ -1,6 +1,7 @@
 """Budgeted facility location (issue 19): the lazy greedy equals the plain one; the guarantees hold."""
 
 import itertools
+from unittest import mock
 
 import naive
 import numpy as np
@@ -8,6 +9,7 @@ from conftest import selection_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scwo_np.select import _gram
 from scwo_np.select.facility import facility_location_select
 
 
@@ -53,13 +55,44 @@ def test_the_guarantees(problem, lam):
 
 @given(problem=selection_problems(allow_empty=False), lam=st.sampled_from([0.0, 0.5, 0.9]))
 def test_rows_on_demand_give_what_the_cosine_matrix_gives(problem, lam):
-    from unittest import mock
-
     from scwo_np.select import _common
     from scwo_np.select.cover import cover_select
 
     E, q, costs, budget, _ = problem
     with_matrix = [f(E, q, costs, budget, lam=lam) for f in (facility_location_select, cover_select)]
-    with mock.patch.object(_common, "GRAM_MAX", 0):  # every row computed when asked for
+    with mock.patch.object(_common, "GRAM_MAX", 0), mock.patch.object(_gram, "CACHE_MAX_BYTES", 0):
         for f, want in zip((facility_location_select, cover_select), with_matrix, strict=True):
             np.testing.assert_array_equal(f(E, q, costs, budget, lam=lam), want)
+
+
+@st.composite
+def larger_problems(draw):
+    """Sizes where the 4 x 4 tiles, their edges and the 16-lane blocks all occur."""
+    n = draw(st.integers(1, 30))
+    d = draw(st.integers(1, 40))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    E = rng.standard_normal((n, d)).astype(dtype)
+    if n > 3 and draw(st.booleans()):
+        E[n - 2] = E[1]
+    q = E.mean(axis=0) + 0.1 if draw(st.booleans()) else rng.standard_normal(d)  # most relevance > 0, or half
+    costs = rng.integers(1, 7, n)
+    return E, q, costs, int(draw(st.integers(0, 40)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(problem=larger_problems(), lam=st.sampled_from([0.3, 0.7]), r=st.sampled_from([0.0, 1.0]))
+def test_every_path_equals_the_plain_greedy(problem, lam, r):
+    """Kept products or rows on demand, one thread or several: the reference's picks and gains."""
+    E, q, costs, budget = problem
+    rp, rg = naive.facility_location(E.tolist(), q.tolist(), costs.tolist(), budget, lam, r, dtype=E.dtype)
+    for cache, macs in ((256 << 20, 1 << 62), (0, 1 << 62), (256 << 20, 0), (0, 0)):
+        with (
+            mock.patch.object(_gram, "CACHE_MAX_BYTES", cache),
+            mock.patch.object(_gram, "PARALLEL_MIN_MACS", macs),
+        ):
+            picks, gains = facility_location_select(
+                E, q, costs, budget, lam=lam, cost_exponent=r, return_gains=True
+            )
+        assert picks.tolist() == rp, (cache, macs)
+        np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))
