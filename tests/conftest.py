@@ -42,6 +42,21 @@ def selection_problems(draw, max_n=12, max_d=9, allow_empty=True):
     return E, q, costs, budget, lam
 
 
+@st.composite
+def tiled_problems(draw):
+    """(E, q, costs, budget) at sizes where 4 x 4 tiles, their edges and 16-lane blocks all occur."""
+    n = draw(st.integers(1, 30))
+    d = draw(st.integers(1, 40))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    E = rng.standard_normal((n, d)).astype(dtype)
+    if n > 3 and draw(st.booleans()):
+        E[n - 2] = E[1]
+    q = E.mean(axis=0) + 0.1 if draw(st.booleans()) else rng.standard_normal(d)  # most relevance > 0, or half
+    costs = rng.integers(1, 7, n)
+    return E, q, costs, int(draw(st.integers(0, 40)))
+
+
 @pytest.fixture
 def no_fused_path(monkeypatch):
     """Send every selection through the validating path, not the fused kernel."""

@@ -195,6 +195,11 @@ def _dot64(a, b):
     return dot(a, b, "float64")
 
 
+def _sum8(t):
+    """A float64 sum in the library's eight lanes, folded in halves (``1.0 * x`` is ``x`` exactly)."""
+    return _dot64([1.0] * len(t), t)
+
+
 def msd(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None):
     """Plain budgeted max-sum diversity: ``lam rel_i + (1 - lam) sum_S (1 - clip(cos))``.  (picks, gains)"""
     rel = _relevance_of(E, query, weights, dtype)
@@ -330,12 +335,11 @@ def cover(E, query, costs, budget, lam=0.7, gamma=0.5, cost_exponent=0.0, dtype=
         return math.sqrt(x) if gamma == 0.5 else x**gamma
 
     def score(i):
-        g = 0.0
+        terms = []
         for j in range(n):
             s = min(max(cosine(E[j], E[i], dtype), 0.0), 1.0)
-            if s > 0.0:
-                g += power(cov[j] + s) - power(cov[j])
-        return lam * rel[i] + (1.0 - lam) * g
+            terms.append(power(cov[j] + s) - power(cov[j]) if s > 0.0 else 0.0)
+        return lam * rel[i] + (1.0 - lam) * _sum8(terms)
 
     picks, gains, remaining = [], [], budget
     while True:

@@ -133,6 +133,39 @@ def _dot64(a, b):
 
 
 @njit(**JIT)
+def _sum8(t):
+    """``sum(t)`` in eight lanes (element ``k`` into lane ``k % 8``), folded in halves."""
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    m = t.shape[0]
+    full = m - m % 8
+    for k in range(0, full, 8):
+        a0 += t[k]
+        a1 += t[k + 1]
+        a2 += t[k + 2]
+        a3 += t[k + 3]
+        a4 += t[k + 4]
+        a5 += t[k + 5]
+        a6 += t[k + 6]
+        a7 += t[k + 7]
+    rest = m - full
+    if rest > 0:
+        a0 += t[full]
+    if rest > 1:
+        a1 += t[full + 1]
+    if rest > 2:
+        a2 += t[full + 2]
+    if rest > 3:
+        a3 += t[full + 3]
+    if rest > 4:
+        a4 += t[full + 4]
+    if rest > 5:
+        a5 += t[full + 5]
+    if rest > 6:
+        a6 += t[full + 6]
+    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
+
+
+@njit(**JIT)
 def _dot_row64(E, i, u):
     """``E[i] . u`` in float64 in eight lanes (element ``k`` into lane ``k % 8``), folded in halves.
 
@@ -204,38 +237,6 @@ def _mean_std(x):
     for i in range(n):
         var += (x[i] - mean) * (x[i] - mean)
     return mean, np.sqrt(var / n)
-
-
-#: Candidates up to which the pairwise cosines are kept in one matrix (2,896^2 float64 = 64 MB).
-GRAM_MAX = 2896
-
-
-@njit(**JIT)
-def _cosine_matrix(E, nrm):
-    """``S[i, j] = cos(e_i, e_j)`` as the strategies compute it one row at a time (symmetric exactly:
-    the canonical dot product multiplies the same pairs in the same lanes either way)."""
-    n = E.shape[0]
-    S = np.empty((n, n))
-    for i in range(n):
-        v = E[i]
-        for j in range(i, n):
-            s = _dot._dot_row(E, j, v) / (nrm[j] * nrm[i])
-            S[i, j] = s
-            S[j, i] = s
-    return S
-
-
-@njit(**JIT)
-def _cosine_row(E, nrm, S, i, j):
-    """``cos(e_j, e_i)``: from ``S`` when it is there (``S.shape[0] > 0``), else computed."""
-    if S.shape[0] > 0:
-        return S[i, j]
-    return _dot._dot_row(E, j, E[i]) / (nrm[j] * nrm[i])
-
-
-def cosine_cache(E, nrm):
-    """The full cosine matrix for up to :data:`GRAM_MAX` candidates, else an empty one (rows computed on demand)."""
-    return _cosine_matrix(E, nrm) if E.shape[0] <= GRAM_MAX else np.empty((0, 0))
 
 
 def run_greedy(embeddings, query, costs, budget, weights, return_gains, kernel):

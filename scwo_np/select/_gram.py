@@ -199,6 +199,15 @@ def gram_with_ground(E: np.ndarray, ground: np.ndarray, G: np.ndarray) -> tuple[
     return D, drow
 
 
+@njit(**JIT)
+def dots_of(E, D, drow, i, G, buf):
+    """Row ``i`` of the products with the ground set: ``D[drow[i]]`` when kept, else computed into ``buf``."""
+    if D.shape[0] > 0:
+        return D[drow[i]]
+    _dot_row_into(E, i, G, buf)
+    return buf
+
+
 def nchunks(n: int, m: int, d: int) -> int:
     """Thread chunks for a pass over ``n x m`` pairs of length ``d``, or 0 for one thread."""
     threads = numba.get_num_threads()

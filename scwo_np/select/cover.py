@@ -21,23 +21,16 @@ each evaluation is ``O(n)``) and recomputed row by row beyond.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numpy.typing import ArrayLike, NDArray
 
-from .._config import JIT
+from .._config import JIT, PJIT
 from ..validation import check_lam, check_unit_interval
-from ._common import (
-    _cosine_row,
-    _cost_key,
-    _heapify,
-    _pop,
-    _sift_down,
-    check_cost_exponent,
-    cosine_cache,
-    run_greedy,
-    top_k,
-)
+from . import _gram
+from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy, top_k
 
 __all__ = ["cover_select"]
 
@@ -87,9 +80,30 @@ def cover_select(
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
     return run_greedy(
-        embeddings, query, costs, budget, weights, return_gains,
-        lambda E, nrm, rel, c, b, p, g: _cover_lazy(E, nrm, cosine_cache(E, nrm), rel, c, b, lam, gamma, cexp, p, g),
-    )  # fmt: skip
+        embeddings,
+        query,
+        costs,
+        budget,
+        weights,
+        return_gains,
+        partial(_cover, lam=lam, gamma=gamma, cexp=cexp),
+    )
+
+
+def _cover(E, nrm, rel, costs, budget, picks, gains, *, lam, gamma, cexp):
+    """Every candidate's first score (all pairwise cosines, in tiles), then the lazy greedy."""
+    n = E.shape[0]
+    if _gram.fits(E, E):
+        D, drow = _gram.gram_with_ground(E, np.arange(n), E)
+    else:
+        D, drow = np.empty((0, 0), E.dtype), np.empty(0, np.int64)
+    first = np.empty(n)
+    nch = _gram.nchunks(n, n, 1 if D.shape[0] else E.shape[1])
+    if nch:
+        _firsts_parallel(E, nrm, D, drow, rel, lam, gamma, first, nch)
+    else:
+        _firsts_range(E, nrm, D, drow, rel, lam, gamma, first, 0, -(-n // _gram.TILE))
+    return _cover_lazy(E, nrm, D, drow, rel, first, costs, budget, lam, gamma, cexp, picks, gains)
 
 
 @njit(**JIT)
@@ -99,14 +113,17 @@ def _power(x, gamma):
 
 
 @njit(**JIT)
-def _score(E, nrm, S, rel, i, cov, covp, lam, gamma):
-    """The score of ``i``; ``covp[j] = cov[j] ** gamma``; a candidate ``i`` does not reach adds exactly 0."""
-    g = 0.0
-    for j in range(E.shape[0]):
-        s = min(max(_cosine_row(E, nrm, S, i, j), 0.0), 1.0)
-        if s > 0.0:
-            g += _power(cov[j] + s, gamma) - covp[j]
-    return lam * rel[i] + (1.0 - lam) * g
+def _score(dots, nrm, ni, cov, covp, gamma, t, rel_i, lam):
+    """The score of a candidate from its row of dot products (``ni`` its norm); ``covp[j] = cov[j] ** gamma``.
+
+    The terms ``(cov_j + s_ij) ** gamma - covp_j`` (0 where ``s_ij = 0``) are
+    formed in one pass into the scratch ``t``, then summed in eight lanes, as
+    the reference does.
+    """
+    for j in range(dots.shape[0]):
+        s = min(max(dots[j] / (nrm[j] * ni), 0.0), 1.0)
+        t[j] = _power(cov[j] + s, gamma) - covp[j] if s > 0.0 else 0.0
+    return lam * rel_i + (1.0 - lam) * _sum8(t)
 
 
 @njit(**JIT)
@@ -116,15 +133,41 @@ def _stored(key):
 
 
 @njit(**JIT)
-def _cover_lazy(E, nrm, S, rel, costs, budget, lam, gamma, cexp, picks, gains):
+def _firsts_range(E, nrm, D, drow, rel, lam, gamma, first, b0, b1):
+    """The scores with nothing picked, for the rows of blocks ``[b0, b1)`` (four rows each)."""
+    n = E.shape[0]
+    zero = np.zeros(n)
+    t = np.empty(n)
+    buf = np.empty((0 if D.shape[0] else _gram.TILE, n), E.dtype)
+    for b in range(b0, b1):
+        i0 = b * _gram.TILE
+        r = min(_gram.TILE, n - i0)
+        if D.shape[0] == 0:
+            _gram._dot_rows(E, i0, r, E, buf, 0)
+        for u in range(r):
+            dots = D[drow[i0 + u]] if D.shape[0] else buf[u]
+            first[i0 + u] = _score(dots, nrm, nrm[i0 + u], zero, zero, gamma, t, rel[i0 + u], lam)
+
+
+@njit(**PJIT)
+def _firsts_parallel(E, nrm, D, drow, rel, lam, gamma, first, nchunks):
+    nb = (E.shape[0] + _gram.TILE - 1) // _gram.TILE
+    for c in prange(nchunks):
+        _firsts_range(E, nrm, D, drow, rel, lam, gamma, first, c * nb // nchunks, (c + 1) * nb // nchunks)
+
+
+@njit(**JIT)
+def _cover_lazy(E, nrm, D, drow, rel, first, costs, budget, lam, gamma, cexp, picks, gains):
     n = E.shape[0]
     cov = np.zeros(n)
     covp = np.zeros(n)  # cov ** gamma
+    t = np.empty(n)
+    buf = np.empty(n, E.dtype)
     stamp = np.zeros(n, np.int64)
     hk = np.empty(n)
     hi = np.empty(n, np.int64)
     for i in range(n):
-        hk[i] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
+        hk[i] = _stored(_cost_key(first[i], costs[i], cexp))
         hi[i] = i
     size = n
     _heapify(hk, hi, size)
@@ -137,17 +180,23 @@ def _cover_lazy(E, nrm, S, rel, costs, budget, lam, gamma, cexp, picks, gains):
             size = _pop(hk, hi, size)
             continue
         if stamp[i] < count:
-            hk[0] = _stored(_cost_key(_score(E, nrm, S, rel, i, cov, covp, lam, gamma), costs[i], cexp))
+            sc = _score(_gram.dots_of(E, D, drow, i, E, buf), nrm, nrm[i], cov, covp, gamma, t, rel[i], lam)
+            hk[0] = _stored(_cost_key(sc, costs[i], cexp))
             stamp[i] = count
             _sift_down(hk, hi, size, 0)
             continue
         picks[count] = i
-        gains[count] = _score(E, nrm, S, rel, i, cov, covp, lam, gamma)
+        if count == 0:
+            gains[count] = first[i]
+        else:
+            dots = _gram.dots_of(E, D, drow, i, E, buf)
+            gains[count] = _score(dots, nrm, nrm[i], cov, covp, gamma, t, rel[i], lam)
         count += 1
         remaining -= costs[i]
         size = _pop(hk, hi, size)
+        dots = _gram.dots_of(E, D, drow, i, E, buf)
         for j in range(n):
-            s = min(max(_cosine_row(E, nrm, S, i, j), 0.0), 1.0)
+            s = min(max(dots[j] / (nrm[j] * nrm[i]), 0.0), 1.0)
             if s > 0.0:
                 cov[j] += s
                 covp[j] = _power(cov[j], gamma)

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._config import JIT, PJIT
 from ..validation import check_lam
 from . import _gram
-from ._common import _cost_key, _heapify, _pop, _sift_down, check_cost_exponent, run_greedy
+from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy
 
 __all__ = ["facility_location_select"]
 
@@ -135,48 +135,6 @@ def _gain(dots, gnrm, ni, ga, cover, ai, lam, t):
 
 
 @njit(**JIT)
-def _sum8(t):
-    """``sum(t)`` in eight lanes (element ``k`` into lane ``k % 8``), folded in halves."""
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
-    m = t.shape[0]
-    full = m - m % 8
-    for k in range(0, full, 8):
-        a0 += t[k]
-        a1 += t[k + 1]
-        a2 += t[k + 2]
-        a3 += t[k + 3]
-        a4 += t[k + 4]
-        a5 += t[k + 5]
-        a6 += t[k + 6]
-        a7 += t[k + 7]
-    rest = m - full
-    if rest > 0:
-        a0 += t[full]
-    if rest > 1:
-        a1 += t[full + 1]
-    if rest > 2:
-        a2 += t[full + 2]
-    if rest > 3:
-        a3 += t[full + 3]
-    if rest > 4:
-        a4 += t[full + 4]
-    if rest > 5:
-        a5 += t[full + 5]
-    if rest > 6:
-        a6 += t[full + 6]
-    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
-
-
-@njit(**JIT)
-def _dots_of(E, D, drow, i, G, buf):
-    """Row ``i`` of the dot products with the ground set: from ``D`` when kept, else computed into ``buf``."""
-    if D.shape[0] > 0:
-        return D[drow[i]]
-    _gram._dot_row_into(E, i, G, buf)
-    return buf
-
-
-@njit(**JIT)
 def _singles_range(E, nrm, D, drow, G, gnrm, a, ga, lam, single, b0, b1):
     """``single[i] = f({i})`` for the rows of blocks ``[b0, b1)`` (four rows each): from ``D`` when
     kept, else computed a tile at a time."""
@@ -227,7 +185,7 @@ def _facility_lazy(E, nrm, D, drow, G, gnrm, a, ga, single, costs, budget, lam, 
             size = _pop(hk, hi, size)
             continue
         if stamp[i] < count:
-            g = _gain(_dots_of(E, D, drow, i, G, buf), gnrm, nrm[i], ga, cover, a[i], lam, t)
+            g = _gain(_gram.dots_of(E, D, drow, i, G, buf), gnrm, nrm[i], ga, cover, a[i], lam, t)
             hk[0] = _cost_key(g, costs[i], cexp)
             stamp[i] = count
             _sift_down(hk, hi, size, 0)
@@ -235,7 +193,7 @@ def _facility_lazy(E, nrm, D, drow, G, gnrm, a, ga, single, costs, budget, lam, 
         g = (
             single[i]
             if count == 0
-            else _gain(_dots_of(E, D, drow, i, G, buf), gnrm, nrm[i], ga, cover, a[i], lam, t)
+            else _gain(_gram.dots_of(E, D, drow, i, G, buf), gnrm, nrm[i], ga, cover, a[i], lam, t)
         )
         picks[count] = i
         gains[count] = g
@@ -243,7 +201,7 @@ def _facility_lazy(E, nrm, D, drow, G, gnrm, a, ga, single, costs, budget, lam, 
         count += 1
         remaining -= costs[i]
         size = _pop(hk, hi, size)
-        dots = _dots_of(E, D, drow, i, G, buf)  # the new pick's row: what it now covers
+        dots = _gram.dots_of(E, D, drow, i, G, buf)  # the new pick's row: what it now covers
         for j in range(G.shape[0]):
             s = dots[j] / (gnrm[j] * nrm[i])
             if s > cover[j]:

@@ -3,11 +3,12 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
-from hypothesis import given
+from conftest import selection_problems, tiled_problems
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np import mmr_select
+from scwo_np.select import _gram
 from scwo_np.select.cover import cover_select
 
 
@@ -44,3 +45,21 @@ def test_it_matches_pyversity_on_unit_costs():
             ours = cover_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam)
             theirs = pyversity.diversify(E, rel, k, strategy="cover", diversity=1 - lam).indices
             assert ours.tolist() == theirs.tolist(), (n, lam)
+
+
+@settings(max_examples=15, deadline=None)
+@given(problem=tiled_problems(), lam=st.sampled_from([0.3, 0.7]), gamma=st.sampled_from([0.5, 0.25]))
+def test_every_path_equals_the_plain_greedy(problem, lam, gamma):
+    """Kept products or rows on demand, one thread or several: the reference's picks and scores."""
+    from unittest import mock
+
+    E, q, costs, budget = problem
+    rp, rg = naive.cover(E.tolist(), q.tolist(), costs.tolist(), budget, lam, gamma, dtype=E.dtype)
+    for cache, macs in ((256 << 20, 1 << 62), (0, 1 << 62), (256 << 20, 0), (0, 0)):
+        with (
+            mock.patch.object(_gram, "CACHE_MAX_BYTES", cache),
+            mock.patch.object(_gram, "PARALLEL_MIN_MACS", macs),
+        ):
+            picks, gains = cover_select(E, q, costs, budget, lam=lam, gamma=gamma, return_gains=True)
+        assert picks.tolist() == rp, (cache, macs)
+        np.testing.assert_array_equal(gains, np.array(rg, dtype=np.float64))

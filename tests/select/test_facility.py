@@ -5,7 +5,7 @@ from unittest import mock
 
 import naive
 import numpy as np
-from conftest import selection_problems
+from conftest import selection_problems, tiled_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,34 +54,18 @@ def test_the_guarantees(problem, lam):
 
 
 @given(problem=selection_problems(allow_empty=False), lam=st.sampled_from([0.0, 0.5, 0.9]))
-def test_rows_on_demand_give_what_the_cosine_matrix_gives(problem, lam):
-    from scwo_np.select import _common
+def test_rows_on_demand_give_what_the_kept_products_give(problem, lam):
     from scwo_np.select.cover import cover_select
 
     E, q, costs, budget, _ = problem
     with_matrix = [f(E, q, costs, budget, lam=lam) for f in (facility_location_select, cover_select)]
-    with mock.patch.object(_common, "GRAM_MAX", 0), mock.patch.object(_gram, "CACHE_MAX_BYTES", 0):
+    with mock.patch.object(_gram, "CACHE_MAX_BYTES", 0):
         for f, want in zip((facility_location_select, cover_select), with_matrix, strict=True):
             np.testing.assert_array_equal(f(E, q, costs, budget, lam=lam), want)
 
 
-@st.composite
-def larger_problems(draw):
-    """Sizes where the 4 x 4 tiles, their edges and the 16-lane blocks all occur."""
-    n = draw(st.integers(1, 30))
-    d = draw(st.integers(1, 40))
-    dtype = draw(st.sampled_from([np.float32, np.float64]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    E = rng.standard_normal((n, d)).astype(dtype)
-    if n > 3 and draw(st.booleans()):
-        E[n - 2] = E[1]
-    q = E.mean(axis=0) + 0.1 if draw(st.booleans()) else rng.standard_normal(d)  # most relevance > 0, or half
-    costs = rng.integers(1, 7, n)
-    return E, q, costs, int(draw(st.integers(0, 40)))
-
-
 @settings(max_examples=20, deadline=None)
-@given(problem=larger_problems(), lam=st.sampled_from([0.3, 0.7]), r=st.sampled_from([0.0, 1.0]))
+@given(problem=tiled_problems(), lam=st.sampled_from([0.3, 0.7]), r=st.sampled_from([0.0, 1.0]))
 def test_every_path_equals_the_plain_greedy(problem, lam, r):
     """Kept products or rows on demand, one thread or several: the reference's picks and gains."""
     E, q, costs, budget = problem
