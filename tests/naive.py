@@ -277,25 +277,36 @@ def ssd(E, query, costs, budget, lam=0.7, gamma=1.0, cost_exponent=0.0, dtype="f
         U.append([a / nm for a in x])
 
 
-def facility_location(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None):
-    """Plain budgeted greedy of ``lam sum_S a_i + (1 - lam) sum_j a_j max_S s_ij`` (a = rel+, s = cos+).
+def facility_location(
+    E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None, ground=None
+):
+    """Plain budgeted greedy of ``lam sum_S a_i + (1 - lam) sum_j w_j max_S s_ij`` (a = rel+, s = cos+).
 
-    Every candidate's gain recomputed at every step; with a cost exponent > 0 the best
-    single item replaces the greedy set when it is worth more.  Returns (picks, gains).
+    The ground set: every candidate with ``w = a`` (``ground=None``), or the centres of
+    ``ground = (centres, labels)`` with ``w_c`` the sum of its members' ``a`` in index
+    order.  Every candidate's gain recomputed at every step; with a cost exponent > 0
+    the best single item replaces the greedy set when it is worth more.  Returns
+    (picks, gains).
     """
     rel = _relevance_of(E, query, weights, dtype)
     a = [max(r, 0.0) for r in rel]
     n = len(E)
-    cover = [0.0] * n
-
-    ground = [j for j in range(n) if a[j] > 0.0]  # the rest weigh 0
+    if ground is None:
+        rows, w = E, a
+    else:
+        rows, labels = ground
+        w = [0.0] * len(rows)
+        for j in range(n):
+            w[labels[j]] += a[j]
+    keep = [j for j in range(len(rows)) if w[j] > 0.0]  # the rest weigh 0
+    cover = [0.0] * len(rows)
 
     def gain(i):
         terms = []
-        for j in ground:
-            x = cosine(E[j], E[i], dtype) - cover[j]
+        for j in keep:
+            x = cosine(rows[j], E[i], dtype) - cover[j]
             terms.append(x if x > 0.0 else 0.0)
-        return lam * a[i] + (1.0 - lam) * _dot64([a[j] for j in ground], terms)
+        return lam * a[i] + (1.0 - lam) * _dot64([w[j] for j in keep], terms)
 
     single = [gain(i) for i in range(n)]
     picks, gains, remaining, total = [], [], budget, 0.0
@@ -314,8 +325,8 @@ def facility_location(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype
         gains.append(best_gain)
         total += best_gain
         remaining -= costs[best]
-        for j in range(n):
-            cover[j] = max(cover[j], cosine(E[j], E[best], dtype))
+        for j in range(len(rows)):
+            cover[j] = max(cover[j], cosine(rows[j], E[best], dtype))
     if cost_exponent > 0.0:
         fit = [i for i in range(n) if costs[i] <= budget]
         if fit:
@@ -748,3 +759,44 @@ def greedy_coverage_curve(item_facts, limit):
         left.remove(best)
         curve.append(len(covered))
     return curve + [len(covered)] * (limit - len(curve))
+
+
+def spherical_kmeans(E, k, iters=4, seed=0, dtype="float64"):
+    """Plain spherical k-means as ``scwo_np.select.cluster_ground`` runs it: ``(centres, labels)``.
+
+    Start: ``k`` rows drawn by numpy's seeded generator, as unit vectors; then ``iters``
+    rounds of (assign by canonical cosine, ties to the lowest centre; move every
+    non-empty centre to the normalised float64 mean of its members' unit rows,
+    summed in index order), and a last assignment.  Centres are rounded to ``dtype``.
+    """
+    import numpy as np
+
+    r = f32 if str(dtype) == "float32" else _same
+    n, d = len(E), len(E[0])
+    nrm = [norm(e, dtype) for e in E]
+    start = sorted(np.random.default_rng(seed).choice(n, size=k, replace=False).tolist())
+    C = [[r(float(E[i][t]) / nrm[i]) for t in range(d)] for i in start]
+    labels = [0] * n
+    for it in range(iters + 1):
+        cn = [norm(c, dtype) for c in C]
+        for i in range(n):
+            scores = [dot(E[i], C[c], dtype) / cn[c] for c in range(k)]
+            labels[i] = max(range(k), key=lambda c: (scores[c], -c))
+        if it == iters:
+            break
+        acc = [[0.0] * d for _ in range(k)]
+        count = [0] * k
+        for i in range(n):
+            count[labels[i]] += 1
+            for t in range(d):
+                acc[labels[i]][t] += float(E[i][t]) / nrm[i]
+        for c in range(k):
+            if count[c] == 0:
+                continue
+            s = 0.0
+            for t in range(d):
+                s += acc[c][t] * acc[c][t]
+            s = math.sqrt(s)
+            if s > 0.0:
+                C[c] = [r(acc[c][t] / s) for t in range(d)]
+    return C, labels

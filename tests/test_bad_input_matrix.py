@@ -460,7 +460,7 @@ REGISTRY = {
     ),
     "facility_location_select": (
         lambda **k: scwo_np.select.facility_location_select(**k),
-        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=1.0),
+        dict(embeddings=E, query=Q, costs=COSTS, budget=8, lam=0.5, cost_exponent=1.0, ground=None),
         dict(
             embeddings="embeddings",
             query="query_or_queries",
@@ -468,7 +468,13 @@ REGISTRY = {
             budget="budget",
             lam="unit",
             cost_exponent="unit",
+            ground="posint_or_none",
         ),
+    ),
+    "cluster_ground": (
+        lambda **k: scwo_np.select.cluster_ground(**k),
+        dict(embeddings=E, k=3, iters=2),
+        dict(embeddings="embeddings", k="posint", iters="count"),
     ),
     "dpp_select": (
         lambda **k: scwo_np.select.dpp_select(**k),

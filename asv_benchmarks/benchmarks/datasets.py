@@ -24,6 +24,19 @@ def gaussian(n, d, seed=0, dtype=np.float32):
     return E, q, costs, budget
 
 
+@lru_cache(maxsize=2)
+def clustered(n, d=384, clusters=50, spread=0.5, seed=0):
+    """A Gaussian mixture (``clusters`` centres, unit-variance noise times ``spread``) and a query
+    near the first centre, 100..200 tokens each, a 3,000-token budget: topics, as real corpora have."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((clusters, d)).astype(np.float32)
+    E = (
+        centres[rng.integers(0, clusters, n)] + spread * rng.standard_normal((n, d), dtype=np.float32)
+    ).astype(np.float32)
+    q = (centres[0] + rng.standard_normal(d, dtype=np.float32)).astype(np.float32)
+    return E, q, rng.integers(100, 201, n), 3000
+
+
 @lru_cache(maxsize=1)
 def pydoc():
     """The bundled Python-docs sample: (embeddings, costs, query_embeddings)."""

@@ -35,6 +35,7 @@ from .cover import cover_select
 from .dpp import dpp_select
 from .facility import facility_location_select
 from .front import STRATEGIES, select
+from .ground import cluster_ground
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
 from .msd import msd_select
@@ -43,6 +44,7 @@ from .ssd import ssd_select
 from .texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
+    "cluster_ground",
     "DEFAULT_STRATEGIES",
     "METHODS",
     "ORDERS",

@@ -208,6 +208,19 @@ def dots_of(E, D, drow, i, G, buf):
     return buf
 
 
+def products(E: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(D, drow)`` with ``D[drow[i], j] = e_i . g_j`` (``drow`` the identity) for any ground rows ``G``."""
+    n = E.shape[0]
+    D = np.empty((n, G.shape[0]), E.dtype)
+    if G.shape[0]:
+        nch = nchunks(n, G.shape[0], E.shape[1])
+        if nch:
+            _rows_fill_parallel(E, G, D, 0, nch)
+        else:
+            _rows_fill_range(E, G, D, 0, 0, -(-n // TILE))
+    return D, np.arange(n, dtype=np.int64)
+
+
 def nchunks(n: int, m: int, d: int) -> int:
     """Thread chunks for a pass over ``n x m`` pairs of length ``d``, or 0 for one thread."""
     threads = numba.get_num_threads()

@@ -46,10 +46,12 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import ArrayLike, NDArray
 
+from .. import _dot
 from .._config import JIT, PJIT
-from ..validation import check_lam
+from ..validation import check_lam, check_row_norms
 from . import _gram
 from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy
+from .ground import _spherical_kmeans, ground_weights
 
 __all__ = ["facility_location_select"]
 
@@ -63,6 +65,7 @@ def facility_location_select(
     weights: ArrayLike | None = None,
     lam: float = 0.7,
     cost_exponent: float = 0.0,
+    ground: int | tuple[ArrayLike, ArrayLike] | None = None,
     return_gains: bool = False,
 ) -> NDArray[np.int64] | tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Budgeted greedy of relevance-weighted facility location (lazy, exact).
@@ -79,6 +82,15 @@ def facility_location_select(
     cost_exponent : float in [0, 1]
         0 ranks by gain; ``r > 0`` by gain / ``max(cost, 1) ** r``, and the best
         single item is checked at the end (``r = 1``: the budgeted guarantee).
+    ground : None, int or (centres, labels)
+        What the picks should cover.  None (default): every candidate, each
+        weighted by its relevance (the exact objective; ``O(n^2 d)``, for up
+        to about 10,000 candidates).  An int ``k``: ``k`` cluster centres of
+        the candidates (:func:`~scwo_np.select.ground.cluster_ground`), each
+        weighted by its members' relevance, ``O(n k d)``: for large ``n``, at
+        a measured cost in objective value (module docs).  ``(centres,
+        labels)``: centres from an earlier ``cluster_ground`` of the same
+        candidates, reused across queries.
     return_gains : bool
         Also return each pick's gain ``f(S + i) - f(S)`` when it was taken.
 
@@ -93,19 +105,64 @@ def facility_location_select(
     """
     lam = check_lam(lam)
     cexp = check_cost_exponent(cost_exponent)
+    if ground is not None and not isinstance(ground, tuple):
+        ground = _check_k(ground)
     return run_greedy(
-        embeddings, query, costs, budget, weights, return_gains, partial(_facility, lam=lam, cexp=cexp)
+        embeddings,
+        query,
+        costs,
+        budget,
+        weights,
+        return_gains,
+        partial(_facility, lam=lam, cexp=cexp, ground=ground),
     )
 
 
-def _facility(E, nrm, rel, costs, budget, picks, gains, *, lam, cexp):
-    """The ground set (candidates of positive relevance), the first gains, then the lazy greedy."""
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(
+            f"ground must be None, a positive number of cluster centres or (centres, labels); got {k!r}."
+        )
+    return int(k)
+
+
+def _checked_clusters(ground, E, nrm):
+    """``(centres, labels)`` for ``ground=k`` (clustered now) or as given (checked against ``E``)."""
+    if isinstance(ground, int):
+        return _spherical_kmeans(E, nrm, min(ground, E.shape[0]), 4, 0)
+    if len(ground) != 2:
+        raise ValueError("ground must be (centres, labels) as cluster_ground returns them.")
+    C = np.ascontiguousarray(np.asarray(ground[0], dtype=np.float64), dtype=E.dtype)
+    labels = np.asarray(ground[1])
+    if C.ndim != 2 or C.shape[1] != E.shape[1] or C.shape[0] == 0:
+        raise ValueError(f"ground centres must have shape (k, {E.shape[1]}); got {C.shape}.")
+    if labels.shape != (E.shape[0],) or labels.dtype.kind not in "iu":
+        raise ValueError(
+            f"ground labels must be {E.shape[0]} whole numbers, one per candidate; got {labels.shape}."
+        )
+    if labels.size and (labels.min() < 0 or labels.max() >= C.shape[0]):
+        raise ValueError(f"ground labels must lie in [0, {C.shape[0]}); cluster the same candidates again.")
+    check_row_norms(_dot.dots_norms(C, C[0])[1], C, name="ground centres")
+    return C, labels.astype(np.int64)
+
+
+def _facility(E, nrm, rel, costs, budget, picks, gains, *, lam, cexp, ground):
+    """The ground set, the first gains, then the lazy greedy."""
     a = np.maximum(rel, 0.0)
-    ground = np.flatnonzero(a > 0.0)
-    G, gnrm, ga = _gram.ground_set(E, nrm, a, ground)
-    if _gram.fits(E, G):
-        D, drow = _gram.gram_with_ground(E, ground, G)
-    else:
+    if ground is None:  # every candidate of positive relevance (the others weigh 0)
+        keep = np.flatnonzero(a > 0.0)
+        G, gnrm, ga = _gram.ground_set(E, nrm, a, keep)
+        dense = _gram.fits(E, G)
+        D, drow = _gram.gram_with_ground(E, keep, G) if dense else (None, None)
+    else:  # cluster centres, weighted by their members' relevance
+        C, labels = _checked_clusters(ground, E, nrm)
+        w = ground_weights(labels, a, C.shape[0])
+        keep = np.flatnonzero(w > 0.0)
+        G, ga = np.ascontiguousarray(C[keep]), w[keep]
+        gnrm = _dot.dots_norms(G, G[0])[1] if G.shape[0] else np.empty(0)
+        dense = _gram.fits(E, G)
+        D, drow = _gram.products(E, G) if dense else (None, None)
+    if not dense:
         D, drow = np.empty((0, 0), E.dtype), np.empty(0, np.int64)
     single = np.empty(E.shape[0])
     nch = _gram.nchunks(E.shape[0], G.shape[0], 1 if D.shape[0] else E.shape[1])
