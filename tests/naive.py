@@ -106,7 +106,8 @@ def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shi
                 continue
             m = max((cosine(E[i], E[j], dtype) for j in picks), default=0.0)
             score = lam * rel[i] - (1.0 - lam) * m
-            if cost_aware:
+            # The default cost-aware mode (exponent < 1) ranks by the score until half the budget is used.
+            if cost_aware and (cost_exponent == 1.0 or 2 * (budget - remaining) >= budget):
                 v = score + shift
                 c = max(costs[i], 1) ** cost_exponent if cost_exponent != 1.0 else max(costs[i], 1)
                 key = v / c if v >= 0.0 else v * c

@@ -27,6 +27,17 @@ def _key(score, cost, cexp, shift):
 
 
 @njit(**JIT)
+def _phase_exponent(cexp, used, budget):
+    """The cost exponent in force once ``used`` tokens are picked: the default cost-aware mode
+    (``0 < cexp < 1``) ranks by the plain score until half the budget is used, then by ``cexp``
+    (the most relevant chunks are picked on merit; cost decides how the rest is filled); plain
+    MMR (0) and value per token (1) keep theirs throughout."""
+    if 0.0 < cexp < 1.0 and 2 * used < budget:
+        return 0.0
+    return cexp
+
+
+@njit(**JIT)
 def _row_norm(Q, j):
     """Canonical norm of row ``j`` of a matrix."""
     return np.sqrt(_dot._dotnorm1(Q, j, Q[j])[1][0])

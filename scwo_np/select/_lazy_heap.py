@@ -18,6 +18,7 @@ from ._first_pass import (
     _fix_blocks,
     _key,
     _pass_one_worker,
+    _phase_exponent,
     _row_norm,
     _scratch,
     _stale_blocks,
@@ -211,6 +212,38 @@ def _refill(state, okey, costs, remaining, want, kmin, scale, hist, gen, hkey, h
 
 
 @njit(**JIT)
+def _rekey(state, okey, hkey, hidx, size, rel, maxsim, costs, lam, use_sims, cexp, shift, nbins):
+    """Keys from the stored score bounds under the exponent ``cexp``, for the heap (re-heapified) and
+    the outsiders.  Returns ``(kmin, scale, has_sentinel, skey, sidx)`` for the refills."""
+    one_m = 1.0 - lam
+    for p in range(size):
+        i = hidx[p]
+        hkey[p] = _key(lam * rel[i] - one_m * (maxsim[i] if use_sims else 0.0), costs[i], cexp, shift)
+    for pos in range(size // 2 - 1, -1, -1):
+        _sift_down(hkey, hidx, size, pos)
+    kmin = np.inf
+    kmax = -np.inf
+    has_sentinel = False
+    skey = 0.0
+    sidx = np.int64(-1)
+    for i in range(okey.shape[0]):
+        if state[i] != 0:
+            continue
+        k = _key(lam * rel[i] - one_m * (maxsim[i] if use_sims else 0.0), costs[i], cexp, shift)
+        okey[i] = k
+        kmin = min(kmin, k)
+        kmax = max(kmax, k)
+        if not has_sentinel or _before(k, i, skey, sidx):
+            has_sentinel = True
+            skey = k
+            sidx = i
+    scale = nbins / (kmax - kmin) if kmax > kmin else 0.0
+    if not np.isfinite(scale):
+        scale = 0.0
+    return kmin, scale, has_sentinel, skey, sidx
+
+
+@njit(**JIT)
 def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim, picks, gains, pool):
     """Lazy-heap MMR after the first pick.  Returns the number of picks.
 
@@ -231,6 +264,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim
     gains[0] = lam * rel[first] - one_m * 0.0
     remaining = budget - costs[first]
     count = np.int64(1)
+    cur = _phase_exponent(cexp, budget - remaining, budget)  # the exponent in force
 
     state = np.zeros(n, np.uint8)  # 0 outside, 1 pooled or picked, 2 retired
     state[first] = 1
@@ -245,7 +279,7 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim
         if min_cost < 0 or costs[i] < min_cost:
             min_cost = costs[i]
         m = maxsim[i] if use_sims else 0.0
-        k = _key(lam * rel[i] - one_m * m, costs[i], cexp, shift)
+        k = _key(lam * rel[i] - one_m * m, costs[i], cur, shift)
         okey[i] = k
         kmin = min(kmin, k)
         kmax = max(kmax, k)
@@ -285,11 +319,11 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim
                 else:
                     m, j = _catch_up_until(
                         E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i],
-                        lam * rel[i], one_m, costs[i], cexp, shift, bk, bi,
+                        lam * rel[i], one_m, costs[i], cur, shift, bk, bi,
                     )  # fmt: skip
                 maxsim[i] = m
                 gen[i] = j
-                hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cexp, shift)
+                hkey[0] = _key(lam * rel[i] - one_m * m, costs[i], cur, shift)
                 _sift_down(hkey, hidx, size, np.int64(0))
                 continue
             need = has_sentinel and not _before(hkey[0], i, skey, sidx)
@@ -316,6 +350,13 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim
                 P[count, k] = E[i, k]
             pnorm[count] = nrm[i]
         count += 1
+        if cur != cexp and _phase_exponent(cexp, budget - remaining, budget) == cexp:
+            # Half the budget is used: from here on keys are cost-scaled.  Every stored key
+            # came from a score bound; re-scaling keeps it a bound on the new key.
+            cur = cexp
+            kmin, scale, has_sentinel, skey, sidx = _rekey(
+                state, okey, hkey, hidx, size, rel, maxsim, costs, lam, use_sims, cur, shift, hist.shape[0]
+            )
     return count
 
 
@@ -333,7 +374,7 @@ def _sims_to_row(E, nrm, f, out):
 @njit(**JIT)
 def _select_lazy_serial(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, pool):
     """First pick, the pass after it and the lazy heap, all on one thread."""
-    first = _first_pick(rel, costs, budget, lam, cexp, shift)
+    first = _first_pick(rel, costs, budget, lam, _phase_exponent(cexp, 0, budget), shift)
     if first < 0:
         return 0
     maxsim = np.empty(rel.shape[0])
@@ -431,7 +472,23 @@ def _select_fused(E, q, costs, budget, lam, cexp, shift, block, pool, qlo, qhi, 
     bcand = np.empty((n + block - 1) // block, np.int64)
     slots = np.full(1, -1, np.int64)
     first = _pass_one_worker(
-        E, V, qnorm, 1.0, nrm, rel, sims, costs, budget, lam, cexp, shift, bcand, slots, block, 0, 1
+        E,
+        V,
+        qnorm,
+        1.0,
+        nrm,
+        rel,
+        sims,
+        costs,
+        budget,
+        lam,
+        _phase_exponent(cexp, 0, budget),
+        shift,
+        bcand,
+        slots,
+        block,
+        0,
+        1,
     )
     for i in range(n):
         if not (qlo <= nrm[i] <= qhi):

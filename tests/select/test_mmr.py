@@ -49,6 +49,26 @@ def test_lazy_refills_are_exact(problem):
     _check(*problem, method="lazy")
 
 
+@pytest.mark.usefixtures("small_pool")
+@given(
+    problem=selection_problems(max_n=30), r=st.sampled_from([0.25, 0.5]), shift=st.sampled_from([0.0, 1.0])
+)
+def test_cost_aware_switch_with_outsiders_is_exact(problem, r, shift):
+    """The default cost-aware mode re-keys the heap and the outsiders once half the budget is used."""
+    _check(*problem, method="lazy", cost_aware=True, cost_exponent=r, shift=shift)
+
+
+def test_cost_aware_ranks_by_merit_until_half_the_budget():
+    """Two chunks about the query, the better one long: plain keys take it first; past half the
+    budget the short ones win over equally good long ones."""
+    E = np.array([[1.0, 0.0], [0.95, 0.31], [0.0, 1.0], [0.1, 1.0]])
+    q = np.array([1.0, 0.05])
+    costs = np.array([60, 10, 30, 10])
+    plain = mmr_select(E, q, costs, 100, lam=0.9)
+    aware = mmr_select(E, q, costs, 100, lam=0.9, cost_aware=True, cost_exponent=0.5)
+    assert plain[0] == aware[0] == 0  # the most relevant chunk, long as it is
+
+
 @pytest.mark.usefixtures("tiny_blocks")
 @given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
 def test_speculative_first_pass_is_exact(problem, cost_aware):
