@@ -245,9 +245,8 @@ def _make_dot_rows(
                 t = builder.insert_value(t, val, idx)
             return t
 
-        if not with_norms:
+        if not with_norms:  # (always so with ``tile_cols``)
             return pack(outs, tup)
-        # (``tile_cols`` never comes with norms.)
         res = ir.Constant(context.get_value_type(ret), ir.Undefined)
         res = builder.insert_value(res, pack(outs[:nrows], tup), 0)
         return builder.insert_value(res, pack(outs[nrows:], ntup), 1)

@@ -15,6 +15,10 @@ that matrix is symmetric to the bit, so only its upper triangle is computed.
 Cosines are formed by the caller as ``dot / (gnrm[j] * nrm[i])``, as everywhere
 in :mod:`scwo_np.select`.  Large passes are split across threads; no value
 depends on the split.
+
+The tile's 16 accumulators of 16 float32 lanes fill AVX-512's 32 registers; a
+narrower vector unit (AVX2, NEON) spills some of them to the stack: the same
+bits, more slowly (not measured on aarch64 yet).
 """
 
 from __future__ import annotations
@@ -71,45 +75,6 @@ def _dot_row_into(E, i, G, out):
         j += 4
     for b in range(j, m):
         out[b] = _dot._dot1(E, i, G[b])[0]
-
-
-@njit(**JIT)
-def _cosines_of(dots, gnrm, ni, out):
-    """``out[j] = dots[j] / (gnrm[j] * ni)`` (``out`` may be ``dots`` itself)."""
-    for j in range(out.shape[0]):
-        out[j] = dots[j] / (gnrm[j] * ni)
-
-
-@njit(**JIT)
-def _row(E, nrm, D, i, G, gnrm, buf):
-    """Row ``i`` of the cosines with the ground set, into ``buf``: from the kept products ``D`` when there
-    are any (``D.shape[0] > 0``), else computed."""
-    if D.shape[0] > 0:
-        _cosines_of(D[i], gnrm, nrm[i], buf)
-    else:
-        _dot_row_into(E, i, G, buf)
-        _cosines_of(buf, gnrm, nrm[i], buf)
-    return buf
-
-
-@njit(**JIT)
-def _tile_rows(E, nrm, D, fill, i0, r, G, gnrm, buf):
-    """Rows ``i0 .. i0 + r - 1`` (``r <= 4``) of the cosines into ``buf[:r]``.
-
-    ``fill``: compute them and keep the products in ``D`` (the first pass);
-    otherwise read ``D`` when there is one, or compute them.
-    """
-    if fill:
-        _dot_rows(E, i0, r, G, D, i0)
-        for t in range(r):
-            _cosines_of(D[i0 + t], gnrm, nrm[i0 + t], buf[t])
-    elif D.shape[0] > 0:
-        for t in range(r):
-            _cosines_of(D[i0 + t], gnrm, nrm[i0 + t], buf[t])
-    else:
-        _dot_rows(E, i0, r, G, buf, 0)
-        for t in range(r):
-            _cosines_of(buf[t], gnrm, nrm[i0 + t], buf[t])
 
 
 @njit(**JIT)
