@@ -82,7 +82,12 @@ def _prefetch(builder: ir.IRBuilder, ptr: ir.Value) -> None:
 
 
 def _make_dot_rows(
-    nrows: int, with_norms: bool, many_vectors: bool = False, stream: bool = False, tile_cols: int = 0
+    nrows: int,
+    with_norms: bool,
+    many_vectors: bool = False,
+    stream: bool = False,
+    tile_cols: int = 0,
+    widen: bool = False,
 ):
     """Build an intrinsic computing ``nrows`` canonical dot products at once.
 
@@ -108,6 +113,12 @@ def _make_dot_rows(
     per block: the register-tiled kernel of a Gram matrix, where one row
     against one vector would be add-latency bound.
 
+    ``widen=True`` (one row against one vector): ``f(E, i, u)`` with ``u``
+    float64 computes ``E[i] . u`` in float64, each element of ``E`` widened
+    first, in 8 lanes (element ``k`` into lane ``k % 8``) folded in halves:
+    the float64 recipe of ``select/_common._dot_row64``, in vector registers
+    (numba's own loop keeps eight scalar sums).
+
     ``stream=True`` adds a software prefetch :data:`PREFETCH_BYTES` ahead of
     the row being read, for passes that walk ``E`` row after row: the dot
     loop is add-latency bound, so the hardware prefetcher alone falls behind
@@ -129,10 +140,13 @@ def _make_dot_rows(
         row0 = args[1]
         # Everything is computed in the precision of E (float32 or float64):
         # ``L`` lanes of that type, one 64-byte vector; results widen to float64.
-        elt = context.get_data_type(e_ty.dtype)
-        elt_align = 4 if e_ty.dtype == types.float32 else 8
-        L = LANES[str(e_ty.dtype)]
+        # (``widen``: E's elements widen to float64 as they are loaded; 8 lanes.)
+        x_elt = context.get_data_type(e_ty.dtype)
+        x_align = 4 if e_ty.dtype == types.float32 else 8
+        elt = _F64 if widen else x_elt
+        L = 8 if widen else LANES[str(e_ty.dtype)]
         vec_d = ir.VectorType(elt, L)
+        vec_x = ir.VectorType(x_elt, L)
         d = builder.extract_value(e_arr.shape, 1)
         nblk = builder.sdiv(d, ir.Constant(_I64, L))
         tail0 = builder.mul(nblk, ir.Constant(_I64, L))
@@ -160,17 +174,20 @@ def _make_dot_rows(
         nacc = len(pairs)
         zero = ir.Constant(vec_d, [0.0] * L)
 
-        def load(base, k, vector):
+        def load(base, k, vector, x=True):
+            vt, et, align = (vec_x, x_elt, x_align) if x else (vec_d, elt, 8 if widen else x_align)
             if vector:
-                return builder.load(
-                    builder.bitcast(builder.gep(base, [k]), vec_d.as_pointer()), align=elt_align
-                )
-            return builder.load(builder.gep(base, [k]), align=elt_align)
+                val = builder.load(builder.bitcast(builder.gep(base, [k]), vt.as_pointer()), align=align)
+            else:
+                val = builder.load(builder.gep(base, [k]), align=align)
+            if widen and x and x_elt != elt:
+                val = builder.fpext(val, vec_d if vector else elt)
+            return val
 
         def loads(k, vector):
             """Load block/element ``k`` of every x and y operand."""
             xs = [load(base, k, vector) for base in x_bases]
-            ys = [load(base, k, vector) for base in y_bases]
+            ys = [load(base, k, vector, x=False) for base in y_bases]
             return [(xs[a], xs[a] if b is None else ys[b]) for a, b in pairs]
 
         fn = builder.function
@@ -191,7 +208,7 @@ def _make_dot_rows(
         builder.position_at_end(body)
         off = builder.mul(blk, ir.Constant(_I64, L))
         if stream:
-            ahead = ir.Constant(_I64, PREFETCH_BYTES // (4 if e_ty.dtype == types.float32 else 8))
+            ahead = ir.Constant(_I64, PREFETCH_BYTES // x_align)
             for base in x_bases:
                 _prefetch(builder, builder.gep(base, [builder.add(off, ahead)]))
         new = [
@@ -236,7 +253,7 @@ def _make_dot_rows(
                 p.add_incoming(val, src)
 
         outs = [_fold(builder, final[a], L) for a in range(nacc)]
-        if e_ty.dtype != types.float64:
+        if elt != _F64:
             outs = [builder.fpext(o, _F64) for o in outs]
 
         def pack(vals, ty):
@@ -266,7 +283,8 @@ def _make_dot_rows(
 
     @intrinsic
     def dot_rows(typingctx, E, row0, v):
-        if not (is_matrix(E) and isinstance(v, types.Array) and v.dtype == E.dtype):
+        want = types.float64 if widen else getattr(E, "dtype", None)
+        if not (is_matrix(E) and isinstance(v, types.Array) and v.dtype == want):
             return None
         return ret(E, types.intp, v), codegen
 
@@ -283,6 +301,8 @@ _dotnorm1s = _make_dot_rows(1, True, stream=True)
 #: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
 _dotv2 = _make_dot_rows(2, False, many_vectors=True)
 _dotv4 = _make_dot_rows(4, False, many_vectors=True)
+#: ``E[i] . u`` in float64 (``u`` float64, ``E``'s elements widened), 8 lanes.
+_dotw1 = _make_dot_rows(1, False, widen=True)
 #: A 4 x 4 tile of rows against rows (16 accumulators: a Gram matrix's block).
 _dot4x4 = _make_dot_rows(4, False, many_vectors=True, tile_cols=4)
 #: One row against two vectors (query, candidate) plus its own squared norm.
@@ -319,6 +339,17 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dotv4(E, i, V, j0):  # noqa: F811
         return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(4))
+
+    def _dotw1(E, i, u):  # noqa: F811
+        acc = [0.0] * 8
+        for k in range(E.shape[1]):
+            acc[k % 8] = acc[k % 8] + float(E[i, k]) * float(u[k])
+        w = 8
+        while w > 1:
+            w //= 2
+            for lane in range(w):
+                acc[lane] = acc[lane] + acc[lane + w]
+        return (acc[0],)
 
     def _dot4x4(E, i0, V, j0):  # noqa: F811
         return tuple(_lanes(E, i0 + a, V[j0 + b], False)[0] for a in range(4) for b in range(4))

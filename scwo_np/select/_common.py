@@ -114,22 +114,9 @@ def _dot64(a, b):
     """``a . b`` of two float64 vectors in eight lanes, folded in halves (as :func:`_dot_row64`).
 
     The order of ``tests/naive.dot`` in float64; eight independent sums instead
-    of one chain of dependent additions, so the loop vectorises.
+    of one chain of dependent additions, in one vector register.
     """
-    acc = np.zeros(8)
-    d = a.shape[0]
-    full = d - d % 8
-    for k in range(0, full, 8):
-        for lane in range(8):
-            acc[lane] += a[k + lane] * b[k + lane]
-    for k in range(full, d):
-        acc[k - full] += a[k] * b[k]
-    w = 8
-    while w > 1:
-        w //= 2
-        for lane in range(w):
-            acc[lane] += acc[lane + w]
-    return acc[0]
+    return _dot._dotw1(a.reshape(1, a.shape[0]), 0, b)[0]
 
 
 @njit(**JIT)
@@ -170,22 +157,10 @@ def _dot_row64(E, i, u):
     """``E[i] . u`` in float64 in eight lanes (element ``k`` into lane ``k % 8``), folded in halves.
 
     The order of ``tests/naive.dot`` in float64: fixed, so exact against it, and
-    without one long chain of dependent additions, so the loop vectorises.
+    without one long chain of dependent additions (``scwo_np._dot._dotw1``:
+    float32 rows are widened as they are loaded).
     """
-    acc = np.zeros(8)
-    d = E.shape[1]
-    full = d - d % 8
-    for k in range(0, full, 8):
-        for lane in range(8):
-            acc[lane] += np.float64(E[i, k + lane]) * u[k + lane]
-    for k in range(full, d):
-        acc[k - full] += np.float64(E[i, k]) * u[k]
-    w = 8
-    while w > 1:
-        w //= 2
-        for lane in range(w):
-            acc[lane] += acc[lane + w]
-    return acc[0]
+    return _dot._dotw1(E, i, u)[0]
 
 
 @njit(**JIT)
