@@ -81,3 +81,37 @@ def test_multi_vector_dots_match_reference_to_the_bit(args):
         np.testing.assert_array_equal(out[i, :4], ref)
         assert out[i, 4] == ref[2] and out[i, 5] == ref[2]
         assert np.sqrt(out[i, 6]) == naive.norm(E[i], dt)
+
+
+@njit
+def _widened_dots(E, u):
+    out = np.empty(E.shape[0])
+    for i in range(E.shape[0]):
+        out[i] = _dot._dotw1(E, i, u)[0]
+    return out
+
+
+@given(matrices())
+def test_widened_dots_match_the_float64_recipe(args):
+    """``_dotw1``: E's elements widened to float64 on load, then the float64 recipe (8 lanes)."""
+    E, u = args
+    ref = [naive.dot([float(x) for x in E[i]], u, "float64") for i in range(E.shape[0])]
+    np.testing.assert_array_equal(_widened_dots(E, u), np.array(ref, dtype=np.float64).reshape(-1))
+
+
+@given(matrices())
+def test_four_by_four_tiles_match_the_reference(args):
+    E, v = args
+    V = np.ascontiguousarray(np.stack([v * (r + 1) - r for r in range(4)]).astype(E.dtype))
+    if E.shape[0] < 4:
+        return
+    t = _tile(E, V)
+    dt = E.dtype.name
+    for a in range(4):
+        for b in range(4):
+            assert t[a * 4 + b] == naive.dot(E[a], V[b], dt)
+
+
+@njit
+def _tile(E, V):
+    return _dot._dot4x4(E, 0, V, 0)
