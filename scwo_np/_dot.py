@@ -301,6 +301,9 @@ _dotnorm1s = _make_dot_rows(1, True, stream=True)
 #: instead of one, ~1.5-2x faster per dot than ``_dot1`` in cache.
 _dotv2 = _make_dot_rows(2, False, many_vectors=True)
 _dotv4 = _make_dot_rows(4, False, many_vectors=True)
+#: Four consecutive rows against one vector: four independent chains (a pass whose
+#: rows are in cache, where one row at a time is add-latency bound).
+_dot4r = _make_dot_rows(4, False)
 #: ``E[i] . u`` in float64 (``u`` float64, ``E``'s elements widened), 8 lanes.
 _dotw1 = _make_dot_rows(1, False, widen=True)
 #: A 4 x 4 tile of rows against rows (16 accumulators: a Gram matrix's block).
@@ -339,6 +342,9 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dotv4(E, i, V, j0):  # noqa: F811
         return tuple(_lanes(E, i, V[j0 + r], False)[0] for r in range(4))
+
+    def _dot4r(E, i, v):  # noqa: F811
+        return tuple(_lanes(E, i + r, v, False)[0] for r in range(4))
 
     def _dotw1(E, i, u):  # noqa: F811
         acc = [0.0] * 8

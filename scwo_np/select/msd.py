@@ -83,11 +83,21 @@ def msd_select(
 
 @njit(**JIT)
 def _add_distances(E, b, nrm, dist, avail, start, stop):
+    """``dist[i] += 1 - clip(cos(e_i, e_b))`` for the available rows of ``[start, stop)``, four rows
+    at a time (four independent sums; the same bits as one row at a time)."""
     v = E[b]
-    for i in range(start, stop):
-        if avail[i]:
-            s = _dot._dot_row(E, i, v) / (nrm[i] * nrm[b])
-            dist[i] += 1.0 - min(max(s, -1.0), 1.0)
+    i = start
+    while i + 4 <= stop:
+        t = _dot._dot4r(E, i, v)
+        for r in range(4):
+            if avail[i + r]:
+                s = t[r] / (nrm[i + r] * nrm[b])
+                dist[i + r] += 1.0 - min(max(s, -1.0), 1.0)
+        i += 4
+    for j in range(i, stop):
+        if avail[j]:
+            s = _dot._dot_row(E, j, v) / (nrm[j] * nrm[b])
+            dist[j] += 1.0 - min(max(s, -1.0), 1.0)
 
 
 @njit(**PJIT)
