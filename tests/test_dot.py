@@ -115,3 +115,21 @@ def test_four_by_four_tiles_match_the_reference(args):
 @njit
 def _tile(E, V):
     return _dot._dot4x4(E, 0, V, 0)
+
+
+@njit
+def _four_rows(E, v):
+    out = np.empty(E.shape[0] - E.shape[0] % 4)
+    for i in range(0, out.shape[0], 4):
+        t = _dot._dot4r(E, i, v)
+        for r in range(4):
+            out[i + r] = t[r]
+    return out
+
+
+@given(matrices())
+def test_four_rows_at_a_time_match_the_reference(args):
+    E, v = args
+    v = v.astype(E.dtype)
+    got = _four_rows(E, v)
+    np.testing.assert_array_equal(got, [naive.dot(E[i], v, E.dtype.name) for i in range(got.shape[0])])
