@@ -304,6 +304,7 @@ _dotv4 = _make_dot_rows(4, False, many_vectors=True)
 #: Four consecutive rows against one vector: four independent chains (a pass whose
 #: rows are in cache, where one row at a time is add-latency bound).
 _dot4r = _make_dot_rows(4, False)
+_dot4rs = _make_dot_rows(4, False, stream=True)
 #: ``E[i] . u`` in float64 (``u`` float64, ``E``'s elements widened), 8 lanes.
 _dotw1 = _make_dot_rows(1, False, widen=True)
 #: A 4 x 4 tile of rows against rows (16 accumulators: a Gram matrix's block).
@@ -345,6 +346,8 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     def _dot4r(E, i, v):  # noqa: F811
         return tuple(_lanes(E, i + r, v, False)[0] for r in range(4))
+
+    _dot4rs = _dot4r
 
     def _dotw1(E, i, u):  # noqa: F811
         acc = [0.0] * 8
@@ -418,6 +421,19 @@ def _dots_norms_parallel(E, v, dots, norms, nchunks):
 def _cosines_range(E, v, nrm, vnorm, out, start, stop):
     for i in range(start, stop):
         out[i] = _dot1s(E, i, v)[0] / (nrm[i] * vnorm)
+
+
+@njit(**JIT)
+def _cosines_range4(E, v, nrm, vnorm, out, start, stop):
+    """:func:`_cosines_range`, four rows at a time (four independent sums, the same bits): for
+    short runs of rows, where one row at a time is add-latency bound."""
+    i = start
+    while i + 4 <= stop:
+        t = _dot4rs(E, i, v)
+        for r in range(4):
+            out[i + r] = t[r] / (nrm[i + r] * vnorm)
+        i += 4
+    _cosines_range(E, v, nrm, vnorm, out, i, stop)
 
 
 @njit(**PJIT)

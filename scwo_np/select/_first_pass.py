@@ -188,7 +188,7 @@ def _fix_blocks(E, v, nrm, vnorm, sims, blocks, block, start, stop):
     n = E.shape[0]
     for k in range(start, stop):
         lo = blocks[k] * block
-        _dot._cosines_range(E, v, nrm, vnorm, sims, lo, min(lo + block, n))
+        _dot._cosines_range4(E, v, nrm, vnorm, sims, lo, min(lo + block, n))
 
 
 @njit(**PJIT)
