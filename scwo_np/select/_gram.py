@@ -139,16 +139,21 @@ def gram_with_ground(E: np.ndarray, ground: np.ndarray, G: np.ndarray) -> tuple[
     """
     n, d = E.shape
     m = G.shape[0]
-    rest = np.setdiff1d(np.arange(n), ground, assume_unique=True)
-    drow = np.empty(n, dtype=np.int64)
-    drow[ground] = np.arange(m)
-    drow[rest] = np.arange(m, n)
+    if m == n:  # every candidate is in the ground set
+        rest = ground[:0]
+        drow = np.arange(n, dtype=np.int64)
+    else:
+        outside = np.ones(n, dtype=bool)
+        outside[ground] = False
+        rest = np.flatnonzero(outside)
+        drow = np.empty(n, dtype=np.int64)
+        drow[ground] = np.arange(m)
+        drow[rest] = np.arange(m, n)
     D = np.empty((n, m), E.dtype)
     nb = -(-m // TILE)
-    threads = numba.get_num_threads()
-    if nb > 1 and m * m * d // 2 >= PARALLEL_MIN_MACS and threads > 1:
+    if nb > 1 and m * m * d // 2 >= PARALLEL_MIN_MACS and numba.get_num_threads() > 1:
         work = np.cumsum(nb - np.arange(nb))  # tiles in the upper triangle, block by block
-        parts = min(8 * threads, nb)
+        parts = min(8 * numba.get_num_threads(), nb)
         bounds = np.searchsorted(work, work[-1] * np.arange(parts + 1) / parts).astype(np.int64)
         bounds[0], bounds[-1] = 0, nb
         _sym_fill_parallel(G, D, np.unique(bounds))
@@ -188,10 +193,10 @@ def products(E: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def nchunks(n: int, m: int, d: int) -> int:
     """Thread chunks for a pass over ``n x m`` pairs of length ``d``, or 0 for one thread."""
-    threads = numba.get_num_threads()
-    if n * m * d < PARALLEL_MIN_MACS or threads < 2:
+    if n * m * d < PARALLEL_MIN_MACS:
         return 0
-    return min(8 * threads, -(-n // TILE))
+    threads = numba.get_num_threads()
+    return 0 if threads < 2 else min(8 * threads, -(-n // TILE))
 
 
 def fits(E: np.ndarray, G: np.ndarray) -> bool:
