@@ -199,9 +199,13 @@ def nchunks(n: int, m: int, d: int) -> int:
     return 0 if threads < 2 else min(8 * threads, -(-n // TILE))
 
 
-def fits(E: np.ndarray, G: np.ndarray) -> bool:
-    """Whether every product of ``E``'s rows with ``G``'s fits :data:`CACHE_MAX_BYTES`."""
-    return E.shape[0] * G.shape[0] * E.dtype.itemsize <= CACHE_MAX_BYTES
+def kept_products(E: np.ndarray, G: np.ndarray, ground: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(D, drow)`` to keep: :func:`gram_with_ground` when ``G = E[ground]``, :func:`products`
+    when ``ground`` is None (any rows), or empty arrays (rows computed when asked for) when the
+    products would take more than :data:`CACHE_MAX_BYTES`."""
+    if E.shape[0] * G.shape[0] * E.dtype.itemsize > CACHE_MAX_BYTES:
+        return np.empty((0, 0), E.dtype), np.empty(0, np.int64)
+    return products(E, G) if ground is None else gram_with_ground(E, ground, G)
 
 
 def ground_set(E: np.ndarray, nrm: np.ndarray, weight: np.ndarray, ground: np.ndarray):

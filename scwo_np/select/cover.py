@@ -79,24 +79,14 @@ def cover_select(
     cexp = check_cost_exponent(cost_exponent)
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
-    return run_greedy(
-        embeddings,
-        query,
-        costs,
-        budget,
-        weights,
-        return_gains,
-        partial(_cover, lam=lam, gamma=gamma, cexp=cexp),
-    )
+    kernel = partial(_cover, lam=lam, gamma=gamma, cexp=cexp)
+    return run_greedy(embeddings, query, costs, budget, weights, return_gains, kernel)
 
 
 def _cover(E, nrm, rel, costs, budget, picks, gains, *, lam, gamma, cexp):
     """Every candidate's first score (all pairwise cosines, in tiles), then the lazy greedy."""
     n = E.shape[0]
-    if _gram.fits(E, E):
-        D, drow = _gram.gram_with_ground(E, np.arange(n), E)
-    else:
-        D, drow = np.empty((0, 0), E.dtype), np.empty(0, np.int64)
+    D, drow = _gram.kept_products(E, E, np.arange(n))
     first = np.empty(n)
     nch = _gram.nchunks(n, n, 1 if D.shape[0] else E.shape[1])
     if nch:

@@ -107,15 +107,8 @@ def facility_location_select(
     cexp = check_cost_exponent(cost_exponent)
     if ground is not None and not isinstance(ground, tuple):
         ground = _check_k(ground)
-    return run_greedy(
-        embeddings,
-        query,
-        costs,
-        budget,
-        weights,
-        return_gains,
-        partial(_facility, lam=lam, cexp=cexp, ground=ground),
-    )
+    kernel = partial(_facility, lam=lam, cexp=cexp, ground=ground)
+    return run_greedy(embeddings, query, costs, budget, weights, return_gains, kernel)
 
 
 def _check_k(k: object) -> int:
@@ -152,18 +145,14 @@ def _facility(E, nrm, rel, costs, budget, picks, gains, *, lam, cexp, ground):
     if ground is None:  # every candidate of positive relevance (the others weigh 0)
         keep = np.flatnonzero(a > 0.0)
         G, gnrm, ga = _gram.ground_set(E, nrm, a, keep)
-        dense = _gram.fits(E, G)
-        D, drow = _gram.gram_with_ground(E, keep, G) if dense else (None, None)
+        D, drow = _gram.kept_products(E, G, keep)
     else:  # cluster centres, weighted by their members' relevance
         C, labels = _checked_clusters(ground, E, nrm)
         w = ground_weights(labels, a, C.shape[0])
         keep = np.flatnonzero(w > 0.0)
         G, ga = np.ascontiguousarray(C[keep]), w[keep]
         gnrm = _dot.dots_norms(G, G[0])[1] if G.shape[0] else np.empty(0)
-        dense = _gram.fits(E, G)
-        D, drow = _gram.products(E, G) if dense else (None, None)
-    if not dense:
-        D, drow = np.empty((0, 0), E.dtype), np.empty(0, np.int64)
+        D, drow = _gram.kept_products(E, G, None)
     single = np.empty(E.shape[0])
     nch = _gram.nchunks(E.shape[0], G.shape[0], 1 if D.shape[0] else E.shape[1])
     if nch:
