@@ -14,9 +14,12 @@ from .. import _dot
 from .._config import JIT
 from ._first_pass import (
     _before,
+    _first_of,
     _first_pick,
     _fix_blocks,
+    _fix_blocks_parallel,
     _key,
+    _pass_one_parallel,
     _pass_one_worker,
     _phase_exponent,
     _row_norm,
@@ -444,6 +447,42 @@ def _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gain
 
 
 @njit(**JIT)
+def _fused_checks(E, q, costs, qlo, qhi, max_cost):
+    """The fused paths' checks before any work: ``(ok, V, qnorm)`` with ``V[0] = q``.
+
+    Costs outside ``[0, max_cost]`` or a query norm outside ``[qlo, qhi]``
+    (also NaN, inf and zero) make ``ok`` false.
+    """
+    V = _scratch(q, E.shape[1])
+    for i in range(costs.shape[0]):
+        if costs[i] < 0 or costs[i] > max_cost:
+            return False, V, 0.0
+    qnorm = _row_norm(V, 0)
+    return qlo <= qnorm <= qhi, V, qnorm
+
+
+@njit(**JIT)
+def _norms_in_range(nrm, lo, hi):
+    """Every row norm in ``[lo, hi]`` (false on NaN, inf and zero rows)."""
+    for i in range(nrm.shape[0]):
+        if not (lo <= nrm[i] <= hi):
+            return False
+    return True
+
+
+@njit(**JIT)
+def _fused_finish(E, nrm, rel, sims, costs, budget, lam, cexp, shift, pool, first):
+    """The fused paths after the first pass: the lazy heap and the cost-aware finish."""
+    n = E.shape[0]
+    maxsim = sims if sims.shape[0] == n else np.empty(n)
+    picks = np.empty(n, np.int64)
+    gains = np.empty(n)
+    count = _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim, picks, gains, pool)
+    count = _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, count, pool)
+    return picks[:count].copy(), gains[:count].copy()
+
+
+@njit(**JIT)
 def _select_fused(E, q, costs, budget, lam, cexp, shift, block, pool, qlo, qhi, max_cost):
     """Everything :func:`mmr_select` does for one small input, in one call.
 
@@ -455,54 +494,70 @@ def _select_fused(E, q, costs, budget, lam, cexp, shift, block, pool, qlo, qhi, 
     anything is selected, and the caller re-runs the validating path, which
     raises the precise error.  Returns ``(picks, gains, ok)``.
     """
-    n, d = E.shape
+    n = E.shape[0]
     empty_i = np.empty(0, np.int64)
     empty_f = np.empty(0)
-    for i in range(n):
-        if costs[i] < 0 or costs[i] > max_cost:
-            return empty_i, empty_f, False
-    V = _scratch(q, d)
-    qnorm = _row_norm(V, 0)
-    if not (qlo <= qnorm <= qhi):
+    ok, V, qnorm = _fused_checks(E, q, costs, qlo, qhi, max_cost)
+    if not ok:
         return empty_i, empty_f, False
     nrm = np.empty(n)
     rel = np.empty(n)
-    speculate = lam != 1.0
-    sims = np.empty(n if speculate else 0)
+    sims = np.empty(n if lam != 1.0 else 0)
     bcand = np.empty((n + block - 1) // block, np.int64)
     slots = np.full(1, -1, np.int64)
+    c0 = _phase_exponent(cexp, 0, budget)
     first = _pass_one_worker(
-        E,
-        V,
-        qnorm,
-        1.0,
-        nrm,
-        rel,
-        sims,
-        costs,
-        budget,
-        lam,
-        _phase_exponent(cexp, 0, budget),
-        shift,
-        bcand,
-        slots,
-        block,
-        0,
-        1,
+        E, V, qnorm, 1.0, nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, 0, 1
     )
-    for i in range(n):
-        if not (qlo <= nrm[i] <= qhi):
-            return empty_i, empty_f, False
+    if not _norms_in_range(nrm, qlo, qhi):
+        return empty_i, empty_f, False
     if first < 0:
         return empty_i, empty_f, True
-    if speculate:
+    if sims.shape[0]:
         blocks = _stale_blocks(bcand, first)
         _fix_blocks(E, E[first], nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
-        maxsim = sims
-    else:
-        maxsim = np.empty(n)
-    picks = np.empty(n, np.int64)
-    gains = np.empty(n)
-    count = _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim, picks, gains, pool)
-    count = _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, count, pool)
-    return picks[:count].copy(), gains[:count].copy(), True
+    picks, gains = _fused_finish(E, nrm, rel, sims, costs, budget, lam, cexp, shift, pool, first)
+    return picks, gains, True
+
+
+@njit(**JIT)
+def _select_fused_threaded(
+    E, q, costs, budget, lam, cexp, shift, block, pool, qlo, qhi, max_cost, nt, fix_min
+):
+    """:func:`_select_fused` for a large input: the first pass on ``nt`` threads.
+
+    The steps of the validating path's threaded ``_pass_one`` (the
+    speculative pass, then the stale blocks again, on threads when they hold
+    at least ``fix_min`` elements), in one call: a threaded call spends a
+    good part of its time in Python between its kernels otherwise, most of
+    all with cold caches.  Same checks and results as :func:`_select_fused`.
+    """
+    n, d = E.shape
+    empty_i = np.empty(0, np.int64)
+    empty_f = np.empty(0)
+    ok, V, qnorm = _fused_checks(E, q, costs, qlo, qhi, max_cost)
+    if not ok:
+        return empty_i, empty_f, False
+    nrm = np.empty(n)
+    rel = np.empty(n)
+    sims = np.empty(n if lam != 1.0 else 0)
+    bcand = np.empty((n + block - 1) // block, np.int64)
+    slots = np.full(nt, -1, np.int64)
+    cands = np.empty(nt, np.int64)
+    c0 = _phase_exponent(cexp, 0, budget)
+    _pass_one_parallel(
+        E, V[0], qnorm, 1.0, nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, cands
+    )
+    if not _norms_in_range(nrm, qlo, qhi):
+        return empty_i, empty_f, False
+    first = _first_of(cands, rel, costs, lam, c0, shift)
+    if first < 0:
+        return empty_i, empty_f, True
+    if sims.shape[0]:
+        blocks = _stale_blocks(bcand, first)
+        if blocks.shape[0] * block * d >= fix_min:
+            _fix_blocks_parallel(E, E[first], nrm, nrm[first], sims, blocks, block, nt)
+        else:
+            _fix_blocks(E, E[first], nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
+    picks, gains = _fused_finish(E, nrm, rel, sims, costs, budget, lam, cexp, shift, pool, first)
+    return picks, gains, True

@@ -121,7 +121,7 @@ from ._first_pass import (
     _scratch,
     _stale_blocks,
 )
-from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused
+from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused, _select_fused_threaded
 
 __all__ = ["mmr_select", "mmr_select_multi", "METHODS"]
 
@@ -259,10 +259,11 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
 
     Taken only when every argument already has the type the kernels use (or
     converts without any judgement: a query or costs array of another
-    numeric dtype) and the input is small enough that the first pass would
-    run on one thread anyway.  Everything the validating path checks is
-    checked here or inside the kernel; on any doubt this returns None and
-    :func:`_run` validates from scratch, so errors are the same either way.
+    numeric dtype).  Inputs large enough for a threaded first pass go to
+    :func:`_select_fused_threaded`, the rest to :func:`_select_fused`.
+    Everything the validating path checks is checked here or inside the
+    kernel; on any doubt this returns None and :func:`_run` validates from
+    scratch, so errors are the same either way.
     """
     if type(E) is not np.ndarray or type(q) is not np.ndarray or method not in ("auto", "lazy"):
         return None
@@ -270,7 +271,7 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     if E.ndim != 2 or dt not in _FLOATS or not E.flags.c_contiguous:
         return None
     n, d = E.shape
-    if n == 0 or d == 0 or n * d >= _dot.PARALLEL_MIN_ELEMENTS:
+    if n == 0 or d == 0:
         return None
     if q.shape != (d,) or q.dtype not in _FLOATS:
         return None
@@ -291,9 +292,12 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
         return None
     lo, hi = _NORM_RANGE[dt]
-    picks, gains, ok = _select_fused(
-        E, q, costs, budget, float(lam), cexp, shift, BLOCK, POOL, lo, hi, MAX_COST
-    )
+    args = (E, q, costs, budget, float(lam), cexp, shift, BLOCK, POOL, lo, hi, MAX_COST)
+    nt = numba.get_num_threads() if _dot._nchunks(E) else 1
+    if nt > 1:
+        picks, gains, ok = _select_fused_threaded(*args, nt, _dot.PARALLEL_MIN_ELEMENTS)
+    else:
+        picks, gains, ok = _select_fused(*args)
     return (picks, gains) if ok else None
 
 

@@ -72,7 +72,39 @@ def test_cost_aware_ranks_by_merit_until_half_the_budget():
 @pytest.mark.usefixtures("tiny_blocks")
 @given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
 def test_speculative_first_pass_is_exact(problem, cost_aware):
+    """With tiny_blocks every input takes the threaded fused kernel (_select_fused_threaded)."""
     _check(*problem, method="lazy", cost_aware=cost_aware)
+
+
+@pytest.mark.usefixtures("tiny_blocks", "no_fused_path")
+@given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
+def test_threaded_validating_path_is_exact(problem, cost_aware):
+    _check(*problem, method="lazy", cost_aware=cost_aware)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_fused_path_equals_validating_path_at_threaded_size(dtype, monkeypatch):
+    """Above PARALLEL_MIN_ELEMENTS mmr_select runs the threaded fused kernel: same picks and
+    gains as the validating path, and its checks fall back to the validating path's errors."""
+    import scwo_np._dot
+    import scwo_np.select.mmr as mmr_module
+
+    rng = np.random.default_rng(5)
+    n = -(-scwo_np._dot.PARALLEL_MIN_ELEMENTS // 32) + 3
+    E = rng.standard_normal((n, 32)).astype(dtype)
+    q = rng.standard_normal(32)
+    costs = rng.integers(1, 300, n)
+    got = mmr_select(E, q, costs, 5_000, return_gains=True, cost_aware=True)
+    aware = mmr_select(E, q, costs, 5_000, return_gains=True)
+    monkeypatch.setattr(mmr_module, "_fast", lambda *a: None)
+    for fast, kw in ((got, {"cost_aware": True}), (aware, {})):
+        want = mmr_select(E, q, costs, 5_000, return_gains=True, **kw)
+        np.testing.assert_array_equal(fast[0], want[0])
+        np.testing.assert_array_equal(fast[1], want[1])
+    monkeypatch.undo()
+    E[n - 7, 3] = np.nan
+    with pytest.raises(ValueError, match=f"row {n - 7}"):
+        mmr_select(E, q, costs, 5_000)
 
 
 @pytest.mark.usefixtures("no_fused_path")
