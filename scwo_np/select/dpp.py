@@ -34,6 +34,8 @@ submodular but not monotone and can be negative); it is a heuristic, as MMR.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
@@ -121,7 +123,9 @@ def _quality_squared(rel, beta):
     mean, std = _mean_std(rel)
     out = np.empty(rel.shape[0])
     for i in range(rel.shape[0]):
-        w = np.exp(beta * ((rel[i] - mean) / (std + 1e-12)))
+        w = math.exp(
+            beta * ((rel[i] - mean) / (std + 1e-12))
+        )  # libm, as the reference (numpy has its own exp)
         out[i] = w * w
     return out
 
