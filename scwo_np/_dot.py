@@ -312,6 +312,43 @@ _dot4x4 = _make_dot_rows(4, False, many_vectors=True, tile_cols=4)
 #: One row against two vectors (query, candidate) plus its own squared norm.
 _dotv2norm = _make_dot_rows(2, True, many_vectors=True, stream=True)
 
+
+@intrinsic
+def _prefetch_row(typingctx, E, i):
+    """Prefetch every cache line of row ``i`` of ``E`` (a hint: never a fault, no result).
+
+    For a row that will be read soon at a random place (the lazy heap's next
+    candidate), so its loads find it in L1 instead of waiting on L2/L3.
+    """
+    if not (isinstance(E, types.Array) and E.ndim == 2 and E.dtype in (types.float32, types.float64)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        d = builder.extract_value(arr.shape, 1)
+        size = 4 if signature.args[0].dtype == types.float32 else 8
+        row = builder.gep(arr.data, [builder.mul(args[1], d)])
+        step = ir.Constant(_I64, 64 // size)
+        fn = builder.function
+        pre = builder.block
+        head = fn.append_basic_block("pf.head")
+        body = fn.append_basic_block("pf.body")
+        done = fn.append_basic_block("pf.done")
+        builder.branch(head)
+        builder.position_at_end(head)
+        k = builder.phi(_I64)
+        k.add_incoming(ir.Constant(_I64, 0), pre)
+        builder.cbranch(builder.icmp_signed("<", k, d), body, done)
+        builder.position_at_end(body)
+        _prefetch(builder, builder.gep(row, [k]))
+        k.add_incoming(builder.add(k, step), body)
+        builder.branch(head)
+        builder.position_at_end(done)
+        return context.get_dummy_value()
+
+    return types.none(E, types.intp), codegen
+
+
 if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
     # Intrinsics cannot run in the interpreter; the same recipe with NumPy
     # scalars of E's type (their arithmetic rounds like the vector code).
@@ -365,6 +402,9 @@ if numba.config.DISABLE_JIT:  # pragma: no cover - coverage mode only
 
     _dot1s = _dot1
     _dotnorm1s = _dotnorm1
+
+    def _prefetch_row(E, i):  # noqa: F811
+        return None
 
     def _dotv2norm(E, i, V, j0):  # noqa: F811
         a, (nn,) = _lanes(E, i, V[j0], True)

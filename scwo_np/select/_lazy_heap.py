@@ -316,6 +316,8 @@ def _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim
                 continue
             if use_sims and gen[i] < count:
                 bk, bi = _runner_up(hkey, hidx, size, has_sentinel, skey, sidx)
+                if bi >= 0:  # most likely the next to be re-scored: its row on the way
+                    _dot._prefetch_row(E, bi)
                 if bi < 0:
                     m = _catch_up(E, i, nrm[i], P, pnorm, gen[i], count, maxsim[i])
                     j = count
