@@ -473,6 +473,20 @@ def _norms_in_range(nrm, lo, hi):
 
 
 @njit(**JIT)
+def _pass_arrays(n, lam, block, nt):
+    """The first pass's outputs and scratch for ``nt`` workers: ``(nrm, rel, sims, bcand, slots)``
+    (``sims`` empty when ``lam == 1``: no cosine with the first pick is needed)."""
+    sims = np.empty(n if lam != 1.0 else 0)
+    return (
+        np.empty(n),
+        np.empty(n),
+        sims,
+        np.empty((n + block - 1) // block, np.int64),
+        np.full(nt, -1, np.int64),
+    )
+
+
+@njit(**JIT)
 def _fused_finish(E, nrm, rel, sims, costs, budget, lam, cexp, shift, pool, first):
     """The fused paths after the first pass: the lazy heap and the cost-aware finish."""
     n = E.shape[0]
@@ -502,11 +516,7 @@ def _select_fused(E, q, costs, budget, lam, cexp, shift, block, pool, qlo, qhi, 
     ok, V, qnorm = _fused_checks(E, q, costs, qlo, qhi, max_cost)
     if not ok:
         return empty_i, empty_f, False
-    nrm = np.empty(n)
-    rel = np.empty(n)
-    sims = np.empty(n if lam != 1.0 else 0)
-    bcand = np.empty((n + block - 1) // block, np.int64)
-    slots = np.full(1, -1, np.int64)
+    nrm, rel, sims, bcand, slots = _pass_arrays(n, lam, block, 1)
     c0 = _phase_exponent(cexp, 0, budget)
     first = _pass_one_worker(
         E, V, qnorm, 1.0, nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, 0, 1
@@ -540,11 +550,7 @@ def _select_fused_threaded(
     ok, V, qnorm = _fused_checks(E, q, costs, qlo, qhi, max_cost)
     if not ok:
         return empty_i, empty_f, False
-    nrm = np.empty(n)
-    rel = np.empty(n)
-    sims = np.empty(n if lam != 1.0 else 0)
-    bcand = np.empty((n + block - 1) // block, np.int64)
-    slots = np.full(nt, -1, np.int64)
+    nrm, rel, sims, bcand, slots = _pass_arrays(n, lam, block, nt)
     cands = np.empty(nt, np.int64)
     c0 = _phase_exponent(cexp, 0, budget)
     _pass_one_parallel(
