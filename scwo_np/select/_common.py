@@ -37,10 +37,10 @@ def prepare(
     chunks alike; with several queries (``query`` of shape ``(m, d)``) it is the
     weighted mean of the cosines, as :func:`~scwo_np.select.mmr_select_multi`
     has it (``weights`` normalised to sum 1, equal by default).  ``nrm`` and
-    ``rel`` are empty when there are no rows.  Small inputs with one query that
+    ``rel`` are empty when there are no rows.  Inputs with one query that
     already have the kernels' types take one numba call with the checks inside
-    (as MMR's fused path); on any doubt the validating path runs and raises the
-    precise error.
+    (as MMR's fused path; threaded for large inputs); on any doubt the validating
+    path runs and raises the precise error.
     """
     if weights is None:
         fast = _prepare_fast(embeddings, query, costs, budget)
@@ -251,7 +251,7 @@ def _prepare_fast(E, q, costs, budget):
     if E.ndim != 2 or E.dtype not in _FLOATS or not E.flags.c_contiguous:
         return None
     n, d = E.shape
-    if n == 0 or d == 0 or n * d >= _dot.PARALLEL_MIN_ELEMENTS:
+    if n == 0 or d == 0:
         return None
     if q.shape != (d,) or q.dtype not in _FLOATS or costs.shape != (n,) or costs.dtype != np.int64:
         return None
@@ -260,13 +260,15 @@ def _prepare_fast(E, q, costs, budget):
     if q.dtype != E.dtype or not q.flags.c_contiguous:
         q = np.ascontiguousarray(q, dtype=E.dtype)
     lo, hi = _NORM_RANGE[E.dtype]
-    nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST)
+    nchunks = _dot._nchunks(E)  # 0: one thread
+    nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST, nchunks)
     return (E, costs, budget, nrm, rel) if ok else None
 
 
 @njit(**JIT)
-def _checked_relevance(E, q, costs, lo, hi, max_cost):
-    """Row norms and relevance in one pass; ``ok`` False on a cost, row or query out of range."""
+def _checked_relevance(E, q, costs, lo, hi, max_cost, nchunks):
+    """Row norms and relevance in one pass (threaded over ``nchunks`` chunks when > 0); ``ok``
+    False on a cost, row or query out of range."""
     n = E.shape[0]
     nrm = np.empty(n)
     rel = np.empty(n)
@@ -277,7 +279,10 @@ def _checked_relevance(E, q, costs, lo, hi, max_cost):
     for i in range(n):
         if costs[i] < 0 or costs[i] > max_cost:
             return nrm, rel, False
-    _dot._dots_norms_serial(E, q, rel, nrm)
+    if nchunks > 0:
+        _dot._dots_norms_parallel(E, q, rel, nrm, nchunks)
+    else:
+        _dot._dots_norms_serial(E, q, rel, nrm)
     for i in range(n):
         if not (lo <= nrm[i] <= hi):
             return nrm, rel, False

@@ -95,3 +95,24 @@ def test_the_fused_preparation_equals_the_validating_one(problem):
     slow = prepare(E, q, costs.tolist(), budget)  # a list: the validating path
     for a, b in zip(fast[3:], slow[3:], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_threaded_fused_preparation_equals_the_validating_one(dtype):
+    """Above PARALLEL_MIN_ELEMENTS the fused preparation runs its pass on threads: same bits;
+    a NaN row still falls back to the validating path's error."""
+    import scwo_np._dot
+    from scwo_np.select._common import prepare
+
+    rng = np.random.default_rng(2)
+    n = -(-scwo_np._dot.PARALLEL_MIN_ELEMENTS // 16) + 5
+    E = rng.standard_normal((n, 16)).astype(dtype)
+    q = rng.standard_normal(16).astype(dtype)
+    costs = rng.integers(1, 9, n)
+    fast = prepare(E, q, costs, 100)
+    slow = prepare(E, q, costs.tolist(), 100)
+    for a, b in zip(fast[3:], slow[3:], strict=True):
+        np.testing.assert_array_equal(a, b)
+    E[n - 2, 0] = np.nan
+    with pytest.raises(ValueError, match=f"row {n - 2}"):
+        prepare(E, q, costs, 100)
