@@ -34,10 +34,15 @@ into the user cache, so a fresh install does not compile them again.  Numba
 checks every cached entry against the source's content hash, its own
 version, the signature and the CPU, and recompiles whatever does not match,
 so a stale or foreign seed costs only the compile time it would have saved.
+Our locator adds the content of every module with kernels to that hash
+(:func:`kernel_sources_stamp`): a kernel compiles in helpers from other
+modules, and numba alone would keep running an edited helper's old code.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import sys
@@ -142,6 +147,38 @@ def _copy_seed(module_rel: str, dest: str) -> None:
             return
 
 
+@functools.cache
+def kernel_sources_stamp(pkg_dir: str = _PKG_DIR) -> str:
+    """A hash of every module under ``pkg_dir`` that holds compiled code (``njit`` or
+    ``intrinsic``), by relative path and content.
+
+    Part of every cached kernel's source stamp (see :func:`_make_locator`):
+    numba checks a cached kernel against its own file only, but the kernels
+    call (and compile in) helpers from other modules, so after an edit of a
+    helper a kernel loaded from the cache would run the old helper (wrong last
+    bits, or a crash when an argument list changed).  With this stamp any edit
+    of any kernel module recompiles every kernel on next use.  An installed
+    package never changes, so its stamp (and the wheel's precompiled seed,
+    built from the same files) stays valid.  Read once per process (~2 ms).
+    """
+    h = hashlib.sha256()
+    for folder, dirs, files in os.walk(pkg_dir):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if b"njit" in data or b"intrinsic" in data:
+                h.update(os.path.relpath(path, pkg_dir).replace(os.sep, "/").encode())
+                h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def _make_locator():
     """A numba cache locator for scwo_np's own functions (see the module docs)."""
     from numba.core import caching
@@ -161,6 +198,10 @@ def _make_locator():
 
         def get_cache_path(self):
             return self._cache_path
+
+        def get_source_stamp(self):
+            """The function's own file (numba's stamp) and every kernel module's content."""
+            return (super().get_source_stamp(), kernel_sources_stamp())
 
         @classmethod
         def from_function(cls, py_func, py_file):

@@ -137,3 +137,40 @@ def test_read_only_install(tmp_path, user_cache):
     else:
         assert (cached, where.strip()) == ("False", "None")
     assert set(_nb_files(PKG)) == before
+
+
+# A kernel in one module (_first_pass) whose code comes partly from another (_dot).
+CACHE_PROBE = textwrap.dedent(
+    """
+    import numpy as np
+    from scwo_np.select._first_pass import _row_norm
+    assert _row_norm(np.ones((1, 4)), 0) == 2.0
+    s = _row_norm.stats
+    print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))
+    """
+)
+
+
+def test_an_edit_of_any_kernel_module_recompiles_the_cached_kernels(tmp_path):
+    """Numba checks a cached kernel against its own file only; ours also against every module
+    with kernels, so an edited helper is never run from a stale cache (a crash or wrong bits)."""
+    copy = tmp_path / "pkg" / "scwo_np"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__", "_jit_seed"))
+    env = _clean_env(SCWO_NP_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path / "pkg"))
+
+    def hits_and_misses() -> tuple[int, int]:
+        cmd = [sys.executable, "-c", CACHE_PROBE]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return tuple(int(x) for x in r.stdout.split())
+
+    def append(path: Path, line: str) -> None:
+        path.write_text(path.read_text() + line)
+
+    assert hits_and_misses() == (0, 1)  # compiled
+    assert hits_and_misses() == (1, 0)  # loaded from the cache
+    append(copy / "cli" / "main.py", "\n# a module without kernels\n")
+    assert hits_and_misses() == (1, 0)
+    append(copy / "_dot.py", "\n# an edit of the helpers' module\n")
+    assert hits_and_misses() == (0, 1)  # recompiled, though _first_pass.py is unchanged
+    assert hits_and_misses() == (1, 0)
