@@ -261,30 +261,53 @@ def _prepare_fast(E, q, costs, budget):
         q = np.ascontiguousarray(q, dtype=E.dtype)
     lo, hi = _NORM_RANGE[E.dtype]
     nchunks = _dot._nchunks(E)  # 0: one thread
-    nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST, nchunks)
+    if nchunks:
+        nrm, rel, ok = _checked_relevance_threaded(E, q, costs, lo, hi, MAX_COST, nchunks)
+    else:
+        nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST)
     return (E, costs, budget, nrm, rel) if ok else None
 
 
 @njit(**JIT)
-def _checked_relevance(E, q, costs, lo, hi, max_cost, nchunks):
-    """Row norms and relevance in one pass (threaded over ``nchunks`` chunks when > 0); ``ok``
-    False on a cost, row or query out of range."""
+def _relevance_start(E, q, costs, lo, hi, max_cost):
+    """``(nrm, rel, ok, |q|)``: the outputs, and whether the query's norm is in ``[lo, hi]`` and
+    every cost in ``[0, max_cost]``."""
     n = E.shape[0]
-    nrm = np.empty(n)
-    rel = np.empty(n)
-    V = q.reshape(1, -1)
-    qnorm = _row_norm(V, 0)
-    if not (lo <= qnorm <= hi):
-        return nrm, rel, False
+    qnorm = _row_norm(q.reshape(1, -1), 0)
+    ok = lo <= qnorm <= hi
     for i in range(n):
         if costs[i] < 0 or costs[i] > max_cost:
-            return nrm, rel, False
-    if nchunks > 0:
-        _dot._dots_norms_parallel(E, q, rel, nrm, nchunks)
-    else:
-        _dot._dots_norms_serial(E, q, rel, nrm)
-    for i in range(n):
+            ok = False
+            break
+    return np.empty(n), np.empty(n), ok, qnorm
+
+
+@njit(**JIT)
+def _to_relevance(nrm, rel, qnorm, lo, hi):
+    """``rel = rel / (nrm * qnorm)`` in place; False (and stop) at a row norm outside ``[lo, hi]``."""
+    for i in range(nrm.shape[0]):
         if not (lo <= nrm[i] <= hi):
-            return nrm, rel, False
+            return False
         rel[i] = rel[i] / (nrm[i] * qnorm)
-    return nrm, rel, True
+    return True
+
+
+@njit(**JIT)
+def _checked_relevance(E, q, costs, lo, hi, max_cost):
+    """Row norms and relevance in one pass; ``ok`` False on a cost, row or query out of range."""
+    nrm, rel, ok, qnorm = _relevance_start(E, q, costs, lo, hi, max_cost)
+    if not ok:
+        return nrm, rel, False
+    _dot._dots_norms_serial(E, q, rel, nrm)
+    return nrm, rel, _to_relevance(nrm, rel, qnorm, lo, hi)
+
+
+@njit(**JIT)
+def _checked_relevance_threaded(E, q, costs, lo, hi, max_cost, nchunks):
+    """:func:`_checked_relevance` with the pass on threads (``nchunks`` chunks): a function of its
+    own, so small inputs never compile the threaded pass."""
+    nrm, rel, ok, qnorm = _relevance_start(E, q, costs, lo, hi, max_cost)
+    if not ok:
+        return nrm, rel, False
+    _dot._dots_norms_parallel(E, q, rel, nrm, nchunks)
+    return nrm, rel, _to_relevance(nrm, rel, qnorm, lo, hi)
