@@ -19,7 +19,7 @@ from ..validation import (
     check_row_norms,
     check_unit_interval,
 )
-from ._first_pass import _accumulate_rel, _row_norm
+from ._first_pass import _accumulate_rel, _fused_checks, _norms_in_range, _row_norm
 from .mmr import _FLOATS, _NORM_RANGE
 
 
@@ -269,25 +269,11 @@ def _prepare_fast(E, q, costs, budget):
 
 
 @njit(**JIT)
-def _relevance_start(E, q, costs, lo, hi, max_cost):
-    """``(nrm, rel, ok, |q|)``: the outputs, and whether the query's norm is in ``[lo, hi]`` and
-    every cost in ``[0, max_cost]``."""
-    n = E.shape[0]
-    qnorm = _row_norm(q.reshape(1, -1), 0)
-    ok = lo <= qnorm <= hi
-    for i in range(n):
-        if costs[i] < 0 or costs[i] > max_cost:
-            ok = False
-            break
-    return np.empty(n), np.empty(n), ok, qnorm
-
-
-@njit(**JIT)
 def _to_relevance(nrm, rel, qnorm, lo, hi):
-    """``rel = rel / (nrm * qnorm)`` in place; False (and stop) at a row norm outside ``[lo, hi]``."""
+    """``rel = rel / (nrm * qnorm)`` in place; False (nothing divided) when a row norm is outside ``[lo, hi]``."""
+    if not _norms_in_range(nrm, lo, hi):
+        return False
     for i in range(nrm.shape[0]):
-        if not (lo <= nrm[i] <= hi):
-            return False
         rel[i] = rel[i] / (nrm[i] * qnorm)
     return True
 
@@ -295,7 +281,8 @@ def _to_relevance(nrm, rel, qnorm, lo, hi):
 @njit(**JIT)
 def _checked_relevance(E, q, costs, lo, hi, max_cost):
     """Row norms and relevance in one pass; ``ok`` False on a cost, row or query out of range."""
-    nrm, rel, ok, qnorm = _relevance_start(E, q, costs, lo, hi, max_cost)
+    nrm, rel = np.empty(E.shape[0]), np.empty(E.shape[0])
+    ok, _, qnorm = _fused_checks(E, q, costs, lo, hi, max_cost)
     if not ok:
         return nrm, rel, False
     _dot._dots_norms_serial(E, q, rel, nrm)
@@ -306,7 +293,8 @@ def _checked_relevance(E, q, costs, lo, hi, max_cost):
 def _checked_relevance_threaded(E, q, costs, lo, hi, max_cost, nchunks):
     """:func:`_checked_relevance` with the pass on threads (``nchunks`` chunks): a function of its
     own, so small inputs never compile the threaded pass."""
-    nrm, rel, ok, qnorm = _relevance_start(E, q, costs, lo, hi, max_cost)
+    nrm, rel = np.empty(E.shape[0]), np.empty(E.shape[0])
+    ok, _, qnorm = _fused_checks(E, q, costs, lo, hi, max_cost)
     if not ok:
         return nrm, rel, False
     _dot._dots_norms_parallel(E, q, rel, nrm, nchunks)

@@ -202,3 +202,28 @@ def _fix_blocks_parallel(E, v, nrm, vnorm, sims, blocks, block, nt):
 def _before(ka, ia, kb, ib):
     """Heap order: larger key first, then lower index."""
     return ka > kb or (ka == kb and ia < ib)
+
+
+@njit(**JIT)
+def _fused_checks(E, q, costs, qlo, qhi, max_cost):
+    """The fused paths' checks before any work (MMR's and the strategies' preparation):
+    ``(ok, V, qnorm)`` with ``V[0] = q``.
+
+    Costs outside ``[0, max_cost]`` or a query norm outside ``[qlo, qhi]``
+    (also NaN, inf and zero) make ``ok`` false.
+    """
+    V = _scratch(q, E.shape[1])
+    for i in range(costs.shape[0]):
+        if costs[i] < 0 or costs[i] > max_cost:
+            return False, V, 0.0
+    qnorm = _row_norm(V, 0)
+    return qlo <= qnorm <= qhi, V, qnorm
+
+
+@njit(**JIT)
+def _norms_in_range(nrm, lo, hi):
+    """Every row norm in ``[lo, hi]`` (false on NaN, inf and zero rows)."""
+    for i in range(nrm.shape[0]):
+        if not (lo <= nrm[i] <= hi):
+            return False
+    return True

@@ -18,12 +18,12 @@ from ._first_pass import (
     _first_pick,
     _fix_blocks,
     _fix_blocks_parallel,
+    _fused_checks,
     _key,
+    _norms_in_range,
     _pass_one_parallel,
     _pass_one_worker,
     _phase_exponent,
-    _row_norm,
-    _scratch,
     _stale_blocks,
 )
 
@@ -446,30 +446,6 @@ def _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gain
         picks[k] = p2[k]
         gains[k] = g2[k]
     return c2
-
-
-@njit(**JIT)
-def _fused_checks(E, q, costs, qlo, qhi, max_cost):
-    """The fused paths' checks before any work: ``(ok, V, qnorm)`` with ``V[0] = q``.
-
-    Costs outside ``[0, max_cost]`` or a query norm outside ``[qlo, qhi]``
-    (also NaN, inf and zero) make ``ok`` false.
-    """
-    V = _scratch(q, E.shape[1])
-    for i in range(costs.shape[0]):
-        if costs[i] < 0 or costs[i] > max_cost:
-            return False, V, 0.0
-    qnorm = _row_norm(V, 0)
-    return qlo <= qnorm <= qhi, V, qnorm
-
-
-@njit(**JIT)
-def _norms_in_range(nrm, lo, hi):
-    """Every row norm in ``[lo, hi]`` (false on NaN, inf and zero rows)."""
-    for i in range(nrm.shape[0]):
-        if not (lo <= nrm[i] <= hi):
-            return False
-    return True
 
 
 @njit(**JIT)

@@ -123,9 +123,8 @@ def _quality_squared(rel, beta):
     mean, std = _mean_std(rel)
     out = np.empty(rel.shape[0])
     for i in range(rel.shape[0]):
-        w = math.exp(
-            beta * ((rel[i] - mean) / (std + 1e-12))
-        )  # libm, as the reference (numpy has its own exp)
+        # math.exp is libm's, as the reference's (np.exp in plain Python is NumPy's own)
+        w = math.exp(beta * ((rel[i] - mean) / (std + 1e-12)))
         out[i] = w * w
     return out
 
