@@ -1,7 +1,7 @@
 """scwo_np's anchoring side by side with headroom's SmartCrusher, on real tool outputs.
 
 Runs both in one process (so times are comparable) on every file of
-``data/tool_outputs/`` and prints a Markdown table: items kept, characters and
+``scwo_evals/data/tool_outputs/`` and prints a Markdown table: items kept, characters and
 tokens (the project's estimate, ceil(chars / 4)) kept, whether every *must-keep*
 item survived, and the best of five wall times.  Must-keep items are the ones
 scwo's rules call errors (a status-like field saying error/failed/critical, or a
@@ -29,7 +29,7 @@ from scwo_np.anchor import CrushStore, columns, crush_json, is_marker, read_docu
 from scwo_np.anchor.keep import anomaly_scores, error_severity, rare_categories
 from scwo_np.tokens import estimate_tokens
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "tool_outputs"
+DATA = Path(__file__).resolve().parent.parent / "scwo_evals" / "data" / "tool_outputs"
 
 
 def must_keep(items: list) -> set[str]:

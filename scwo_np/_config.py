@@ -23,7 +23,7 @@ a per-user directory instead, chosen in this order:
    ``%LOCALAPPDATA%\\scwo_np\\Cache`` on Windows).
 
 Below it, one folder per scwo_np version, Python and numba version
-(:func:`cache_dir` prints it; ``scwo cache`` too).  When none of these can be
+(:func:`cache_dir` returns it; delete that folder to clear the cache).  When none of these can be
 written, kernels are compiled in memory on first use in every process
 (``cache=False``), which is slower to start but works anywhere.
 

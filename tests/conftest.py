@@ -13,6 +13,10 @@ settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The no-JIT leg (.ci/run): every kernel as plain Python, for coverage of its lines, not for volume.
+settings.register_profile(
+    "nojit", max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -66,8 +66,8 @@ MODULES = sorted(p for p in PKG.rglob("*.py") if "_jit_seed" not in p.parts)
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
 def test_imports_follow_the_map(path):
     cap = _capability(path)
-    if path.relative_to(PKG).parts in (("__init__.py",), ("_warmup.py",), ("learning.py",)):
-        return  # the top-level re-exports, the build-time warm-up and the moved-module alias
+    if path.relative_to(PKG).parts in (("__init__.py",), ("_warmup.py",)):
+        return  # the top-level re-exports and the build-time warm-up
     bad = _imported_capabilities(path) - ALLOWED[cap] - {cap}
     assert not bad, f"{path.relative_to(PKG)} ({cap}) imports {sorted(bad)}; see the map in CONTRIBUTING.md"
 
@@ -76,15 +76,3 @@ def test_imports_follow_the_map(path):
 def test_no_module_over_about_600_lines(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= 650, f"{path.relative_to(PKG)} has {n} lines; split it by algorithm"
-
-
-def test_the_old_learning_path_still_works_and_says_where_it_went():
-    import importlib
-    import sys
-
-    sys.modules.pop("scwo_np.learning", None)
-    with pytest.warns(DeprecationWarning, match="scwo_np.anchor"):
-        mod = importlib.import_module("scwo_np.learning")
-    from scwo_np.anchor import PositionLearner
-
-    assert mod.PositionLearner is PositionLearner

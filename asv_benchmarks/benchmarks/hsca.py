@@ -179,7 +179,7 @@ class RealText(Benchmark):
     repeat = 1
 
     def setup(self):
-        from scwo_np.hsca.realtext import eval6_real_text
+        from scwo_evals.realtext import eval6_real_text
 
         self.result = eval6_real_text()
 
@@ -200,7 +200,7 @@ class RealDomains(Benchmark):
     repeat = 1
 
     def setup(self):
-        from scwo_np.hsca.realtext import eval7_real_domains
+        from scwo_evals.realtext import eval7_real_domains
 
         self.result = eval7_real_domains()
 

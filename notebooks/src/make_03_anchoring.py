@@ -77,7 +77,7 @@ picture("generic rows: pattern weights vs learned (users look in the middle)",
 
 md("""## On a real log: the size chosen from the data, the marker, and getting items back
 
-`data/tool_outputs/dpkg_log.jsonl` is Debian's package log as JSON Lines (3,000 events no one
+`scwo_evals/data/tool_outputs/dpkg_log.jsonl` is Debian's package log as JSON Lines (3,000 events no one
 here wrote). `max_items="auto"` picks the size from the data: the fewest items whose facts
 (normalised values, words, numeric buckets, field sets) cover 95% of the log's, plus every
 error, anomaly and rare event. The marker says what was dropped; the store gives it back.""")
@@ -88,8 +88,8 @@ from pathlib import Path
 from scwo_np.anchor import CrushStore, columns, crush_json, read_document
 from scwo_np.anchor.auto import auto_size, information_curve
 
-root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "tool_outputs").is_dir())
-text = (root / "data" / "tool_outputs" / "dpkg_log.jsonl").read_text()
+root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "scwo_evals" / "data" / "tool_outputs").is_dir())
+text = (root / "scwo_evals" / "data" / "tool_outputs" / "dpkg_log.jsonl").read_text()
 log = read_document(text).items
 c = columns(log)
 curve = information_curve(c)

@@ -122,7 +122,7 @@ print(tuner.revert(eng))""")
 
 md("""## The evals (section 7)
 
-`scwo hsca-eval` prints all six; eval 3 replays 1,000 interactions three times (about 25 s),
+`python -m scwo_evals.hsca` (from a clone) prints all seven; eval 3 replays 1,000 interactions three times (about 25 s),
 so it is left to the command line here.""")
 
 code("""for r in evals.run([1, 2, 4, 5, 6]):

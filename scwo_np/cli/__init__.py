@@ -1,4 +1,4 @@
-"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``crush``, ``hsca-eval``, ``demo``, ``sample``, ``bench``.
+"""The ``scwo`` command line: ``select``, ``dedup``, ``optimize``, ``crush``, ``hsca``, ``demo``, ``sample``, ``bench``.
 
 One module per command group; :mod:`~scwo_np.cli.main` builds the parser.
 Library code never imports this package.

@@ -12,7 +12,7 @@ from ..select import METHODS, ORDERS
 from ..tokens import COUNTERS
 from .crush import _cmd_crush
 from .dedup import _cmd_dedup
-from .hsca import _cmd_hsca_eval, add_hsca
+from .hsca import add_hsca
 from .optimize import _cmd_optimize
 from .rerank import add_parser as _add_rerank
 from .select import _cmd_bench, _cmd_demo, _cmd_sample, _cmd_select
@@ -187,16 +187,6 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--top-k", type=int, default=50, help="candidates per query with --retrieved-sets (50)")
     sm.set_defaults(func=_cmd_sample)
 
-    h = sub.add_parser(
-        "hsca-eval",
-        help="run the HSCA evals 1-6 on the bundled test sets and print each pass rate beside its criterion",
-    )
-    h.add_argument("--evals", default="", help="comma-separated eval numbers (default: all)")
-    h.add_argument("--cases", type=int, default=None, help="cases per eval (default: each eval's own)")
-    h.add_argument("--seed", type=int, default=0, help="seed of the constructed test cases (0)")
-    h.add_argument("--json", action="store_true", help="one JSON object per eval instead of a table")
-    h.add_argument("--strict", action="store_true", help="exit with status 1 when a criterion is not met")
-    h.set_defaults(func=_cmd_hsca_eval)
     add_hsca(sub)
 
     _add_rerank(sub)

@@ -6,9 +6,9 @@ word-association model :mod:`~scwo_np.hsca.background`), Layer 2 domains and
 coherence (:mod:`~scwo_np.hsca.layer2`), Layer 3 nuance flags
 (:mod:`~scwo_np.hsca.layer3`), the engine with snapshots and structural
 queries (:mod:`~scwo_np.hsca.engine`), sessions, a SQLite snapshot store and
-cross-session aggregation (:mod:`~scwo_np.hsca.store`), self-tuning
-(:mod:`~scwo_np.hsca.tuning`) and the evals (:mod:`~scwo_np.hsca.evals`,
-:mod:`~scwo_np.hsca.realtext`).
+cross-session aggregation (:mod:`~scwo_np.hsca.store`) and self-tuning
+(:mod:`~scwo_np.hsca.tuning`).  The evals (1-7) and their test sets live in the
+source tree, not in the package: ``python -m scwo_evals.hsca``.
 """
 
 from .engine import HSCAEngine

@@ -5,7 +5,7 @@ least twice next to each other in a background corpus of 9.1 million
 words (GCIDE, FOLDOC, the Jargon File, WordNet definitions and the Python
 documentation, all from Debian packages) and more often than chance (positive
 pointwise mutual information).  Built offline by
-``data/hsca/build_background.py`` and installed as
+``tools/build_data/build_background.py`` and installed as
 ``scwo_np.bundled/hsca/background.npz`` (words, then CSR rows of follower ids);
 see ``data/README.md`` for the sources, their licences and what was kept out.
 

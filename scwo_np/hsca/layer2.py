@@ -3,7 +3,7 @@
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
 a short core list, the lemmas WordNet files under the domain's topics, GCIDE's
 labelled head words, and for technical prose and medicine FOLDOC's head words and
-a medical spelling list; built offline by ``data/hsca/build_hsca_data.py``).
+a medical spelling list; built offline by ``tools/build_data/build_hsca_data.py``).
 A chunk's score for a domain is the share of its content words found in that
 lexicon, as written, inflected ("rights" of "right", "studied" of "study") or
 through their Snowball stem ("legislation" of "legislate"; but a common word that
@@ -118,7 +118,7 @@ def _lexicon_data() -> dict:
 
 def _with_wordnet(core: dict[str, frozenset[str]], extra: dict) -> dict[str, frozenset[str]]:
     """The core word lists plus the built lexicons ``extra`` (WordNet's topic lemmas and the
-    other sources of ``data/hsca/build_hsca_data.py``); a built word already in another
+    other sources of ``tools/build_data/build_hsca_data.py``); a built word already in another
     domain's core list is left out."""
     taken = {w: d for d, ws in core.items() for w in ws}
     return {d: ws | {w for w in extra.get(d, []) if taken.get(w, d) == d} for d, ws in core.items()}

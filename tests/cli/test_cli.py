@@ -244,29 +244,6 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
     assert [r["id"] for r in json.loads(capsys.readouterr().out)["data"]["rows"]] == [1, 2, 3, 4]
 
 
-def test_hsca_eval_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatch):
-    import functools
-
-    from scwo_np.hsca import evals
-
-    quick3 = functools.partial(evals.eval3_self_improvement, checkpoints=(0, 10), repeats=1, tune_every=5)
-    monkeypatch.setitem(evals.EVALS, 3, quick3)  # the real one replays 1,000 interactions three times
-    assert main(["hsca-eval", "--cases", "4"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["eval", "pass", "rate"]
-    rows = out[1:]
-    assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5", "6", "7"] and all("%" in r for r in rows)
-
-
-def test_hsca_eval_json_strict_and_errors(capsys):
-    rc = main(["hsca-eval", "--evals", "2", "--cases", "2", "--json", "--strict"])
-    rec = json.loads(capsys.readouterr().out)
-    assert rec["cases"] == 2 and rec["criterion"] == 0.85 and rc == (0 if rec["met"] else 1)
-    _fails(["hsca-eval", "--evals", "9"], "unknown eval")
-    _fails(["hsca-eval", "--evals", "one"], "numbers like")
-    _fails(["hsca-eval", "--cases", "0"], "positive integer")
-
-
 def test_unreadable_inputs_are_one_line_naming_the_problem(tmp_path, chunks):
     path, _, _ = chunks
     bad = tmp_path / "latin1.jsonl"
@@ -316,6 +293,7 @@ def test_closed_or_empty_stdin_is_bad_input(tmp_path):
     assert r.returncode == 2 and "standard input has no chunks" in r.stderr
 
 
+@pytest.mark.integration
 def test_rerank_command_writes_what_rerank_parquet_writes(tmp_path, capsys):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
+from scwo_evals.realtext import real_texts
 from scwo_np.cli import main
 from scwo_np.hsca import SnapshotStore
-from scwo_np.hsca.realtext import real_texts
 
 PROSE = "The court held that the contract was void because the seller concealed a defect he knew about."
 SALAD = "Defect the about contract seller void held the concealed because knew he a was that court."

@@ -50,6 +50,7 @@ def test_text_in_records_out_as_select_texts_picks_them(text_chunks, tmp_path, c
     assert out2 == out
 
 
+@pytest.mark.integration
 def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
     path, texts, _ = text_chunks
     argv = [
@@ -73,6 +74,7 @@ def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
     assert [r["_scwo"]["index"] for r in out] == sorted(r["_scwo"]["index"] for r in out)
 
 
+@pytest.mark.integration
 def test_chunks_with_minilm_embeddings_take_the_question_as_text(tmp_path, sample, capsys):
     path = tmp_path / "emb.jsonl"
     with path.open("w") as fh:

@@ -65,6 +65,11 @@ def test_layer2_and_layer3_behaviour():
     flags = nuance_flags(LEGAL)
     assert "hedged" in flags and "absolute" not in flags
     assert "absolute" in nuance_flags(PHYSICS)
+
+
+@pytest.mark.integration
+def test_emotional_tone_with_the_text_extra():
+    pytest.importorskip("vaderSentiment")
     assert "emotional_tone_negative" in nuance_flags("This is terrible and I hate how awful it is.")
     assert "emotional_tone_urgent" in nuance_flags("Fix it immediately, the server is down!")
 

@@ -1,4 +1,9 @@
-from scwo_np.hsca.evals import eval2_macro_coherence, eval4_adversarial, pk, texttiling_labels, window_diff
+import json
+import re
+
+import pytest
+
+from scwo_evals.hsca import eval2_macro_coherence, eval4_adversarial, pk, texttiling_labels, window_diff
 
 
 def test_segmentation_metrics():
@@ -26,7 +31,7 @@ def test_evals_run_and_report():
 
 def test_eval1_beat_weighting_at_least_matches_per_chunk_weighting(monkeypatch):
     import scwo_np.hsca.engine as engine
-    from scwo_np.hsca.evals import eval1_snapshot_fidelity
+    from scwo_evals.hsca import eval1_snapshot_fidelity
     from scwo_np.hsca.layer1 import relational_weights
 
     ours = eval1_snapshot_fidelity(cases=40, seed=2)
@@ -42,8 +47,8 @@ def test_eval1_beat_weighting_at_least_matches_per_chunk_weighting(monkeypatch):
 
 
 def test_graded_tag_strengths_break_multi_tag_ties(monkeypatch):
+    from scwo_evals.hsca import eval1_snapshot_fidelity
     from scwo_np.hsca.engine import HSCAEngine
-    from scwo_np.hsca.evals import eval1_snapshot_fidelity
 
     graded = eval1_snapshot_fidelity(cases=20, seed=3)
     monkeypatch.setattr(HSCAEngine, "_tag_strengths", lambda self, c: dict.fromkeys(c.domain_tags, 1.0))
@@ -64,7 +69,7 @@ def test_tag_strengths_are_in_unit_interval_and_full_for_the_strongest():
 
 
 def test_eval5_reports_the_shared_bridge_weight():
-    from scwo_np.hsca.evals import bridges, eval5_cross_domain_bridging
+    from scwo_evals.hsca import bridges, eval5_cross_domain_bridging
 
     r = eval5_cross_domain_bridging(cases=20, seed=1)
     assert (
@@ -83,7 +88,7 @@ def test_stemmed_lexicon_matches_inflections():
 def test_eval3_tunes_on_history_and_scores_the_held_out_half():
     import pytest
 
-    from scwo_np.hsca.evals import eval3_self_improvement
+    from scwo_evals.hsca import eval3_self_improvement
 
     r = eval3_self_improvement(cases=20, repeats=1, checkpoints=(0, 20), tune_every=10)
     assert r.cases == 1 and r.pass_rate in (0.0, 1.0) and r.criterion == 1.0
@@ -91,3 +96,46 @@ def test_eval3_tunes_on_history_and_scores_the_held_out_half():
     assert r.passed == (r.detail["eval1_at_N=20"] > r.detail["eval1_at_N=0"])
     with pytest.raises(ValueError, match="checkpoints"):
         eval3_self_improvement(checkpoints=(100, 0))
+
+
+def _fails(argv, match, capsys):
+    from scwo_evals.hsca import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    text = str(info.value) if info.value.code not in (0, 2) else capsys.readouterr().err
+    assert re.search(match, text), text
+    assert "Traceback" not in text
+
+
+def test_the_eval_command_prints_each_pass_rate_beside_its_criterion(capsys, monkeypatch):
+    import functools
+
+    from scwo_evals import hsca
+
+    quick3 = functools.partial(hsca.eval3_self_improvement, checkpoints=(0, 10), repeats=1, tune_every=5)
+    monkeypatch.setitem(hsca.EVALS, 3, quick3)  # the real one replays 1,000 interactions three times
+    assert hsca.main(["--cases", "4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["eval", "pass", "rate"]
+    rows = out[1:]
+    assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5", "6", "7"] and all("%" in r for r in rows)
+
+
+def test_the_eval_command_json_strict_and_errors(capsys):
+    from scwo_evals.hsca import main
+
+    rc = main(["--evals", "2", "--cases", "2", "--json", "--strict"])
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["cases"] == 2 and rec["criterion"] == 0.85 and rc == (0 if rec["met"] else 1)
+    _fails(["--evals", "9"], "unknown eval", capsys)
+    _fails(["--evals", "one"], "numbers like", capsys)
+    _fails(["--cases", "0"], "positive integer", capsys)
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, "2", True])
+def test_segmentation_scores_refuse_a_bad_window(k):
+    with pytest.raises((ValueError, TypeError), match="k"):
+        pk([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], k=k)
+    with pytest.raises((ValueError, TypeError), match="k"):
+        window_diff([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], k=k)

@@ -5,10 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from scwo_np.hsca.background import background, is_association
-from scwo_np.hsca.layer1 import relational_weights
-from scwo_np.hsca.layer2 import coherence
-from scwo_np.hsca.realtext import (
+from scwo_evals.realtext import (
     auc,
     eval6_real_text,
     fragments,
@@ -16,6 +13,9 @@ from scwo_np.hsca.realtext import (
     real_texts,
     word_salad,
 )
+from scwo_np.hsca.background import background, is_association
+from scwo_np.hsca.layer1 import relational_weights
+from scwo_np.hsca.layer2 import coherence
 
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 

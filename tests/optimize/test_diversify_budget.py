@@ -1,10 +1,10 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np.optimize.budget import estimate_tokens, fit_budget, top_k
 from scwo_np.optimize.diversify import REASONS, diversify
 

@@ -39,6 +39,7 @@ def test_kb_with_an_embedder_equals_kb_given_the_same_vectors(pool):
     assert any(r.step == "mmr_selection" for r in got.removed)
 
 
+@pytest.mark.integration
 def test_kb_counts_tokens_with_the_counter(pool):
     texts, _, _ = pool
     matches = [{"id": k, "text": t, "score": 1 - k / 100} for k, t in enumerate(texts)]
@@ -73,6 +74,7 @@ def test_morag_with_an_embedder_equals_morag_given_the_same_vectors(pool):
     assert [c.id for c in plain.chunks] != [c.id for c in got.chunks]  # MMR, not the spec's order
 
 
+@pytest.mark.integration
 def test_morag_counts_with_the_counter(pool):
     texts, sources, _ = pool
     chunks = [

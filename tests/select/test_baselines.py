@@ -2,9 +2,9 @@ import itertools
 
 import naive
 import numpy as np
-from conftest import selection_problems
 from hypothesis import given
 
+from conftest import selection_problems
 from scwo_np import coverage, mmr_select, topk_relevance, truncate
 
 

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np import mmr_select, select_batch
 
 

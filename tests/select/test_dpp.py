@@ -3,10 +3,10 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np import mmr_select
 from scwo_np.select.dpp import dpp_select
 
@@ -41,6 +41,7 @@ def test_a_copy_adds_no_volume_and_picks_are_spread():
     assert np.all(np.diff(gains) <= 0) and gains[-1] > 0  # each pick adds less volume than the last
 
 
+@pytest.mark.integration
 def test_it_matches_pyversity_on_unit_costs():
     pyversity = pytest.importorskip("pyversity")
     rng = np.random.default_rng(3)

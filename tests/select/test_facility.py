@@ -5,10 +5,10 @@ from unittest import mock
 
 import naive
 import numpy as np
-from conftest import selection_problems, tiled_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import selection_problems, tiled_problems
 from scwo_np.select import _gram
 from scwo_np.select.facility import facility_location_select
 

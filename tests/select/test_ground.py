@@ -6,10 +6,10 @@ from unittest import mock
 import naive
 import numpy as np
 import pytest
-from conftest import tiled_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import tiled_problems
 from scwo_np.select import _gram, cluster_ground, facility_location_select
 
 

@@ -5,10 +5,10 @@ import itertools
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 
 import scwo_np
+from conftest import selection_problems
 from scwo_np import STRATEGIES, mmr_select
 from scwo_np.select import knapsack_select, select
 

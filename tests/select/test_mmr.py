@@ -1,10 +1,10 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np import METHODS, mmr_select, mmr_select_multi
 
 

@@ -3,10 +3,10 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np import _dot
 from scwo_np.select.msd import msd_select
 
@@ -35,6 +35,7 @@ def test_the_threaded_pass_gives_the_same_picks(monkeypatch):
     np.testing.assert_array_equal(msd_select(E, q, costs, 300, lam=0.6), serial)
 
 
+@pytest.mark.integration
 def test_it_matches_pyversity_on_unit_costs():
     pyversity = pytest.importorskip("pyversity")
     rng = np.random.default_rng(4)

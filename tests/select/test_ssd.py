@@ -3,10 +3,10 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import selection_problems
 from scwo_np import mmr_select
 from scwo_np.select.ssd import ssd_select
 
@@ -34,6 +34,7 @@ def test_lam_one_is_top_k_by_relevance(problem):
     )
 
 
+@pytest.mark.integration
 def test_it_matches_pyversity_on_unit_costs():
     pyversity = pytest.importorskip("pyversity")
     rng = np.random.default_rng(6)

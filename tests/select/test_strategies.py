@@ -3,11 +3,11 @@
 import naive
 import numpy as np
 import pytest
-from conftest import selection_problems
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import selection_problems
 from scwo_np import STRATEGIES, mmr_select_multi, select_batch
 from scwo_np.select import select
 

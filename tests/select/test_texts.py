@@ -49,6 +49,7 @@ def test_from_text_alone_it_embeds_with_lsa_and_counts_with_the_estimate(sample,
     assert sel.total_tokens <= 600 and list(sel.tokens) == list(costs[want])
 
 
+@pytest.mark.integration
 def test_budget_in_the_counter_s_tokens(pool):
     _, texts = pool
     wp = WordPieceCounter()

