@@ -76,3 +76,92 @@ def test_imports_follow_the_map(path):
 def test_no_module_over_about_600_lines(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= 650, f"{path.relative_to(PKG)} has {n} lines; split it by algorithm"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the scwo_np modules it imports, anywhere in it (inside functions too).
+
+    ``from package import name`` counts as an import of the submodule when ``name``
+    is one, else of the package.  A module importing its own package (the facade
+    that re-exports it) is left out: that is how every ``__init__`` works.
+    """
+    mods = {_module_name(p): p for p in MODULES}
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, path in mods.items():
+        pkg = m if path.name == "__init__.py" else m.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = pkg.rsplit(".", node.level - 1)[0] if node.level > 1 else pkg
+                    base = f"{up}.{node.module}" if node.module else up
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for t in targets:
+                while t not in mods and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                if t in mods and t != m and not m.startswith(t + "."):
+                    graph[m].add(t)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles_counting_imports_inside_functions():
+    cycles = _cycles(_import_graph())
+    assert not cycles, "import cycles (break them; an import inside a function counts): " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def test_the_cycle_check_sees_a_cycle_through_a_function_level_import():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -12,8 +12,9 @@ Needs the ``batch`` extra (``pip install 'scwo_np[batch]'``: pyarrow, dask,
 distributed).
 """
 
+from ._job import rerank_parquet
 from .on_dask import rerank_dask
-from .parquet import RerankSummary, rerank_parquet
+from .parquet import RerankSummary
 from .sample import sample_sets
 from .table import rerank_table
 
