@@ -45,7 +45,7 @@ LEGS = {
     "tests/test_asv_history.py": "system",
     "tests/test_asv_benchmarks.py": "system",
     "tests/test_ci_scripts.py": "system",
-    "tests/select/test_gate.py": "slow",
+    "tests/test_gate.py": "slow",
 }
 MARKERS = ("integration", "notebook", "system", "slow")
 

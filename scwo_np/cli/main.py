@@ -198,21 +198,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compare plain MMR and the cost-aware modes on the bundled queries",
     )
-    b.add_argument(
-        "--check",
-        action="store_true",
-        help="the regression gate: measure the speed ratios and fail (status 1, naming them) "
-        "where one is below its floor by more than its noise",
-    )
-    b.add_argument(
-        "--update-floors", action="store_true", help="measure the ratios --runs times and write the floors"
-    )
-    b.add_argument("--runs", type=int, default=5, help="runs for --update-floors (5)")
-    b.add_argument(
-        "--floors",
-        default=os.path.join("asv_benchmarks", "floors.json"),
-        help="the floors file (asv_benchmarks/floors.json)",
-    )
     b.set_defaults(func=_cmd_bench)
     return p
 

@@ -14,7 +14,6 @@ import numpy as np
 from ..select import arrange, coverage, mmr_select, topk_relevance, truncate
 from ._io import (
     _out,
-    _output,
     _read_chunks,
     _read_jsonl,
     _vector_option,
@@ -291,42 +290,8 @@ def _write_sets(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_gate(args: argparse.Namespace) -> int:
-    """``scwo bench --check`` and ``--update-floors`` (see :mod:`scwo_np.select.gate`)."""
-    import json
-
-    from ..select import gate
-
-    if args.update_floors:
-        if args.runs < 2:
-            raise SystemExit("scwo: --runs must be at least 2 (the noise is the spread between runs)")
-        floors = gate.measure_floors(args.runs)
-        with _output(args.floors) as fh:
-            fh.write(json.dumps(floors, indent=1) + "\n")
-        for k, f in floors["ratios"].items():
-            _out(
-                f"{k:<24} floor {f['floor']:9.3f}  median {f['median']:9.3f}  noise {100 * f['noise']:5.1f}%"
-            )
-        return 0
-    rows = gate.check(gate.load_floors(args.floors))
-    _out(f"{'ratio':<24} {'value':>9} {'floor':>9} {'threshold':>9}")
-    for r in rows:
-        mark = "ok" if r["ok"] else "FAIL"
-        _out(f"{r['name']:<24} {r['value']:9.3f} {r['floor']:9.3f} {r['threshold']:9.3f}  {mark}")
-    bad = [r for r in rows if not r["ok"]]
-    for r in bad:
-        sys.stderr.write(
-            f"scwo bench: {r['name']} regressed: {r['value']:.3f} < {r['threshold']:.3f} "
-            f"(floor {r['floor']:.3f} less its noise)\n"
-        )
-    return 1 if bad else 0
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ..select.bench import cost_aware_rows, format_cost_aware, format_table, run_bench
-
-    if args.check or args.update_floors:
-        return _cmd_gate(args)
 
     if args.cost_aware:
         _out(format_cost_aware(cost_aware_rows()))

@@ -1,4 +1,7 @@
-"""``scwo bench --check``: the regression gate on speed *ratios*, against committed floors.
+"""The regression gate on speed *ratios*, against committed floors (developer tooling).
+
+Run from a clone: ``python asv_benchmarks/gate.py`` (check; status 1 names what regressed),
+``python asv_benchmarks/gate.py --update-floors --runs 5`` (rebuild ``floors.json``).
 
 Absolute times on a shared machine move by 2x from one minute to the next; a ratio of
 two things measured in the same run, both on one thread, moves far less (``floors.json`` records how much,
@@ -10,28 +13,33 @@ runs that set the floors and ``noise`` their relative spread; a failing ratio is
 (up to ``retries`` times, best kept) before it counts, so one unlucky slice of CPU
 time does not fail a build, while a real slowdown fails every attempt.
 
-``floors.json`` lives in ``asv_benchmarks/`` and is rebuilt with
-``scwo bench --update-floors`` (five runs) after a change that is meant to move a ratio.
+``floors.json`` lives beside this file and is rebuilt with ``--update-floors`` (five
+runs) after a change that is meant to move a ratio.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import platform
 import statistics
+import sys
 from collections.abc import Callable
 from datetime import date
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
-from .batch import select_batch
-from .bench import _best, spec_lazy_heap_mmr
-from .mmr import mmr_select
+from scwo_np.select import mmr_select, select_batch
+from scwo_np.select.bench import _best, spec_lazy_heap_mmr
 
-__all__ = ["MIN_NOISE", "RATIOS", "check", "measure", "measure_floors"]
+__all__ = ["FLOORS", "MIN_NOISE", "RATIOS", "check", "main", "measure", "measure_floors"]
+
+#: The committed floors, beside this file (whatever the working directory).
+FLOORS = Path(__file__).resolve().parent / "floors.json"
 
 #: The least noise a ratio is allowed: five runs on one machine cannot see the tails
 #: of another machine's (the spec-heap ratio spread 1% over five runs here, and 18% in
@@ -156,8 +164,50 @@ def load_floors(path: str | os.PathLike) -> dict:
             floors = json.load(fh)
     except FileNotFoundError:
         raise FileNotFoundError(
-            2, "no floors file (make one with scwo bench --update-floors, or pass --floors)", str(path)
+            2, "no floors file (make one with --update-floors, or pass --floors)", str(path)
         ) from None
     if not isinstance(floors, dict) or not isinstance(floors.get("ratios"), dict):
         raise ValueError(f"{path}: not a floors file (a JSON object with 'ratios').")
     return floors
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the ratios against the floors (status 1 when one regressed), or rebuild the floors."""
+    p = argparse.ArgumentParser(prog="python asv_benchmarks/gate.py", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--update-floors", action="store_true", help="measure the ratios --runs times, write the floors"
+    )
+    p.add_argument("--runs", type=int, default=5, help="runs for --update-floors (5)")
+    p.add_argument(
+        "--floors", default=str(FLOORS), help=f"the floors file ({FLOORS.name} beside this script)"
+    )
+    args = p.parse_args(argv)
+    try:
+        if args.update_floors:
+            if args.runs < 2:
+                p.error("--runs must be at least 2 (the noise is the spread between runs)")
+            floors = measure_floors(args.runs)
+            Path(args.floors).write_text(json.dumps(floors, indent=1) + "\n", encoding="utf-8")
+            for k, f in floors["ratios"].items():
+                print(
+                    f"{k:<24} floor {f['floor']:9.3f}  median {f['median']:9.3f}  noise {100 * f['noise']:5.1f}%"
+                )
+            return 0
+        rows = check(load_floors(args.floors))
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"gate: {exc}\n")
+        return 2
+    print(f"{'ratio':<24} {'value':>9} {'floor':>9} {'threshold':>9}")
+    for r in rows:
+        mark = "ok" if r["ok"] else "FAIL"
+        print(f"{r['name']:<24} {r['value']:9.3f} {r['floor']:9.3f} {r['threshold']:9.3f}  {mark}")
+    bad = [r for r in rows if not r["ok"]]
+    for r in bad:
+        sys.stderr.write(
+            f"gate: {r['name']} regressed: {r['value']:.3f} < {r['threshold']:.3f} (floor {r['floor']:.3f} less its noise)\n"
+        )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

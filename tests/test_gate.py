@@ -1,4 +1,4 @@
-"""The regression gate (``scwo bench --check``): passes on this code, fails on a slow kernel.
+"""The regression gate (``asv_benchmarks/gate.py``): passes on this code, fails on a slow kernel.
 
 Runs the real measurements (a few seconds, one thread) against the committed
 ``asv_benchmarks/floors.json``.  The deliberate slowdown swaps the lazy heap for the exact
@@ -8,21 +8,27 @@ greedy (same answers, ~100x the work at n = 10,000): the gate must fail and name
 import contextlib
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from scwo_np.cli import main
-from scwo_np.select import gate
 from scwo_np.select import mmr as mmr_module
 
-FLOORS = Path(__file__).resolve().parents[2] / "asv_benchmarks" / "floors.json"
+ASV = Path(__file__).resolve().parents[1] / "asv_benchmarks"
+sys.path.insert(0, str(ASV))
+import gate  # noqa: E402
+
+FLOORS = ASV / "floors.json"
 
 
 def _bench(argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["bench", *argv])
+        try:
+            status = gate.main(argv)
+        except SystemExit as exc:  # argparse's usage errors
+            status = exc.code
     return status, out.getvalue(), err.getvalue()
 
 
@@ -33,8 +39,13 @@ def test_the_committed_floors_cover_every_ratio():
         assert f["floor"] > 0 and 0 <= f["noise"] < 1 and len(f["runs"]) >= 5
 
 
+def test_the_default_floors_are_found_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert Path(gate.FLOORS) == FLOORS and gate.load_floors(gate.FLOORS)["ratios"]
+
+
 def test_the_gate_passes_on_this_code():
-    status, out, err = _bench(["--check", "--floors", str(FLOORS)])
+    status, out, err = _bench(["--floors", str(FLOORS)])
     assert status == 0, out + err
     assert out.count(" ok") == len(gate.RATIOS)
 
@@ -42,7 +53,7 @@ def test_the_gate_passes_on_this_code():
 def test_a_slow_kernel_fails_the_gate_and_is_named(monkeypatch):
     monkeypatch.setitem(mmr_module._IMPLS, "lazy", mmr_module._select_exact)  # the exact greedy, slowly
     monkeypatch.setattr(mmr_module, "_fast", lambda *a: None)  # and no fused fast path around it
-    status, out, err = _bench(["--check", "--floors", str(FLOORS)])
+    status, out, err = _bench(["--floors", str(FLOORS)])
     assert status == 1
     assert "mmr_lazy_vs_exact_10k regressed" in err and "FAIL" in out
 
@@ -60,7 +71,7 @@ def test_update_floors_writes_a_floors_file(tmp_path):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["--check", "--floors", "/nonexistent/floors.json"], "no floors file"),
+        (["--floors", "/nonexistent/floors.json"], "no floors file"),
         (["--update-floors", "--runs", "1", "--floors", "x.json"], "--runs must be at least 2"),
     ],
 )
