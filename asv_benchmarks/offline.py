@@ -5,11 +5,12 @@ blueimp-md5 from three CDNs.  Behind a firewall, on an air-gapped runner, or her
 pages are blank: ``$`` is undefined and nothing draws.  This script swaps every CDN
 reference for a copy under ``html/vendor/``:
 
-    cd asv_benchmarks && asv publish && python offline.py html
+    cd asv_benchmarks && asv publish && python offline.py --fetch html
 
-The copies are committed in ``www_vendor/`` (MIT-licensed; see ``www_vendor/README.md``)
-and rebuilt from the npm registry, the only place besides PyPI and Debian a maintainer
-here can download from, by ``python offline.py --fetch``.  Where the npm file is the
+The copies go to ``www_vendor/`` (MIT-licensed; see ``www_vendor/README.md``), fetched
+from the npm registry, the only place besides PyPI and Debian a maintainer here can
+download from, by ``--fetch`` when publishing; they are not committed (480 kB of
+minified JavaScript).  Where the npm file is the
 very file asv pins (its Subresource Integrity hash matches), the fetch checks that hash;
 flot 0.8.3 ships unminified on npm and stupidtable only as 1.1.3 (asv pins cdnjs's 1.0.1
 build; the plugin's API is the same), so those two are checked by their own hashes in
@@ -147,6 +148,11 @@ def fetch() -> None:
         out = VENDOR / local
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
+
+
+def vendored() -> bool:
+    """Whether every file the pages need is in ``www_vendor/``."""
+    return all((VENDOR / name).is_file() for *_, name in [*MANIFEST.values(), *EXTRA])
 
 
 def _asv_pins() -> dict[str, str]:
