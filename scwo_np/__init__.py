@@ -3,7 +3,7 @@
 The selection core (budgeted MMR, from the SCWO specification):
 
 - :func:`mmr_select` — one query, one candidate set;
-- ``scwo_np.select(E, q, costs, budget, strategy=...)`` — every strategy by name
+- :func:`select_by_strategy` — every strategy by name
   (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"cover"``, ``"facility_location"``,
   ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
@@ -31,6 +31,7 @@ from .select import (
     mmr_select,
     mmr_select_multi,
     select_batch,
+    select_by_strategy,
     select_texts,
     topk_relevance,
     truncate,
@@ -45,6 +46,7 @@ __all__ = [
     "mmr_select",
     "mmr_select_multi",
     "select_batch",
+    "select_by_strategy",
     "select_texts",
     "topk_relevance",
     "truncate",

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._registry import Registry
 from .validation import check_method, check_texts
 
 __all__ = [
@@ -259,8 +261,18 @@ class _FunctionCounter(TokenCounter):
         return out
 
 
-#: Counter names accepted by :func:`as_token_counter` (and ``scwo select --tokens``).
-COUNTERS = ("estimate", "wordpiece", "tiktoken", "cl100k_base", "o200k_base")
+#: Registry of token counters by name (``token_counter=``, ``scwo select --tokens``): name -> a
+#: function that makes the counter.
+COUNTERS: Registry[Callable[[], TokenCounter]] = Registry(
+    "token_counter",
+    {
+        "estimate": EstimateCounter,
+        "wordpiece": WordPieceCounter,
+        "tiktoken": partial(TiktokenCounter, "cl100k_base"),
+        "cl100k_base": partial(TiktokenCounter, "cl100k_base"),
+        "o200k_base": partial(TiktokenCounter, "o200k_base"),
+    },
+)
 
 
 def as_token_counter(counter: object = None) -> TokenCounter:
@@ -278,25 +290,16 @@ def as_token_counter(counter: object = None) -> TokenCounter:
     >>> as_token_counter("bpe")
     Traceback (most recent call last):
     ...
-    ValueError: token_counter 'bpe' is not one of estimate, wordpiece, tiktoken, cl100k_base, o200k_base; pass one of those names, a TokenCounter, or a callable str -> int.
+    ValueError: token_counter must be one of 'estimate', 'wordpiece', 'tiktoken', 'cl100k_base', 'o200k_base'; got 'bpe'. Pass one of those names, a TokenCounter, or a callable str -> int.
     """
     if counter is None:
         return EstimateCounter()
     if isinstance(counter, TokenCounter):
         return counter
     if isinstance(counter, str):
-        if counter == "estimate":
-            return EstimateCounter()
-        if counter == "wordpiece":
-            return WordPieceCounter()
-        if counter in ("tiktoken", "cl100k_base"):
-            return TiktokenCounter("cl100k_base")
-        if counter == "o200k_base":
-            return TiktokenCounter("o200k_base")
-        raise ValueError(
-            f"token_counter {counter!r} is not one of {', '.join(COUNTERS)}; pass one of those names, "
-            "a TokenCounter, or a callable str -> int."
-        )
+        return COUNTERS.lookup(
+            counter, hint="Pass one of those names, a TokenCounter, or a callable str -> int."
+        )()
     if callable(counter):
         return _FunctionCounter(counter)
     raise TypeError(

@@ -361,8 +361,8 @@ REGISTRY = {
         dict(embeddings=E, queries=E[:2], costs=COSTS, budgets=6),
         dict(embeddings="embeddings", queries="queries", costs="costs", budgets="budget"),
     ),
-    "select": (
-        lambda **k: scwo_np.select(**k),
+    "select_by_strategy": (
+        scwo_np.select_by_strategy,
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
         dict(embeddings="embeddings", query="query_or_queries", costs="costs", budget="budget"),
     ),

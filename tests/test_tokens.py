@@ -117,7 +117,7 @@ def test_a_counter_subclass_is_checked_too():
 
 
 def test_bad_counter_arguments():
-    with pytest.raises(ValueError, match="not one of"):
+    with pytest.raises(ValueError, match="token_counter must be one of .*got .bpe."):
         as_token_counter("bpe")
     with pytest.raises(TypeError, match="token_counter must be"):
         as_token_counter(3)

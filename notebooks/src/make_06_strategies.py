@@ -7,7 +7,7 @@ md, code = nb.md, nb.code
 
 md("""# 06 — Which strategy puts the answer into the context?
 
-`scwo_np.select(..., strategy=...)` offers MMR, max-sum diversity (MSD), a DPP, SSD and the
+`scwo_np.select_by_strategy(..., strategy=...)` offers MMR, max-sum diversity (MSD), a DPP, SSD and the
 exact knapsack optimum. Here they meet real questions with known answers: the Python FAQ from
 Debian's `python3-doc` (`scwo_np.datasets.load_faq`: 175 questions, the FAQ's own section
 titles; the paragraphs under each are its answer; 503 chunks embedded with MiniLM). For each
@@ -64,7 +64,7 @@ gold = np.isin(cand, f.gold[qi])
 panels = ["top-k", "mmr (lam 0.5)", "msd (lam 0.7)", "dpp (lam 0.3)", "ssd (lam 0.5)", "knapsack"]
 fig, axes = plt.subplots(2, 3, figsize=(12, 7.5), sharex=True, sharey=True)
 for ax, name in zip(axes.ravel(), panels, strict=True):
-    idx = scwo_np.select(np.ascontiguousarray(f.embeddings[cand]), q, f.costs[cand], 400, **DEFAULT_STRATEGIES[name])
+    idx = scwo_np.select_by_strategy(np.ascontiguousarray(f.embeddings[cand]), q, f.costs[cand], 400, **DEFAULT_STRATEGIES[name])
     ax.scatter(*xy.T, s=12, c="lightgray")
     ax.scatter(*xy[gold].T, s=120, facecolors="none", edgecolors="tab:green", linewidths=2)
     ax.scatter(*xy[idx].T, s=40, c=np.arange(len(idx)), cmap="viridis")
@@ -84,7 +84,7 @@ code("""for ids in halves.values():
         for i in ids[:10]:
             qv = f.query_embeddings[i]
             c = np.argsort(-(unit @ (qv / np.linalg.norm(qv))), kind="stable")[:50]
-            sel = scwo_np.select(np.ascontiguousarray(f.embeddings[c]), qv, f.costs[c], 200, **opts)
+            sel = scwo_np.select_by_strategy(np.ascontiguousarray(f.embeddings[c]), qv, f.costs[c], 200, **opts)
             assert f.costs[c][sel].sum() <= 200
 recall = {(r["strategy"], r["budget"]): r["answer_recall"] for r in rows["held_out"]}
 assert recall[("top-k", 200)] <= recall[("top-k", 800)]

@@ -8,15 +8,19 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from .._registry import Registry
 from ..validation import check_int, check_positive_float, check_texts, check_unit_interval
 
-#: Data patterns and their default (front, back, middle) anchor weights.
-PATTERNS = {
-    "search_results": (0.8, 0.2, 0.0),  # FRONT_HEAVY: ranked by relevance
-    "logs": (0.2, 0.8, 0.0),  # BACK_HEAVY: recent entries matter
-    "time_series": (0.5, 0.5, 0.0),  # BALANCED: both ends for the trend
-    "generic": (0.3, 0.3, 0.4),  # MIDDLE_AWARE: order may be arbitrary
-}
+#: Registry of data patterns (``pattern=``): name -> default (front, back, middle) anchor weights.
+PATTERNS: Registry[tuple[float, float, float]] = Registry(
+    "pattern",
+    {
+        "search_results": (0.8, 0.2, 0.0),  # FRONT_HEAVY: ranked by relevance
+        "logs": (0.2, 0.8, 0.0),  # BACK_HEAVY: recent entries matter
+        "time_series": (0.5, 0.5, 0.0),  # BALANCED: both ends for the trend
+        "generic": (0.3, 0.3, 0.4),  # MIDDLE_AWARE: order may be arbitrary
+    },
+)
 
 
 @dataclass

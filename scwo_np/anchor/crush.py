@@ -114,8 +114,8 @@ def crush(
         max_items = int(check_int(max_items, name="max_items", low=1))
     upper = check_int(upper, name="upper", low=1)
     query = check_text(query, name="query")
-    if pattern is not None and pattern not in PATTERNS:
-        raise ValueError(f"pattern must be one of {sorted(PATTERNS)} or None; got {pattern!r}.")
+    if pattern is not None:
+        PATTERNS.lookup(pattern, hint="Pass None to detect it from the data.")
     if protect_overflow not in ("error", "keep"):
         raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
     n = len(items)

@@ -7,6 +7,7 @@ import contextlib
 import json
 import sys
 
+from ..anchor import PATTERNS
 from ._io import (
     _output,
     _stdin,
@@ -149,3 +150,63 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
     return _write(args, out)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo crush`` to the ``scwo`` parser."""
+    c = sub.add_parser(
+        "crush",
+        help="shrink a JSON array to the items an LLM will need (SmartCrusher); get dropped items back",
+        description="Keep at most N items of a JSON array (or of the largest array inside an object, JSON "
+        "Lines, concatenated JSON): errors, anomalies, query matches and protected items first, then "
+        "position anchors. --marker says what was dropped and stores the whole array; --retrieve KEY "
+        "gives items back.",
+    )
+    c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
+    c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
+    c.add_argument(
+        "--bias",
+        default="balanced",
+        help="with --max-items auto: conservative, balanced, aggressive, or a share",
+    )
+    c.add_argument("--upper", type=int, default=100, help="with --max-items auto: at most this many (100)")
+    c.add_argument("--query", default="", help="the user's request (position intents, terms to keep)")
+    c.add_argument("--path", help="where the array is inside an object, e.g. data.items")
+    c.add_argument("--pattern", choices=list(PATTERNS), help="override detection")
+    c.add_argument(
+        "--strategy", choices=["dynamic", "static"], default="dynamic", help="static = first 3 + last 2"
+    )
+    c.add_argument(
+        "--protect",
+        action="append",
+        metavar="REGEX",
+        help="always keep items with a value matching REGEX (repeatable)",
+    )
+    c.add_argument(
+        "--keep-protected", action="store_true", help="keep every protected item even beyond --max-items"
+    )
+    c.add_argument(
+        "--marker", action="store_true", help="append an object saying what was dropped; stores the array"
+    )
+    c.add_argument("--store", help="the store file (default: crush_store.sqlite in the user cache folder)")
+    c.add_argument("--no-store", action="store_true", help="with --marker: do not store the array")
+    c.add_argument("--lossless", action="store_true", help="drop nothing: write the array in columnar form")
+    c.add_argument("--expand", action="store_true", help="turn --lossless output back into the array")
+    c.add_argument(
+        "--tokens",
+        default="estimate",
+        help="with --report: the token counter (estimate, wordpiece, tiktoken)",
+    )
+    c.add_argument(
+        "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"
+    )
+    c.add_argument("--range", help="with --retrieve: positions START:STOP (0-based, STOP excluded)")
+    c.add_argument(
+        "--where",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="with --retrieve: items whose FIELD equals VALUE (repeatable)",
+    )
+    c.add_argument("--report", action="store_true", help="print what was decided to stderr")
+    c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
+    c.set_defaults(func=_cmd_crush)

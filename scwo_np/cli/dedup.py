@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from ..dedup import DEDUP_METHODS
 from ._io import (
     _field,
     _read_jsonl,
@@ -47,3 +48,18 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
         )
     sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({args.method})\n")
     return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo dedup`` to the ``scwo`` parser."""
+    dd = sub.add_parser("dedup", help="remove near-duplicates from JSONL records (kept records to stdout)")
+    dd.add_argument("file", help="JSONL, one record per line (- for stdin)")
+    dd.add_argument("--method", choices=list(DEDUP_METHODS), default="jaccard")
+    dd.add_argument("--threshold", type=float, default=None, help="similarity threshold (method's default)")
+    dd.add_argument("--text-field", default="text")
+    dd.add_argument("--score-field", default="score", help="keep the best-scoring of each group")
+    dd.add_argument("--entities-field", default="entities", help="for --method sequence")
+    dd.add_argument("--embedding-field", default="embedding", help="for --method cosine")
+    dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    dd.add_argument("--report", help="write dropped records (index, duplicate_of, similarity) as JSONL")
+    dd.set_defaults(func=_cmd_dedup)

@@ -93,7 +93,7 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_hsca(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     """``scwo hsca score`` and ``scwo hsca ingest``."""
     h = sub.add_parser("hsca", help="HSCA on your own text: score chunks, or ingest a conversation")
     hs = h.add_subparsers(dest="hsca_command", required=True, metavar="{score,ingest}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..optimize import STRATEGIES
 from ._io import (
     _json_object_option,
     _read_jsonl,
@@ -50,3 +51,28 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
         _write_jsonl(report, args.report)
     sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo optimize`` to the ``scwo`` parser."""
+    o = sub.add_parser("optimize", help="run the KB Labs or MoRAG context optimizer on JSONL chunks")
+    o.add_argument("file", help="JSONL, one chunk per line (- for stdin)")
+    o.add_argument("--pipeline", choices=["kb", "morag"], required=True)
+    o.add_argument("--options", help="kb: the ADR's options as JSON")
+    o.add_argument("--token-budget", type=int, help="kb: tokenBudget (turns on adaptive selection)")
+    o.add_argument("--max-chunks", type=int, help="kb: maxChunks")
+    o.add_argument("--query", default="", help="morag: the query")
+    o.add_argument("--max-tokens", type=int, default=4000, help="morag: context size (4000)")
+    o.add_argument(
+        "--reserve",
+        type=int,
+        default=None,
+        help="morag: tokens kept free for the answer (default: 500, at most half of --max-tokens)",
+    )
+    o.add_argument("--strategy", choices=list(STRATEGIES), default="auto")
+    o.add_argument(
+        "--format", choices=["jsonl", "text"], default="jsonl", help="morag: text = format_context"
+    )
+    o.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    o.add_argument("--report", help="write what was removed, and why, as JSONL")
+    o.set_defaults(func=_cmd_optimize)

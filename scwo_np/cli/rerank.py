@@ -91,7 +91,7 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         yield client
 
 
-def add_parser(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser(
         "rerank",
         help="cut every retrieved set in a Parquet file to a token budget (budgeted MMR, streamed)",

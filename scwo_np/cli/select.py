@@ -11,7 +11,9 @@ import time
 
 import numpy as np
 
-from ..select import arrange, coverage, mmr_select, topk_relevance, truncate
+from ..embed import EMBEDDERS
+from ..select import METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
+from ..tokens import COUNTERS
 from ._io import (
     _out,
     _read_chunks,
@@ -299,3 +301,85 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
     return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo select``, ``scwo demo``, ``scwo sample`` and ``scwo bench`` to the ``scwo`` parser."""
+    s = sub.add_parser("select", help="budgeted MMR selection over JSONL or .npz chunks")
+    s.add_argument("file", help="JSONL with one chunk per line (- for stdin), or .npz with embeddings, costs")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--query", help="the question as text (embedded with --embedder)")
+    g.add_argument("--query-embedding", help="query embedding as a JSON list")
+    g.add_argument("--query-index", type=int, help="use chunk N's embedding as the query")
+    s.add_argument(
+        "--budget", type=int, required=True, help="token budget (in the --tokens counter's tokens)"
+    )
+    s.add_argument("--lam", type=float, default=0.7, help="relevance/diversity trade-off in [0, 1] (0.7)")
+    s.add_argument("--method", choices=list(METHODS), default="auto")
+    s.add_argument(
+        "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
+    )
+    s.add_argument(
+        "--cost-exponent",
+        type=float,
+        default=0.25,
+        help="cost weight in (0, 1] for --cost-aware (0.25; 1 = per token)",
+    )
+    s.add_argument("--embedding-field", default="embedding")
+    s.add_argument("--tokens-field", default="tokens")
+    s.add_argument("--text-field", default="text", help="with --query: the chunks' text (text)")
+    s.add_argument(
+        "--embedder",
+        choices=list(EMBEDDERS),
+        help="with --query: lsa (TF-IDF + SVD over the file, the default for chunks without embeddings) "
+        "or minilm (all-MiniLM-L6-v2, the embed extra; needed when the chunks carry MiniLM embeddings)",
+    )
+    s.add_argument(
+        "--tokens",
+        choices=list(COUNTERS),
+        help="with --query: count tokens with this counter (default: the --tokens-field when every "
+        "chunk has it, else estimate)",
+    )
+    s.add_argument("--order", choices=list(ORDERS), default="pick", help="layout of the output (pick)")
+    s.add_argument(
+        "--cache", help="with --query: the embedding cache file (default: in the user cache folder)"
+    )
+    s.add_argument("--no-cache", action="store_true", help="with --query: embed without a cache")
+    s.add_argument("--annotate", action="store_true", help="add a _scwo field: rank, gain, relevance, tokens")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
+    s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    s.set_defaults(func=_cmd_select)
+
+    d = sub.add_parser("demo", help="select from the bundled Python-docs sample")
+    d.add_argument(
+        "--query",
+        default="0",
+        help="a bundled query's number (0-31) or a question as text (default 0); "
+        "text is embedded with all-MiniLM-L6-v2 when the `embed` extra is installed, "
+        "otherwise the nearest bundled query stands in",
+    )
+    d.add_argument("--budget", type=int, default=1000)
+    d.add_argument("--lam", type=float, default=0.7)
+    d.set_defaults(func=_cmd_demo)
+
+    sm = sub.add_parser(
+        "sample", help="write the bundled Python-docs chunks as JSONL (id, source, text, tokens, embedding)"
+    )
+    sm.add_argument("--query", type=int, help="add `score`: each chunk's cosine to bundled query N (0-31)")
+    sm.add_argument("-n", type=int, help="only the first N chunks")
+    sm.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    sm.add_argument(
+        "--retrieved-sets", action="store_true",
+        help="write Parquet instead: each bundled query's --top-k chunks, one row per candidate (for scwo rerank)",
+    )  # fmt: skip
+    sm.add_argument("--top-k", type=int, default=50, help="candidates per query with --retrieved-sets (50)")
+    sm.set_defaults(func=_cmd_sample)
+
+    b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
+    b.add_argument("--quick", action="store_true", help="small sizes only")
+    b.add_argument(
+        "--cost-aware",
+        action="store_true",
+        help="compare plain MMR and the cost-aware modes on the bundled queries",
+    )
+    b.set_defaults(func=_cmd_bench)

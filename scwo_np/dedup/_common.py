@@ -10,9 +10,12 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .._config import JIT
+from .._registry import Registry
 
-#: Registry of dedup methods and their default thresholds; tests parametrise over it.
-DEDUP_METHODS = {"jaccard": 0.9, "sequence": 0.7, "cosine": 0.9, "minhash": 0.9}
+#: Registry of dedup methods (``method=``): name -> default threshold; tests parametrise over it.
+DEDUP_METHODS: Registry[float] = Registry(
+    "method", {"jaccard": 0.9, "sequence": 0.7, "cosine": 0.9, "minhash": 0.9}
+)
 
 
 class Dedup(NamedTuple):

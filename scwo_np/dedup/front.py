@@ -14,7 +14,6 @@ from ..embed import as_embedder, embed_texts
 from ..text import Ragged, _jaccard_sorted, word_sets
 from ..validation import (
     check_embeddings,
-    check_method,
     check_row_norms,
     check_scores,
     check_texts,
@@ -127,9 +126,9 @@ def dedup(
     >>> dedup(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
     array([1])
     """
-    method = check_method(method, list(DEDUP_METHODS))
+    default = DEDUP_METHODS.lookup(method)
     if threshold is None:
-        t = DEDUP_METHODS[method]
+        t = default
     else:
         t = check_unit_interval(threshold, name="threshold", meaning="a similarity")
     if method == "cosine":

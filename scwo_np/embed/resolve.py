@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .._registry import Registry
 from .base import embedder_name
 
 __all__ = ["EMBEDDERS", "as_embedder"]
 
-#: Embedder names accepted wherever an ``embedder=`` is (and by ``scwo select --embedder``).
-EMBEDDERS = ("lsa", "minilm")
+
+def _lsa(corpus: Sequence[str]) -> Callable:
+    from .lsa import LSAEmbedder
+
+    return LSAEmbedder(list(corpus))
+
+
+def _minilm(corpus: Sequence[str]) -> Callable:
+    from .minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+#: Registry of embedders by name, wherever an ``embedder=`` is (and ``scwo select --embedder``):
+#: name -> a function of the corpus (the texts at hand and the query) that makes the embedder.
+EMBEDDERS: Registry[Callable[[Sequence[str]], Callable]] = Registry(
+    "embedder", {"lsa": _lsa, "minilm": _minilm}
+)
 
 
 def as_embedder(embedder: object, corpus: Sequence[str] = ()) -> Callable:
@@ -27,20 +44,11 @@ def as_embedder(embedder: object, corpus: Sequence[str] = ()) -> Callable:
     >>> as_embedder("bert")
     Traceback (most recent call last):
     ...
-    ValueError: embedder 'bert' is not one of lsa, minilm; pass one of those names or a callable texts -> (n, d) array.
+    ValueError: embedder must be one of 'lsa', 'minilm'; got 'bert'. Pass one of those names or a callable texts -> (n, d) array.
     """
     if isinstance(embedder, str):
-        if embedder == "lsa":
-            from .lsa import LSAEmbedder
-
-            return LSAEmbedder(list(corpus))
-        if embedder == "minilm":
-            from .minilm import MiniLMEmbedder
-
-            return MiniLMEmbedder()
-        raise ValueError(
-            f"embedder {embedder!r} is not one of {', '.join(EMBEDDERS)}; pass one of those names or a "
-            "callable texts -> (n, d) array."
-        )
+        return EMBEDDERS.lookup(
+            embedder, hint="Pass one of those names or a callable texts -> (n, d) array."
+        )(corpus)
     embedder_name(embedder)  # a TypeError naming the problem when it is not a usable callable
     return embedder  # type: ignore[return-value]

@@ -46,7 +46,7 @@ from langchain_core.embeddings import Embeddings
 from pydantic import ConfigDict, Field
 
 from ..dedup import DEDUP_METHODS, dedup
-from ..validation import check_method, check_texts
+from ..validation import check_texts
 from ._common import Budget, Lam, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings"]
@@ -156,7 +156,8 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
         embeddings: Embeddings | None = None,
         embedding_key: str = "embedding",
     ):
-        self.method = check_method(method, list(DEDUP_METHODS))
+        DEDUP_METHODS.lookup(method)
+        self.method = method
         self.threshold = threshold
         self.score_key = score_key
         self.embeddings = embeddings

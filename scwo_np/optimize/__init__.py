@@ -13,6 +13,7 @@ The ADR's array steps, usable on their own: :mod:`~scwo_np.optimize.diversify`
 
 from .kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
 from .morag import (
+    STRATEGIES,
     ChunkRelationship,
     ContextChunk,
     MoragContextOptimizer,
@@ -22,6 +23,7 @@ from .morag import (
 
 __all__ = [
     "KB_DEFAULTS",
+    "STRATEGIES",
     "ChunkRelationship",
     "ContextChunk",
     "KBContextOptimizer",

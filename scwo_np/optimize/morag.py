@@ -49,6 +49,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .._registry import Registry
 from ..dedup import Dedup, dedup
 from ..embed import as_embedder, embed_texts
 from ..select import mmr_select
@@ -82,8 +83,18 @@ __all__ = [
     "relationship_edges",
 ]
 
-#: Organisation strategies.
-STRATEGIES = ("auto", "relevance", "temporal", "topical", "hierarchical")
+#: Registry of organisation strategies (``strategy=``): name -> what it does.
+STRATEGIES: Registry[str] = Registry(
+    "strategy",
+    {
+        "auto": "temporal when over half the chunks are timestamped, topical when the relationships "
+        "are dense, else relevance",
+        "relevance": "most relevant first",
+        "temporal": "timestamped chunks in time order",
+        "topical": "connected groups of related chunks together",
+        "hierarchical": "overview chunks first",
+    },
+)
 
 
 class MoragContextOptimizer:
@@ -153,8 +164,7 @@ class MoragContextOptimizer:
         """Run the six steps; ``query_embedding`` switches the budget step to budgeted MMR."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a str; got {type(query).__name__}.")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}.")
+        STRATEGIES.lookup(strategy)
         check_unit_interval(self.min_chunk_relevance, name="min_chunk_relevance")
         chunks = _check_chunks(chunks)
         where = {c.id: k for k, c in enumerate(chunks)}

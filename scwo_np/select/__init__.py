@@ -1,7 +1,7 @@
 """Selection (the SCWO specification): budgeted MMR and its baselines.
 
 - :mod:`~scwo_np.select.front` — :func:`select`, every strategy by name
-  (``STRATEGIES``); the package itself is callable: ``scwo_np.select(E, q,
+  (``STRATEGIES``); the package itself is callable: ``scwo_np.select_by_strategy(E, q,
   costs, budget, strategy="knapsack")`` is :func:`select`;
 - :mod:`~scwo_np.select.mmr` — :func:`mmr_select` (exact, lazy heap, auto) and
   :func:`mmr_select_multi`; its kernels live in ``_first_pass`` and ``_lazy_heap``;
@@ -26,15 +26,12 @@
 - :mod:`~scwo_np.select.bench` — the ``scwo bench`` tables.
 """
 
-import sys
-import types
-
 from .baselines import coverage, topk_relevance, truncate
 from .batch import BatchSelection, select_batch
 from .cover import cover_select
 from .dpp import dpp_select
 from .facility import facility_location_select
-from .front import STRATEGIES, select
+from .front import STRATEGIES, select_by_strategy
 from .ground import cluster_ground
 from .knapsack import knapsack_select
 from .mmr import METHODS, mmr_select, mmr_select_multi
@@ -61,20 +58,10 @@ __all__ = [
     "mmr_select",
     "mmr_select_multi",
     "msd_select",
-    "select",
+    "select_by_strategy",
     "select_batch",
     "select_texts",
     "ssd_select",
     "topk_relevance",
     "truncate",
 ]
-
-
-class _CallablePackage(types.ModuleType):
-    """``scwo_np.select`` is this package and, when called, :func:`select` (as the issue asks)."""
-
-    def __call__(self, *args, **kwargs):
-        return select(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage

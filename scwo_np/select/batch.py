@@ -25,14 +25,13 @@ from ..validation import (
     check_costs,
     check_embeddings,
     check_lam,
-    check_method,
     check_nonnegative_float,
     check_queries,
     check_row_norms,
 )
 from ._first_pass import _accumulate_rel, _row_norm
 from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
-from .front import _IMPLS, STRATEGIES
+from .front import STRATEGIES
 from .mmr import POOL, _cost_exponent
 
 __all__ = ["select_batch", "BatchSelection"]
@@ -57,7 +56,7 @@ class BatchSelection(NamedTuple):
 
 def _batch_by_set(E, starts, stops, Q, c, bud, strategy, lam, options) -> BatchSelection:
     """Every set through the strategy's own function, one call each."""
-    fn = _IMPLS[strategy]
+    fn = STRATEGIES[strategy]
     kw = dict(options)
     if strategy != "knapsack":
         kw.setdefault("lam", lam)
@@ -237,7 +236,7 @@ def select_batch(
     lam = check_lam(lam)
     shift = check_nonnegative_float(shift, name="shift")
     cexp = _cost_exponent(cost_aware, cost_exponent)
-    strategy = check_method(strategy, STRATEGIES, name="strategy")
+    STRATEGIES.lookup(strategy)
     if strategy != "mmr":
         if cexp or shift:
             raise ValueError(

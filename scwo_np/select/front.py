@@ -1,12 +1,12 @@
 """``select``: one entry point for every selection strategy, dispatched by name.
 
-``select(embeddings, query, costs, budget, strategy=...)`` returns chunk indices
+``select_by_strategy(embeddings, query, costs, budget, strategy=...)`` returns chunk indices
 in pick order, never over the budget.  Each strategy keeps its own options
 (passed through by keyword; an unknown one is a ``TypeError`` naming it):
 
 ``"mmr"``
     Budgeted Maximal Marginal Relevance, :func:`~scwo_np.select.mmr_select`
-    (``lam``, ``method``, ``cost_aware``, ...); ``select(..., strategy="mmr")``
+    (``lam``, ``method``, ``cost_aware``, ...); ``select_by_strategy(..., strategy="mmr")``
     is ``mmr_select(...)``.
 ``"msd"``
     Budgeted max-sum diversity (pyversity's definition): relevance plus the
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..validation import check_method
+from .._registry import Registry
 from .cover import cover_select
 from .dpp import dpp_select
 from .facility import facility_location_select
@@ -51,7 +51,7 @@ from .mmr import mmr_select, mmr_select_multi
 from .msd import msd_select
 from .ssd import ssd_select
 
-__all__ = ["STRATEGIES", "select"]
+__all__ = ["STRATEGIES", "select_by_strategy"]
 
 _IMPLS = {
     "mmr": mmr_select,
@@ -63,11 +63,12 @@ _IMPLS = {
     "knapsack": knapsack_select,
 }
 
-#: Registry of selection strategies; tests parametrise over it.
-STRATEGIES = tuple(_IMPLS)
+#: Registry of selection strategies (``strategy=``): name -> selection function; tests
+#: parametrise over it.
+STRATEGIES: Registry = Registry("strategy", _IMPLS)
 
 
-def select(
+def select_by_strategy(
     embeddings: ArrayLike,
     query: ArrayLike,
     costs: ArrayLike,
@@ -95,12 +96,12 @@ def select(
     >>> import numpy as np
     >>> import scwo_np
     >>> E = np.array([[1.0, 0.0], [0.95, 0.31], [0.9, 0.44], [0.0, 1.0]])
-    >>> scwo_np.select(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="mmr", lam=1.0)
+    >>> scwo_np.select_by_strategy(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="mmr", lam=1.0)
     array([0])
-    >>> scwo_np.select(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="knapsack")
+    >>> scwo_np.select_by_strategy(E, [1.0, 0.0], [300, 150, 150, 10], 300, strategy="knapsack")
     array([1, 2])
     """
-    strategy = check_method(strategy, STRATEGIES, name="strategy")
+    impl = STRATEGIES.lookup(strategy)
     if strategy == "mmr" and np.ndim(query) == 2:
         return mmr_select_multi(embeddings, query, costs, budget, **options)
-    return _IMPLS[strategy](embeddings, query, costs, budget, **options)
+    return impl(embeddings, query, costs, budget, **options)

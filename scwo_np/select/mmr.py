@@ -93,6 +93,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
+from .._registry import Registry
 from ..validation import (
     MAX_BUDGET,
     MAX_COST,
@@ -101,7 +102,6 @@ from ..validation import (
     check_costs,
     check_embeddings,
     check_lam,
-    check_method,
     check_nonnegative_float,
     check_queries,
     check_query,
@@ -124,9 +124,6 @@ from ._first_pass import (
 from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused, _select_fused_threaded
 
 __all__ = ["mmr_select", "mmr_select_multi", "METHODS"]
-
-#: Registry of selection methods; tests parametrise over it.
-METHODS = ("auto", "exact", "lazy")
 
 #: Rows per block of the fused first pass (see ``_first_pass._pass_one_worker``).
 #: Read at call time, so tests can shrink it.
@@ -247,7 +244,8 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
     return picks[:count].copy(), gains[:count].copy()
 
 
-_IMPLS = {"exact": _select_exact, "lazy": _select_lazy}
+#: Registry of selection methods (``method=``): name -> implementation; tests parametrise over it.
+METHODS: Registry = Registry("method", {"auto": _select_lazy, "exact": _select_exact, "lazy": _select_lazy})
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -321,7 +319,7 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
     costs = check_costs(costs, n)
     budget = check_budget(budget)
     lam = check_lam(lam)
-    method = check_method(method, METHODS)
+    impl = METHODS.lookup(method)
     shift = check_nonnegative_float(shift, name="shift")
     if np.ndim(Q) == 2:
         Q = check_queries(Q, dim, dtype=E.dtype, name="query")
@@ -333,7 +331,6 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
     nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, _phase_exponent(cexp, 0, budget), shift)
-    impl = _IMPLS["lazy" if method == "auto" else method]
     picks, gains = impl(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims)
     if cexp:
         p = np.empty(n, dtype=np.int64)

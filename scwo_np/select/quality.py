@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._registry import Registry
 from ..validation import (
     check_budget,
     check_costs,
@@ -40,28 +41,31 @@ from ..validation import (
     check_row_norms,
 )
 from .baselines import coverage
-from .front import select
+from .front import select_by_strategy
 
 __all__ = ["DEFAULT_STRATEGIES", "compare_strategies"]
 
-#: Name -> keyword arguments of :func:`~scwo_np.select.select` (top-k is MMR at ``lam = 1``).
-DEFAULT_STRATEGIES: dict[str, dict[str, Any]] = {
-    "top-k": {"strategy": "mmr", "lam": 1.0},
-    "mmr (lam 0.7)": {"strategy": "mmr", "lam": 0.7},
-    "mmr (lam 0.5)": {"strategy": "mmr", "lam": 0.5},
-    "mmr cost-aware (r 0.25)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 0.25},
-    "mmr cost-aware (r 0.5)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 0.5},
-    "mmr cost-aware (r 1)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 1.0},
-    "msd (lam 0.7)": {"strategy": "msd", "lam": 0.7},
-    "dpp (lam 0.7)": {"strategy": "dpp", "lam": 0.7},
-    "dpp (lam 0.3)": {"strategy": "dpp", "lam": 0.3},
-    "ssd (lam 0.7)": {"strategy": "ssd", "lam": 0.7},
-    "ssd (lam 0.5)": {"strategy": "ssd", "lam": 0.5},
-    "cover (lam 0.5)": {"strategy": "cover", "lam": 0.5},
-    "facility location (lam 0.5)": {"strategy": "facility_location", "lam": 0.5},
-    "facility location (lam 0.9)": {"strategy": "facility_location", "lam": 0.9},
-    "knapsack": {"strategy": "knapsack"},
-}
+#: Name -> keyword arguments of :func:`~scwo_np.select.select_by_strategy` (top-k is MMR at ``lam = 1``).
+DEFAULT_STRATEGIES: Registry[dict[str, Any]] = Registry(
+    "strategies",
+    {
+        "top-k": {"strategy": "mmr", "lam": 1.0},
+        "mmr (lam 0.7)": {"strategy": "mmr", "lam": 0.7},
+        "mmr (lam 0.5)": {"strategy": "mmr", "lam": 0.5},
+        "mmr cost-aware (r 0.25)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 0.25},
+        "mmr cost-aware (r 0.5)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 0.5},
+        "mmr cost-aware (r 1)": {"strategy": "mmr", "lam": 0.7, "cost_aware": True, "cost_exponent": 1.0},
+        "msd (lam 0.7)": {"strategy": "msd", "lam": 0.7},
+        "dpp (lam 0.7)": {"strategy": "dpp", "lam": 0.7},
+        "dpp (lam 0.3)": {"strategy": "dpp", "lam": 0.3},
+        "ssd (lam 0.7)": {"strategy": "ssd", "lam": 0.7},
+        "ssd (lam 0.5)": {"strategy": "ssd", "lam": 0.5},
+        "cover (lam 0.5)": {"strategy": "cover", "lam": 0.5},
+        "facility location (lam 0.5)": {"strategy": "facility_location", "lam": 0.5},
+        "facility location (lam 0.9)": {"strategy": "facility_location", "lam": 0.9},
+        "knapsack": {"strategy": "knapsack"},
+    },
+)
 
 
 def compare_strategies(
@@ -88,7 +92,7 @@ def compare_strategies(
         The chunks (row numbers of ``embeddings``) that answer each question.
     budgets : sequence of int
     strategies : mapping, optional
-        Name -> keyword arguments of :func:`~scwo_np.select.select`
+        Name -> keyword arguments of :func:`~scwo_np.select.select_by_strategy`
         (default :data:`DEFAULT_STRATEGIES`).
     candidates : int
         How many chunks the retriever hands over per question (by cosine).
@@ -130,7 +134,9 @@ def compare_strategies(
             for q, gs in zip(Q, gold_sets, strict=True):
                 rel = unit @ (q / np.linalg.norm(q))
                 cand = np.argsort(-rel, kind="stable")[:candidates]
-                idx = cand[select(np.ascontiguousarray(E[cand]), q, costs[cand], budget, **options)]
+                idx = cand[
+                    select_by_strategy(np.ascontiguousarray(E[cand]), q, costs[cand], budget, **options)
+                ]
                 picked = idx.tolist()
                 acc["answer_recall"] += bool(gs.intersection(picked))
                 acc["gold_fraction"] += sum(i in gs for i in picked) / len(picked) if picked else 0.0

@@ -31,15 +31,23 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_budget, check_embeddings, check_lam, check_method, check_texts
+from ..validation import check_budget, check_embeddings, check_lam, check_texts
 from .mmr import METHODS, mmr_select
 
 __all__ = ["ORDERS", "TextSelection", "arrange", "select_texts"]
 
-#: Layouts of the selected texts (``order=``).
-ORDERS = ("pick", "original", "edges")
+#: Registry of layouts of the selected texts (``order=``): name -> what it does.
+ORDERS: Registry = Registry(
+    "order",
+    {
+        "pick": "in pick order (most relevant first)",
+        "original": "in the order of the input",
+        "edges": "the strongest picks at both ends, the weakest in the middle (lost in the middle)",
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,7 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
     >>> arrange([7, 2, 5, 0], [0.9, 0.8, 0.7, 0.6], "edges")
     array([1, 3, 2, 0])
     """
-    order = check_method(order, list(ORDERS), name="order")
+    ORDERS.lookup(order)
     p = np.asarray(picks, dtype=np.int64)
     n = len(p)
     if order == "pick":
@@ -184,7 +192,7 @@ def select_texts(
     texts = check_texts(texts, nonempty=True)
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
-    order = check_method(order, list(ORDERS), name="order")
+    ORDERS.lookup(order)
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
             "embeddings are given and query is text: pass embedder= (the model that made the "
@@ -198,11 +206,9 @@ def select_texts(
         name = (
             "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
         )
-        budget, _, _ = (
-            check_budget(budget),
-            check_lam(lam),
-            check_method(method, list(METHODS), name="method"),
-        )
+        budget = check_budget(budget)
+        check_lam(lam)
+        METHODS.lookup(method)
         empty = np.empty(0, dtype=np.int64)
         return TextSelection(
             empty, [], empty, np.empty(0), empty, np.empty(0), budget, counter_name, name, order

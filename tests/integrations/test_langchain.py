@@ -155,7 +155,7 @@ def test_dedup_transformer_on_real_duplicates(docs):
             "needs vectors",
         ),
         (lambda: ScwoDedupTransformer("fuzzy"), ValueError, "method"),
-        (lambda: ScwoEmbeddings("bert"), ValueError, "not one of"),
+        (lambda: ScwoEmbeddings("bert"), ValueError, "embedder must be one of"),
     ],
 )
 def test_bad_input_is_named(make, err, match):

@@ -54,7 +54,7 @@ def test_kb_counts_tokens_with_the_counter(pool):
 def test_kb_query_needs_an_embedder():
     with pytest.raises(ValueError, match="needs an embedder"):
         KBContextOptimizer().optimize([{"text": "a", "score": 1}], query="csv")
-    with pytest.raises(ValueError, match="not one of lsa, minilm"):
+    with pytest.raises(ValueError, match="embedder must be one of 'lsa', 'minilm'"):
         KBContextOptimizer(embedder="bert")
 
 

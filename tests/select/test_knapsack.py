@@ -1,4 +1,4 @@
-"""The exact knapsack strategy (issue 19) and the ``select`` entry point."""
+"""The exact knapsack strategy (issue 19) and the ``select_by_strategy`` entry point."""
 
 import itertools
 
@@ -10,7 +10,7 @@ from hypothesis import given
 import scwo_np
 from conftest import selection_problems
 from scwo_np import STRATEGIES, mmr_select
-from scwo_np.select import knapsack_select, select
+from scwo_np.select import knapsack_select, select_by_strategy
 
 
 @given(problem=selection_problems())
@@ -67,23 +67,24 @@ def test_knapsack_at_the_issue_size_answers_at_once():
 def test_select_dispatches_by_name_and_the_package_is_callable(problem):
     E, q, costs, budget, lam = problem
     np.testing.assert_array_equal(
-        select(E, q, costs, budget, lam=lam), mmr_select(E, q, costs, budget, lam=lam)
+        select_by_strategy(E, q, costs, budget, lam=lam), mmr_select(E, q, costs, budget, lam=lam)
     )
     np.testing.assert_array_equal(
-        scwo_np.select(E, q, costs, budget, strategy="knapsack"), knapsack_select(E, q, costs, budget)
+        scwo_np.select_by_strategy(E, q, costs, budget, strategy="knapsack"),
+        knapsack_select(E, q, costs, budget),
     )
 
 
 def test_select_names_the_strategies_and_the_options():
-    assert STRATEGIES == ("mmr", "msd", "dpp", "ssd", "cover", "facility_location", "knapsack")
+    assert tuple(STRATEGIES) == ("mmr", "msd", "dpp", "ssd", "cover", "facility_location", "knapsack")
     E = np.eye(3)
     with pytest.raises(
         ValueError,
         match="strategy must be one of 'mmr', 'msd', 'dpp', 'ssd', 'cover', 'facility_location', 'knapsack'; got 'dpp2'",
     ):
-        select(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp2")
+        select_by_strategy(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp2")
     with pytest.raises(TypeError, match="lam"):
-        select(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="knapsack", lam=0.5)
+        select_by_strategy(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="knapsack", lam=0.5)
 
 
 @given(problem=selection_problems(allow_empty=False))

@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 from conftest import selection_problems
 from scwo_np import STRATEGIES, mmr_select_multi, select_batch
-from scwo_np.select import select
+from scwo_np.select import select_by_strategy
 
 REFERENCE = {
     "msd": naive.msd,
@@ -31,10 +31,10 @@ def test_several_queries_equal_the_plain_reference(strategy, problem, data):
     w = data.draw(st.none() | hnp.arrays(np.float64, Q.shape[0], elements=st.floats(0.1, 2)))
     wn = None if w is None else (w / w.sum()).tolist()
     if strategy == "knapsack":
-        got = select(E, Q, costs, budget, strategy="knapsack", weights=w)
+        got = select_by_strategy(E, Q, costs, budget, strategy="knapsack", weights=w)
         want = naive.knapsack(E.tolist(), Q.tolist(), costs.tolist(), budget, dtype=E.dtype, weights=wn)
     else:
-        got = select(E, Q, costs, budget, strategy=strategy, lam=lam, weights=w)
+        got = select_by_strategy(E, Q, costs, budget, strategy=strategy, lam=lam, weights=w)
         want = REFERENCE[strategy](
             E.tolist(), Q.tolist(), costs.tolist(), budget, lam, dtype=E.dtype, weights=wn
         )[0]
@@ -46,7 +46,7 @@ def test_mmr_with_several_queries_is_mmr_select_multi(problem):
     E, q, costs, budget, lam = problem
     Q = np.stack([q, -q + 0.5])
     np.testing.assert_array_equal(
-        select(E, Q, costs, budget, lam=lam), mmr_select_multi(E, Q, costs, budget, lam=lam)
+        select_by_strategy(E, Q, costs, budget, lam=lam), mmr_select_multi(E, Q, costs, budget, lam=lam)
     )
 
 
@@ -62,7 +62,9 @@ def test_a_batch_is_each_set_alone(strategy):
     res = select_batch(E, Q, costs, 40, offsets=off, strategy=strategy, **opts)
     for b, picks in enumerate(res.split()):
         s, e = off[b], off[b + 1]
-        np.testing.assert_array_equal(picks, select(E[s:e], Q[b], costs[s:e], 40, strategy=strategy, **opts))
+        np.testing.assert_array_equal(
+            picks, select_by_strategy(E[s:e], Q[b], costs[s:e], 40, strategy=strategy, **opts)
+        )
 
 
 def test_batch_options_are_checked():
@@ -72,4 +74,4 @@ def test_batch_options_are_checked():
     with pytest.raises(TypeError, match="unexpected keyword arguments \\['scale'\\]"):
         select_batch(E, Q, [1, 1, 1], 2, offsets=[0, 3], scale=2.0)
     with pytest.raises(ValueError, match="weights apply to several queries"):
-        select(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp", weights=[1.0])
+        select_by_strategy(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp", weights=[1.0])

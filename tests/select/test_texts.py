@@ -132,7 +132,7 @@ def test_no_texts_selects_nothing():
         (dict(embedder=lambda ts: np.ones((1, 3))), ValueError, "returned 1 row"),
         (dict(embedder=lambda ts: np.full((len(ts), 3), np.nan)), ValueError, "NaN"),
         (dict(token_counter=lambda s: -2), ValueError, "cannot be negative"),
-        (dict(embedder="bert"), ValueError, "embedder .bert. is not one of lsa, minilm"),
+        (dict(embedder="bert"), ValueError, "embedder must be one of 'lsa', 'minilm'; got 'bert'"),
         (dict(embedder=42), TypeError, "embedder must be callable"),
         (dict(embeddings=np.eye(2)), ValueError, "pass embedder="),
     ],
