@@ -39,7 +39,7 @@ LEGS = {
     "tests/test_bad_input_extras.py": "integration",
     "scwo_np/integrations": "integration",  # doctests import LangChain / LlamaIndex
     "scwo_np/rerank": "integration",  # doctests read and write Parquet
-    "scwo_np/embed/minilm.py": "integration",
+    "scwo_np/embed/_minilm.py": "integration",
     "notebooks": "notebook",
     "tests/test_install.py": "system",
     "tests/test_asv_history.py": "system",

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from scwo_np.anchor import CrushStore, columns, crush_json, is_marker, read_document
-from scwo_np.anchor.keep import anomaly_scores, error_severity, rare_categories
+from scwo_np.anchor._keep import anomaly_scores, error_severity, rare_categories
 from scwo_np.tokens import estimate_tokens
 
 DATA = Path(__file__).resolve().parent.parent / "scwo_evals" / "data" / "tool_outputs"

@@ -57,7 +57,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from scwo_np.hsca import HSCAEngine, Tuner
-from scwo_np.hsca.layer1 import STOPWORDS, relational_weights
+from scwo_np.hsca._layer1 import STOPWORDS, relational_weights
 from scwo_np.validation import check_int
 
 from ._result import EvalResult
@@ -378,7 +378,7 @@ def eval3_self_improvement(
     interaction is an eval-1 beat from the history half, snapshotted, followed by
     a query about its thread: the thread's turns are recorded as hits with the
     thread's domain, the long peripheral turn as a miss.  A
-    :class:`~scwo_np.hsca.tuning.Tuner` tunes the engine every ``tune_every``
+    :class:`~scwo_np.hsca._tuning.Tuner` tunes the engine every ``tune_every``
     interactions (window, threshold, nuance weights, domain weights and words, each step
     bounded).  Eval 1 runs on the held-out half at each checkpoint, for
     ``repeats`` independent histories.  The eval passes (pass rate 1, else 0)

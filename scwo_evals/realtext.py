@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scwo_np.hsca.layer1 import STOPWORDS, relational_weights
-from scwo_np.hsca.layer2 import _WORD, coherence, domain_tags
-from scwo_np.hsca.tuning import auc
+from scwo_np.hsca._layer1 import STOPWORDS, relational_weights
+from scwo_np.hsca._layer2 import _WORD, coherence, domain_tags
+from scwo_np.hsca._tuning import auc
 from scwo_np.validation import check_int
 
 from ._result import EvalResult

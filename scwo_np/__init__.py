@@ -15,9 +15,15 @@ The selection core (budgeted MMR, from the SCWO specification):
 
 Beside it: :mod:`scwo_np.dedup` (near-duplicates by Jaccard, difflib ratio,
 cosine or MinHash), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context optimizers,
-with the ADR's steps :mod:`~scwo_np.optimize.diversify` and
-:mod:`~scwo_np.optimize.budget`), :mod:`scwo_np.anchor` (SmartCrusher's
-dynamic anchoring of JSON arrays) and :mod:`scwo_np.text` (the one tokenizer).
+with the ADR's steps :func:`~scwo_np.optimize.diversify` and
+:func:`~scwo_np.optimize.fit_budget`), :mod:`scwo_np.anchor` (SmartCrusher's
+dynamic anchoring of JSON arrays), :mod:`scwo_np.hsca` (the HSCA engine),
+:mod:`scwo_np.embed` (embedders and their cache), :mod:`scwo_np.rerank` (batch
+reranking of Arrow tables, Parquet files and Dask dataframes),
+:mod:`scwo_np.integrations` (LangChain, LlamaIndex), :mod:`scwo_np.tokens` (token
+counters) and :mod:`scwo_np.text` (the one tokenizer).  Each package's
+``__init__`` is its public surface; modules whose names start with ``_`` are
+private and may change without notice.
 """
 
 __version__ = "0.1.0"  # before the imports: _config reads it to name the JIT cache folder

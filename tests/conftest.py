@@ -64,17 +64,17 @@ def tiled_problems(draw):
 @pytest.fixture
 def no_fused_path(monkeypatch):
     """Send every selection through the validating path, not the fused kernel."""
-    import scwo_np.select.mmr
+    import scwo_np.select._mmr
 
-    monkeypatch.setattr(scwo_np.select.mmr, "_fast", lambda *args: None)
+    monkeypatch.setattr(scwo_np.select._mmr, "_fast", lambda *args: None)
 
 
 @pytest.fixture
 def small_pool(monkeypatch):
     """Shrink the lazy heap's candidate pool so refills are exercised."""
-    import scwo_np.select.mmr
+    import scwo_np.select._mmr
 
-    monkeypatch.setattr(scwo_np.select.mmr, "POOL", 2)
+    monkeypatch.setattr(scwo_np.select._mmr, "POOL", 2)
 
 
 @pytest.fixture
@@ -86,8 +86,8 @@ def tiny_blocks(monkeypatch):
     small enough for the plain-Python reference.
     """
     import scwo_np._dot
-    import scwo_np.select.mmr
+    import scwo_np.select._mmr
 
-    monkeypatch.setattr(scwo_np.select.mmr, "BLOCK", 2)
-    monkeypatch.setattr(scwo_np.select.mmr, "POOL", 2)
+    monkeypatch.setattr(scwo_np.select._mmr, "BLOCK", 2)
+    monkeypatch.setattr(scwo_np.select._mmr, "POOL", 2)
     monkeypatch.setattr(scwo_np._dot, "PARALLEL_MIN_ELEMENTS", 0)

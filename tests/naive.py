@@ -681,8 +681,8 @@ def mattr(words, w):
 
 def hsca_layer1_score(text, window=5):
     """Layer 1 in plain Python: share of neighbouring word pairs that are links, scaled by diversity."""
-    from scwo_np.hsca.background import background
-    from scwo_np.hsca.layer1 import DIVERSITY_FLOOR, DIVERSITY_WINDOW, tokenize
+    from scwo_np.hsca._background import background
+    from scwo_np.hsca._layer1 import DIVERSITY_FLOOR, DIVERSITY_WINDOW, tokenize
 
     tok = tokenize([text])
     bg = background()
@@ -711,7 +711,7 @@ def hsca_layer1_score(text, window=5):
 
 def hsca_beat_weights(texts, window=5):
     """Beat weights in plain Python: per text, the mean over its sentences (with pairs) of recurring pairs."""
-    from scwo_np.hsca.layer1 import tokenize
+    from scwo_np.hsca._layer1 import tokenize
 
     tok = tokenize(texts)
     words, sent = tok.words.tolist(), tok.sent.tolist()

@@ -8,6 +8,8 @@ use ``select`` and ``dedup``.  Nothing in the library imports the CLI.
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,39 @@ def test_no_import_cycles_counting_imports_inside_functions():
 def test_the_cycle_check_sees_a_cycle_through_a_function_level_import():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+#: Public modules inside capability packages: importing them imports their framework.
+PUBLIC_MODULES = {"integrations/langchain.py", "integrations/llamaindex.py"}
+
+
+def test_implementation_modules_are_private():
+    """As in scikit-learn: a package's ``__init__`` is its surface, the modules behind it are ``_``-named."""
+    public = [
+        p.relative_to(PKG).as_posix()
+        for p in sorted(PKG.glob("*/*.py"))
+        if p.parts[-2] in CAPABILITIES and not p.name.startswith("_")
+    ]
+    assert sorted(public) == sorted(PUBLIC_MODULES)
+
+
+def _user_facing_code() -> list[tuple[str, str]]:
+    root = PKG.parent
+    out = [("README.md", (root / "README.md").read_text(encoding="utf-8"))]
+    for nb in sorted((root / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        out.append((nb.name, "\n".join("".join(c["source"]) for c in cells)))
+    for src in sorted((root / "notebooks" / "src").glob("make_*.py")):
+        out.append((src.name, src.read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, text", _user_facing_code(), ids=lambda x: x if x.endswith(("md", "ipynb", "py")) else ""
+)
+def test_user_facing_code_uses_only_the_public_surface(name, text):
+    """README and notebooks show what users may rely on: no private module or name of scwo_np."""
+    private = re.findall(
+        r"scwo_np(?:\.\w+)*\._(?!_)\w+|from scwo_np(?:\.\w+)* import [^\n]*\b_(?!_)\w+", text
+    )
+    assert not private, f"{name} uses private names: {private}"

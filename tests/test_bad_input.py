@@ -15,7 +15,7 @@ import pytest
 
 from scwo_np import mmr_select, select_batch, topk_relevance, truncate
 from scwo_np.dedup import dedup, lsh_params
-from scwo_np.optimize.budget import fit_budget
+from scwo_np.optimize._budget import fit_budget
 from scwo_np.validation import MAX_BUDGET, MAX_COST
 
 E = np.random.default_rng(0).standard_normal((6, 4))

@@ -23,7 +23,6 @@ import pytest
 import scwo_np
 from scwo_np import anchor, dedup, embed, hsca, optimize, text, tokens
 from scwo_np.datasets import sample_query
-from scwo_np.optimize import budget, diversify
 
 MODULES = [
     "scwo_np",
@@ -33,10 +32,7 @@ MODULES = [
     "scwo_np.embed",
     "scwo_np.hsca",
     "scwo_np.optimize",
-    "scwo_np.optimize.budget",
-    "scwo_np.optimize.diversify",
     "scwo_np.select",
-    "scwo_np.select.mmr",
     "scwo_np.text",
     "scwo_np.tokens",
 ]
@@ -361,6 +357,7 @@ REGISTRY = {
         dict(embeddings=E, queries=E[:2], costs=COSTS, budgets=6),
         dict(embeddings="embeddings", queries="queries", costs="costs", budgets="budget"),
     ),
+    "run_bench": (scwo_np.select.run_bench, dict(quick=True, seed=0), dict(seed="count")),
     "select_by_strategy": (
         scwo_np.select_by_strategy,
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
@@ -519,25 +516,25 @@ REGISTRY = {
         dict(threshold="unit", num_perm="posint", miss_weight="unit"),
     ),
     "diversify": (
-        lambda **k: diversify.diversify(**k),
+        lambda **k: optimize.diversify(**k),
         dict(
             texts=TEXTS, sources=["a", "b"] * 3, scores=[1.0] * 6, max_per_source=2, diversity_threshold=0.3
         ),
         dict(texts="texts", scores="scores", max_per_source="posint_or_none", diversity_threshold="unit"),
     ),
-    "estimate_tokens": (lambda **k: budget.estimate_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "estimate_tokens": (lambda **k: optimize.estimate_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
     "fit_budget": (
-        lambda **k: budget.fit_budget(**k),
+        lambda **k: optimize.fit_budget(**k),
         dict(costs=COSTS, budget=8, scores=[1.0] * 6),
         dict(costs="costs", budget="budget", scores="scores"),
     ),
     "top_k": (
-        lambda **k: budget.top_k(**k),
+        lambda **k: optimize.top_k(**k),
         dict(scores=[1.0] * 6, k=2),
         dict(scores="scores_alone", k="count"),
     ),
     "best_first": (
-        lambda **k: budget.best_first(**k),
+        lambda **k: optimize.best_first(**k),
         dict(scores=[1.0] * 6, n=6),
         dict(scores="scores", n="count"),
     ),
@@ -553,6 +550,16 @@ REGISTRY = {
         dict(n="count", max_items="posint"),
     ),
     "columns": (lambda **k: anchor.columns(**k), dict(items=ITEMS), dict(items="items")),
+    "auto_size": (
+        lambda items, **k: anchor.auto_size(anchor.columns(items), **k),
+        dict(items=ITEMS, upper=20, lower=3),
+        dict(items="items", upper="posint", lower="posint"),
+    ),
+    "information_curve": (
+        lambda items, **k: anchor.information_curve(anchor.columns(items), **k),
+        dict(items=ITEMS, limit=5),
+        dict(items="items", limit="count"),
+    ),
     "crush": (
         lambda **k: anchor.crush(**k),
         dict(items=ITEMS, max_items=10, query="errors"),
@@ -620,6 +627,12 @@ REGISTRY = {
         dict(texts="texts", window="posint"),
     ),
     "tokenize": (lambda **k: hsca.tokenize(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "beat_weights": (
+        lambda **k: hsca.beat_weights(**k),
+        dict(texts=TEXTS, window=5),
+        dict(texts="texts", window="posint"),
+    ),
+    "domain_scores": (lambda **k: hsca.domain_scores(**k), dict(text=TEXTS[0]), dict(text="text")),
     "HSCAEngine": (
         _engine,
         dict(snapshot_coherence_threshold=0.72, max_buffer_chunks=20, cooccurrence_window=5, text=TEXTS[0]),
@@ -688,6 +701,7 @@ REGISTRY = {
 
 #: Exported names that are plain data holders or need no bad-input entry, with why.
 NOT_FUNCTIONS = {
+    "format_table": "formats the rows run_bench returned",
     "BatchSelection": "a result type",
     "Dedup": "a result type",
     "Diversified": "a result type",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scwo_np.select import mmr as mmr_module
+from scwo_np.select import _mmr as mmr_module
 
 ASV = Path(__file__).resolve().parents[1] / "asv_benchmarks"
 sys.path.insert(0, str(ASV))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scwo_np import load_sample
-from scwo_np.optimize.budget import estimate_tokens as old_path
+from scwo_np.optimize._budget import estimate_tokens as old_path
 from scwo_np.tokens import (
     COUNTERS,
     EstimateCounter,

@@ -23,7 +23,7 @@ from scwo_np.hsca import (
     relational_weights,
     tokenize,
 )
-from scwo_np.hsca import background as background_module
+from scwo_np.hsca import _background as background_module
 
 from .common import Benchmark, best_time, sizes
 from .datasets import pydoc_paragraphs
@@ -156,7 +156,7 @@ class Background(Benchmark):
 
     def timeraw_load_background(self):
         """A fresh process loading the table (the package already imported)."""
-        return "background()", "from scwo_np.hsca.background import background"
+        return "background()", "from scwo_np.hsca._background import background"
 
     def setup(self):
         background_module._MODEL.clear()

@@ -85,8 +85,7 @@ error, anomaly and rare event. The marker says what was dropped; the store gives
 code("""import json
 from pathlib import Path
 
-from scwo_np.anchor import CrushStore, columns, crush_json, read_document
-from scwo_np.anchor.auto import auto_size, information_curve
+from scwo_np.anchor import CrushStore, auto_size, columns, crush_json, information_curve, read_document
 
 root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "scwo_evals" / "data" / "tool_outputs").is_dir())
 text = (root / "scwo_evals" / "data" / "tool_outputs" / "dpkg_log.jsonl").read_text()

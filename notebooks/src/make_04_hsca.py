@@ -16,11 +16,19 @@ a conversation from real text — 15 turns in 5 true topics: three consecutive p
 from five modules of the Python documentation bundled with the package (modules kept out of
 layer 1's background corpus) — draws its map, scores the beat boundaries against the true
 topic changes, asks the map the structural questions of the spec's section 3, and runs the
-evals. It is executed by the test suite and uses the public API only.""")
+evals. It is executed by the test suite and uses the public API only, plus the eval harness
+(`scwo_evals`, which lives in the source tree beside the notebooks, not in the wheel).""")
 
-code("""import matplotlib.pyplot as plt
+code("""import sys
+from pathlib import Path
 
-from scwo_np.hsca import HSCAEngine, Tuner, evals
+import matplotlib.pyplot as plt
+
+from scwo_np.hsca import HSCAEngine, Tuner
+
+# The eval harness is in the source tree (a clone), not in the installed package.
+sys.path.insert(0, str(next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "scwo_evals").is_dir())))
+from scwo_evals import hsca as evals  # noqa: E402
 
 paragraphs = {}
 for source, text in evals.pydoc_paragraphs():

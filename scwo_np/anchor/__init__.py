@@ -32,42 +32,48 @@ already kept.  Where the plan is silent or inconsistent, see
 
 Around it: :func:`read_document` takes tool outputs as tools emit them (an
 array, an object holding one, JSON Lines, concatenated values);
-``max_items="auto"`` chooses the size from the data (:mod:`.auto`);
-``protect=`` keeps matching items first; the omission marker (:mod:`.marker`)
+``max_items="auto"`` chooses the size from the data (:func:`auto_size`, on
+:func:`information_curve`); ``protect=`` keeps matching items first; the omission
+marker (:func:`omission_marker`)
 says what was dropped and :class:`CrushStore` gives it back; and
 :func:`lossless_encode` drops nothing, writing the array in columnar form that
 :func:`lossless_decode` turns back into exactly the input.
 """
 
-from .columns import Columns, columns
-from .config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
-from .crush import crush, crush_json
-from .inputs import Document, read_document
-from .learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
-from .lossless import lossless_decode, lossless_encode
-from .marker import MARKER_KEY, is_marker, omission_marker
-from .patterns import anchor_budget, detect_pattern, query_intents
-from .store import CrushStore, array_key
+from ._auto import BIASES, auto_size, information_curve
+from ._columns import Columns, columns
+from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from ._crush import crush, crush_json
+from ._inputs import Document, read_document
+from ._learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
+from ._lossless import COLUMNAR_KEY, lossless_decode, lossless_encode
+from ._marker import MARKER_KEY, is_marker, omission_marker
+from ._patterns import anchor_budget, detect_pattern, query_intents
+from ._store import CrushStore, array_key
 
 __all__ = [
+    "BIASES",
+    "BUCKETS",
+    "COLUMNAR_KEY",
     "MARKER_KEY",
+    "PATTERNS",
     "AnchorConfig",
     "AnchorWeights",
-    "BUCKETS",
     "Columns",
     "CrushReport",
     "CrushStore",
     "Document",
-    "PATTERNS",
     "PositionLearner",
     "PositionRetrievalPattern",
     "anchor_budget",
     "array_key",
+    "auto_size",
     "classify_position",
     "columns",
     "crush",
     "crush_json",
     "detect_pattern",
+    "information_curve",
     "is_marker",
     "lossless_decode",
     "lossless_encode",

@@ -33,11 +33,11 @@ Methods (``method=``), each exact unless stated:
 """
 
 from ._common import DEDUP_METHODS, Dedup
-from .cosine import cosine_pairs
-from .front import dedup
-from .jaccard import jaccard_pairs
-from .minhash import lsh_params, minhash_pairs
-from .sequence import sequence_pairs
+from ._cosine import cosine_pairs
+from ._front import dedup
+from ._jaccard import jaccard_pairs
+from ._minhash import lsh_params, minhash_pairs
+from ._sequence import sequence_pairs
 
 __all__ = [
     "DEDUP_METHODS",

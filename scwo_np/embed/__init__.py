@@ -1,19 +1,19 @@
 """Embedders for text in, and a cache so that nothing is embedded twice.
 
-:mod:`~scwo_np.embed.base` defines what an embedder is (any callable
-``texts -> (n, d) array`` with a ``name``) and checks what it returns;
-:mod:`~scwo_np.embed.cache` stores vectors in one SQLite file;
-:mod:`~scwo_np.embed.lsa` is the embedder that needs nothing beyond scikit-learn;
-:mod:`~scwo_np.embed.minilm` is all-MiniLM-L6-v2, offline (the ``embed`` extra);
+An embedder is any callable ``texts -> (n, d) array`` with a ``name``
+(:class:`Embedder`); :func:`embed_texts` calls one and checks what it returns;
+:class:`EmbeddingCache` stores vectors in one SQLite file; :class:`LSAEmbedder` is
+the embedder that needs nothing beyond scikit-learn; :class:`MiniLMEmbedder` is
+all-MiniLM-L6-v2, offline (the ``embed`` extra);
 :func:`~scwo_np.embed.as_embedder` turns an ``embedder=`` argument (a name or a
 callable) into an embedder.
 """
 
-from .base import Embedder, embed_texts, embedder_name
-from .cache import EmbeddingCache
-from .lsa import LSAEmbedder
-from .minilm import MiniLMEmbedder
-from .resolve import EMBEDDERS, as_embedder
+from ._base import Embedder, embed_texts, embedder_name
+from ._cache import EmbeddingCache
+from ._lsa import LSAEmbedder
+from ._minilm import MiniLMEmbedder
+from ._resolve import EMBEDDERS, as_embedder
 
 __all__ = [
     "EMBEDDERS",

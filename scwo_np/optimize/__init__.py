@@ -1,18 +1,21 @@
 """The two context-optimizer pipelines of the specifications, as thin objects over array functions.
 
 * :class:`KBContextOptimizer` — KB Labs ADR-0022: dedup, diversify, adaptive
-  selection, top-k (:mod:`scwo_np.optimize.kb`).
+  selection, top-k.
 * :class:`MoragContextOptimizer` — MoRAG's context optimizer: relevance
-  filter, redundancy removal, relationships, prioritisation, budget fit,
-  organisation, formatting (:mod:`scwo_np.optimize.morag`).
+  filter, redundancy removal, relationships (:func:`relationship_edges`),
+  prioritisation, budget fit, organisation (``STRATEGIES``), formatting.
 
-The ADR's array steps, usable on their own: :mod:`~scwo_np.optimize.diversify`
-(spread over sources and content) and :mod:`~scwo_np.optimize.budget`
-(token estimates, best-first budget fit, top-k).
+The ADR's array steps, usable on their own: :func:`diversify` (spread over
+sources and content), :func:`estimate_tokens`, :func:`best_first`,
+:func:`fit_budget` (best-first budget fit) and :func:`top_k`.
 """
 
-from .kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
-from .morag import (
+from ._budget import best_first, estimate_tokens, fit_budget, top_k
+from ._diversify import Diversified, diversify
+from ._kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
+from ._morag import (
+    RELATIONSHIP_TYPES,
     STRATEGIES,
     ChunkRelationship,
     ContextChunk,
@@ -23,13 +26,20 @@ from .morag import (
 
 __all__ = [
     "KB_DEFAULTS",
+    "RELATIONSHIP_TYPES",
     "STRATEGIES",
     "ChunkRelationship",
     "ContextChunk",
+    "Diversified",
     "KBContextOptimizer",
     "KBResult",
     "MoragContextOptimizer",
     "OptimizedContext",
     "Removal",
+    "best_first",
+    "diversify",
+    "estimate_tokens",
+    "fit_budget",
     "relationship_edges",
+    "top_k",
 ]

@@ -1,5 +1,5 @@
-"""``rerank_parquet``: the Parquet job, here (streamed, :mod:`scwo_np.rerank.parquet`) or on a
-Dask cluster (:mod:`scwo_np.rerank.on_dask`); both modules below it, neither importing this one.
+"""``rerank_parquet``: the Parquet job, here (streamed, :mod:`scwo_np.rerank._parquet`) or on a
+Dask cluster (:mod:`scwo_np.rerank._on_dask`); both modules below it, neither importing this one.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._parallel import read_ahead
-from .on_dask import rerank_parquet_on_cluster
-from .parquet import RerankSummary, atomic_writer, output_schema, prepare, stream
+from ._on_dask import rerank_parquet_on_cluster
+from ._parquet import RerankSummary, atomic_writer, output_schema, prepare, stream
 
 __all__ = ["rerank_parquet"]
 
@@ -61,7 +61,7 @@ def rerank_parquet(
         can all read), the results written in file order (here, or by the
         workers into a directory ``dst``).  The output holds the same rows
         bit for bit; see
-        :func:`~scwo_np.rerank.on_dask.rerank_parquet_on_cluster`.
+        :func:`~scwo_np.rerank._on_dask.rerank_parquet_on_cluster`.
 
     Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
 

@@ -1,44 +1,39 @@
-"""Selection (the SCWO specification): budgeted MMR and its baselines.
+"""Selection (the SCWO specification): budgeted MMR, other strategies and the baselines.
 
-- :mod:`~scwo_np.select.front` — :func:`select`, every strategy by name
-  (``STRATEGIES``); the package itself is callable: ``scwo_np.select_by_strategy(E, q,
-  costs, budget, strategy="knapsack")`` is :func:`select`;
-- :mod:`~scwo_np.select.mmr` — :func:`mmr_select` (exact, lazy heap, auto) and
-  :func:`mmr_select_multi`; its kernels live in ``_first_pass`` and ``_lazy_heap``;
-- :mod:`~scwo_np.select.knapsack` — :func:`knapsack_select`, the exact optimum
-  of total relevance under the budget;
-- :mod:`~scwo_np.select.dpp` — :func:`dpp_select`, budgeted DPP greedy MAP with
-  a lazy heap;
-- :mod:`~scwo_np.select.msd` — :func:`msd_select`, budgeted max-sum diversity;
-- :mod:`~scwo_np.select.ssd` — :func:`ssd_select`, budgeted sliding spectrum
-  decomposition with a lazy heap;
-- :mod:`~scwo_np.select.cover` — :func:`cover_select`, relevance plus concave
-  coverage (pyversity's cover), lazy greedy;
-- :mod:`~scwo_np.select.facility` — :func:`facility_location_select`, budgeted
-  relevance-weighted coverage (submodular, lazy greedy);
-- :mod:`~scwo_np.select.quality` — :func:`compare_strategies`: which strategy
-  puts the answer into the context, on questions with known answers;
-- :mod:`~scwo_np.select.batch` — :func:`select_batch`, many sets in one call;
-- :mod:`~scwo_np.select.baselines` — :func:`truncate`, :func:`topk_relevance`,
-  :func:`coverage` (the spec's quality metric);
-- :mod:`~scwo_np.select.texts` — :func:`select_texts`: from texts and a question
-  (embedder, token counter, layout) to :func:`mmr_select`;
-- :mod:`~scwo_np.select.bench` — the ``scwo bench`` tables.
+- :func:`mmr_select` (exact, lazy heap, auto: ``METHODS``) and
+  :func:`mmr_select_multi` (several queries);
+- :func:`select_by_strategy` — every strategy by name (``STRATEGIES``):
+  :func:`mmr_select`, :func:`msd_select` (budgeted max-sum diversity),
+  :func:`dpp_select` (budgeted DPP greedy MAP, lazy heap), :func:`ssd_select`
+  (budgeted sliding spectrum decomposition, lazy heap), :func:`cover_select`
+  (relevance plus concave coverage, pyversity's cover), :func:`facility_location_select`
+  (relevance-weighted coverage, submodular) and :func:`knapsack_select` (the exact
+  optimum of total relevance under the budget); :func:`cluster_ground` makes the
+  ground sets of the coverage strategies;
+- :func:`select_batch` — many (query, candidate set) problems in one call;
+- :func:`select_texts` — from texts and a question (embedder, token counter, layout
+  ``ORDERS`` by :func:`arrange`) to :func:`mmr_select`;
+- :func:`compare_strategies` — which strategy puts the answer into the context, on
+  questions with known answers (``DEFAULT_STRATEGIES``);
+- :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the spec's baselines
+  and quality metric; :func:`run_bench` and :func:`format_table` — its benchmark
+  table (``scwo bench``).
 """
 
-from .baselines import coverage, topk_relevance, truncate
-from .batch import BatchSelection, select_batch
-from .cover import cover_select
-from .dpp import dpp_select
-from .facility import facility_location_select
-from .front import STRATEGIES, select_by_strategy
-from .ground import cluster_ground
-from .knapsack import knapsack_select
-from .mmr import METHODS, mmr_select, mmr_select_multi
-from .msd import msd_select
-from .quality import DEFAULT_STRATEGIES, compare_strategies
-from .ssd import ssd_select
-from .texts import ORDERS, TextSelection, arrange, select_texts
+from ._baselines import coverage, topk_relevance, truncate
+from ._batch import BatchSelection, select_batch
+from ._bench import format_table, run_bench
+from ._cover import cover_select
+from ._dpp import dpp_select
+from ._facility import facility_location_select
+from ._front import STRATEGIES, select_by_strategy
+from ._ground import cluster_ground
+from ._knapsack import knapsack_select
+from ._mmr import METHODS, mmr_select, mmr_select_multi
+from ._msd import msd_select
+from ._quality import DEFAULT_STRATEGIES, compare_strategies
+from ._ssd import ssd_select
+from ._texts import ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
     "cluster_ground",
@@ -54,10 +49,12 @@ __all__ = [
     "coverage",
     "dpp_select",
     "facility_location_select",
+    "format_table",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
     "msd_select",
+    "run_bench",
     "select_by_strategy",
     "select_batch",
     "select_texts",

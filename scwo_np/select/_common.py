@@ -20,7 +20,7 @@ from ..validation import (
     check_unit_interval,
 )
 from ._first_pass import _accumulate_rel, _fused_checks, _norms_in_range, _row_norm
-from .mmr import _FLOATS, _NORM_RANGE
+from ._mmr import _FLOATS, _NORM_RANGE
 
 
 def prepare(
@@ -83,7 +83,7 @@ def query_weights(weights: ArrayLike | None, m: int) -> NDArray[np.float64]:
 
 def top_k(embeddings, query, costs, budget, weights, cexp, return_gains):
     """Relevance alone (``lam = 1``): :func:`mmr_select` or, for several queries, ``mmr_select_multi``."""
-    from .mmr import mmr_select, mmr_select_multi
+    from ._mmr import mmr_select, mmr_select_multi
 
     kw = dict(lam=1.0, return_gains=return_gains, cost_aware=cexp > 0.0, cost_exponent=cexp or 0.25)
     if np.ndim(query) == 2:

@@ -1,8 +1,8 @@
 """Kernels of the first pass of budgeted MMR: relevance, norms, the first pick (and its cosines).
 
-Private to :mod:`scwo_np.select.mmr` (and :mod:`~scwo_np.select.batch`);
+Private to :mod:`scwo_np.select._mmr` (and :mod:`~scwo_np.select._batch`);
 they take contiguous arrays and never validate.  See the module docs of
-:mod:`scwo_np.select.mmr` for the speculative one-pass design.
+:mod:`scwo_np.select._mmr` for the speculative one-pass design.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Kernels of the lazy heap: re-scoring, pool refills, the cost-aware finish, the fused small-input path.
 
-Private to :mod:`scwo_np.select.mmr` and :mod:`~scwo_np.select.batch`; they
+Private to :mod:`scwo_np.select._mmr` and :mod:`~scwo_np.select._batch`; they
 take contiguous arrays of fixed dtype and preallocated outputs and never
-validate.  See the module docs of :mod:`scwo_np.select.mmr`.
+validate.  See the module docs of :mod:`scwo_np.select._mmr`.
 """
 
 from __future__ import annotations

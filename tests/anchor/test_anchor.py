@@ -222,7 +222,7 @@ def test_columns_read_every_field_of_every_item(items, same_keys):
 
 
 def test_number_lengths_are_exact_for_integers_and_close_for_floats():
-    from scwo_np.anchor.columns import _number_lengths
+    from scwo_np.anchor._columns import _number_lengths
 
     rng = np.random.default_rng(0)
     ints = [0, 9, 10, 99, 100, -1, -10, 2**53 - 1, *map(int, rng.integers(-(10**15), 10**15, 200))]
@@ -245,7 +245,7 @@ def test_number_lengths_are_exact_for_integers_and_close_for_floats():
     st.sampled_from([0.0, 0.125, 0.25, 0.5, 0.75, 0.875, 1.0]),
 )
 def test_sorted_quantile_is_numpys_linear_quantile(values, q):
-    from scwo_np.anchor.columns import _sorted_quantile
+    from scwo_np.anchor._columns import _sorted_quantile
 
     s = np.sort(np.array(values))
     assert _sorted_quantile(s, q) == float(np.quantile(s, q))

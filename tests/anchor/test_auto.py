@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import columns, crush, crush_json
-from scwo_np.anchor.auto import _coverage_curve, _facts, auto_size, information_curve
+from scwo_np.anchor._auto import _coverage_curve, _facts, auto_size, information_curve
 from tests import naive
 
 
@@ -104,7 +104,7 @@ def test_the_curve_ends_at_the_total():
 def test_norm_equals_the_plain_regular_expressions(s):
     import re
 
-    from scwo_np.anchor.auto import _HEX, _norm
+    from scwo_np.anchor._auto import _HEX, _norm
 
     low = s.lower()
     if re.search("[0-9a-f]{8}", low[:4096]):
@@ -116,7 +116,7 @@ def test_norm_equals_the_plain_regular_expressions(s):
 def test_hex_runs_are_found_as_the_regular_expression_finds_them(s, pad):
     import re
 
-    from scwo_np.anchor.auto import _has_hex_run
+    from scwo_np.anchor._auto import _has_hex_run
 
     for text in (s, "z" * pad + s, s * 300):
         assert _has_hex_run(text) == bool(re.search("[0-9a-f]{8}", text[:4096]))

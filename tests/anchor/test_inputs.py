@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import crush, crush_json, lossless_encode
-from scwo_np.anchor.inputs import read_document
+from scwo_np.anchor._inputs import read_document
 from tests.anchor.test_anchor import json_leaf
 
 LOG = [{"id": i, "level": "ERROR" if i == 17 else "INFO", "ms": 1.50 + i} for i in range(40)]
@@ -149,7 +149,7 @@ def _typed(x):
 def _read(text, parser):
     from unittest import mock
 
-    from scwo_np.anchor import inputs
+    from scwo_np.anchor import _inputs as inputs
 
     with mock.patch.object(inputs, "orjson", parser):
         try:
@@ -191,7 +191,7 @@ def test_orjson_and_json_agree_on_json_ish_text(text):
 def test_orjson_reads_arrays_and_json_lines_and_leaves_big_integers_to_json():
     from unittest import mock
 
-    from scwo_np.anchor import inputs
+    from scwo_np.anchor import _inputs as inputs
 
     orjson = pytest.importorskip("orjson")
     spy = mock.Mock(wraps=orjson)
@@ -209,8 +209,8 @@ def test_orjson_reads_arrays_and_json_lines_and_leaves_big_integers_to_json():
 def test_pieces_behave_as_the_list_of_element_texts(values, pretty, ascii_only):
     import pickle
 
-    from scwo_np.anchor.inputs import Pieces, _array_pieces
-    from scwo_np.anchor.store import _body
+    from scwo_np.anchor._inputs import Pieces, _array_pieces
+    from scwo_np.anchor._store import _body
 
     text = json.dumps(values, indent=2 if pretty else None, ensure_ascii=ascii_only)
     _, pieces = _array_pieces(text, values)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import crush_json
-from scwo_np.anchor.lossless import _spelling, lossless_decode, lossless_encode
+from scwo_np.anchor._lossless import _spelling, lossless_decode, lossless_encode
 from scwo_np.tokens import estimate_tokens
 
 numbers = st.sampled_from(["1.50", "1e5", "-0.0", "0", "12345678901234567890123", "2E-3", "7", "-3.250"])

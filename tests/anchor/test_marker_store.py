@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from scwo_np.anchor import crush, crush_json
-from scwo_np.anchor.marker import is_marker
-from scwo_np.anchor.store import CrushStore, array_key
+from scwo_np.anchor._marker import is_marker
+from scwo_np.anchor._store import CrushStore, array_key
 
 
 def log(n=300, seed=0):
@@ -115,7 +115,7 @@ WRITER = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    from scwo_np.anchor.store import CrushStore
+    from scwo_np.anchor._store import CrushStore
     store = CrushStore(sys.argv[1])
     rng = np.random.default_rng(int(sys.argv[2]))
     i = 0

@@ -108,7 +108,7 @@ def test_anomalies_stay_rare_when_a_spike_of_equal_values_collapses_the_mad():
     import numpy as np
 
     from scwo_np.anchor import columns
-    from scwo_np.anchor.keep import anomaly_scores
+    from scwo_np.anchor._keep import anomaly_scores
 
     rng = np.random.default_rng(0)
     sizes = [4096] * 600 + [int(x) for x in rng.lognormal(8, 2, 1400)]  # directories, then files

@@ -5,7 +5,7 @@ import pytest
 
 from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.embed import MiniLMEmbedder
-from scwo_np.embed import minilm as minilm_module
+from scwo_np.embed import _minilm as minilm_module
 from scwo_np.tokens import WordPieceCounter
 
 

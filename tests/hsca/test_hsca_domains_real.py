@@ -6,7 +6,7 @@ import pytest
 
 from scwo_evals.realtext import DOMAIN_SOURCES, domain_texts, eval7_real_domains, real_texts
 from scwo_np.hsca import domain_tags, verse_form
-from scwo_np.hsca.layer2 import domain_scores, inflects
+from scwo_np.hsca._layer2 import domain_scores, inflects
 
 
 def test_domain_documents_have_fixed_splits_and_every_domain():

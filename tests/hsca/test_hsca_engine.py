@@ -110,7 +110,7 @@ def test_buffer_is_the_current_beat_read_only():
 
 
 def test_a_coherent_beat_closes_where_the_topic_changes():
-    from scwo_np.hsca.engine import COHESION_SHIFT, _stem_counts, cohesion
+    from scwo_np.hsca._engine import COHESION_SHIFT, _stem_counts, cohesion
 
     legal = [
         "The court ruled that the contract was void because the seller concealed a defect.",

@@ -30,9 +30,9 @@ def test_evals_run_and_report():
 
 
 def test_eval1_beat_weighting_at_least_matches_per_chunk_weighting(monkeypatch):
-    import scwo_np.hsca.engine as engine
+    import scwo_np.hsca._engine as engine
     from scwo_evals.hsca import eval1_snapshot_fidelity
-    from scwo_np.hsca.layer1 import relational_weights
+    from scwo_np.hsca._layer1 import relational_weights
 
     ours = eval1_snapshot_fidelity(cases=40, seed=2)
     # The spec's weighting: each chunk by its own layer-1 score, no floor.
@@ -48,7 +48,7 @@ def test_eval1_beat_weighting_at_least_matches_per_chunk_weighting(monkeypatch):
 
 def test_graded_tag_strengths_break_multi_tag_ties(monkeypatch):
     from scwo_evals.hsca import eval1_snapshot_fidelity
-    from scwo_np.hsca.engine import HSCAEngine
+    from scwo_np.hsca._engine import HSCAEngine
 
     graded = eval1_snapshot_fidelity(cases=20, seed=3)
     monkeypatch.setattr(HSCAEngine, "_tag_strengths", lambda self, c: dict.fromkeys(c.domain_tags, 1.0))
@@ -57,7 +57,7 @@ def test_graded_tag_strengths_break_multi_tag_ties(monkeypatch):
 
 
 def test_tag_strengths_are_in_unit_interval_and_full_for_the_strongest():
-    from scwo_np.hsca.engine import HSCAEngine
+    from scwo_np.hsca._engine import HSCAEngine
 
     eng = HSCAEngine()
     chunk = eng.score_layers(
@@ -80,7 +80,7 @@ def test_eval5_reports_the_shared_bridge_weight():
 
 
 def test_stemmed_lexicon_matches_inflections():
-    from scwo_np.hsca.layer2 import domain_scores
+    from scwo_np.hsca._layer2 import domain_scores
 
     assert domain_scores("The courts ruled.")["legal"] == domain_scores("The court ruled.")["legal"] > 0
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np.hsca import ContextSnapshot, WeightedChunk, relational_weights
-from scwo_np.hsca.layer1 import STOPWORDS
+from scwo_np.hsca._layer1 import STOPWORDS
 
 VOCAB = ["fox", "rabbit", "dawn", "forest", "hunts", "the", "runs", "river", "Fox", "東京", "😀"]
 
@@ -99,14 +99,14 @@ def test_round_trips_and_malformed_from_dict():
     )
 )
 def test_ascii_token_fast_path_equals_the_regex(text):
-    from scwo_np.hsca.layer1 import _MARK, _TOKEN, _tokens
+    from scwo_np.hsca._layer1 import _MARK, _TOKEN, _tokens
 
     assert _tokens(text) == [_MARK.get(t, t) for t in _TOKEN.findall(text.replace("’", "'"))]
 
 
 @given(st.lists(texts(), min_size=1, max_size=5), st.integers(2, 6))
 def test_beat_weights_equal_reference(batch, window):
-    from scwo_np.hsca.layer1 import beat_weights
+    from scwo_np.hsca._layer1 import beat_weights
 
     got = beat_weights(batch, window=window)
     np.testing.assert_allclose(got, naive.hsca_beat_weights(batch, window), rtol=0, atol=1e-12)
@@ -114,14 +114,14 @@ def test_beat_weights_equal_reference(batch, window):
 
 @given(st.lists(st.integers(0, 6), max_size=80), st.integers(1, 60))
 def test_mattr_kernel_equals_reference(words, w):
-    from scwo_np.hsca.layer1 import _mattr
+    from scwo_np.hsca._layer1 import _mattr
 
     got = _mattr(np.asarray(words, dtype=np.int64), w)
     assert math.isclose(got, naive.mattr(words, w), rel_tol=1e-12)
 
 
 def test_runs_cut_at_commas_colons_and_sentence_ends_not_at_line_wraps():
-    from scwo_np.hsca.layer1 import runs
+    from scwo_np.hsca._layer1 import runs
 
     text = "The court, in the end:\nheld the\ncontract void. Next one!\n\nNew para"
     assert list(runs(text)) == [

@@ -13,9 +13,9 @@ from scwo_evals.realtext import (
     real_texts,
     word_salad,
 )
-from scwo_np.hsca.background import background, is_association
-from scwo_np.hsca.layer1 import relational_weights
-from scwo_np.hsca.layer2 import coherence
+from scwo_np.hsca._background import background, is_association
+from scwo_np.hsca._layer1 import relational_weights
+from scwo_np.hsca._layer2 import coherence
 
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 

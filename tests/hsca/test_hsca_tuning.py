@@ -46,8 +46,8 @@ def test_no_contrast_changes_nothing():
 
 
 def test_labelled_hits_teach_bounded_domain_weights_that_fix_a_confusion():
-    from scwo_np.hsca.layer2 import domain_scores
-    from scwo_np.hsca.tuning import DOMAIN_RANGE, DOMAIN_STEP
+    from scwo_np.hsca._layer2 import domain_scores
+    from scwo_np.hsca._tuning import DOMAIN_RANGE, DOMAIN_STEP
 
     # Logic definitions the lexicons score as mathematics at least as much as philosophy.
     logic = [
@@ -88,8 +88,8 @@ def test_labelled_hits_teach_bounded_domain_weights_that_fix_a_confusion():
 
 
 def test_labelled_hits_teach_domain_words_bounded_deterministic_and_reversible(monkeypatch):
-    import scwo_np.hsca.tuning as tuning
-    from scwo_np.hsca.layer2 import content_stems, domain_tags
+    import scwo_np.hsca._tuning as tuning
+    from scwo_np.hsca._layer2 import content_stems, domain_tags
 
     assert {"zorblat", "quenfix", "plimsek"} <= content_stems("zorblats quenfix plimsek")  # unknown words
     medical = [f"The {w} zorblat and the plimsek." for w in ("first", "second", "third", "fourth")]

@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import selection_problems
-from scwo_np.optimize.budget import estimate_tokens, fit_budget, top_k
-from scwo_np.optimize.diversify import REASONS, diversify
+from scwo_np.optimize._budget import estimate_tokens, fit_budget, top_k
+from scwo_np.optimize._diversify import REASONS, diversify
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "Alpha", "x", "東京", "😀😀😀"]
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np.optimize import ContextChunk, MoragContextOptimizer, relationship_edges
-from scwo_np.optimize.morag import RELATIONSHIP_TYPES
+from scwo_np.optimize._morag import RELATIONSHIP_TYPES
 
 
 class TestContextOptimization:

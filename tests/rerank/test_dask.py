@@ -19,9 +19,9 @@ distributed = pytest.importorskip("distributed")
 
 from retrieved_sets import emb, make  # noqa: E402
 
-from scwo_np.cli.main import main  # noqa: E402
+from scwo_np.cli._main import main  # noqa: E402
 from scwo_np.rerank import rerank_parquet, rerank_table, sample_sets  # noqa: E402
-from scwo_np.rerank.on_dask import plan_spans, rerank_dask, rerank_parquet_on_cluster  # noqa: E402
+from scwo_np.rerank._on_dask import plan_spans, rerank_dask, rerank_parquet_on_cluster  # noqa: E402
 
 
 @pytest.fixture(scope="module")

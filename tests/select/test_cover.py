@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from conftest import selection_problems, tiled_problems
 from scwo_np import mmr_select
 from scwo_np.select import _gram
-from scwo_np.select.cover import cover_select
+from scwo_np.select._cover import cover_select
 
 
 @given(

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import selection_problems
 from scwo_np import mmr_select
-from scwo_np.select.dpp import dpp_select
+from scwo_np.select._dpp import dpp_select
 
 
 @given(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conftest import selection_problems, tiled_problems
 from scwo_np.select import _gram
-from scwo_np.select.facility import facility_location_select
+from scwo_np.select._facility import facility_location_select
 
 
 @given(
@@ -55,7 +55,7 @@ def test_the_guarantees(problem, lam):
 
 @given(problem=selection_problems(allow_empty=False), lam=st.sampled_from([0.0, 0.5, 0.9]))
 def test_rows_on_demand_give_what_the_kept_products_give(problem, lam):
-    from scwo_np.select.cover import cover_select
+    from scwo_np.select._cover import cover_select
 
     E, q, costs, budget, _ = problem
     with_matrix = [f(E, q, costs, budget, lam=lam) for f in (facility_location_select, cover_select)]

@@ -1,4 +1,4 @@
-"""Clustered ground sets (select/ground.py): spherical k-means equals its reference; facility
+"""Clustered ground sets (select/_ground.py): spherical k-means equals its reference; facility
 location over centres equals the plain greedy over the same centres."""
 
 from unittest import mock

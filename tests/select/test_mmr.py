@@ -87,7 +87,7 @@ def test_threaded_fused_path_equals_validating_path_at_threaded_size(dtype, monk
     """Above PARALLEL_MIN_ELEMENTS mmr_select runs the threaded fused kernel: same picks and
     gains as the validating path, and its checks fall back to the validating path's errors."""
     import scwo_np._dot
-    import scwo_np.select.mmr as mmr_module
+    import scwo_np.select._mmr as mmr_module
 
     rng = np.random.default_rng(5)
     n = -(-scwo_np._dot.PARALLEL_MIN_ELEMENTS // 32) + 3

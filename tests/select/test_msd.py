@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import selection_problems
 from scwo_np import _dot
-from scwo_np.select.msd import msd_select
+from scwo_np.select._msd import msd_select
 
 
 @given(

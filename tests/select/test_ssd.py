@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import selection_problems
 from scwo_np import mmr_select
-from scwo_np.select.ssd import ssd_select
+from scwo_np.select._ssd import ssd_select
 
 
 @given(

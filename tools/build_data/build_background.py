@@ -21,7 +21,7 @@ modules of the bundled Python-docs sample (eval 4 and the demo), every WordNet
 definition used by evals 1-3 and 5 (``glosses.json``, ``bridges.json``), and
 every source of the real-text set below.
 
-Counting: text is cut exactly as :func:`scwo_np.hsca.layer1.runs` cuts it at run
+Counting: text is cut exactly as :func:`scwo_np.hsca._layer1.runs` cuts it at run
 time (paragraphs, sentences, and runs of words between commas, colons and
 sentence ends; lower case).  Every ordered pair of adjacent words in a run is
 counted.  A pair ``(a, b)`` is an *association* when it was seen at least
@@ -63,7 +63,7 @@ SHIPPED = ROOT / "data" / "hsca"  # installed with the package
 EVAL = ROOT / "scwo_evals" / "data" / "hsca"  # evaluation material, source tree only
 sys.path.insert(0, str(ROOT))
 
-from scwo_np.hsca.layer1 import runs  # noqa: E402
+from scwo_np.hsca._layer1 import runs  # noqa: E402
 
 #: A pair must be seen this often to count as an association.
 MIN_COUNT = 2

@@ -46,7 +46,7 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
 So no evaluation sentence contributed a word to the lexicons that score it; no
 word of the real documents of evals 6 and 7 did either.
 ``conversational`` has no WordNet topic; its words stay in
-``scwo_np/hsca/layer2.py``.
+``scwo_np/hsca/_layer2.py``.
 
 Outputs (all committed; only the lexicons are installed, as ``scwo_np.bundled/hsca``):
 
@@ -70,7 +70,7 @@ import snowballstemmer
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from scwo_np.hsca.layer2 import _bases, inflects  # noqa: E402
+from scwo_np.hsca._layer2 import _bases, inflects  # noqa: E402
 
 WORDNET = Path("/usr/share/wordnet")
 OUT = ROOT / "data" / "hsca" / "domain_lexicons.json"

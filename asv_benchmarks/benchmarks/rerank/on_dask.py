@@ -1,4 +1,4 @@
-"""Benchmarks for scwo_np.rerank.on_dask: the Parquet job on a local Dask cluster.
+"""Benchmarks for scwo_np.rerank._on_dask: the Parquet job on a local Dask cluster.
 
 Targets (issue 14): two one-thread workers >= 1.6x one worker's throughput on
 the same job; one worker <= 1.3x the in-process path's time.  The output is a

@@ -1,4 +1,4 @@
-"""Benchmarks for scwo_np.rerank.parquet: a Parquet file of retrieved sets reranked, streamed.
+"""Benchmarks for scwo_np.rerank._parquet: a Parquet file of retrieved sets reranked, streamed.
 
 The job of issue 14: 10,000 sets x 100 candidates x d = 384 (1M rows, 1.5 GB of
 float32; 1,000 sets with ``SCWO_BENCH_PROFILE=fast``), a 2,000-token budget.
@@ -33,7 +33,7 @@ def loaded_arrays(path, queries):
     """The file's arrays in memory, as ``select_batch`` takes them: ``(E, Q, costs, offsets)``."""
     import pyarrow.parquet as pq
 
-    from scwo_np.rerank.arrow import embedding_matrix
+    from scwo_np.rerank._arrow import embedding_matrix
 
     t = pq.read_table(path)
     E = embedding_matrix(t, "embedding", what="candidates")
@@ -140,7 +140,7 @@ class ArrowToNumpy(Benchmark):
     def _convert(self):
         import pyarrow as pa
 
-        from scwo_np.rerank.arrow import embedding_matrix, token_counts
+        from scwo_np.rerank._arrow import embedding_matrix, token_counts
 
         t = pa.Table.from_batches([self.batch])
         return embedding_matrix(t, "embedding", what="c"), token_counts(t, "tokens", what="c")

@@ -1,4 +1,4 @@
-"""Benchmarks for scwo_np.select.baselines."""
+"""Benchmarks for scwo_np.select._baselines."""
 
 from scwo_np import coverage, topk_relevance
 

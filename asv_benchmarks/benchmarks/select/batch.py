@@ -1,4 +1,4 @@
-"""Benchmarks for scwo_np.select.batch (select_batch)."""
+"""Benchmarks for scwo_np.select._batch (select_batch)."""
 
 import numpy as np
 

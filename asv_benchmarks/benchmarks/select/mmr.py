@@ -1,9 +1,9 @@
-"""Benchmarks for scwo_np.select.mmr (mmr_select and friends)."""
+"""Benchmarks for scwo_np.select._mmr (mmr_select and friends)."""
 
 import numpy as np
 
 from scwo_np import coverage, mmr_select, mmr_select_multi, topk_relevance, truncate
-from scwo_np.select.bench import pure_python_mmr, spec_lazy_heap_mmr
+from scwo_np.select._bench import pure_python_mmr, spec_lazy_heap_mmr
 
 from ..common import SIZES, SPEC_SIZES, Benchmark, best_time, extra_peak_bytes, need, sizes, skip_in_smoke
 from ..datasets import gaussian, pydoc
@@ -222,7 +222,7 @@ class CostAware(Benchmark):
     repeat = 1
 
     def setup(self, selector):
-        from scwo_np.select.bench import cost_aware_rows
+        from scwo_np.select._bench import cost_aware_rows
 
         rows = cost_aware_rows(budgets=(400,))
         self.row = next(r for r in rows if r["selector"] == selector)

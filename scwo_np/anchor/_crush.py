@@ -1,0 +1,295 @@
+"""The :func:`crush` front and :func:`crush_json`: anchoring over items or over JSON text."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..validation import check_int, check_text
+from ._auto import auto_size
+from ._columns import _check_items, _columns
+from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from ._inputs import Document, read_document
+from ._keep import (
+    _even,
+    _fill,
+    _pick,
+    anomaly_scores,
+    error_severity,
+    information_scores,
+    protected_items,
+    query_matches,
+    rare_categories,
+    stratified_middle,
+)
+from ._lossless import lossless_encode
+from ._marker import omission_marker
+from ._patterns import (
+    adjust_for_query,
+    anchor_budget,
+    detect_pattern,
+    pattern_weights,
+    query_intents,
+    split_slots,
+)
+from ._store import CrushStore
+
+# ----------------------------------------------------------------------------------------
+# crush
+# ----------------------------------------------------------------------------------------
+
+_DEFAULT_CONFIG = AnchorConfig()  # read, never written: building one checks 20 fields (20 us)
+
+
+def crush(
+    items: Sequence[Mapping] | Sequence[Any],
+    max_items: int,
+    *,
+    query: str = "",
+    pattern: str | None = None,
+    config: AnchorConfig | None = None,
+    learned: AnchorWeights | None = None,
+    protect: Any = None,
+    protect_overflow: str = "error",
+    bias: str | float = "balanced",
+    upper: int = 100,
+    report: bool = False,
+) -> NDArray[np.int64] | tuple[NDArray[np.int64], CrushReport]:
+    """Indices (sorted) of at most ``max_items`` items to keep.
+
+    Parameters
+    ----------
+    items : list of dict (or of scalars, each read as ``{"value": x}``)
+        The array, e.g. a parsed tool output.
+    max_items : int or "auto"
+        The most items to keep (>= 1); arrays no longer than this are kept whole.
+        ``"auto"``: the fewest items that carry the ``bias``'s share of the
+        array's information (see :mod:`scwo_np.anchor._auto`), at most ``upper``,
+        plus every error, anomaly, query match and protected item.
+    query : str
+        The user's request: its position intents shift the anchors, its terms
+        keep matching items.
+    pattern : {"search_results", "logs", "time_series", "generic"}, optional
+        Overrides the detected pattern.
+    config : AnchorConfig, optional
+    learned : AnchorWeights, optional
+        Learned position weights (``PositionLearner.weights(tool)``); used in
+        place of the pattern's when ``config.use_learned_positions``.
+    protect : str, list of str, or dict, optional
+        Items that are always kept, before anything else: a regular expression
+        searched in every field's value, a list of them, or a mapping from field
+        name to an expression or a predicate (see :func:`protected_items`).
+        Copies of a protected item are kept too.
+    protect_overflow : {"error", "keep"}
+        When the protected items alone are more than ``max_items``: ``"error"``
+        raises ``ValueError`` (nothing is dropped silently); ``"keep"`` keeps
+        every protected item and nothing else, more than ``max_items``.
+    bias : {"conservative", "balanced", "aggressive"} or float
+        With ``max_items="auto"``: the share of the facts to cover (100%, 95%,
+        85%, or a number in (0, 1]).
+    upper : int
+        With ``max_items="auto"``: the most items the information part may take.
+    report : bool
+        Also return a :class:`CrushReport` (its ``max_items`` is the size used).
+
+    Examples
+    --------
+    >>> items = [{"status": "ok", "value": i} for i in range(100)]
+    >>> items[50] = {"status": "error", "error_code": "CRITICAL", "value": 50}
+    >>> idx = crush(items, 10)
+    >>> len(idx) <= 10, 50 in idx, int(idx[0]), int(idx[-1])
+    (True, True, 0, 99)
+    """
+    cfg = config or _DEFAULT_CONFIG
+    items = _check_items(items)
+    auto = isinstance(max_items, str)
+    if auto and max_items != "auto":
+        raise ValueError(f"max_items must be a positive integer or 'auto'; got {max_items!r}.")
+    if not auto:
+        max_items = int(check_int(max_items, name="max_items", low=1))
+    upper = check_int(upper, name="upper", low=1)
+    query = check_text(query, name="query")
+    if pattern is not None:
+        PATTERNS.lookup(pattern, hint="Pass None to detect it from the data.")
+    if protect_overflow not in ("error", "keep"):
+        raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
+    n = len(items)
+    if not auto and n <= max_items:
+        return _passthrough(n, max_items, pattern, report)
+    c = _columns(items)
+    prot = np.flatnonzero(protected_items(c, protect)) if protect is not None else np.empty(0, np.int64)
+    sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
+    z = anomaly_scores(c, cfg.anomaly_z) if cfg.keep_anomalies else np.zeros(n)
+    qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
+    ano_mask = (z > cfg.anomaly_z) & (sev == 0)
+    rare_mask = np.zeros(n, dtype=bool)
+    if cfg.keep_rare_categories:
+        rare_mask = rare_categories(c, cfg.rare_share) & (sev == 0) & ~ano_mask
+    if auto:  # the information the data carries, and never fewer than what must be kept
+        must_mask = (sev > 0) | ano_mask | (qm > 0) | rare_mask
+        must_n = len(set(c.item_code[must_mask].tolist()) - set(c.item_code[prot].tolist()))
+        max_items = max(auto_size(c, bias=bias, upper=upper), must_n + prot.size + cfg.min_anchor_slots)
+        if n <= max_items:
+            return _passthrough(n, n, pattern, report, c)
+    if prot.size > max_items:
+        if protect_overflow == "error":
+            raise ValueError(
+                f"{prot.size} items match protect, more than max_items={max_items}; raise max_items, narrow "
+                "protect, or pass protect_overflow='keep' to keep them all (and nothing else)."
+            )
+        rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
+                          protected=int(prot.size), columns=c, kept=prot)  # fmt: skip
+        return (prot, rep) if report else prot
+    pat = pattern or detect_pattern(c)
+    intents = query_intents(query, cfg)
+    use_learned = learned is not None and cfg.use_learned_positions
+    w = (
+        AnchorWeights(*learned).normalize()
+        if use_learned
+        else adjust_for_query(pattern_weights(pat, cfg), intents)
+    )
+    kept: list[int] = prot.tolist()  # protected items first, copies included
+    taken: set = set(c.item_code[prot].tolist())
+    max_items_left = max_items - len(kept)
+
+    # 1. Always kept, most severe first.
+    ar = np.arange(n)
+    err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
+    q_mask = qm > 0
+    # Among equally good matches, the query's position intent decides: "latest" wants the last ones.
+    latest = "recency" in intents and "historical" not in intents
+    qry = ar[q_mask][np.lexsort((-ar[q_mask] if latest else ar[q_mask], -qm[q_mask]))][
+        : max(1, max_items // 2)
+    ]
+    ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
+    rare = ar[rare_mask]
+    # What the user named comes first (at most half the budget), then errors, anomalies, rare categories.
+    must = np.concatenate([qry, err, ano, rare]).astype(np.int64)
+    must_codes = len(set(c.item_code[must].tolist()) - taken)
+    kept += _pick(must, max_items_left, None, taken, c)
+    dropped = must_codes - (len(kept) - prot.size)
+
+    # 2. Position anchors.
+    rest = max_items - len(kept)
+    if cfg.strategy == "static":
+        fs, bs, ms = min(3, rest), min(2, max(rest - 3, 0)), 0
+        kept += [i for i in range(fs) if i not in kept]
+        kept += [i for i in range(n - bs, n) if i not in kept]
+        taken |= {int(c.item_code[i]) for i in kept}
+        kept += _even(np.arange(n, dtype=np.int64), max_items - len(set(kept)), taken, c)
+    else:
+        slots = min(rest, anchor_budget(n, max_items, cfg))
+        fs, bs, ms = split_slots(slots, w)
+        info = information_scores(c) if cfg.use_information_density else None
+        m = cfg.candidate_multiplier
+        # An explicit intent asks for the extreme items themselves, not the most informative near them.
+        front_score = None if "historical" in intents else info
+        back_score = None if "recency" in intents else info
+        kept += _pick(np.arange(min(n, fs * m), dtype=np.int64), fs, front_score, taken, c)
+        back = np.arange(max(0, n - bs * m), n, dtype=np.int64)
+        kept += _pick(back if back_score is not None else back[::-1], bs, back_score, taken, c, late=True)
+        kept += stratified_middle(c, ms, taken)
+        # 3. Fill the rest along the same position weights.
+        kept += _fill(c, max_items - len(kept), w, taken)
+    idx = np.unique(np.asarray(kept, dtype=np.int64))[:max_items]
+    if not report:
+        return idx
+    rep = CrushReport(
+        n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
+        query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
+        rare=int(rare.size),
+        protected=int(prot.size), columns=c,
+    )  # fmt: skip
+    return idx, rep
+
+
+def _passthrough(n, max_items, pattern, report, c=None):
+    idx = np.arange(n, dtype=np.int64)
+    if not report:
+        return idx
+    rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
+                      passthrough=True, columns=c, kept=idx)  # fmt: skip
+    return idx, rep
+
+
+def crush_json(
+    text: str | bytes,
+    max_items: int,
+    *,
+    path: str | Sequence[str | int] | None = None,
+    marker: bool | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    lossless: bool = False,
+    **kw: Any,
+) -> str:
+    r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
+
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON array, an object holding one (``{"results": [...]}``: the largest
+        array inside, or the one at ``path``; the object around it is returned
+        unchanged), JSON Lines or concatenated JSON values (returned one per
+        line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+    max_items : int
+    path : str or sequence, optional
+        Where the array is inside an object (``"data.items"``).
+    marker : bool, optional
+        Append the omission marker (see :mod:`scwo_np.anchor._marker`) when items
+        were dropped. Default: on when ``store`` is given, off otherwise.
+    store : CrushStore or path, optional
+        Store the whole array; the marker carries its key for
+        :meth:`CrushStore.retrieve`.
+    lossless : bool
+        Drop nothing: return the array in columnar form instead (see
+        :func:`lossless_encode`); ``max_items`` and ``**kw`` are then unused.
+    **kw
+        Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
+
+    Invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser
+    can follow are ``ValueError``\ s.
+
+    Examples
+    --------
+    >>> crush_json('[{"a": 1.50}, {"a": 2}, {"a": 3}]', 2, config=AnchorConfig(min_anchor_slots=2))
+    '[{"a": 1.50},{"a": 3}]'
+    >>> crush_json(b'[1, 2, 3]', 5)
+    '[1,2,3]'
+    >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
+    '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
+    >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
+    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
+    """
+    if lossless:
+        return lossless_encode(text, path=path)
+    kw.pop("report", None)
+    marker = store is not None if marker is None else bool(marker)
+    return _crush_document(read_document(text, path=path), max_items, marker=marker, store=store, **kw)[0]
+
+
+def _crush_document(
+    doc: Document,
+    max_items: int | str,
+    *,
+    marker: bool,
+    store: CrushStore | str | os.PathLike | None,
+    **kw: Any,
+) -> tuple[str, CrushReport]:
+    """The document with its array crushed (and the marker appended when asked), and the report."""
+    idx, rep = crush(doc.items, max_items, report=True, **kw)
+    pieces = [doc.pieces[i] for i in idx.tolist()]
+    if marker and idx.size < len(doc.items):
+        key = None
+        if isinstance(store, CrushStore):
+            key = store.put(doc.pieces)
+        elif store is not None:
+            with CrushStore(store) as s:
+                key = s.put(doc.pieces)
+        m = omission_marker(rep.columns, len(doc.items), idx, key=key)
+        pieces.append(json.dumps(m, ensure_ascii=False))
+    return doc.render(pieces), rep

@@ -1,0 +1,349 @@
+"""What must be kept and what is informative: errors, anomalies, query matches, information, spacing."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._columns import Columns, _sorted_quantile
+from ._config import AnchorConfig, AnchorWeights
+
+# ----------------------------------------------------------------------------------------
+# Always kept: errors, anomalies, query matches
+# ----------------------------------------------------------------------------------------
+
+_STATUS_NAME = re.compile(r"^(status|level|severity|state|result|outcome|loglevel)$", re.I)
+_ERROR_NAME = re.compile(
+    r"^(error|errors|error_code|error_message|exception|err|stack|stacktrace|traceback)$", re.I
+)
+_SEVERITY = {
+    "fatal": 3.0, "critical": 3.0, "crit": 3.0, "emergency": 3.0, "alert": 3.0,
+    "error": 2.0, "err": 2.0, "exception": 2.0, "failed": 1.5, "failure": 1.5, "fail": 1.5,
+}  # fmt: skip
+
+
+def error_severity(c: Columns) -> NDArray[np.float64]:
+    """0 for normal items; higher for worse errors (status words, plus 0.5 for an error field)."""
+    sev = np.zeros(c.n)
+    for f, name in enumerate(c.names):
+        if _STATUS_NAME.match(name):
+            table = np.array([_SEVERITY.get(str(v).strip().lower(), 0.0) for v in c.values[f]] + [0.0])
+            sev = np.maximum(sev, table[c.codes[f]])  # code -1 reads the trailing 0
+        elif _ERROR_NAME.match(name):
+            table = np.array([0.0 if v in (None, "", [], {}, False, 0) else 2.0 for v in c.values[f]] + [0.0])
+            sev = np.maximum(sev, table[c.codes[f]] + 0.5 * (table[c.codes[f]] > 0))
+    return sev
+
+
+def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> NDArray[np.bool_]:
+    """Items holding a rare value of a categorical field.
+
+    A field is categorical when its values are text or booleans, it has from 2
+    to ``max_distinct`` distinct values and at least half the items have it; a
+    value is rare when fewer than ``share`` of those items hold it (so arrays of
+    fewer than ``1 / share`` items have none).  A ``remove`` among thousands of
+    ``install`` events, a ``CRITICAL`` among ``INFO`` lines.
+    """
+    out = np.zeros(c.n, dtype=bool)
+    for f in range(len(c.names)):
+        values = c.values[f]
+        if not 2 <= len(values) <= max_distinct or not c.kinds[f] <= {str, bool}:
+            continue
+        codes = c.codes[f]
+        m = int(np.count_nonzero(codes >= 0))
+        if m < 0.5 * c.n:
+            continue
+        rare = c.counts[f] < share * m
+        if rare.any() and not rare.all():
+            out |= np.append(rare, False)[codes]
+    return out
+
+
+def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> NDArray[np.float64]:
+    """Largest robust z-score (median and MAD) of each item over the numeric fields.
+
+    Anomalies are rare by definition: when more than ``max_share`` of a field's
+    values score above ``z_cut`` (a spike of identical values, like the 4096
+    of every directory in a file listing, collapses the MAD and makes a third
+    of the data "anomalous"), only the field's most extreme 1% keep scores
+    above ``z_cut``.
+    """
+    z = np.zeros(c.n)
+    for f in range(len(c.names)):
+        x = c.numeric[f]
+        ok = ~np.isnan(x)
+        if np.count_nonzero(ok) < 5:
+            continue
+        v = np.sort(x[ok])  # one sort serves the quartiles and the median (log1p keeps the order)
+        q1, q2, q3 = _sorted_quantile(v, 0.25), _sorted_quantile(v, 0.5), _sorted_quantile(v, 0.75)
+        if v[0] >= 0 and q3 > q1 and (q3 + q1 - 2 * q2) / (q3 - q1) > 0.1:
+            # Right-skewed non-negative data (latencies, counts, sizes): judge on a log scale,
+            # or the distribution's own long tail reads as anomalies.
+            x = np.log1p(np.where(ok, x, 0.0))
+            v = np.log1p(v)
+        med = _sorted_quantile(v, 0.5)
+        mad = _sorted_quantile(np.sort(np.abs(v - med)), 0.5)
+        scale = 1.4826 * mad if mad > 0 else 1.2533 * np.mean(np.abs(v - med))
+        if scale <= 0:
+            continue
+        zf = np.zeros(c.n)
+        zf[ok] = np.abs(x[ok] - med) / scale
+        m = int(np.count_nonzero(ok))
+        if np.count_nonzero(zf > z_cut) > max(1, max_share * m):
+            k = max(1, m // 100)
+            cut = np.partition(zf[ok], m - k)[m - k]  # the k-th largest score
+            zf = np.where(zf >= cut, zf, np.minimum(zf, z_cut))
+        z = np.maximum(z, zf)
+    return z
+
+
+_STOP = {
+    "the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "me", "my", "show", "find", "get", "give",
+    "what", "which", "who", "is", "are", "was", "with", "about", "from", "by", "at", "it", "this", "that",
+    "entries", "entry", "items", "item", "list", "all", "any", "please", "i", "you", "we", "do", "does",
+}  # fmt: skip
+
+
+def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.int64]:
+    """How many distinct query terms each item matches (a whole value, or a whole word of it).
+
+    Intent keywords and common words are not terms; a term matching more than
+    half of the items does not discriminate and is ignored.
+    """
+    intent_words = {
+        k.lower() for k in (*config.recency_keywords, *config.historical_keywords, *config.range_keywords)
+    }
+    terms = [
+        t
+        for t in dict.fromkeys(re.findall(r"\w+", query.lower()))
+        if len(t) > 1 and t not in _STOP | intent_words
+    ]
+    score = np.zeros(c.n, dtype=np.int64)
+    if not terms:
+        return score
+    fields = []
+    for f in range(len(c.names)):  # each field's distinct strings, lowercased, joined once
+        vals = c.values[f]
+        kinds = c.kinds[f]
+        if str not in kinds:  # numbers only: matched by value below, no text to search
+            fields.append(("", vals, c.distinct_numbers[f]))
+            continue
+        strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
+        fields.append(("\n".join(strs).lower(), strs, c.distinct_numbers[f]))  # one C call
+    for t in terms:
+        # A plural term also matches its singular ("errors" finds level "ERROR").
+        forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
+        words = [re.compile(rf"(?<![\w]){re.escape(x)}(?![\w])") for x in forms]
+        try:
+            tnum = float(t)
+        except ValueError:
+            tnum = None
+        hit = np.zeros(c.n, dtype=bool)
+        for f, (big, strs, nums) in enumerate(fields):
+            table = None
+            for x, word in zip(forms, words, strict=True):
+                if x not in big:  # the C substring test first: most fields hold no term
+                    continue
+                big, starts = _value_starts(big, strs)
+                pos = [m.start() for m in word.finditer(big)]
+                if pos:
+                    table = np.zeros(len(c.values[f]) + 1, dtype=bool) if table is None else table
+                    table[np.searchsorted(starts, pos, side="right") - 1] = True
+            if tnum is not None and nums.size and (nums == tnum).any():
+                table = np.zeros(len(c.values[f]) + 1, dtype=bool) if table is None else table
+                table[:-1] |= nums == tnum
+            if table is not None:
+                hit |= table[c.codes[f]]
+        if 0 < np.count_nonzero(hit) <= 0.5 * c.n:
+            score += hit
+    return score
+
+
+def _value_starts(big: str, strs: list[str]) -> tuple[str, NDArray[np.int64]]:
+    """Where each value starts in ``big`` (the values lowercased, joined by newlines).
+
+    When lowercasing changed a length (a few Unicode letters do), the values
+    are lowercased one by one so that positions still line up.
+    """
+    lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+    if len(big) != int(lens.sum()) + max(len(strs) - 1, 0):
+        low = [x.lower() for x in strs]
+        big = "\n".join(low)
+        lens = np.fromiter(map(len, low), dtype=np.int64, count=len(low))
+    starts = np.zeros(len(strs), dtype=np.int64)
+    if len(strs) > 1:
+        np.cumsum(lens[:-1] + 1, out=starts[1:])
+    return big, starts
+
+
+def protected_items(c: Columns, protect: object) -> NDArray[np.bool_]:
+    """Items matching ``protect``: regular expressions searched in every field's value, or per field.
+
+    ``protect`` is a pattern (``str`` or compiled), a list of them (an item
+    matches if any pattern finds any of its values), or a mapping from field
+    name to a pattern or to a predicate ``value -> bool``.  Values are searched
+    as text: strings as they are, other values in their JSON spelling
+    (``true``, ``null``, ``3.5``, nested objects as JSON).
+    """
+    rules: list[tuple[int | None, Any]]
+    if isinstance(protect, Mapping):
+        rules = []
+        for name, rule in protect.items():
+            if name in c.names:
+                rules.append((c.names.index(name), _rule(rule, f"protect[{name!r}]")))
+            else:
+                _rule(rule, f"protect[{name!r}]")  # still checked: a typo must not pass silently
+    elif isinstance(protect, str | re.Pattern):
+        rules = [(None, _rule(protect, "protect"))]
+    elif isinstance(protect, Sequence):
+        rules = [(None, _rule(p, f"protect[{k}]")) for k, p in enumerate(protect)]
+    else:
+        raise TypeError(
+            "protect must be a regular expression, a list of them, or a mapping field -> expression or "
+            f"predicate; got {type(protect).__name__}."
+        )
+    hit = np.zeros(c.n, dtype=bool)
+    for f0, rule in rules:
+        for f in range(len(c.names)) if f0 is None else [f0]:
+            table = np.zeros(len(c.values[f]) + 1, dtype=bool)  # last slot: missing (code -1)
+            for code, v in enumerate(c.values[f]):
+                table[code] = rule(v)
+            hit |= table[c.codes[f]]
+    return hit
+
+
+def _rule(rule: object, name: str):
+    if callable(rule) and not isinstance(rule, re.Pattern):
+        return lambda v: bool(rule(v))
+    if isinstance(rule, str):
+        try:
+            rule = re.compile(rule)
+        except re.error as exc:
+            raise ValueError(f"{name} is not a valid regular expression ({exc}): {rule!r}.") from None
+    if not isinstance(rule, re.Pattern):
+        raise TypeError(f"{name} must be a regular expression or a predicate; got {type(rule).__name__}.")
+    return lambda v: rule.search(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) is not None
+
+
+# ----------------------------------------------------------------------------------------
+# Information density and region selection (ideas 4 and 6)
+# ----------------------------------------------------------------------------------------
+
+
+def information_scores(c: Columns) -> NDArray[np.float64]:
+    """The plan's score per item: sum of (1 - value frequency), 0.5 per unusual field, 0.3 if longer than average."""
+    s = np.zeros(c.n)
+    typical = []
+    for f in range(len(c.names)):
+        present = c.codes[f] >= 0
+        m = np.count_nonzero(present)
+        typical.append(m >= 0.5 * c.n)
+        if m == 0:
+            continue
+        freq = c.counts[f] / m
+        s[present] += 1.0 - freq[c.codes[f][present]]
+        if not typical[-1]:
+            s[present] += 0.5
+    s += 0.3 * (c.length > c.length.mean())
+    return s
+
+
+def _pick(
+    cands: NDArray[np.int64],
+    k: int,
+    score: NDArray[np.float64] | None,
+    taken: set,
+    c: Columns,
+    late: bool = False,
+) -> list[int]:
+    """Up to ``k`` of ``cands``, best score first (ties: earliest, or latest with ``late``),
+    never an item identical to a taken one."""
+    if k <= 0 or cands.size == 0:
+        return []
+    order = cands if score is None else cands[np.lexsort((-cands if late else cands, -score[cands]))]
+    out = []
+    for i in order.tolist():
+        code = c.item_code[i]
+        if code in taken:
+            continue
+        out.append(i)
+        taken.add(code)
+        if len(out) == k:
+            break
+    return out
+
+
+def stratified_middle(c: Columns, k: int, taken: set) -> list[int]:
+    """Middle samples (10%-90% of positions): by category, by numeric variance, or evenly spaced."""
+    n = c.n
+    lo, hi = int(n * 0.1), int(n * 0.9)
+    middle = np.arange(lo, hi, dtype=np.int64)
+    if k <= 0 or middle.size == 0:
+        return []
+    # 1. A categorical field with a few groups: one sample per group, largest groups first.
+    for f in range(len(c.names)):
+        ncodes = len(c.values[f])
+        if 2 <= ncodes <= max(2, k * 2) and np.all(c.codes[f] >= 0) and ncodes < n / 2:
+            codes = c.codes[f][middle]
+            picked: list[int] = []
+            for code in np.argsort(-np.bincount(codes, minlength=ncodes), kind="stable"):
+                members = middle[codes == code]
+                if members.size:
+                    centre = members[members.size // 2 : members.size // 2 + 1]
+                    picked += _pick(np.concatenate([centre, members]), 1, None, taken, c)
+                if len(picked) == k:
+                    return picked
+            return picked + _even(middle, k - len(picked), taken, c)
+    # 2. Numeric fields: the points where the series changes most.
+    num = [f for f in range(len(c.names)) if np.count_nonzero(~np.isnan(c.numeric[f])) >= 0.9 * n]
+    if num:
+        change = np.zeros(n)
+        for f in num:
+            x = np.nan_to_num(c.numeric[f], nan=np.nanmedian(c.numeric[f]))
+            d = np.abs(np.diff(x, prepend=x[0]))
+            scale = np.std(x) or 1.0
+            change += d / scale
+        if np.ptp(change[middle]) > 1e-12 * max(1.0, change[middle].max()):
+            return _pick(middle, k, change, taken, c)
+    # 3. Even spacing.
+    return _even(middle, k, taken, c)
+
+
+def _even(middle: NDArray[np.int64], k: int, taken: set, c: Columns) -> list[int]:
+    """The plan's even spacing (``step = len // (k + 1)``), sliding past identical items."""
+    if k <= 0 or middle.size == 0:
+        return []
+    step = max(1, middle.size // (k + 1))
+    out = []
+    for j in range(1, k + 1):
+        pos = min(j * step, middle.size - 1)
+        got = _pick(np.concatenate([middle[pos:], middle[:pos]]), 1, None, taken, c)
+        out += got
+    return out
+
+
+def _fill(c: Columns, k: int, w: AnchorWeights, taken: set) -> list[int]:
+    """``k`` items at evenly spaced quantiles of the density ``2 wf (1 - x) + 2 wb x + wm``."""
+    if k <= 0:
+        return []
+    n = c.n
+    x = (np.arange(n) + 0.5) / n
+    dens = 2 * w.front * (1 - x) + 2 * w.back * x + w.middle
+    cdf = np.cumsum(dens)
+    cdf /= cdf[-1]
+    targets = (np.arange(k) + 0.5) / k
+    pos = np.minimum(np.searchsorted(cdf, targets), n - 1)
+    out = []
+    for p in pos.tolist():
+        for d in range(n):  # the nearest item not identical to one kept, looking outwards
+            hit = next((i for i in (p - d, p + d) if 0 <= i < n and c.item_code[i] not in taken), None)
+            if hit is not None:
+                taken.add(c.item_code[hit])
+                out.append(hit)
+                break
+    return out

@@ -1,0 +1,113 @@
+"""The omission marker: one small object saying what :func:`crush` dropped, where, and what it held.
+
+Format (one object, appended as the array's last element, or as the last line of
+JSON Lines)::
+
+    {"_omitted": {
+        "count": 9990, "of": 10000,                 # items dropped / items in the input
+        "ranges": [[3, 119], [121, 9996]],          # dropped positions, inclusive, 0-based
+        "more_ranges": 0,                           # runs not listed (only the first 20 are)
+        "fields": {                                 # per field, over the dropped items only
+            "latency_ms": {"count": 9990, "min": 0.4, "max": 912.5},
+            "level": {"count": 9990, "distinct": 2, "top": [["INFO", 9001], ["WARN", 989]]},
+            "id": {"count": 9990, "distinct": 9990}
+        },
+        "key": "3f2a9c0d5e6b7a81"                   # present when the array was stored
+    }}
+
+Kept items are never altered; the marker is the only object added.  ``fields``
+is computed on the columns :func:`crush` already built: numbers get ``min`` and
+``max`` (as they are spelled in the data's type), categories (some value repeats)
+their three most frequent values, and every field its number of ``distinct``
+values; at most ``max_fields`` fields, the most often present first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._columns import Columns
+
+__all__ = ["MARKER_KEY", "is_marker", "omission_marker"]
+
+#: The marker object's only key.
+MARKER_KEY = "_omitted"
+MAX_RANGES = 20
+
+
+def is_marker(item: Any) -> bool:
+    """True for the omission marker object (to skip it when iterating a crushed array).
+
+    Examples
+    --------
+    >>> is_marker({"_omitted": {"count": 3, "of": 5}}), is_marker({"id": 1})
+    (True, False)
+    """
+    return isinstance(item, dict) and len(item) == 1 and MARKER_KEY in item
+
+
+def omission_marker(
+    c: Columns | None,
+    n: int,
+    kept: Sequence[int] | NDArray[np.int64],
+    *,
+    key: str | None = None,
+    max_fields: int = 12,
+) -> dict[str, Any] | None:
+    """The marker for the items of an ``n``-item array not in ``kept`` (None when nothing was dropped).
+
+    ``c`` is the array's :class:`Columns` (``None`` skips the field summary).
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import columns
+    >>> items = [{"level": "INFO", "ms": i} for i in range(10)]
+    >>> m = omission_marker(columns(items), 10, [0, 9])
+    >>> m["_omitted"]["ranges"], m["_omitted"]["fields"]["ms"]
+    ([[1, 8]], {'count': 8, 'distinct': 8, 'min': 1, 'max': 8})
+    """
+    mask = np.ones(n, dtype=bool)
+    mask[np.asarray(kept, dtype=np.int64)] = False
+    dropped = np.flatnonzero(mask)
+    if dropped.size == 0:
+        return None
+    breaks = np.flatnonzero(np.diff(dropped) > 1)
+    starts = np.concatenate([dropped[:1], dropped[breaks + 1]])
+    ends = np.concatenate([dropped[breaks], dropped[-1:]])
+    body: dict[str, Any] = {"count": int(dropped.size), "of": int(n)}
+    body["ranges"] = [[int(a), int(b)] for a, b in zip(starts[:MAX_RANGES], ends[:MAX_RANGES], strict=True)]
+    if starts.size > MAX_RANGES:
+        body["more_ranges"] = int(starts.size - MAX_RANGES)
+    if c is not None and max_fields > 0:
+        body["fields"] = _field_summary(c, dropped, max_fields)
+    if key is not None:
+        body["key"] = key
+    return {MARKER_KEY: body}
+
+
+def _field_summary(c: Columns, dropped: NDArray[np.int64], max_fields: int) -> dict[str, Any]:
+    codes = c.codes[:, dropped]
+    present = np.count_nonzero(codes >= 0, axis=1)
+    order = np.lexsort((np.arange(len(c.names)), -present))  # most often present first, then field order
+    out: dict[str, Any] = {}
+    for f in order[:max_fields].tolist():
+        if present[f] == 0:
+            continue
+        col = codes[f][codes[f] >= 0]
+        counts = np.bincount(col, minlength=len(c.values[f]))
+        seen = np.flatnonzero(counts)
+        entry: dict[str, Any] = {"count": int(present[f]), "distinct": int(seen.size)}
+        nums = c.distinct_numbers[f]
+        kinds = c.kinds[f]
+        if kinds and kinds <= {int, float} and np.isfinite(nums[seen]).all():
+            lo, hi = seen[np.argmin(nums[seen])], seen[np.argmax(nums[seen])]
+            entry["min"], entry["max"] = c.values[f][lo], c.values[f][hi]
+        elif seen.size < col.size and kinds <= {str, bool, type(None), int, float}:
+            top = seen[np.lexsort((seen, -counts[seen]))][:3]  # most frequent; ties: first seen
+            entry["top"] = [[c.values[f][k], int(counts[k])] for k in top.tolist()]
+        out[c.names[f]] = entry
+    return out

@@ -1,0 +1,212 @@
+"""``scwo crush``: shrink a JSON array to the items an LLM will need, and get dropped items back."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+from ..anchor import PATTERNS
+from ._io import (
+    _output,
+    _stdin,
+)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with contextlib.nullcontext(_stdin()) if path == "-" else open(path, "rb") as fh:
+            return fh.read()  # bytes: read_document decodes UTF-8 and says where it is not
+    except OSError as exc:
+        raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
+
+
+def _store(args: argparse.Namespace):
+    from ..anchor import CrushStore
+
+    try:
+        return CrushStore(args.store)  # None: the user cache folder
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"scwo: --store: {exc}") from None
+
+
+def _cmd_crush(args: argparse.Namespace) -> int:
+    if args.retrieve is not None:
+        return _cmd_retrieve(args)
+    if args.file is None:
+        raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
+    if args.lossless or args.expand:
+        return _cmd_lossless(args)
+    if args.max_items is None:
+        raise SystemExit("scwo: --max-items is required (a number, or auto)")
+    for flag in ("range", "where"):
+        if getattr(args, flag):
+            raise SystemExit(f"scwo: --{flag} goes with --retrieve")
+    from ..anchor import AnchorConfig, read_document
+    from ..anchor._crush import _crush_document
+
+    text = _read(args.file)
+    cfg = AnchorConfig(strategy=args.strategy)
+    protect = args.protect or None
+    try:
+        bias = float(args.bias)
+    except ValueError:
+        bias = args.bias
+    kw = dict(query=args.query, pattern=args.pattern, config=cfg, protect=protect, bias=bias, upper=args.upper,
+              protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
+    try:
+        max_items = _max_items(args.max_items)
+        store = None
+        if args.marker and not args.no_store:
+            store = _store(args)
+        doc = read_document(text, path=args.path)
+        out, rep = _crush_document(doc, max_items, marker=args.marker, store=store, **kw)
+        if args.report:
+            sys.stderr.write(
+                f"scwo crush: kept {len(rep.kept)} of {rep.n} ({doc.form}"
+                + (f" at {'/'.join(map(str, doc.path))}" if doc.path else "")
+                + f"); pattern {rep.pattern}; anchors front/back/middle {rep.anchor_slots}; errors {rep.errors}, "
+                f"anomalies {rep.anomalies}, query matches {rep.query_matches}, protected {rep.protected}, "
+                f"must-keep dropped {rep.must_keep_dropped}\n"
+            )
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    return _write(args, out)
+
+
+def _cmd_lossless(args: argparse.Namespace) -> int:
+    from ..anchor import lossless_decode, lossless_encode
+    from ..tokens import as_token_counter, count_tokens
+
+    if args.lossless and args.expand:
+        raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
+    for flag in ("max_items", "marker", "protect", "query"):
+        if getattr(args, flag):
+            raise SystemExit(
+                f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
+            )
+    raw = _read(args.file)
+    try:
+        out = lossless_encode(raw, path=args.path) if args.lossless else lossless_decode(raw)
+        if args.report:
+            text = raw.decode("utf-8")
+            counter = as_token_counter(args.tokens)
+            before, after = count_tokens([text.strip(), out], counter).tolist()
+            sys.stderr.write(
+                f"scwo crush: {'lossless' if args.lossless else 'expanded'}: {len(text.strip()):,} -> {len(out):,} "
+                f"characters, {before:,} -> {after:,} tokens ({counter.name})\n"
+            )
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    return _write(args, out)
+
+
+def _write(args: argparse.Namespace, out: str) -> int:
+    with _output(args.output) as fh:
+        fh.write(out + "\n")
+    return 0
+
+
+def _max_items(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"--max-items takes a positive integer or 'auto'; got {value!r}") from None
+    if n < 1:
+        raise ValueError(f"--max-items takes a positive integer or 'auto'; got {value!r}")
+    return n
+
+
+def _cmd_retrieve(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        raise SystemExit("scwo: --retrieve reads the store, not a file; drop the file argument")
+    start = stop = None
+    if args.range:
+        a, sep, b = args.range.partition(":")
+        try:
+            if not sep:
+                start, stop = int(a), int(a) + 1
+            else:
+                start, stop = (int(a) if a else None), (int(b) if b else None)
+        except ValueError:
+            raise SystemExit(
+                f"scwo: --range takes START:STOP positions (like 10:20, :5, 7); got {args.range!r}"
+            ) from None
+    where = {}
+    for cond in args.where or ():
+        name, sep, raw = cond.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"scwo: --where takes FIELD=VALUE (like status=error); got {cond!r}")
+        try:
+            where[name] = json.loads(raw)  # 500 -> a number, true -> a boolean, "x" -> a string
+        except json.JSONDecodeError:
+            where[name] = raw
+    with _store(args) as store:
+        try:
+            out = store.retrieve_json(args.retrieve, start=start, stop=stop, where=where or None)
+        except KeyError as exc:
+            raise SystemExit(f"scwo: {exc.args[0]}") from None
+    return _write(args, out)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo crush`` to the ``scwo`` parser."""
+    c = sub.add_parser(
+        "crush",
+        help="shrink a JSON array to the items an LLM will need (SmartCrusher); get dropped items back",
+        description="Keep at most N items of a JSON array (or of the largest array inside an object, JSON "
+        "Lines, concatenated JSON): errors, anomalies, query matches and protected items first, then "
+        "position anchors. --marker says what was dropped and stores the whole array; --retrieve KEY "
+        "gives items back.",
+    )
+    c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
+    c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
+    c.add_argument(
+        "--bias",
+        default="balanced",
+        help="with --max-items auto: conservative, balanced, aggressive, or a share",
+    )
+    c.add_argument("--upper", type=int, default=100, help="with --max-items auto: at most this many (100)")
+    c.add_argument("--query", default="", help="the user's request (position intents, terms to keep)")
+    c.add_argument("--path", help="where the array is inside an object, e.g. data.items")
+    c.add_argument("--pattern", choices=list(PATTERNS), help="override detection")
+    c.add_argument(
+        "--strategy", choices=["dynamic", "static"], default="dynamic", help="static = first 3 + last 2"
+    )
+    c.add_argument(
+        "--protect",
+        action="append",
+        metavar="REGEX",
+        help="always keep items with a value matching REGEX (repeatable)",
+    )
+    c.add_argument(
+        "--keep-protected", action="store_true", help="keep every protected item even beyond --max-items"
+    )
+    c.add_argument(
+        "--marker", action="store_true", help="append an object saying what was dropped; stores the array"
+    )
+    c.add_argument("--store", help="the store file (default: crush_store.sqlite in the user cache folder)")
+    c.add_argument("--no-store", action="store_true", help="with --marker: do not store the array")
+    c.add_argument("--lossless", action="store_true", help="drop nothing: write the array in columnar form")
+    c.add_argument("--expand", action="store_true", help="turn --lossless output back into the array")
+    c.add_argument(
+        "--tokens",
+        default="estimate",
+        help="with --report: the token counter (estimate, wordpiece, tiktoken)",
+    )
+    c.add_argument(
+        "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"
+    )
+    c.add_argument("--range", help="with --retrieve: positions START:STOP (0-based, STOP excluded)")
+    c.add_argument(
+        "--where",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="with --retrieve: items whose FIELD equals VALUE (repeatable)",
+    )
+    c.add_argument("--report", action="store_true", help="print what was decided to stderr")
+    c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
+    c.set_defaults(func=_cmd_crush)

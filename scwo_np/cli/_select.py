@@ -1,0 +1,385 @@
+"""``scwo select``, ``scwo demo``, ``scwo sample`` and ``scwo bench``: budgeted MMR from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..embed import EMBEDDERS
+from ..select import METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
+from ..tokens import COUNTERS
+from ._io import (
+    _out,
+    _read_chunks,
+    _read_jsonl,
+    _vector_option,
+    _write_jsonl,
+)
+
+
+def _cmd_select(args: argparse.Namespace) -> int:
+    if args.query is not None:
+        return _cmd_select_text(args)
+    for opt in ("embedder", "tokens", "cache"):
+        if getattr(args, opt) is not None:
+            raise SystemExit(f"scwo: --{opt} goes with --query (a question as text)")
+    records, E, costs = _read_chunks(args.file, args.embedding_field, args.tokens_field)
+    if args.query_index is not None:
+        if not records:
+            where = "standard input" if args.file == "-" else args.file
+            raise SystemExit(f"scwo: {where} has no chunks to take --query-index {args.query_index} from")
+        if not 0 <= args.query_index < len(records):
+            raise SystemExit(f"scwo: --query-index must be in [0, {len(records)}); got {args.query_index}")
+        q = E[args.query_index]
+    else:
+        q = _vector_option(args.query_embedding, "--query-embedding")
+    try:
+        idx, gains = mmr_select(
+            E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware,
+            cost_exponent=args.cost_exponent, return_gains=True,
+        )  # fmt: skip
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    X = np.asarray(E, dtype=np.float64)[idx]
+    rel = X @ q / (np.linalg.norm(X, axis=1) * np.linalg.norm(q)) if len(idx) else np.empty(0)
+    pos = arrange(idx, rel, args.order)
+    tokens = np.asarray(costs, dtype=np.int64)
+    _write_picks(records, idx[pos], gains[pos], pos, rel[pos], tokens[idx[pos]], args, args.tokens_field)
+    return 0
+
+
+def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str) -> None:
+    """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field."""
+
+    def out():
+        for k, i in enumerate(idx.tolist()):
+            rec = records[i]
+            if args.annotate:
+                rec = {**rec, "_scwo": {
+                    "rank": int(ranks[k]), "index": i, "gain": round(float(gains[k]), 6),
+                    "relevance": round(float(rel[k]), 6), "tokens": int(tokens[k]), "token_counter": counter,
+                }}  # fmt: skip
+            yield rec
+
+    _write_jsonl(out(), args.output)
+
+
+def _text_embedder(args, texts, has_emb):
+    from ..embed import LSAEmbedder, MiniLMEmbedder
+
+    if has_emb:
+        if args.embedder != "minilm":
+            raise SystemExit(
+                f"scwo: the chunks carry embeddings ({args.embedding_field!r}) and --query is text: say which "
+                "model made them with --embedder minilm (all-MiniLM-L6-v2), or drop the field to embed the "
+                "texts here (lsa fits its own space, which cannot be compared with the file's vectors)"
+            )
+        return MiniLMEmbedder()
+    if args.embedder == "minilm":
+        return MiniLMEmbedder()
+    try:
+        return LSAEmbedder(texts + [args.query])
+    except ValueError as exc:
+        raise SystemExit(f"scwo: cannot fit the lsa embedder on these texts: {exc}") from None
+
+
+def _cmd_select_text(args: argparse.Namespace) -> int:
+    """``scwo select FILE --query TEXT``: embed (cached), count, select, write the chosen records."""
+    from ..embed import EmbeddingCache
+    from ..select import select_texts
+    from ..tokens import as_token_counter
+
+    if args.cost_aware:
+        raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
+    if not args.query.strip():
+        raise SystemExit("scwo: --query is empty; give the question as text")
+    path = args.file
+    records = _read_jsonl(path)
+    has_emb = bool(records) and all(args.embedding_field in r for r in records)
+    need_text = not has_emb or args.tokens is not None or not all(args.tokens_field in r for r in records)
+    texts = []
+    for k, r in enumerate(records, 1):
+        t = r.get(args.text_field)
+        if need_text and (not isinstance(t, str) or not t.strip()):
+            what = "missing" if t is None else ("empty" if isinstance(t, str) else f"a {type(t).__name__}")
+            raise SystemExit(f"scwo: {path}: record {k}: text field {args.text_field!r} is {what}")
+        texts.append(t if isinstance(t, str) and t.strip() else f"record {k}")
+    if args.tokens is not None or not all(args.tokens_field in r for r in records):
+        try:
+            counter = as_token_counter(args.tokens or "estimate")
+        except (ImportError, ValueError) as exc:
+            raise SystemExit(f"scwo: --tokens {args.tokens}: {exc}") from None
+        costs, counter_name = counter.count(texts), counter.name
+    else:
+        costs, counter_name = [r[args.tokens_field] for r in records], f"field {args.tokens_field!r}"
+    E = np.array([r[args.embedding_field] for r in records], dtype=np.float64) if has_emb else None
+    cache = None
+    if records and not args.no_cache:
+        from .._config import _user_cache_root
+
+        where = args.cache or (
+            os.path.join(_user_cache_root(), "embeddings.sqlite") if _user_cache_root() else None
+        )
+        if where:
+            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+            cache = EmbeddingCache(where)
+    try:
+        emb = _text_embedder(args, texts, has_emb) if records else None
+        if emb is not None and cache is not None and not args.quiet and sys.stderr.isatty():
+            cache.embed(emb, texts if E is None else [], progress=True)  # fill the cache with a bar
+        sel = select_texts(
+            texts, args.query, args.budget, embedder=emb, costs=costs, embeddings=E, lam=args.lam,
+            method=args.method, order=args.order, cache=cache,
+        )  # fmt: skip
+    except ImportError as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    finally:
+        if cache is not None:
+            cache.close()
+    _write_picks(records, sel.indices, sel.gains, sel.ranks, sel.relevance, sel.tokens, args, counter_name)
+    if not args.quiet:
+        sys.stderr.write(
+            f"scwo select: kept {len(sel)} of {len(records)} chunks, {sel.total_tokens} of {args.budget} tokens "
+            f"({counter_name}); embedder {emb.name if emb is not None else '-'}; order {args.order}\n"
+        )
+    return 0
+
+
+def _demo_query(arg: str, n: int):
+    """``--query``: a bundled query's number, or any text."""
+    from ..datasets import load_sample, sample_query
+
+    s = load_sample()
+    if arg.strip().lstrip("-").isdigit():
+        k = int(arg)
+        if not 0 <= k < n:
+            raise SystemExit(f"scwo: --query must be a bundled query's number in [0, {n}) or a text; got {k}")
+        return s.query_embeddings[k], repr(s.queries[k]), f"bundled query #{k}, from {s.query_sources[k]}"
+    try:
+        v, how = sample_query(arg)
+    except ValueError as exc:
+        raise SystemExit(f"scwo: --query: {exc}") from None
+    return v, repr(arg), how
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from ..datasets import load_sample
+
+    s = load_sample()
+    E, costs, texts = s.embeddings, s.costs, s.texts
+    q, shown, how = _demo_query(args.query, len(s.queries))
+    try:
+        t0 = time.perf_counter()
+        idx, gains = mmr_select(E, q, costs, args.budget, lam=args.lam, return_gains=True)
+        t1 = time.perf_counter()
+        mmr_select(E, q, costs, args.budget, lam=args.lam)
+        t2 = time.perf_counter()
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    _out(f"Query: {shown}  ({how})")
+    _out(
+        f"Corpus: {len(E)} chunks of the Python docs, {int(costs.sum())} tokens; budget {args.budget} tokens"
+    )
+    used = int(costs[idx].sum())
+    _out(f"\nSelected {len(idx)} chunks, {used} tokens (lam={args.lam}):")
+    for i in idx:
+        i = int(i)
+        _out(f"  [{i:4d}] {s.sources[i]:<28} {costs[i]:4d} tok  {texts[i][:70]}...")
+    for line in _why(E, q, costs, args.budget, args.lam, idx):
+        _out(line)
+    tr = truncate(costs, args.budget)
+    tk = topk_relevance(E, q, costs, args.budget)
+    _out("\nCoverage (0.6 relevance + 0.4 diversity):")
+    _out(f"  MMR        {coverage(E[idx], q):.4f}" if len(idx) else "  MMR        (nothing fits)")
+    _out(f"  top-k      {coverage(E[tk], q):.4f}" if len(tk) else "  top-k      (nothing fits)")
+    _out(f"  truncation {coverage(E[tr], q):.4f}" if len(tr) else "  truncation (nothing fits)")
+    _out(f"\nTime: first call {1e3 * (t1 - t0):.1f} ms (includes JIT load), then {1e3 * (t2 - t1):.3f} ms")
+    return 0
+
+
+def _why(E, q, costs, budget, lam, idx) -> list[str]:
+    """Two lines: what decided the picks (relevance, redundancy) and where the budget went."""
+    if len(idx) == 0:
+        return [f"\nWhy: no chunk fits the budget of {budget} tokens (the smallest has {int(costs.min())})."]
+    En = E / np.linalg.norm(E, axis=1, keepdims=True)
+    rel = En @ (q / np.linalg.norm(q))
+    last = float(rel[idx].min())
+    picked = np.zeros(len(E), dtype=bool)
+    picked[idx] = True
+    passed = np.flatnonzero(~picked & (rel > last))  # more relevant than a pick, not taken
+    red = (En[passed] @ En[idx].T).max(axis=1) if len(passed) else np.empty(0)
+    left = budget - int(costs[idx].sum())
+    fits = np.flatnonzero(~picked & (costs <= left))
+    before_last = left + int(costs[idx[-1]])
+    too_long = int((costs[passed] > before_last).sum())
+    rank = np.argsort(-rel, kind="stable")[: len(idx)]
+    l1 = (
+        f"\nWhy: each pick had the best {lam:g}·relevance − {1 - lam:g}·redundancy among the chunks that "
+        f"still fit; the picks' relevance (cosine to the query) is {float(rel[idx].mean()):.2f} on average "
+        f"(the {len(idx)} most relevant chunks: {float(rel[rank].mean()):.2f})."
+    )
+    close = red[costs[passed] <= before_last]
+    l2 = (
+        f"     Of the {len(passed)} chunks more relevant than its least relevant pick, {too_long} were longer"
+    )
+    l2 += f" than the {before_last} tokens left before that pick"
+    if len(close):
+        l2 += f", {len(close)} lost on redundancy (median cosine to the closest pick {float(np.median(close)):.2f})"
+    l2 += f"; {budget - left} of {budget} tokens used, " + (
+        f"and none of the other chunks fits the {left} left." if len(fits) == 0 else f"{left} left."
+    )
+    return [l1, l2]
+
+
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from ..datasets import load_sample
+
+    if args.retrieved_sets:
+        return _write_sets(args)
+    s = load_sample()
+    score = None
+    if args.query is not None:
+        if not 0 <= args.query < len(s.queries):
+            raise SystemExit(f"scwo: --query must be in [0, {len(s.queries)}); got {args.query}")
+        q = s.query_embeddings[args.query].astype(np.float64)
+        E = s.embeddings.astype(np.float64)
+        score = (E @ q) / (np.linalg.norm(E, axis=1) * np.linalg.norm(q))
+    n = len(s.texts) if args.n is None else max(0, min(args.n, len(s.texts)))
+    records = (
+        {
+            "id": i,
+            "source": s.sources[i],
+            "text": s.texts[i],
+            "tokens": int(s.costs[i]),
+            **({} if score is None else {"score": round(float(score[i]), 6)}),
+            "embedding": [round(float(x), 7) for x in s.embeddings[i]],
+        }
+        for i in range(n)
+    )
+    _write_jsonl(records, args.output)
+    return 0
+
+
+def _write_sets(args: argparse.Namespace) -> int:
+    """``scwo sample --retrieved-sets``: the bundled queries' top-k chunks as a Parquet candidates file."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SystemExit("scwo: Parquet output needs pyarrow: pip install 'scwo_np[batch]'") from None
+    from ..rerank import sample_sets
+
+    if args.output == "-":
+        raise SystemExit("scwo: --retrieved-sets writes Parquet: give a file with -o")
+    cands, _ = sample_sets(args.top_k, query_embedding_column=True)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(args.output)}.", suffix=".tmp")
+    os.close(fd)
+    try:  # written under a temporary name, renamed when complete
+        pq.write_table(cands, tmp)
+        os.replace(tmp, args.output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from ..select._bench import cost_aware_rows, format_cost_aware, format_table, run_bench
+
+    if args.cost_aware:
+        _out(format_cost_aware(cost_aware_rows()))
+        return 0
+    rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
+    _out(format_table(rows))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``scwo select``, ``scwo demo``, ``scwo sample`` and ``scwo bench`` to the ``scwo`` parser."""
+    s = sub.add_parser("select", help="budgeted MMR selection over JSONL or .npz chunks")
+    s.add_argument("file", help="JSONL with one chunk per line (- for stdin), or .npz with embeddings, costs")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--query", help="the question as text (embedded with --embedder)")
+    g.add_argument("--query-embedding", help="query embedding as a JSON list")
+    g.add_argument("--query-index", type=int, help="use chunk N's embedding as the query")
+    s.add_argument(
+        "--budget", type=int, required=True, help="token budget (in the --tokens counter's tokens)"
+    )
+    s.add_argument("--lam", type=float, default=0.7, help="relevance/diversity trade-off in [0, 1] (0.7)")
+    s.add_argument("--method", choices=list(METHODS), default="auto")
+    s.add_argument(
+        "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
+    )
+    s.add_argument(
+        "--cost-exponent",
+        type=float,
+        default=0.25,
+        help="cost weight in (0, 1] for --cost-aware (0.25; 1 = per token)",
+    )
+    s.add_argument("--embedding-field", default="embedding")
+    s.add_argument("--tokens-field", default="tokens")
+    s.add_argument("--text-field", default="text", help="with --query: the chunks' text (text)")
+    s.add_argument(
+        "--embedder",
+        choices=list(EMBEDDERS),
+        help="with --query: lsa (TF-IDF + SVD over the file, the default for chunks without embeddings) "
+        "or minilm (all-MiniLM-L6-v2, the embed extra; needed when the chunks carry MiniLM embeddings)",
+    )
+    s.add_argument(
+        "--tokens",
+        choices=list(COUNTERS),
+        help="with --query: count tokens with this counter (default: the --tokens-field when every "
+        "chunk has it, else estimate)",
+    )
+    s.add_argument("--order", choices=list(ORDERS), default="pick", help="layout of the output (pick)")
+    s.add_argument(
+        "--cache", help="with --query: the embedding cache file (default: in the user cache folder)"
+    )
+    s.add_argument("--no-cache", action="store_true", help="with --query: embed without a cache")
+    s.add_argument("--annotate", action="store_true", help="add a _scwo field: rank, gain, relevance, tokens")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
+    s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    s.set_defaults(func=_cmd_select)
+
+    d = sub.add_parser("demo", help="select from the bundled Python-docs sample")
+    d.add_argument(
+        "--query",
+        default="0",
+        help="a bundled query's number (0-31) or a question as text (default 0); "
+        "text is embedded with all-MiniLM-L6-v2 when the `embed` extra is installed, "
+        "otherwise the nearest bundled query stands in",
+    )
+    d.add_argument("--budget", type=int, default=1000)
+    d.add_argument("--lam", type=float, default=0.7)
+    d.set_defaults(func=_cmd_demo)
+
+    sm = sub.add_parser(
+        "sample", help="write the bundled Python-docs chunks as JSONL (id, source, text, tokens, embedding)"
+    )
+    sm.add_argument("--query", type=int, help="add `score`: each chunk's cosine to bundled query N (0-31)")
+    sm.add_argument("-n", type=int, help="only the first N chunks")
+    sm.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+    sm.add_argument(
+        "--retrieved-sets", action="store_true",
+        help="write Parquet instead: each bundled query's --top-k chunks, one row per candidate (for scwo rerank)",
+    )  # fmt: skip
+    sm.add_argument("--top-k", type=int, default=50, help="candidates per query with --retrieved-sets (50)")
+    sm.set_defaults(func=_cmd_sample)
+
+    b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
+    b.add_argument("--quick", action="store_true", help="small sizes only")
+    b.add_argument(
+        "--cost-aware",
+        action="store_true",
+        help="compare plain MMR and the cost-aware modes on the bundled queries",
+    )
+    b.set_defaults(func=_cmd_bench)

@@ -1,0 +1,219 @@
+"""The :func:`dedup` front: find duplicate pairs with one method, group them, keep the best of each group."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike
+
+from .. import _dot
+from .._config import JIT
+from ..embed import as_embedder, embed_texts
+from ..text import Ragged, _jaccard_sorted, word_sets
+from ..validation import (
+    check_embeddings,
+    check_row_norms,
+    check_scores,
+    check_texts,
+    check_unit_interval,
+)
+from ._common import (
+    DEDUP_METHODS,
+    Dedup,
+    _all_pairs_star,
+    _components,
+    _identical,
+    _identical_rows,
+    _keep_best,
+    _unique_mask,
+)
+from ._cosine import cosine_pairs
+from ._jaccard import jaccard_pairs
+from ._minhash import minhash_pairs
+from ._sequence import _check_entities, _sequence_data, _sequence_edges, _sequence_sims
+
+# --------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _pair_cosines(E, nrm, a, b):
+    out = np.empty(a.shape[0])
+    for k in range(a.shape[0]):
+        out[k] = _dot._dot1(E, a[k], E[b[k]])[0] / (nrm[a[k]] * nrm[b[k]])
+    return out
+
+
+def _group(n, edges, scores, identical_pair, pair_sims) -> Dedup:
+    """Components of the duplicate graph, the best of each kept, the rest explained."""
+    roots = _components(n, edges)
+    best = _keep_best(roots, scores)
+    ar = np.arange(n)
+    keep = np.flatnonzero(best == ar)
+    dropped = np.flatnonzero(best != ar)
+    dup_of = best[dropped]
+    lo = np.minimum(dropped, dup_of)
+    hi = np.maximum(dropped, dup_of)
+    same = identical_pair(lo, hi)
+    sim = np.ones(dropped.shape[0])
+    if (~same).any():
+        sim[~same] = pair_sims(lo[~same], hi[~same])
+    return Dedup(keep, dropped, dup_of, sim)
+
+
+def dedup(
+    texts: Sequence[str] | None = None,
+    *,
+    embeddings: ArrayLike | None = None,
+    embedder: object = None,
+    method: str = "jaccard",
+    threshold: float | None = None,
+    scores: ArrayLike | None = None,
+    entities: Sequence[Sequence[str]] | None = None,
+    entity_weight: float = 0.3,
+    lowercase: bool = True,
+    num_perm: int = 128,
+    seed: int = 0,
+    sets: Ragged | None = None,
+) -> Dedup:
+    """Remove near-duplicates, keeping the highest-scoring member of each group.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The items' text (for the text methods).
+    embeddings : array_like, shape (n, d)
+        The items' embeddings (for ``method="cosine"``).
+    embedder : callable or {"lsa", "minilm"}, optional
+        For ``method="cosine"`` without ``embeddings``: embeds ``texts``
+        (see :func:`scwo_np.embed.as_embedder`).
+    method : {"jaccard", "sequence", "cosine", "minhash"}
+        Similarity (see the module documentation).
+    threshold : float in [0, 1], optional
+        Items whose similarity is ``>= threshold`` are duplicates; defaults
+        to ``DEDUP_METHODS[method]``.
+    scores : array_like of float, optional
+        Relevance of each item; the best of each group is kept (ties, and
+        no scores, keep the lowest index).
+    entities, entity_weight, lowercase
+        For ``method="sequence"``: see :func:`sequence_pairs`.
+    num_perm, seed
+        For ``method="minhash"``: see :func:`minhash_pairs`.
+    sets : Ragged, optional
+        ``word_sets(texts)[0]`` when already computed (jaccard, minhash), so
+        a pipeline tokenizes once.
+
+    Returns
+    -------
+    Dedup
+        ``(keep, dropped, duplicate_of, similarity)``.
+
+    Examples
+    --------
+    >>> texts = ["The cat sat on the mat today", "the cat sat on the MAT today",
+    ...          "Dogs bark at night", "The cat sat on the mat today"]
+    >>> r = dedup(texts, scores=[0.2, 0.9, 0.5, 0.1])
+    >>> r.keep, r.dropped, r.duplicate_of, r.similarity
+    (array([1, 2]), array([0, 3]), array([1, 1]), array([1., 1.]))
+    >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])
+    >>> dedup(embeddings=E, method="cosine").dropped
+    array([1])
+    >>> docs = ["Read a CSV file with csv.reader.", "read a csv file with csv.reader",
+    ...         "json.load parses JSON.", "sqlite3 opens a database."]
+    >>> dedup(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
+    array([1])
+    """
+    default = DEDUP_METHODS.lookup(method)
+    if threshold is None:
+        t = default
+    else:
+        t = check_unit_interval(threshold, name="threshold", meaning="a similarity")
+    if method == "cosine":
+        if embeddings is None and embedder is not None:
+            if texts is None:
+                raise ValueError("embedder= embeds texts=; pass the items' text.")
+            texts = check_texts(texts, nonempty=True)
+            embeddings = embed_texts(as_embedder(embedder, texts), texts) if texts else np.empty((0, 1))
+        if embeddings is None:
+            raise ValueError(
+                "method='cosine' needs embeddings=(n, d) array or an embedder= to embed texts; "
+                "pass the items' embeddings or an embedder."
+            )
+        E = check_embeddings(embeddings)
+        n = E.shape[0]
+        if texts is not None and len(check_texts(texts)) != n:
+            raise ValueError(f"texts has {len(texts)} items but embeddings has {n} rows.")
+    else:
+        if texts is None:
+            raise ValueError(f"method={method!r} needs texts=; pass the items' text.")
+        texts = check_texts(texts)
+        n = len(texts)
+    sc = check_scores(scores, n)
+    if n == 0:
+        e = np.empty(0, np.int64)
+        return Dedup(e, e, e, np.empty(0))
+
+    if method == "cosine":
+        _, nrm = _dot.dots_norms(E, E[0])
+        check_row_norms(nrm, E)  # before identical rows are merged: NaN or zero rows are errors
+        ia, ib = _identical_rows(E)
+        u_idx = np.flatnonzero(_unique_mask(n, ib))
+        if t <= 0.0:
+            edges = [(ia, ib), _all_pairs_star(n)]
+        else:
+            a, b, _ = cosine_pairs(E[u_idx], t)
+            edges = [(ia, ib), (u_idx[a], u_idx[b])]
+
+        def identical_pair(lo, hi):
+            return np.array([np.array_equal(E[x], E[y]) for x, y in zip(lo, hi, strict=True)], dtype=bool)
+
+        def pair_sims(lo, hi):
+            return _pair_cosines(E, nrm, lo, hi)
+
+        return _group(n, edges, sc, identical_pair, pair_sims)
+
+    ia, ib = _identical(texts)
+    u_idx = np.flatnonzero(_unique_mask(n, ib))
+
+    def identical_text(lo, hi):
+        return np.array([texts[x] == texts[y] for x, y in zip(lo, hi, strict=True)], dtype=bool)
+
+    if method == "sequence":
+        ents = None if entities is None else _check_entities(entities, n)
+        w = 0.0 if ents is None else check_unit_interval(entity_weight, name="entity_weight")
+        if ents is not None:
+            # Equal text with other entities scores differently against third items:
+            # only (text, entity set) twins may skip the pairwise pass.
+            _, twins = _identical([(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)])
+            u_idx = np.flatnonzero(_unique_mask(n, twins))
+        sd = _sequence_data([x.lower() for x in texts] if lowercase else texts, ents)
+        if t <= 0.0:
+            edges = [(ia, ib), _all_pairs_star(n)]
+        else:
+            a, b, _ = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
+            edges = [(ia, ib), (a, b)]
+
+        def sequence_sims(lo, hi):
+            return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, lo, hi)
+
+        return _group(n, edges, sc, identical_text, sequence_sims)
+
+    full = word_sets(texts)[0] if sets is None else sets
+    if len(full) != n:
+        raise ValueError(f"sets has {len(full)} rows but there are {n} texts.")
+    if t <= 0.0:
+        edges = [(ia, ib), _all_pairs_star(n)]
+    elif method == "minhash":
+        a, b, _ = minhash_pairs(full.take(u_idx), t, num_perm=num_perm, seed=seed)
+        edges = [(ia, ib), (u_idx[a], u_idx[b])]
+    else:
+        a, b, _ = jaccard_pairs(full.take(u_idx), t)
+        edges = [(ia, ib), (u_idx[a], u_idx[b])]
+
+    def jaccards(lo, hi):
+        return np.array([_jaccard_sorted(full.row(x), full.row(y)) for x, y in zip(lo, hi, strict=True)])
+
+    return _group(n, edges, sc, identical_text, jaccards)

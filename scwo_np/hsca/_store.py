@@ -1,0 +1,194 @@
+"""Persistence for HSCA: sessions, a SQLite snapshot store, and cross-session aggregation.
+
+* :class:`SessionState` — the spec's 5.1 migration: ``task_summaries`` kept,
+  ``context_snapshots`` added (default empty); ``from_dict`` reads old
+  dictionaries without the new field.
+* :func:`support_strength` — 5.2: a claim's support is the mean layer-1
+  score of the chunks that ground it, so sparse (shallow) sources give weak
+  support however many query words they contain.
+* :class:`SnapshotStore` — 8.5: one SQLite file (WAL, ``synchronous=FULL``);
+  each :meth:`~SnapshotStore.save` is one transaction, so a session's snapshots
+  are written whole or not at all.  ``keep_text=False`` stores weight maps
+  only (chunk text is dropped; loaded chunks have ``text=""``).
+* Cross-session aggregation (8.3): ids are namespaced ``"<session>/<id>"``
+  when stored, and :meth:`~SnapshotStore.aggregate_domains` merges the domain
+  summaries of several sessions, each snapshot weighted by its macro weight
+  and by ``0.5 ** (age / half_life)`` — recent beats count more, old ones fade
+  instead of polluting the present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .._sqlite import connect, read_transaction, storable
+from ..validation import check_positive_float, check_text, check_texts
+from ._types import ContextSnapshot, WeightedChunk
+
+__all__ = ["SessionState", "SnapshotStore", "support_strength"]
+
+
+@dataclass
+class SessionState:
+    """A session: the old text summaries and the new snapshot map (5.1)."""
+
+    session_id: str
+    task_summaries: list[str] = field(default_factory=list)
+    context_snapshots: list[ContextSnapshot] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "session_id": self.session_id,
+            "task_summaries": list(self.task_summaries),
+            "context_snapshots": [s.to_dict() for s in self.context_snapshots],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SessionState:
+        if not isinstance(d, dict) or not isinstance(d.get("session_id"), str):
+            raise ValueError("SessionState.from_dict needs a dict with a str 'session_id'.")
+        summaries = d.get("task_summaries", [])
+        if not isinstance(summaries, list) or not all(isinstance(s, str) for s in summaries):
+            raise ValueError("SessionState.from_dict: 'task_summaries' must be a list of str.")
+        return cls(
+            d["session_id"],
+            list(summaries),
+            [ContextSnapshot.from_dict(s) for s in d.get("context_snapshots", [])],
+        )
+
+
+def support_strength(grounding: Sequence[WeightedChunk]) -> float:
+    """Support of a claim from the layer-1 scores of its grounding chunks (5.2); 0 without any.
+
+    Examples
+    --------
+    >>> deep = WeightedChunk("a", "", 0.8, [], 0.9, [], None)
+    >>> shallow = WeightedChunk("b", "", 0.1, [], 0.9, [], None)
+    >>> support_strength([deep]), support_strength([shallow, shallow, shallow])
+    (0.8, 0.1)
+    """
+    if not grounding:
+        return 0.0
+    return sum(c.layer1_score for c in grounding) / len(grounding)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS snapshots (
+    snapshot_id TEXT PRIMARY KEY, session TEXT NOT NULL, position INTEGER NOT NULL, macro_weight REAL NOT NULL,
+    domain_summary TEXT NOT NULL, forced INTEGER NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS snapshots_session ON snapshots (session, position);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY, snapshot_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT, layer1 REAL NOT NULL,
+    coherence REAL NOT NULL, domain_tags TEXT NOT NULL, nuance_flags TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_snapshot ON chunks (snapshot_id, idx);
+"""
+
+
+class SnapshotStore:
+    """Snapshots of many sessions in one SQLite file (see the module documentation).
+
+    Examples
+    --------
+    >>> store = SnapshotStore(":memory:")
+    >>> c = WeightedChunk("c1", "the text", 0.6, ["physics"], 0.8, [], "s1", created_at=1.0)
+    >>> store.save("alice", [ContextSnapshot("s1", [c], 0.6, {"physics": 1.0}, 0, False, created_at=1.0)])
+    >>> [s.snapshot_id for s in store.load("alice")], store.sessions()
+    (['alice/s1'], ['alice'])
+    """
+
+    def __init__(
+        self, path: str | os.PathLike = ":memory:", *, keep_text: bool = True, timeout: float = 30.0
+    ):
+        self.keep_text = bool(keep_text)
+        self._lock = threading.Lock()
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
+
+    @staticmethod
+    def _ns(session: str, ident: str) -> str:
+        return ident if ident.startswith(f"{session}/") else f"{session}/{ident}"
+
+    def save(self, session: str, snapshots: Sequence[ContextSnapshot]) -> None:
+        """Store ``snapshots`` of ``session`` (replacing same ids), atomically."""
+        if not isinstance(session, str) or not session or "/" in session:
+            raise ValueError("session must be a non-empty str without '/'.")
+        storable(session, "session")
+        snap_rows, chunk_rows = [], []
+        for s in snapshots:
+            sid = storable(self._ns(session, s.snapshot_id), "snapshot_id")
+            snap_rows.append((sid, session, s.conversation_position, s.macro_weight, json.dumps(s.domain_summary),
+                              int(s.forced), s.created_at))  # fmt: skip
+            for k, c in enumerate(s.chunks):
+                text = storable(c.text, f"chunk {c.chunk_id!r} text") if self.keep_text else None
+                chunk_rows.append((storable(self._ns(session, c.chunk_id), "chunk_id"), sid, k, text,
+                                   c.layer1_score, c.coherence_score, json.dumps(c.domain_tags),
+                                   json.dumps(c.nuance_flags), c.created_at))  # fmt: skip
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)", snap_rows
+                )
+                self._db.executemany("DELETE FROM chunks WHERE snapshot_id = ?", [(r[0],) for r in snap_rows])
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunk_rows
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def load(self, session: str) -> list[ContextSnapshot]:
+        """The session's snapshots in conversation order, ids namespaced."""
+        storable(check_text(session, name="session"), "session")
+        with self._lock, read_transaction(self._db):
+            snaps = self._db.execute(
+                "SELECT snapshot_id, position, macro_weight, domain_summary, forced, created_at FROM snapshots "
+                "WHERE session = ? ORDER BY position",
+                (session,),
+            ).fetchall()
+            rows = self._db.execute(
+                "SELECT c.snapshot_id, c.chunk_id, c.text, c.layer1, c.coherence, c.domain_tags, c.nuance_flags, "
+                "c.created_at FROM chunks c JOIN snapshots s ON c.snapshot_id = s.snapshot_id "
+                "WHERE s.session = ? ORDER BY c.snapshot_id, c.idx",
+                (session,),
+            ).fetchall()
+        by_snap: dict[str, list[WeightedChunk]] = {}
+        for sid, cid, text, l1, coh, tags, flags, created in rows:
+            by_snap.setdefault(sid, []).append(
+                WeightedChunk(cid, text or "", l1, json.loads(tags), coh, json.loads(flags), sid, created)
+            )
+        return [
+            ContextSnapshot(sid, by_snap.get(sid, []), mw, json.loads(ds), pos, bool(forced), created)
+            for sid, pos, mw, ds, forced, created in snaps
+        ]
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return [s for (s,) in self._db.execute("SELECT DISTINCT session FROM snapshots ORDER BY session")]
+
+    def aggregate_domains(
+        self, sessions: Sequence[str], *, half_life: float = 7 * 86400.0, now: float | None = None
+    ) -> dict[str, float]:
+        """Merged domain distribution of ``sessions`` (macro weight x time decay; sums to 1)."""
+        sessions = check_texts(sessions, name="sessions")
+        half_life = check_positive_float(half_life, name="half_life", meaning="seconds")
+        now = time.time() if now is None else float(now)
+        acc: dict[str, float] = {}
+        for session in sessions:
+            for s in self.load(session):
+                w = s.macro_weight * 0.5 ** (max(now - s.created_at, 0.0) / half_life)
+                for tag, v in s.domain_summary.items():
+                    acc[tag] = acc.get(tag, 0.0) + w * v
+        total = sum(acc.values())
+        return {k: v / total for k, v in sorted(acc.items())} if total > 0 else {}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,368 @@
+"""KB Labs ADR-0022's ``ContextOptimizer``: dedup, diversify, adaptive selection, top-k.
+
+``optimize(matches, options)`` takes search matches as dicts and the ADR's
+options (its JSON keys, camelCase, with its defaults) and returns the
+selected matches plus a report of every removal and why.  Each step is an
+array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9),
+:func:`~scwo_np.optimize._diversify.diversify` (3 per file, diversity 0.3),
+:func:`~scwo_np.optimize._budget.fit_budget` (``mode="stop"``, as the ADR's "stops when
+budget reached") or, with embeddings, budgeted MMR
+(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.optimize._budget.top_k`.
+
+A match is a dict with ``text`` (or ``content``), ``score``, and optionally
+``id``, a source (``path``, ``file`` or ``source``), a token count
+(``tokens``) and an ``embedding``; a ``{"chunk": {...}, "score": s}`` shape
+(KB Labs' ``VectorSearchMatch``) is accepted too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..dedup import dedup
+from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
+from ..select import mmr_select
+from ..text import word_sets
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
+from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
+from ._diversify import REASONS, diversify
+
+__all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
+
+log = logging.getLogger(__name__)
+
+#: The ADR's configuration keys and defaults, plus ``selection`` (ours):
+#: ``"auto"`` uses budgeted MMR when every match has an embedding and
+#: ``queryEmbedding`` is given, ``"sort"`` the ADR's score order, ``"mmr"``
+#: insists on MMR; ``lambda`` is MMR's relevance weight.
+KB_DEFAULTS: dict[str, Any] = {
+    "deduplication": True,
+    "deduplicationThreshold": 0.9,
+    "diversification": True,
+    "diversityThreshold": 0.3,
+    "maxChunksPerFile": 3,
+    "adaptiveSelection": False,
+    "avgTokensPerChunk": 200,
+    "tokenBudget": None,
+    "maxChunks": None,
+    "selection": "auto",
+    "queryEmbedding": None,
+    "lambda": 0.7,
+}
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One match removed by a step: its input index and id, the step, why."""
+
+    index: int
+    id: Any
+    step: str
+    reason: str
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class KBResult:
+    """Selected matches (original dicts, in rank order), their indices, and the removals."""
+
+    chunks: list[dict]
+    indices: NDArray[np.int64]
+    removed: list[Removal]
+    options: dict
+
+    def removed_by(self, step: str) -> list[Removal]:
+        return [r for r in self.removed if r.step == step]
+
+
+def _field(m: Mapping, *names: str, default: Any = None) -> Any:
+    for src in (m, m.get("chunk") if isinstance(m.get("chunk"), Mapping) else {}):
+        for name in names:
+            if name in src:
+                return src[name]
+    return default
+
+
+def _checked_embedder(embedder: object) -> object:
+    """A name ("lsa", "minilm"; LSA is fitted per call on the texts at hand) or a callable."""
+    if isinstance(embedder, str):
+        if embedder not in EMBEDDERS:
+            as_embedder(embedder)  # the ValueError that lists the names
+        return embedder
+    embedder_name(embedder)
+    return embedder
+
+
+class KBContextOptimizer:
+    """The ADR's pipeline; stateless, so one instance can serve every request.
+
+    Examples
+    --------
+    >>> matches = [
+    ...     {"id": "a", "text": "parse the config file and validate keys", "path": "cfg.py", "score": 0.9},
+    ...     {"id": "b", "text": "Parse the config file and validate keys", "path": "cfg.py", "score": 0.8},
+    ...     {"id": "c", "text": "open a socket and listen for clients", "path": "net.py", "score": 0.7},
+    ... ]
+    >>> res = KBContextOptimizer().optimize(matches, {"maxChunks": 5})
+    >>> [m["id"] for m in res.chunks], [(r.id, r.step, r.reason) for r in res.removed]
+    (['a', 'c'], [('b', 'deduplication', 'duplicate of a (similarity 1.00)')])
+    """
+
+    def __init__(self, *, embedder: object = None, token_counter: object = None):
+        #: Embeds matches that carry no ``embedding`` (and ``query=``): a callable or "lsa"/"minilm".
+        self.embedder = embedder if embedder is None else _checked_embedder(embedder)
+        #: Counts the tokens of matches that carry no ``tokens`` (default: the ADR's ~4 chars/token).
+        self.token_counter = None if token_counter is None else as_token_counter(token_counter)
+
+    def optimize(
+        self, matches: Sequence[Mapping], options: Mapping | None = None, *, query: str | None = None
+    ) -> KBResult:
+        """Run the ADR's steps on ``matches`` and say what was removed and why.
+
+        Parameters
+        ----------
+        matches : sequence of dict
+            Search matches: ``text`` (or ``content``), ``score``, and
+            optionally ``id``, a source (``path``/``file``/``source``),
+            ``tokens`` and ``embedding``; KB Labs' ``{"chunk": {...},
+            "score": s}`` shape works too.  Nothing is modified.
+        options : dict, optional
+            The ADR's options (see :data:`KB_DEFAULTS`), flat or as the
+            ADR's whole JSON configuration.  Unknown keys are an error.
+        query : str, optional
+            The question as text, for an optimizer made with an
+            ``embedder``: it is embedded as ``queryEmbedding`` (when that
+            option is not given), and every match without an ``embedding``
+            is embedded too, so the budget step runs budgeted MMR.
+
+        Returns
+        -------
+        KBResult
+            ``chunks`` (the selected match dicts in rank order),
+            ``indices`` (their positions in ``matches``), ``removed`` (one
+            :class:`Removal` per dropped match: step, reason, details) and
+            the resolved ``options``.
+
+        Notes
+        -----
+        Steps, each optional: deduplication (word-set Jaccard >= the
+        threshold, keeping the best-scored), diversification (at most
+        ``maxChunksPerFile`` per source, no two above ``diversityThreshold``
+        similar), the token budget (budgeted MMR when embeddings and
+        ``queryEmbedding`` are given, else best-first until the budget,
+        with ``adaptiveSelection``), and ``maxChunks``.  Ranking uses
+        ``score``; when no match has one, matches are ranked by cosine
+        similarity of their ``embedding`` to ``queryEmbedding`` if both are
+        given, and otherwise a warning says that every score counts as 0
+        (input order decides).
+        """
+        opts = self.options(options)
+        if isinstance(matches, str | bytes | Mapping) or not isinstance(matches, Iterable):
+            raise TypeError(f"matches must be a list of match dicts; got {type(matches).__name__}.")
+        matches = list(matches)
+        n = len(matches)
+        for i, m in enumerate(matches):
+            if not isinstance(m, Mapping):
+                raise TypeError(f"matches[{i}] is {type(m).__name__}; each match must be a dict.")
+        texts = [_field(m, "text", "content") for m in matches]
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"matches[{i}] has no text (a 'text' or 'content' string); got {t!r}.")
+        ids = [_field(m, "id", default=i) for i, m in enumerate(matches)]
+        if len(set(map(repr, ids))) != n:
+            raise ValueError("match ids must be unique; give every match its own 'id'.")
+        embs = [_field(m, "embedding") for m in matches]
+        if query is not None:
+            if not isinstance(query, str) or not query.strip():
+                raise TypeError(f"query must be the question as a non-empty str; got {query!r}.")
+            if self.embedder is None:
+                raise ValueError(
+                    "query= needs an embedder: KBContextOptimizer(embedder=...); or pass queryEmbedding."
+                )
+            embs, q = self._embed(texts, embs, query, opts)
+            opts = {**opts, "queryEmbedding": q}
+        scores = self._scores(matches, opts, embs)
+        sources = [_field(m, "path", "file", "source") for m in matches]
+        sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
+        removed: list[Removal] = []
+        alive = best_first(scores, n)  # indices still in play, best first
+
+        if opts["deduplication"] and n:
+            d = dedup(texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets)
+            why = {
+                int(x): (int(k), float(s))
+                for x, k, s in zip(d.dropped, d.duplicate_of, d.similarity, strict=True)
+            }
+            for i in alive.tolist():
+                if i in why:
+                    k, s = why[i]
+                    removed.append(
+                        Removal(i, ids[i], "deduplication", f"duplicate of {ids[k]} (similarity {s:.2f})",
+                                {"duplicate_of": k, "similarity": s})
+                    )  # fmt: skip
+            alive = alive[~np.isin(alive, d.dropped)]
+
+        if opts["diversification"] and alive.size:
+            sub = alive.tolist()
+            r = diversify(
+                [texts[i] for i in sub], sources=[sources[i] for i in sub], scores=scores[sub],
+                max_per_source=opts["maxChunksPerFile"], diversity_threshold=opts["diversityThreshold"],
+                sets=sets.take(np.asarray(sub, dtype=np.int64)),
+            )  # fmt: skip
+            for x, code, j, s in zip(r.dropped, r.reason, r.similar_to, r.similarity, strict=True):
+                i = sub[x]
+                if REASONS[code] == "source_cap":
+                    msg, det = f"more than {opts['maxChunksPerFile']} chunks from {sources[i]!r}", {}
+                else:
+                    msg = f"too similar to {ids[sub[j]]} (similarity {s:.2f})"
+                    det = {"similar_to": sub[j], "similarity": float(s)}
+                removed.append(Removal(i, ids[i], "diversification", msg, det))
+            alive = np.asarray([sub[x] for x in r.keep], dtype=np.int64)
+
+        budget = opts["tokenBudget"]
+        if budget is not None and alive.size:
+            sub = alive.tolist()
+            costs = self._costs([matches[i] for i in sub], [texts[i] for i in sub], opts)
+            use_mmr = self._use_mmr(embs, sub, opts)
+            if use_mmr:
+                E = np.array([embs[i] for i in sub], dtype=np.float64)
+                pick = mmr_select(E, opts["queryEmbedding"], costs, budget, lam=opts["lambda"])
+                step = "mmr_selection"
+            elif opts["adaptiveSelection"]:
+                pick = fit_budget(costs, budget, scores=scores[sub], mode="stop")
+                step = "adaptive_selection"
+            else:
+                pick = None
+            if pick is not None:
+                chosen = set(pick.tolist())
+                for x, i in enumerate(sub):
+                    if x not in chosen:
+                        removed.append(Removal(i, ids[i], step, f"over the token budget of {budget}",
+                                               {"tokens": int(costs[x])}))  # fmt: skip
+                alive = np.asarray([sub[x] for x in pick.tolist()], dtype=np.int64)
+
+        if opts["maxChunks"] is not None and alive.size > opts["maxChunks"]:
+            for i in alive[opts["maxChunks"] :].tolist():
+                removed.append(Removal(i, ids[i], "top_k", f"beyond maxChunks={opts['maxChunks']}"))
+            alive = alive[: opts["maxChunks"]]
+
+        for r in removed:
+            log.debug("removed %s at %s: %s", r.id, r.step, r.reason)
+        return KBResult([matches[i] for i in alive.tolist()], alive, removed, opts)
+
+    async def optimize_async(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+        """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds)."""
+        return self.optimize(matches, options)
+
+    @staticmethod
+    def options(options: Mapping | None) -> dict:
+        """The ADR's options with defaults filled in and checked (unknown keys are an error).
+
+        Accepts the flat option keys or the ADR's whole JSON document
+        (``knowledge.engines[0].options.search.optimization``).
+        """
+        options = dict(options or {})
+        if "knowledge" in options:
+            try:
+                options = dict(options["knowledge"]["engines"][0]["options"]["search"]["optimization"])
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(
+                    "a 'knowledge' config must hold knowledge.engines[0].options.search.optimization"
+                ) from None
+        unknown = set(options) - set(KB_DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {sorted(KB_DEFAULTS)}.")
+        opts = {**KB_DEFAULTS, **options}
+        for k in ("deduplication", "diversification", "adaptiveSelection"):
+            if not isinstance(opts[k], bool):
+                raise TypeError(f"option {k} must be true or false; got {opts[k]!r}.")
+        for k in ("deduplicationThreshold", "diversityThreshold", "lambda"):
+            opts[k] = check_unit_interval(opts[k], name=f"option {k}")
+        for k in ("maxChunksPerFile", "maxChunks", "avgTokensPerChunk"):
+            v = opts[k]
+            if v is not None and (
+                isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "maxChunks" else 1)
+            ):
+                raise ValueError(f"option {k} must be a positive integer or null; got {v!r}.")
+        if opts["tokenBudget"] is not None:
+            opts["tokenBudget"] = check_budget(opts["tokenBudget"], name="option tokenBudget")
+        if opts["selection"] not in ("auto", "sort", "mmr"):
+            raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
+        return opts
+
+    def _embed(self, texts: list[str], embs: list, query: str, opts: Mapping) -> tuple[list, Any]:
+        """Vectors for the matches that have none, and the query's, from ``self.embedder``."""
+        todo = [i for i, e in enumerate(embs) if e is None]
+        emb = as_embedder(self.embedder, [texts[i] for i in todo] + [query])
+        need_q = opts["queryEmbedding"] is None
+        V = embed_texts(emb, [texts[i] for i in todo] + ([query] if need_q else []))
+        out = list(embs)
+        for k, i in enumerate(todo):
+            out[i] = V[k]
+        return out, (V[-1] if need_q else opts["queryEmbedding"])
+
+    def _costs(self, matches: list, texts: list[str], opts: Mapping) -> NDArray[np.int64]:
+        """Each match's ``tokens``, else its count by ``token_counter`` (else the ADR's estimate)."""
+        have = [_field(m, "tokens", "token_count") for m in matches]
+        out = [self._tokens(m, t, opts) for m, t in zip(matches, texts, strict=True)]
+        if self.token_counter is not None:
+            todo = [k for k, v in enumerate(have) if v is None and texts[k]]
+            counted = count_tokens([texts[k] for k in todo], self.token_counter)
+            for k, c in zip(todo, counted.tolist(), strict=True):
+                out[k] = c
+        return np.array(out, dtype=np.int64)
+
+    @staticmethod
+    def _scores(matches: list, opts: Mapping, embs: list) -> NDArray[np.float64]:
+        """Each match's score; by the query when none has one (see :meth:`optimize`)."""
+        raw = [_field(m, "score") for m in matches]
+        for i, v in enumerate(raw):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+                raise TypeError(f"matches[{i}] has score {v!r}; a score must be a number.")
+            if v is not None and not math.isfinite(v):
+                raise ValueError(f"matches[{i}] has a NaN or inf score; pass a finite score.")
+        missing = sum(v is None for v in raw)
+        if missing == 0:
+            return np.array(raw, dtype=np.float64)
+        q = opts["queryEmbedding"]
+        if missing == len(matches) and q is not None and all(e is not None for e in embs):
+            E = check_embeddings(embs, name="match embeddings")
+            qv = check_query(q, E.shape[1], name="queryEmbedding").astype(np.float64)
+            E = E.astype(np.float64)
+            norms = np.sqrt((E * E).sum(axis=1))
+            if not np.all(np.isfinite(norms) & (norms > 0)):
+                raise ValueError("every match embedding must be finite and non-zero to rank by the query.")
+            return (E @ qv) / (norms * np.sqrt(qv @ qv))
+        warnings.warn(
+            f"{missing} of {len(matches)} matches have no 'score'; they count as 0, so input order decides "
+            "among them. Give every match a score, or give every match an 'embedding' and pass "
+            "queryEmbedding to rank by the query.",
+            stacklevel=3,
+        )
+        return np.array([0.0 if v is None else v for v in raw], dtype=np.float64)
+
+    @staticmethod
+    def _tokens(match: Mapping, text: str, opts: Mapping) -> int:
+        t = _field(match, "tokens", "token_count")
+        if t is not None:
+            return t
+        if text:
+            return -(-len(text) // CHARS_PER_TOKEN)
+        return opts["avgTokensPerChunk"]
+
+    @staticmethod
+    def _use_mmr(embs, sub, opts) -> bool:
+        have = opts["queryEmbedding"] is not None and all(embs[i] is not None for i in sub)
+        if opts["selection"] == "mmr" and not have:
+            raise ValueError("selection='mmr' needs queryEmbedding and an 'embedding' on every match.")
+        return opts["selection"] == "mmr" or (opts["selection"] == "auto" and have)

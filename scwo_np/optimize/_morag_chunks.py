@@ -1,0 +1,251 @@
+"""MoRAG's data: chunks, relationships, the optimizer's result, and relationship edges as arrays.
+
+Used by :class:`~scwo_np.optimize._morag.MoragContextOptimizer`; see its
+module documentation for the pipeline.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import csr_matrix
+
+from ._kb import Removal
+
+__all__ = [
+    "ChunkRelationship",
+    "ContextChunk",
+    "OptimizedContext",
+    "RELATIONSHIP_TYPES",
+    "RelationshipEdges",
+    "relationship_edges",
+]
+
+#: Relationship types; :class:`RelationshipEdges` codes index this tuple.
+RELATIONSHIP_TYPES = (
+    "strong_overlap",
+    "moderate_overlap",
+    "weak_overlap",
+    "temporal_sequence",
+    "same_document",
+)
+#: Organisation strategies.
+
+
+@dataclass
+class ContextChunk:
+    """The spec's chunk, plus optional ``position`` (in its document, 0..1) and ``embedding``."""
+
+    id: str
+    content: str
+    relevance_score: float
+    source_document: str
+    entities: list[str]
+    relationships: list[str]
+    timestamp: str | datetime | None = None
+    chunk_type: str = "text"
+    position: float | None = None
+    embedding: Sequence[float] | None = None
+
+    #: Field names accepted by :meth:`from_dict` for each attribute, first match wins.
+    ALIASES = {
+        "id": ("id", "chunk_id", "chunkId"),
+        "content": ("content", "text"),
+        "relevance_score": ("relevance_score", "score"),
+        "source_document": ("source_document", "source", "path", "file"),
+    }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, index: int = 0) -> ContextChunk:
+        """A chunk from a mapping, as the KB optimizer takes its matches.
+
+        ``content`` (or ``text``) and ``relevance_score`` (or ``score``) are
+        required; ``id`` defaults to ``index``, ``source_document`` (or
+        ``source``, ``path``, ``file``) to ``"unknown"``, ``entities`` and
+        ``relationships`` to empty lists; the other attributes by their names.
+
+        Examples
+        --------
+        >>> ContextChunk.from_dict({"text": "JSON is a format.", "score": 0.9}, index=3).id
+        '3'
+        """
+        if not isinstance(d, Mapping):
+            raise TypeError(f"chunk {index} is {type(d).__name__}; expected a dict or a ContextChunk.")
+
+        def pick(attr, default=...):
+            for name in cls.ALIASES.get(attr, (attr,)):
+                if name in d:
+                    return d[name]
+            if default is ...:
+                names = " or ".join(repr(n) for n in cls.ALIASES[attr])
+                raise ValueError(f"chunk {index} has no {names} field.")
+            return default
+
+        def strings(attr):
+            v = pick(attr, [])
+            if isinstance(v, str) or not isinstance(v, Sequence):
+                raise TypeError(f"chunk {index}: {attr} must be a list of strings; got {type(v).__name__}.")
+            return list(v)
+
+        return cls(
+            id=str(pick("id", index)),
+            content=pick("content"),
+            relevance_score=pick("relevance_score"),
+            source_document=str(pick("source_document", "unknown")),
+            entities=strings("entities"),
+            relationships=strings("relationships"),
+            timestamp=pick("timestamp", None),
+            chunk_type=pick("chunk_type", "text"),
+            position=pick("position", None),
+            embedding=pick("embedding", None),
+        )
+
+
+@dataclass
+class ChunkRelationship:
+    chunk1_id: str
+    chunk2_id: str
+    relationship_type: str
+    strength: float
+    description: str
+
+
+@dataclass
+class OptimizedContext:
+    """The spec's result, plus ``removals``: every chunk left out, at which step and why.
+
+    ``removed_chunks`` keeps the spec's meaning (ids dropped at the budget
+    step); ``removals`` lists every removal in pipeline order — the relevance
+    filter (``"relevance_filter"``), redundancy (``"redundancy"``, with the
+    chunk it duplicates and their similarity) and the budget
+    (``"token_budget"``) — as :class:`~scwo_np.optimize.Removal` records.
+    """
+
+    chunks: list[ContextChunk]
+    relationships: list[ChunkRelationship]
+    total_tokens: int
+    organization_strategy: str
+    removed_chunks: list[str]
+    deduplication_stats: dict[str, int]
+    removals: list[Removal] = field(default_factory=list)
+
+
+class RelationshipEdges(NamedTuple):
+    """Relationships as arrays: pair ``(i[k], j[k])``, ``i < j``, of type ``RELATIONSHIP_TYPES[kind[k]]``."""
+
+    i: NDArray[np.int64]
+    j: NDArray[np.int64]
+    kind: NDArray[np.int64]
+    strength: NDArray[np.float64]
+
+
+def _estimate_tokens(text: str) -> int:
+    return len(text) // 4  # the spec's estimate
+
+
+def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk]:
+    if isinstance(chunks, str | bytes | Mapping) or not isinstance(chunks, Iterable):
+        raise TypeError(
+            f"chunks must be a list of ContextChunk objects or dicts; got {type(chunks).__name__}."
+        )
+    chunks = [
+        c if isinstance(c, ContextChunk) else ContextChunk.from_dict(c, index=k) for k, c in enumerate(chunks)
+    ]
+    seen = set()
+    for k, c in enumerate(chunks):
+        if not isinstance(c.content, str):
+            raise TypeError(f"chunks[{k}].content is {type(c.content).__name__}, not str.")
+        for attr in ("entities", "relationships"):
+            v = getattr(c, attr)
+            if v is not None and (
+                isinstance(v, str | bytes)
+                or not isinstance(v, Iterable)
+                or not all(isinstance(e, str) for e in v)
+            ):
+                raise TypeError(
+                    f"chunks[{k}].{attr} must be a list of strings; got {v!r} (a bare string would be split into letters)."
+                )
+        if not isinstance(c.relevance_score, int | float) or not np.isfinite(c.relevance_score):
+            raise ValueError(
+                f"chunks[{k}].relevance_score must be a finite number; got {c.relevance_score!r}."
+            )
+        if c.id in seen:
+            raise ValueError(f"chunk id {c.id!r} appears twice; ids must be unique.")
+        seen.add(c.id)
+    stamps = {type(c.timestamp) for c in chunks if c.timestamp is not None}
+    if len(stamps) > 1:
+        raise TypeError(
+            f"timestamps must all be of one type (ISO strings or datetimes); got {sorted(map(str, stamps))}."
+        )
+    return chunks
+
+
+def _entities(c: ContextChunk) -> list[str]:
+    return list(c.entities) if c.entities is not None else []
+
+
+def relationship_edges(chunks: Sequence[ContextChunk]) -> RelationshipEdges:
+    """The spec's pairwise relationships, vectorised over a sparse entity matrix.
+
+    Examples
+    --------
+    >>> cs = [ContextChunk("1", "x", 0.9, "d1", ["AI", "health"], []),
+    ...       ContextChunk("2", "y", 0.8, "d1", ["AI"], []),
+    ...       ContextChunk("3", "z", 0.7, "d2", ["finance"], [])]
+    >>> e = relationship_edges(cs)
+    >>> e.i, e.j, [RELATIONSHIP_TYPES[k] for k in e.kind], e.strength
+    (array([0]), array([1]), ['same_document'], array([0.5]))
+    """
+    return _edges(_check_chunks(chunks))
+
+
+def _edges(chunks: list[ContextChunk]) -> RelationshipEdges:
+    n = len(chunks)
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for r, c in enumerate(chunks):
+        for e in dict.fromkeys(_entities(c)):
+            rows.append(r)
+            cols.append(vocab.setdefault(e, len(vocab)))
+    M = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, max(len(vocab), 1)))
+    size = np.asarray(M.sum(axis=1)).ravel()
+    inter = (M @ M.T).tocoo()
+    keep = (inter.row < inter.col) & (inter.data > 0)
+    i, j, shared = inter.row[keep], inter.col[keep], inter.data[keep]
+    order = np.lexsort((j, i))
+    i, j, shared = i[order].astype(np.int64), j[order].astype(np.int64), shared[order]
+    ratio = shared / (size[i] + size[j] - shared)
+    kind = np.where(ratio > 0.5, 0, np.where(ratio > 0.2, 1, 2)).astype(np.int64)
+    strength = ratio.astype(np.float64)
+    stamped = np.array([c.timestamp is not None for c in chunks], dtype=bool)
+    if stamped.any():
+        t = [c.timestamp for c in chunks]
+        earlier = np.array(
+            [stamped[a] and stamped[b] and t[a] < t[b] for a, b in zip(i, j, strict=True)], dtype=bool
+        )
+        kind = np.where(earlier, 3, kind)
+        strength = np.where(earlier, np.maximum(strength, 0.6), strength)
+    docs = [c.source_document for c in chunks]
+    same = np.array([docs[a] == docs[b] for a, b in zip(i, j, strict=True)], dtype=bool)
+    kind = np.where(same, 4, kind)
+    strength = np.where(same, np.maximum(strength, 0.4), strength)
+    return RelationshipEdges(i, j, kind, strength)
+
+
+def _with_score(c: ContextChunk, score: float) -> ContextChunk:
+    """A copy of ``c`` carrying ``score`` (the caller's chunk is left as it was)."""
+    out = copy.copy(c)
+    out.relevance_score = score
+    return out
+
+
+def _describe(c1: ContextChunk, c2: ContextChunk) -> str:
+    other = set(_entities(c2))
+    shared = [e for e in dict.fromkeys(_entities(c1)) if e in other]
+    return f"Shared entities: {', '.join(shared[:3])}"

@@ -1,0 +1,245 @@
+"""Selection from text: embed, count tokens, run :func:`~scwo_np.mmr_select`, lay the picks out.
+
+:func:`select_texts` is the path for a user with a list of retrieved texts and a
+question.  It is :func:`~scwo_np.mmr_select` on the texts' embeddings and token
+counts, nothing more: given the same vectors and costs, the same indices in the
+same pick order (a test proves it), then laid out by ``order``:
+
+* ``"pick"`` — MMR's pick order;
+* ``"original"`` — the order of the input;
+* ``"edges"`` — most relevant (cosine to the query) at the two ends, least
+  relevant in the middle: "lost in the middle" (Liu et al. 2023) shows models
+  use the start and end of a long context best.  Exactly the layout of
+  LangChain's ``LongContextReorder`` applied to the picks sorted by relevance
+  (ties to the earlier pick): the two most relevant take the two ends, the
+  next two the places just inside them, and so on inwards.
+
+The embedder defaults to :class:`~scwo_np.embed.LSAEmbedder` fitted on the texts
+and the query (needs only scikit-learn); pass :class:`~scwo_np.embed.MiniLMEmbedder`
+or any callable ``texts -> (n, d)`` for better vectors, and an
+:class:`~scwo_np.embed.EmbeddingCache` (or a path to one) so that nothing is
+embedded twice.  Token counts come from ``token_counter`` (default: the
+estimate, see :mod:`scwo_np.tokens`), and the budget is in its tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._registry import Registry
+from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_budget, check_embeddings, check_lam, check_texts
+from ._mmr import METHODS, mmr_select
+
+__all__ = ["ORDERS", "TextSelection", "arrange", "select_texts"]
+
+#: Registry of layouts of the selected texts (``order=``): name -> what it does.
+ORDERS: Registry = Registry(
+    "order",
+    {
+        "pick": "in pick order (most relevant first)",
+        "original": "in the order of the input",
+        "edges": "the strongest picks at both ends, the weakest in the middle (lost in the middle)",
+    },
+)
+
+
+@dataclass(frozen=True)
+class TextSelection:
+    """What :func:`select_texts` chose, in the requested ``order``.
+
+    Attributes
+    ----------
+    indices : ndarray of int64
+        Positions in the input ``texts``.
+    texts : list of str
+        The selected texts, in the same order.
+    tokens : ndarray of int64
+        Each one's token count, by the ``token_counter``.
+    gains : ndarray of float64
+        Each one's MMR score when it was picked.
+    ranks : ndarray of int64
+        Each one's place in MMR's pick order (0 = picked first).
+    relevance : ndarray of float64
+        Each one's cosine similarity to the query.
+    budget : int
+    token_counter, embedder : str
+        Names of the counter that measured the budget and of the embedder.
+    order : str
+    """
+
+    indices: NDArray[np.int64]
+    texts: list[str]
+    tokens: NDArray[np.int64]
+    gains: NDArray[np.float64]
+    ranks: NDArray[np.int64]
+    relevance: NDArray[np.float64]
+    budget: int
+    token_counter: str
+    embedder: str
+    order: str
+
+    @property
+    def total_tokens(self) -> int:
+        """Tokens of all the selected texts (never more than ``budget``)."""
+        return int(self.tokens.sum())
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDArray[np.int64]:
+    """Positions into ``picks`` that lay them out in ``order`` (see the module docs).
+
+    ``relevance[k]`` is pick ``k``'s similarity to the query; ties go to the
+    earlier pick.
+
+    Examples
+    --------
+    >>> arrange([7, 2, 5, 0], [0.9, 0.8, 0.7, 0.6], "original")
+    array([3, 1, 2, 0])
+    >>> arrange([7, 2, 5, 0, 9], [0.9, 0.8, 0.7, 0.6, 0.5], "edges")
+    array([0, 2, 4, 3, 1])
+    >>> arrange([7, 2, 5, 0], [0.9, 0.8, 0.7, 0.6], "edges")
+    array([1, 3, 2, 0])
+    """
+    ORDERS.lookup(order)
+    p = np.asarray(picks, dtype=np.int64)
+    n = len(p)
+    if order == "pick":
+        return np.arange(n, dtype=np.int64)
+    if order == "original":
+        return np.argsort(p, kind="stable").astype(np.int64)
+    by_rel = np.lexsort((np.arange(n), -np.asarray(relevance, dtype=np.float64)))
+    # LongContextReorder's loop (langchain_community), on the picks least relevant first:
+    # even steps go to the front, odd steps to the back.
+    out: list[int] = []
+    for k, v in enumerate(by_rel[::-1].tolist()):
+        if k % 2:
+            out.append(v)
+        else:
+            out.insert(0, v)
+    return np.array(out, dtype=np.int64)
+
+
+def _embedder_for(embedder, texts: list[str], query) -> Callable:
+    corpus = texts + [query] if isinstance(query, str) else texts
+    return as_embedder("lsa" if embedder is None else embedder, corpus)
+
+
+def select_texts(
+    texts: Sequence[str],
+    query: str | ArrayLike,
+    budget: int,
+    *,
+    embedder: Callable | str | None = None,
+    token_counter: object = None,
+    lam: float = 0.7,
+    method: str = "auto",
+    order: str = "pick",
+    cache: EmbeddingCache | str | os.PathLike | None = None,
+    embeddings: ArrayLike | None = None,
+    costs: ArrayLike | None = None,
+) -> TextSelection:
+    """Select texts for a question under a token budget with budgeted MMR.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The candidate chunks (none empty).
+    query : str or array_like
+        The question, as text (embedded by ``embedder``) or as a vector.
+    budget : int
+        Tokens to spend, in ``token_counter``'s tokens.
+    embedder : callable or {"lsa", "minilm"}, optional
+        ``texts -> (n, d)``; default ``"lsa"``: an
+        :class:`~scwo_np.embed.LSAEmbedder` fitted on ``texts`` and ``query``.
+    token_counter : name, TokenCounter or callable ``str -> int``, optional
+        Default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`.
+    lam, method
+        As in :func:`~scwo_np.mmr_select`.
+    order : {"pick", "original", "edges"}
+        Layout of the result (see the module docs).
+    cache : EmbeddingCache or path, optional
+        Read vectors from it and store new ones there.
+    embeddings : array_like, shape (n, d), optional
+        The texts' vectors, when you already have them (then no text is embedded).
+    costs : array_like of int, optional
+        The texts' token counts, when you already have them.
+
+    Returns
+    -------
+    TextSelection
+
+    Examples
+    --------
+    >>> texts = ["Use csv.reader to read a CSV file row by row.",
+    ...          "csv.reader reads a CSV file one row at a time.",
+    ...          "json.load parses a JSON document from a file.",
+    ...          "The sqlite3 module is a DB-API interface for SQLite."]
+    >>> sel = select_texts(texts, "how do I read a CSV file?", budget=25)
+    >>> sel.indices, sel.total_tokens, sel.token_counter
+    (array([0, 2]), 24, 'estimate')
+    >>> select_texts(texts, "how do I read a CSV file?", budget=25, order="edges").indices
+    array([2, 0])
+    """
+    texts = check_texts(texts, nonempty=True)
+    if isinstance(query, str) and not query.strip():
+        raise ValueError("query is empty; pass the question as text, or its embedding.")
+    ORDERS.lookup(order)
+    if embeddings is not None and isinstance(query, str) and embedder is None:
+        raise ValueError(
+            "embeddings are given and query is text: pass embedder= (the model that made the "
+            "embeddings) so the query is embedded the same way, or pass the query's vector."
+        )
+    counter = as_token_counter(token_counter)
+    counter_name = counter.name if costs is None or token_counter is not None else "given"
+    if costs is None:
+        costs = count_tokens(texts, counter)
+    if not texts:
+        name = (
+            "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
+        )
+        budget = check_budget(budget)
+        check_lam(lam)
+        METHODS.lookup(method)
+        empty = np.empty(0, dtype=np.int64)
+        return TextSelection(
+            empty, [], empty, np.empty(0), empty, np.empty(0), budget, counter_name, name, order
+        )
+    emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
+    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+    try:
+        if embeddings is None:
+            E = store.embed(emb, texts) if store is not None else embed_texts(emb, texts)
+        else:
+            E = check_embeddings(embeddings)
+        if isinstance(query, str):
+            q = (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
+        else:
+            q = query
+    finally:
+        if store is not None and store is not cache:
+            store.close()
+    idx, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True)
+    rel = _cosine(E, q, idx)
+    pos = arrange(idx, rel, order)
+    idx, gains, rel = idx[pos], gains[pos], rel[pos]
+    cost = np.asarray(costs, dtype=np.int64)[idx]
+    name = embedder_name(emb) if emb is not None else "given"
+    return TextSelection(
+        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order
+    )
+
+
+def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Cosine of the picked rows with the query, in float64."""
+    X = np.asarray(E, dtype=np.float64)[idx]
+    qv = np.asarray(q, dtype=np.float64)
+    return X @ qv / (np.linalg.norm(X, axis=1) * np.linalg.norm(qv))
