@@ -42,6 +42,7 @@ LEGS = {
     "scwo_np/embed/_minilm.py": "integration",
     "notebooks": "notebook",
     "tests/test_install.py": "system",
+    "tests/test_wheel.py": "system",
     "tests/test_asv_history.py": "system",
     "tests/test_asv_benchmarks.py": "system",
     "tests/test_ci_scripts.py": "system",

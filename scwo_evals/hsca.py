@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from scwo_np.hsca import HSCAEngine, Tuner
+from scwo_np.hsca import DATA_SOURCE, HSCAEngine, Tuner
 from scwo_np.hsca._layer1 import STOPWORDS, relational_weights
 from scwo_np.validation import check_int
 
@@ -526,9 +526,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         for r, secs in results:
             rec = {"eval": r.name, "pass_rate": r.pass_rate, "criterion": r.criterion, "met": r.passed,
-                   "cases": r.cases, "seconds": round(secs, 3), **r.detail}  # fmt: skip
+                   "cases": r.cases, "seconds": round(secs, 3), "data": DATA_SOURCE, **r.detail}  # fmt: skip
             print(json.dumps(rec))
     else:
+        print(f"HSCA data: {DATA_SOURCE}", file=sys.stderr)
         print(f"{'eval':<38} {'pass rate':>9} {'criterion':>9}  {'':7} {'cases':>5} {'time':>6}  details")
         for r, secs in results:
             detail = ", ".join(

@@ -8,10 +8,16 @@ coherence (:func:`domain_tags`, :func:`domain_scores`, :func:`coherence`,
 :func:`verse_form`), Layer 3 nuance flags (:func:`nuance_flags`), the engine with
 snapshots and structural queries (:class:`HSCAEngine`), sessions, a SQLite
 snapshot store and cross-session aggregation (:class:`SessionState`,
-:class:`SnapshotStore`, :func:`support_strength`) and self-tuning (:class:`Tuner`).  The evals (1-7) and their test sets live in the
-source tree, not in the package: ``python -m scwo_evals.hsca``.
+:class:`SnapshotStore`, :func:`support_strength`) and self-tuning (:class:`Tuner`).
+The evals (1-7) and their test sets live in the source tree, not in the package:
+``python -m scwo_evals.hsca``.
+
+The lexicons and layer 1's background statistics come from permissive sources
+(``scwo_np.bundled``), or from the optional ``scwo-np-gpl-data`` package when it is
+installed (``SCWO_NP_HSCA_DATA=bundled`` turns it off); :data:`DATA_SOURCE` says which.
 """
 
+from ._data import DATA_SOURCE
 from ._engine import HSCAEngine
 from ._layer1 import beat_weights, relational_weights, tokenize
 from ._layer2 import coherence, domain_scores, domain_tags, verse_form
@@ -21,6 +27,7 @@ from ._tuning import Tuner
 from ._types import ContextSnapshot, DomainTag, NuanceFlag, WeightedChunk
 
 __all__ = [
+    "DATA_SOURCE",
     "ContextSnapshot",
     "DomainTag",
     "HSCAEngine",

@@ -15,7 +15,6 @@ Loaded once per process, on first use (about 40 ms).
 from __future__ import annotations
 
 import threading
-from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +22,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .._config import JIT
+from ._data import data_file
 
 __all__ = ["Background", "background", "is_association"]
 
@@ -44,7 +44,7 @@ def background() -> Background:
     if not _MODEL:
         with _LOCK:
             if not _MODEL:
-                path = resources.files("scwo_np.bundled").joinpath("hsca/background.npz")
+                path = data_file("background.npz")
                 with path.open("rb") as fh, np.load(fh) as z:
                     words = z["words"].tobytes().decode("utf-8").split("\n")
                     indptr = z["indptr"]

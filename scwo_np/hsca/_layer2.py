@@ -46,11 +46,11 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from importlib import resources
 
 import snowballstemmer
 
 from ..validation import check_text, check_unit_interval
+from ._data import data_file
 from ._layer1 import STOPWORDS, relational_weights
 from ._types import DomainTag
 
@@ -104,13 +104,9 @@ _CORE: dict[str, frozenset[str]] = {
 
 
 def _lexicon_data() -> dict:
-    """``data/hsca/domain_lexicons.json`` as installed (``{}`` on a broken install)."""
+    """``domain_lexicons.json`` as installed (``{}`` on a broken install), from :mod:`._data`."""
     try:
-        text = (
-            resources.files("scwo_np.bundled")
-            .joinpath("hsca/domain_lexicons.json")
-            .read_text(encoding="utf-8")
-        )
+        text = data_file("domain_lexicons.json").read_text(encoding="utf-8")
         return json.loads(text)
     except (FileNotFoundError, ModuleNotFoundError, json.JSONDecodeError):  # pragma: no cover
         return {}

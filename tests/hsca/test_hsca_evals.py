@@ -116,8 +116,10 @@ def test_the_eval_command_prints_each_pass_rate_beside_its_criterion(capsys, mon
     quick3 = functools.partial(hsca.eval3_self_improvement, checkpoints=(0, 10), repeats=1, tune_every=5)
     monkeypatch.setitem(hsca.EVALS, 3, quick3)  # the real one replays 1,000 interactions three times
     assert hsca.main(["--cases", "4"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     assert out[0].split()[:3] == ["eval", "pass", "rate"]
+    assert captured.err.startswith(f"HSCA data: {hsca.DATA_SOURCE}")
     rows = out[1:]
     assert [r.split()[1] for r in rows] == ["1", "2", "3", "4", "5", "6", "7"] and all("%" in r for r in rows)
 
