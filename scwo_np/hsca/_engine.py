@@ -35,7 +35,7 @@ Where the spec is silent: a snapshot of an empty buffer is an error; when every
 chunk in the buffer has layer-1 score 0, coherence is their plain mean (the
 spec's weighted mean divides by zero there).  Where it falls short: a
 snapshot's domain summary is weighted by each chunk's relational weight within
-the whole beat (:func:`~scwo_np.hsca._layer1.beat_weights`), not by its own
+the whole beat (:func:`~scwo_np.hsca.beat_weights`), not by its own
 layer-1 score (a long turn unrelated to the rest would decide the beat).
 """
 
@@ -146,7 +146,7 @@ class HSCAEngine:
         self.nuance_model = nuance_model
         self.snapshot_on_topic_shift = bool(snapshot_on_topic_shift)
         #: Per nuance flag, a multiplier on a chunk's weight in :meth:`relevant_snapshots`
-        #: (set by :class:`~scwo_np.hsca._tuning.Tuner`; empty means 1 for every flag).
+        #: (set by :class:`~scwo_np.hsca.Tuner`; empty means 1 for every flag).
         self.nuance_weights: dict[str, float] = {}
         #: Per domain, a factor on its layer-2 lexicon score (set by the Tuner from labelled
         #: hits; empty means 1 for every domain).

@@ -278,7 +278,7 @@ def _word_domains(word: str) -> frozenset[str]:
 def content_stems(text: str) -> set[str]:
     """The Snowball stems (3 letters or more) of the words of ``text`` that no domain lexicon knows.
 
-    What :class:`~scwo_np.hsca._tuning.Tuner` may learn as new domain words.
+    What :class:`~scwo_np.hsca.Tuner` may learn as new domain words.
 
     Examples
     --------
@@ -372,7 +372,7 @@ def domain_scores(
 
     ``weights`` (domain -> factor, 1 where missing) calibrates domains against
     each other; ``words`` (stem -> domain) adds words to the lexicons, for
-    words no lexicon knows.  :class:`~scwo_np.hsca._tuning.Tuner` learns both
+    words no lexicon knows.  :class:`~scwo_np.hsca.Tuner` learns both
     from hit history.
 
     Examples

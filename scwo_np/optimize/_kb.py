@@ -4,10 +4,10 @@
 options (its JSON keys, camelCase, with its defaults) and returns the
 selected matches plus a report of every removal and why.  Each step is an
 array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9),
-:func:`~scwo_np.optimize._diversify.diversify` (3 per file, diversity 0.3),
-:func:`~scwo_np.optimize._budget.fit_budget` (``mode="stop"``, as the ADR's "stops when
+:func:`~scwo_np.optimize.diversify` (3 per file, diversity 0.3),
+:func:`~scwo_np.optimize.fit_budget` (``mode="stop"``, as the ADR's "stops when
 budget reached") or, with embeddings, budgeted MMR
-(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.optimize._budget.top_k`.
+(:func:`~scwo_np.mmr_select`), and :func:`~scwo_np.optimize.top_k`.
 
 A match is a dict with ``text`` (or ``content``), ``score``, and optionally
 ``id``, a source (``path``, ``file`` or ``source``), a token count

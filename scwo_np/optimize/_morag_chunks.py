@@ -1,6 +1,6 @@
 """MoRAG's data: chunks, relationships, the optimizer's result, and relationship edges as arrays.
 
-Used by :class:`~scwo_np.optimize._morag.MoragContextOptimizer`; see its
+Used by :class:`~scwo_np.optimize.MoragContextOptimizer`; see its
 module documentation for the pipeline.
 """
 

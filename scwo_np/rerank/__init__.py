@@ -4,8 +4,6 @@
   candidate, long format) cut per query to a token budget with MMR;
 - :func:`rerank_parquet` — the same over a Parquet file, streamed batch by
   batch, so memory is bounded by the largest batch, not by the file;
-- :func:`rerank_parquet_on_cluster` — what ``rerank_parquet(..., client=)`` runs:
-  the file's sets spread over the workers of a Dask client, the same rows out;
 - :func:`rerank_dask` — a Dask dataframe of candidates, lazily, one task per
   partition (each set within one partition), no shuffle;
 - :func:`sample_sets` — retrieved sets built from the bundled sample.
@@ -15,7 +13,7 @@ distributed).
 """
 
 from ._job import rerank_parquet
-from ._on_dask import rerank_dask, rerank_parquet_on_cluster
+from ._on_dask import rerank_dask
 from ._parquet import RerankSummary
 from ._sample import sample_sets
 from ._table import rerank_table
@@ -24,7 +22,6 @@ __all__ = [
     "RerankSummary",
     "rerank_dask",
     "rerank_parquet",
-    "rerank_parquet_on_cluster",
     "rerank_table",
     "sample_sets",
 ]

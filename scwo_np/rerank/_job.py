@@ -60,8 +60,7 @@ def rerank_parquet(
         span of row groups, read by the workers from ``src`` (a path they
         can all read), the results written in file order (here, or by the
         workers into a directory ``dst``).  The output holds the same rows
-        bit for bit; see
-        :func:`~scwo_np.rerank._on_dask.rerank_parquet_on_cluster`.
+        bit for bit.
 
     Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
 

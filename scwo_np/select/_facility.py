@@ -86,7 +86,7 @@ def facility_location_select(
         What the picks should cover.  None (default): every candidate, each
         weighted by its relevance (the exact objective; ``O(n^2 d)``, for up
         to about 10,000 candidates).  An int ``k``: ``k`` cluster centres of
-        the candidates (:func:`~scwo_np.select._ground.cluster_ground`), each
+        the candidates (:func:`~scwo_np.select.cluster_ground`), each
         weighted by its members' relevance, ``O(n k d)``: for large ``n``, at
         a measured cost in objective value (module docs).  ``(centres,
         labels)``: centres from an earlier ``cluster_ground`` of the same

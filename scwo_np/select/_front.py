@@ -10,28 +10,28 @@ in pick order, never over the budget.  Each strategy keeps its own options
     is ``mmr_select(...)``.
 ``"msd"``
     Budgeted max-sum diversity (pyversity's definition): relevance plus the
-    summed cosine distance to the picks, :func:`~scwo_np.select._msd.msd_select`
+    summed cosine distance to the picks, :func:`~scwo_np.select.msd_select`
     (``lam``, ``cost_exponent``).
 ``"dpp"``
     Budgeted greedy MAP of a determinantal point process whose quality follows
-    relevance, :func:`~scwo_np.select._dpp.dpp_select` (``lam``, ``scale``,
+    relevance, :func:`~scwo_np.select.dpp_select` (``lam``, ``scale``,
     ``cost_exponent``), lazy and exact.
 ``"ssd"``
     Budgeted sliding spectrum decomposition (pyversity's definition, no window
-    sliding), :func:`~scwo_np.select._ssd.ssd_select` (``lam``, ``gamma``,
+    sliding), :func:`~scwo_np.select.ssd_select` (``lam``, ``gamma``,
     ``cost_exponent``), lazy and exact.
 ``"cover"``
     Relevance plus a concave coverage of the candidates (pyversity's ``cover``),
-    :func:`~scwo_np.select._cover.cover_select` (``lam``, ``gamma``,
+    :func:`~scwo_np.select.cover_select` (``lam``, ``gamma``,
     ``cost_exponent``): submodular, lazy and exact.
 ``"facility_location"``
     Budgeted greedy of relevance-weighted coverage of the candidates (Lin &
-    Bilmes 2011), :func:`~scwo_np.select._facility.facility_location_select`
+    Bilmes 2011), :func:`~scwo_np.select.facility_location_select`
     (``lam``, ``cost_exponent``): monotone submodular, lazy and exact, with the
     ``1 - 1/e`` and budgeted ``(1 - 1/e) / 2`` guarantees.
 ``"knapsack"``
     The exact optimum of total relevance under the budget,
-    :func:`~scwo_np.select._knapsack.knapsack_select` (``max_cells``): the bound
+    :func:`~scwo_np.select.knapsack_select` (``max_cells``): the bound
     every greedy can be compared with at ``lam = 1``.
 """
 
