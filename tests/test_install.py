@@ -169,7 +169,7 @@ def test_an_edit_of_any_kernel_module_recompiles_the_cached_kernels(tmp_path):
 
     assert hits_and_misses() == (0, 1)  # compiled
     assert hits_and_misses() == (1, 0)  # loaded from the cache
-    append(copy / "cli" / "main.py", "\n# a module without kernels\n")
+    append(copy / "cli" / "_main.py", "\n# a module without kernels\n")
     assert hits_and_misses() == (1, 0)
     append(copy / "_dot.py", "\n# an edit of the helpers' module\n")
     assert hits_and_misses() == (0, 1)  # recompiled, though _first_pass.py is unchanged
