@@ -47,8 +47,7 @@ def _text() -> None:
 
     from .anchor import crush
     from .dedup import dedup
-    from .optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
-    from .optimize.diversify import diversify
+    from .optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer, diversify
 
     words = "the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing".split()
     rng = np.random.default_rng(0)
