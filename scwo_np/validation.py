@@ -12,6 +12,7 @@ made: a NaN or inf in a row makes its norm non-finite.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping, Sequence
 
@@ -161,6 +162,41 @@ def check_queries(
     if q.ndim != 2 or q.shape[0] == 0:
         raise ValueError(f"{name} must be (n_queries, {dim}) with at least one query; got shape {q.shape}.")
     return _check_rows(q, dim, np.dtype(dtype), lambda j: f"{name}[{j}]")
+
+
+def check_token_count(value: object, *, name: str) -> int:
+    """Return one chunk's token count (an int, or a float holding a whole number) as an int.
+
+    Examples
+    --------
+    >>> check_token_count(4.0, name="tokens")
+    4
+    >>> check_token_count(3.7, name="matches[0] tokens")
+    Traceback (most recent call last):
+    ...
+    ValueError: matches[0] tokens must be a whole token count; got 3.7. Round or count tokens exactly.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a whole token count; got {value!r}.")
+    if isinstance(value, numbers.Integral):
+        count = int(value)
+    else:
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be a whole token count; got {value!r}.")
+        if v != math.floor(v):
+            raise ValueError(
+                f"{name} must be a whole token count; got {value!r}. Round or count tokens exactly."
+            )
+        count = int(v)
+    if count < 0:
+        raise ValueError(f"{name} must be a non-negative token count; got {value!r}.")
+    if count > MAX_COST:
+        raise ValueError(
+            f"{name} = {value!r} tokens is more than one chunk can hold (at most {MAX_COST}); split the "
+            "chunk, or leave it out."
+        )
+    return count
 
 
 def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.int64]:

@@ -33,7 +33,7 @@ from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_budget, check_embeddings, check_query, check_unit_interval
+from ..validation import check_budget, check_embeddings, check_query, check_token_count, check_unit_interval
 from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ._diversify import REASONS, diversify
 
@@ -232,7 +232,7 @@ class KBContextOptimizer:
         budget = opts["tokenBudget"]
         if budget is not None and alive.size:
             sub = alive.tolist()
-            costs = self._costs([matches[i] for i in sub], [texts[i] for i in sub], opts)
+            costs = self._costs([matches[i] for i in sub], [texts[i] for i in sub], opts, sub)
             use_mmr = self._use_mmr(embs, sub, opts)
             if use_mmr:
                 E = np.array([embs[i] for i in sub], dtype=np.float64)
@@ -243,6 +243,13 @@ class KBContextOptimizer:
                 step = "adaptive_selection"
             else:
                 pick = None
+                warnings.warn(
+                    f"option tokenBudget={budget} is not applied: the ADR applies it only with "
+                    "adaptiveSelection=true (or with embeddings and a queryEmbedding, by MMR); set "
+                    "adaptiveSelection to cut to the budget.",
+                    UserWarning,
+                    stacklevel=2,
+                )
             if pick is not None:
                 chosen = set(pick.tolist())
                 for x, i in enumerate(sub):
@@ -311,9 +318,16 @@ class KBContextOptimizer:
             out[i] = V[k]
         return out, (V[-1] if need_q else opts["queryEmbedding"])
 
-    def _costs(self, matches: list, texts: list[str], opts: Mapping) -> NDArray[np.int64]:
-        """Each match's ``tokens``, else its count by ``token_counter`` (else the ADR's estimate)."""
+    def _costs(self, matches: list, texts: list[str], opts: Mapping, where: list[int]) -> NDArray[np.int64]:
+        """Each match's ``tokens``, else its count by ``token_counter`` (else the ADR's estimate).
+
+        A given count must be a whole number (3.7 tokens is refused, never truncated);
+        ``where`` holds the matches' input indices, for the error.
+        """
         have = [_field(m, "tokens", "token_count") for m in matches]
+        for k, v in enumerate(have):
+            if v is not None:
+                check_token_count(v, name=f"matches[{where[k]}] tokens")
         out = [self._tokens(m, t, opts) for m, t in zip(matches, texts, strict=True)]
         if self.token_counter is not None:
             todo = [k for k, v in enumerate(have) if v is None and texts[k]]
@@ -355,7 +369,7 @@ class KBContextOptimizer:
     def _tokens(match: Mapping, text: str, opts: Mapping) -> int:
         t = _field(match, "tokens", "token_count")
         if t is not None:
-            return t
+            return int(t)  # checked whole by _costs
         if text:
             return -(-len(text) // CHARS_PER_TOKEN)
         return opts["avgTokensPerChunk"]

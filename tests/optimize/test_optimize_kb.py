@@ -1,5 +1,6 @@
 import asyncio
 import json
+import warnings
 
 import naive
 import numpy as np
@@ -74,7 +75,9 @@ def reference(matches, opts):
 @given(match_lists())
 def test_kb_pipeline_equals_composed_reference(case):
     matches, options = case
-    res = KBContextOptimizer().optimize(matches, options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # tokenBudget without adaptiveSelection: the ADR's no-op
+        res = KBContextOptimizer().optimize(matches, options)
     want = reference(matches, options)
     assert res.indices.tolist() == want
     assert [m["id"] for m in res.chunks] == [matches[i]["id"] for i in want]
@@ -184,3 +187,35 @@ def test_no_scores_with_embeddings_ranks_by_the_query(recwarn):
 def test_bad_score_names_the_match(score, exc):
     with pytest.raises(exc, match=r"matches\[1\]"):
         KBContextOptimizer().optimize([{"text": "a", "score": 1.0}, {"text": "b", "score": score}])
+
+
+TEXTS3 = ["alpha beta gamma", "delta epsilon zeta", "theta iota kappa"]
+
+
+@pytest.mark.parametrize(
+    "tokens, error, match",
+    [
+        (3.7, ValueError, r"matches\[1\] tokens must be a whole token count; got 3.7"),
+        (10**30, ValueError, "more than one chunk can hold"),
+        (1e30, ValueError, "more than one chunk can hold"),
+        (float("nan"), ValueError, "whole token count"),
+        (-1, ValueError, "non-negative"),
+        ("3", TypeError, "whole token count"),
+    ],
+)
+def test_given_token_counts_are_checked_never_truncated(tokens, error, match):
+    """Issue 32: three chunks of 3.7 tokens were kept under a budget of 10 (int() truncated them)."""
+    matches = [{"chunkId": str(i), "text": t, "score": 1.0, "tokens": 3} for i, t in enumerate(TEXTS3)]
+    matches[1]["tokens"] = tokens
+    with pytest.raises(error, match=match):
+        KBContextOptimizer().optimize(matches, {"tokenBudget": 10, "adaptiveSelection": True})
+    matches[1]["tokens"] = 4.0  # a whole float is a count
+    res = KBContextOptimizer().optimize(matches, {"tokenBudget": 10, "adaptiveSelection": True})
+    assert res.indices.tolist() == [0, 1, 2]
+
+
+def test_token_budget_without_adaptive_selection_says_it_is_not_applied():
+    matches = [{"chunkId": str(i), "text": t, "score": 1.0, "tokens": 5} for i, t in enumerate(TEXTS3)]
+    with pytest.warns(UserWarning, match="tokenBudget=6 is not applied"):
+        res = KBContextOptimizer().optimize(matches, {"tokenBudget": 6})
+    assert res.indices.tolist() == [0, 1, 2]  # as the ADR says: no cut without adaptiveSelection
