@@ -303,7 +303,7 @@ def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}.")
-    x = float(value)
+    x = _float(value)
     if not (0.0 <= x <= 1.0):  # also rejects NaN
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be in [0, 1]{extra}; got {value!r}.")
@@ -367,11 +367,37 @@ def check_scores(scores: ArrayLike | None, n: int, *, name: str = "scores") -> N
     return np.ascontiguousarray(s)
 
 
+def _float(value: numbers.Real) -> float:
+    """``float(value)``, with an int too large for a float as ``inf`` (then refused as not finite)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def check_finite_float(value: object, *, name: str) -> float:
+    """Return ``value`` as a finite float (a time stamp, a weight that may be negative).
+
+    Examples
+    --------
+    >>> check_finite_float(float("nan"), name="now")
+    Traceback (most recent call last):
+    ...
+    ValueError: now must be a finite number; got nan.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
+    x = _float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite number; got {value!r}.")
+    return x
+
+
 def check_nonnegative_float(value: object, *, name: str) -> float:
     """Return ``value`` as a finite float >= 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a non-negative number; got {type(value).__name__}.")
-    x = float(value)
+    x = _float(value)
     if not (np.isfinite(x) and x >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
     return x
@@ -389,7 +415,7 @@ def check_positive_float(value: object, *, name: str, meaning: str = "") -> floa
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive number; got {type(value).__name__}.")
-    x = float(value)
+    x = _float(value)
     if not (np.isfinite(x) and x > 0.0):
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be a finite number > 0{extra}; got {value!r}.")

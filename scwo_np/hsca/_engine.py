@@ -327,6 +327,12 @@ class HSCAEngine:
         ``last=3`` keeps the last three beats; ``context_position=k`` keeps
         positions within ``radius`` of ``k`` (the spec's 5.3 retrieval hint).
         """
+        query = check_text(query, name="query")
+        if last is not None:
+            last = check_int(last, name="last")
+        if context_position is not None:
+            context_position = check_int(context_position, name="context_position")
+        radius = check_int(radius, name="radius")
         terms = {t.lower() for t in _TERM.findall(query)}
         snaps = self._snapshots
         if last is not None:

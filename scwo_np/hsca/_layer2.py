@@ -49,7 +49,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from ..validation import check_text, check_unit_interval
+from ..validation import check_nonnegative_float, check_text, check_unit_interval
 from ._data import data_file
 from ._layer1 import STOPWORDS, relational_weights
 from ._types import DomainTag
@@ -398,8 +398,17 @@ def domain_scores(
     # Poems are told by their form: verse scores at least the tagging threshold.
     out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * verse_form(text))
     if weights:
-        return {d: v * weights.get(d, 1.0) for d, v in out.items()}
+        w = _check_weights(weights)
+        return {d: v * w.get(d, 1.0) for d, v in out.items()}
     return out
+
+
+def _check_weights(weights: object) -> dict[str, float]:
+    """``weights`` as domain -> finite factor >= 0 (a NaN or negative factor would silently
+    drop the domain's tag)."""
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"weights must map domain names to factors; got {type(weights).__name__}.")
+    return {str(d): check_nonnegative_float(v, name=f"weights[{d!r}]") for d, v in weights.items()}
 
 
 def domain_tags(

@@ -27,7 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._sqlite import connect, read_transaction, storable
-from ..validation import check_positive_float, check_text, check_texts
+from ..validation import (
+    check_finite_float,
+    check_positive_float,
+    check_text,
+    check_texts,
+    check_unit_interval,
+)
 from ._types import ContextSnapshot, WeightedChunk
 
 __all__ = ["SessionState", "SnapshotStore", "support_strength"]
@@ -72,9 +78,16 @@ def support_strength(grounding: Sequence[WeightedChunk]) -> float:
     >>> support_strength([deep]), support_strength([shallow, shallow, shallow])
     (0.8, 0.1)
     """
-    if not grounding:
-        return 0.0
-    return sum(c.layer1_score for c in grounding) / len(grounding)
+    if isinstance(grounding, WeightedChunk | str | bytes) or not isinstance(grounding, Sequence):
+        raise TypeError(
+            f"grounding must be a list of WeightedChunk (the chunks a claim rests on); got {type(grounding).__name__}."
+        )
+    scores = []
+    for i, c in enumerate(grounding):
+        if not isinstance(c, WeightedChunk):
+            raise TypeError(f"grounding[{i}] must be a WeightedChunk; got {type(c).__name__}.")
+        scores.append(check_unit_interval(c.layer1_score, name=f"grounding[{i}].layer1_score"))
+    return sum(scores) / len(scores) if scores else 0.0
 
 
 _SCHEMA = """
@@ -179,7 +192,7 @@ class SnapshotStore:
         """Merged domain distribution of ``sessions`` (macro weight x time decay; sums to 1)."""
         sessions = check_texts(sessions, name="sessions")
         half_life = check_positive_float(half_life, name="half_life", meaning="seconds")
-        now = time.time() if now is None else float(now)
+        now = time.time() if now is None else check_finite_float(now, name="now")
         acc: dict[str, float] = {}
         for session in sessions:
             for s in self.load(session):

@@ -70,11 +70,24 @@ def _get(d: Any, key: str, kind: type | tuple, *, default: Any = ..., what: str 
     return v
 
 
+def _finite(v: float, key: str, what: str) -> float:
+    try:
+        x = float(v)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        raise ValueError(f"{what}: field {key!r} must be finite; got {v!r}.")
+    return x
+
+
 def _unit(v: float, key: str, what: str) -> float:
-    v = float(v)
-    if not (0.0 <= v <= 1.0):  # also NaN
+    try:
+        x = float(v)
+    except OverflowError:
+        x = math.inf
+    if not (0.0 <= x <= 1.0):  # also NaN
         raise ValueError(f"{what}: field {key!r} must be in [0, 1]; got {v!r}.")
-    return v
+    return x
 
 
 def _str_list(v: Any, key: str, what: str) -> list[str]:
@@ -109,9 +122,7 @@ class WeightedChunk:
     @classmethod
     def from_dict(cls, d: dict) -> WeightedChunk:
         what = "WeightedChunk.from_dict"
-        created = float(_get(d, "created_at", (int, float), default=0.0, what=what))
-        if not math.isfinite(created):
-            raise ValueError(f"{what}: field 'created_at' must be finite.")
+        created = _finite(_get(d, "created_at", (int, float), default=0.0, what=what), "created_at", what)
         parent = _get(d, "parent_id", (str, type(None)), default=None, what=what)
         return cls(
             chunk_id=_get(d, "chunk_id", str, what=what),
@@ -171,5 +182,7 @@ class ContextSnapshot:
             domain_summary={k: float(v) for k, v in summary.items()},
             conversation_position=pos,
             forced=_get(d, "forced", bool, default=False, what=what),
-            created_at=float(_get(d, "created_at", (int, float), default=0.0, what=what)),
+            created_at=_finite(
+                _get(d, "created_at", (int, float), default=0.0, what=what), "created_at", what
+            ),
         )

@@ -1,0 +1,86 @@
+"""Issue 32's HSCA cases: NaN, negative, huge and wrong-typed inputs are clear errors, never a
+quiet "unclassified", a NaN support, a dropped session or a raw sqlite3 error."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from scwo_np.hsca import (
+    ContextSnapshot,
+    HSCAEngine,
+    SnapshotStore,
+    WeightedChunk,
+    domain_tags,
+    support_strength,
+)
+
+SNAP = {
+    "snapshot_id": "s",
+    "chunks": [],
+    "macro_weight": 0.5,
+    "domain_summary": {},
+    "conversation_position": 0,
+}
+CHUNK = {"chunk_id": "a", "text": "", "layer1_score": 0.5, "coherence_score": 0.5}
+
+
+@pytest.mark.parametrize("w", [math.nan, -5.0, math.inf, 10**400])
+def test_domain_weights_must_be_finite_and_non_negative(w):
+    with pytest.raises(ValueError, match=r"weights\['legal'\] must be a finite number >= 0"):
+        domain_tags("The court ruled that the contract was void.", weights={"legal": w})
+    assert domain_tags("The court ruled that the contract was void.", weights={"legal": 2.0}) == ["legal"]
+
+
+def test_support_strength_checks_its_chunks():
+    good = WeightedChunk("a", "", 0.8, [], 0.9, [], None)
+    assert support_strength([good]) == 0.8 and support_strength([]) == 0.0
+    with pytest.raises(ValueError, match=r"grounding\[1\].layer1_score must be in \[0, 1\]; got nan"):
+        support_strength([good, WeightedChunk("b", "", math.nan, [], 0.9, [], None)])
+    for bad in ("abc", good, None, [None]):
+        with pytest.raises(TypeError, match="grounding"):
+            support_strength(bad)
+
+
+@pytest.mark.parametrize("created", [math.nan, math.inf, 10**400])
+def test_snapshot_created_at_must_be_finite(created):
+    with pytest.raises(ValueError, match="ContextSnapshot.from_dict: field 'created_at' must be finite"):
+        ContextSnapshot.from_dict({**SNAP, "created_at": created})
+    with pytest.raises(ValueError, match="WeightedChunk.from_dict: field 'created_at' must be finite"):
+        WeightedChunk.from_dict({**CHUNK, "created_at": created})
+
+
+def test_a_huge_score_is_a_value_error_not_an_overflow():
+    with pytest.raises(ValueError, match=r"field 'layer1_score' must be in \[0, 1\]; got 1000"):
+        WeightedChunk.from_dict({**CHUNK, "layer1_score": 10**400})
+
+
+def test_aggregate_domains_refuses_a_nan_now(tmp_path):
+    store = SnapshotStore(tmp_path / "s.sqlite")
+    eng = HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    store.save("s1", [eng.take_snapshot()])
+    assert store.aggregate_domains(["s1"], now=0.0)
+    with pytest.raises(ValueError, match="now must be a finite number; got nan"):
+        store.aggregate_domains(["s1"], now=math.nan)
+
+
+@pytest.mark.parametrize(
+    "kw, error, match",
+    [
+        (dict(context_position="a"), TypeError, "context_position must be an integer"),
+        (dict(last=1.5), TypeError, "last must be an integer"),
+        (dict(last=-1), ValueError, "last must be"),
+        (dict(radius=None), TypeError, "radius must be an integer"),
+    ],
+)
+def test_relevant_snapshots_checks_its_arguments(kw, error, match):
+    eng = HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    eng.take_snapshot()
+    assert eng.relevant_snapshots("court", context_position=0, last=1)
+    with pytest.raises(error, match=match):
+        eng.relevant_snapshots("court", **kw)
+    with pytest.raises(TypeError, match="query must be a str"):
+        eng.relevant_snapshots(None)
