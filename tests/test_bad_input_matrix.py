@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import math
 
 import numpy as np
@@ -592,7 +593,11 @@ REGISTRY = {
         dict(max_bytes=1000, max_entries=5),
         dict(max_bytes="posint", max_entries="posint", timeout="nonneg"),
     ),
-    "array_key": (lambda **k: anchor.array_key(**k), dict(pieces=TEXTS), dict(pieces="texts")),
+    "array_key": (
+        lambda **k: anchor.array_key(**k),
+        dict(pieces=[json.dumps(t) for t in TEXTS]),
+        dict(pieces="texts"),
+    ),
     "lossless_encode": (
         lambda **k: anchor.lossless_encode(**k),
         dict(text='[{"a": 1}, {"a": 2}]'),

@@ -193,6 +193,23 @@ def _find_columnar(node: Any, path: tuple = ()) -> tuple | None:
 
 
 def _decode_one(text: str) -> str:
+    """One columnar object back into its array; a malformed one is a ValueError saying what is wrong."""
+    try:
+        return _decode_checked(text)
+    except _Malformed as exc:
+        raise ValueError(f"not a valid {COLUMNAR_KEY!r} object: {exc}") from None
+    except (KeyError, IndexError, TypeError, ValueError, StopIteration, RecursionError) as exc:
+        what = f"missing member {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(
+            f"not a valid {COLUMNAR_KEY!r} object ({what}); it was not written by lossless_encode."
+        ) from None
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _decode_checked(text: str) -> str:
     body = dict((k, v) for k, _, v in _members(_members(text)[0][2]))
     names = [t for t in _array_pieces(body["fields"], json.loads(body["fields"]))[1]]
     constant = {k: (kt, v) for k, kt, v in _members(body.get("constant", "{}"))}
@@ -205,12 +222,17 @@ def _decode_one(text: str) -> str:
         _, vals = _array_pieces(rtext, parsed)
         if "shapes" in body:
             shape_id, vals = int(parsed[0]), vals[1:]
+            if shape_id >= len(shapes):
+                raise _Malformed(f"row {len(items)} names shape {shape_id} of {len(shapes)}")
             if shape_id < 0:
                 items.append(vals[0])
                 continue
             shape = shapes[shape_id]
         else:
             shape = shapes[0]
+        want = sum(keys[f] not in constant for f in shape)
+        if len(vals) != want:
+            raise _Malformed(f"row {len(items)} holds {len(vals)} values for its {want} fields")
         it = iter(vals)
         members = []
         for f in shape:

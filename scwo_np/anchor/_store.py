@@ -11,6 +11,7 @@ bounded in size with least-recently-used eviction.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -71,7 +72,21 @@ def _body(pieces: object) -> bytes:
         raise TypeError(
             f"pieces[{k}] must be a str (an element's JSON text); got {type(p).__name__}."
         ) from None
+    try:  # one parse of the whole array: a piece that is not one JSON value would be lost later
+        ok = len(json.loads(text)) == len(pieces)
+    except (ValueError, RecursionError):
+        ok = False
+    if not ok:
+        k = next(k for k, p in enumerate(pieces) if not _one_json_value(p))
+        raise ValueError(f"pieces[{k}] is not the JSON text of one value: {pieces[k][:60]!r}.")
     return text.encode("utf-8", "surrogatepass")
+
+
+def _one_json_value(piece: str) -> bool:
+    try:
+        return len(json.loads("[" + piece + "]")) == 1
+    except (ValueError, RecursionError):
+        return False
 
 
 def _key(body: bytes) -> str:

@@ -36,6 +36,10 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         return _cmd_retrieve(args)
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
+    if args.report:
+        from ..tokens import COUNTERS
+
+        COUNTERS.lookup(args.tokens, hint="Pass one of those to --tokens.")  # before any work
     if args.lossless or args.expand:
         return _cmd_lossless(args)
     if args.max_items is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -10,6 +11,26 @@ import tempfile
 from collections.abc import Iterator
 
 import numpy as np
+
+
+def _whole(text: str, low: int) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = low - 1
+    if n < low:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= {low}, not {text!r}")
+    return n
+
+
+def _positive(text: str) -> int:
+    """An argparse ``type=``: a whole number >= 1."""
+    return _whole(text, 1)
+
+
+def _count(text: str) -> int:
+    """An argparse ``type=``: a whole number >= 0."""
+    return _whole(text, 0)
 
 
 def _out(line: str = "") -> None:

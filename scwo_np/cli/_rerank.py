@@ -9,6 +9,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ._io import _positive
+
 
 def _cmd_rerank(args: argparse.Namespace) -> int:
     try:
@@ -125,13 +127,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-o", "--output", required=True, help="output Parquet file (written whole or not at all)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     r.set_defaults(func=_cmd_rerank)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
-    return n

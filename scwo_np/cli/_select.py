@@ -15,6 +15,7 @@ from ..embed import EMBEDDERS
 from ..select import METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
 from ..tokens import COUNTERS
 from ._io import (
+    _count,
     _out,
     _read_chunks,
     _read_jsonl,
@@ -127,7 +128,8 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
             os.path.join(_user_cache_root(), "embeddings.sqlite") if _user_cache_root() else None
         )
         if where:
-            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+            if not args.cache:  # the user cache folder is ours to make; a --cache folder is the user's
+                os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
             cache = EmbeddingCache(where)
     try:
         emb = _text_embedder(args, texts, has_emb) if records else None
@@ -366,7 +368,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sample", help="write the bundled Python-docs chunks as JSONL (id, source, text, tokens, embedding)"
     )
     sm.add_argument("--query", type=int, help="add `score`: each chunk's cosine to bundled query N (0-31)")
-    sm.add_argument("-n", type=int, help="only the first N chunks")
+    sm.add_argument("-n", type=_count, help="only the first N chunks")
     sm.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     sm.add_argument(
         "--retrieved-sets", action="store_true",

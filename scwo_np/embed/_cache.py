@@ -102,9 +102,16 @@ class EmbeddingCache:
         """Store ``vectors[i]`` for ``texts[i]`` under ``name``, all in one transaction."""
         name = _check_name(name)
         texts = check_texts(texts)
-        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):  # too large for float32: inf, refused below
+            vecs = np.ascontiguousarray(vectors, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != len(texts):
             raise ValueError(f"vectors must have shape ({len(texts)}, d); got {vecs.shape}.")
+        if not np.all(np.isfinite(vecs)):
+            bad = int(np.flatnonzero(~np.isfinite(vecs).all(axis=1))[0])
+            raise ValueError(
+                f"vectors[{bad}] holds NaN or inf (or a value too large for float32); a cache keeps "
+                "only finite vectors: check the embedder."
+            )
         rows = [(name, _key(t), vecs[i].tobytes()) for i, t in enumerate(texts)]
         self._db.execute("BEGIN IMMEDIATE")
         try:

@@ -82,3 +82,22 @@ def test_bad_input_is_a_clear_error():
         lossless_encode("[1, 2")
     with pytest.raises(TypeError, match="str or UTF-8 bytes"):
         lossless_encode(3)
+
+
+@pytest.mark.parametrize(
+    "doc, match",
+    [
+        (
+            '{"_columnar":{"fields":["a","b"],"constant":{"b":"x"},"rows":[[0,9],[1]]}}',
+            "row 0 holds 2 values for its 1 fields",
+        ),
+        ('{"_columnar":{"fields":["a","b"],"rows":[[0],[1]]}}', "row 0 holds 1 values for its 2 fields"),
+        ('{"_columnar":{"fields":"a","rows":[[0],[1]]}}', "not a valid '_columnar' object"),
+        ('{"_columnar":{"fields":["a"],"rows":[0,1]}}', "not a valid '_columnar' object"),
+        ('{"_columnar":{"rows":[[0]]}}', "missing member"),
+    ],
+)
+def test_a_malformed_columnar_object_is_a_clear_error_never_a_silent_loss(doc, match):
+    """Issue 32: rows longer than their fields lost values; a wrong shape gave a JSON parse error."""
+    with pytest.raises(ValueError, match=match):
+        lossless_decode(doc)

@@ -146,3 +146,13 @@ def test_a_writer_killed_mid_write_leaves_the_store_readable(tmp_path):
                 got = store.retrieve(key)
                 assert len(got) == 20_000 and got[0]["j"] == 0
                 assert array_key([json.dumps(x) for x in got]) == key  # the content is whole
+
+
+@pytest.mark.parametrize("pieces, bad", [(["1", "nope"], 1), (["1,2"], 0), (["{"], 0), (['"a"', ""], 1)])
+def test_put_refuses_pieces_that_are_not_one_json_value(tmp_path, pieces, bad):
+    """Issue 32: such a put returned a key that failed later, on retrieval."""
+    store = CrushStore(tmp_path / "s.sqlite")
+    with pytest.raises(ValueError, match=rf"pieces\[{bad}\] is not the JSON text of one value"):
+        store.put(pieces)
+    key = store.put(["1", '{"a": [2, 3]}'])
+    assert store.retrieve(key) == [1, {"a": [2, 3]}]

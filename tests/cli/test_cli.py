@@ -334,3 +334,24 @@ def test_crush_lossless_and_expand(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == items
     _fails(["crush", str(path), "--lossless", "--expand"], "pass one")
     _fails(["crush", str(path), "--lossless", "--max-items", "3"], "--max-items does not go with --lossless")
+
+
+def test_issue_32_cli_arguments_are_checked_before_any_work(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:  # argparse's usage error: status 2, one message
+        main(["sample", "-n", "-1"])
+    assert info.value.code == 2 and "argument -n: must be a whole number >= 0" in capsys.readouterr().err
+    doc = tmp_path / "a.json"
+    doc.write_text('[{"a": 1}, {"a": 2}, {"a": 3}]')
+    _fails(
+        ["crush", str(doc), "--max-items", "2", "--tokens", "bogus", "--report"],
+        "token_counter must be one of",
+    )
+    chunks = tmp_path / "c.jsonl"
+    chunks.write_text('{"text": "alpha beta"}\n{"text": "gamma delta"}\n')
+    missing = tmp_path / "nodir" / "c.sqlite"
+    _fails(
+        ["select", str(chunks), "--query", "alpha", "--budget", "10", "--cache", str(missing)],
+        "does not exist",
+        1,
+    )
+    assert not missing.parent.exists()  # refused, as the API and every --store refuse it: nothing made

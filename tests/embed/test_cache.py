@@ -133,3 +133,14 @@ def test_bound_methods_are_named_by_their_class():
             return [[1.0] for _ in texts]
 
     assert embedder_name(Client().embed_documents).endswith("Client.embed_documents")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e300])
+def test_a_cache_keeps_only_finite_vectors(tmp_path, bad):
+    """Issue 32: a NaN vector was stored, and get returned it."""
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    vecs = np.ones((2, 3))
+    vecs[1, 2] = bad
+    with pytest.raises(ValueError, match=r"vectors\[1\] holds NaN or inf"):
+        cache.put("m", ["a", "b"], vecs)
+    assert cache.get("m", ["a", "b"]) == [None, None]  # nothing of the refused call was stored
