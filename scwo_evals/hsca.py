@@ -506,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         "--strict", action="store_true", help="exit with status 1 when a criterion is not met"
     )
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (>&-): one line, not a traceback
+        raise SystemExit("scwo_evals.hsca: standard output is closed.")
     try:
         which = sorted({int(x) for x in args.evals.split(",")}) if args.evals else None
     except ValueError:

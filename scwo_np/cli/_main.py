@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     (``scwo select ... | head -1``) ends the command quietly.
     """
     args = build_parser().parse_args(argv)
+    if sys.stdout is None and getattr(args, "output", "-") == "-":  # started with stdout closed (>&-)
+        if sys.stderr is not None:
+            hint = "; give -o FILE" if hasattr(args, "output") else ""
+            sys.stderr.write(f"scwo {args.command}: standard output is closed{hint}.\n")
+        return 1
 
     def warn(message, category, filename, lineno, file=None, line=None):
         sys.stderr.write(f"scwo {args.command}: warning: {message}\n")

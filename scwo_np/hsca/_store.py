@@ -132,6 +132,15 @@ class SnapshotStore:
         if not isinstance(session, str) or not session or "/" in session:
             raise ValueError("session must be a non-empty str without '/'.")
         storable(session, "session")
+        if isinstance(snapshots, ContextSnapshot | str | bytes) or not isinstance(snapshots, Sequence):
+            raise TypeError(f"snapshots must be a list of ContextSnapshot; got {type(snapshots).__name__}.")
+        for i, s in enumerate(snapshots):
+            if not isinstance(s, ContextSnapshot):
+                raise TypeError(f"snapshots[{i}] must be a ContextSnapshot; got {type(s).__name__}.")
+            try:  # every field as from_dict checks it (a NaN time would reach SQLite as NULL)
+                ContextSnapshot.from_dict(s.to_dict())
+            except ValueError as exc:
+                raise ValueError(f"snapshots[{i}]: {exc}") from None
         snap_rows, chunk_rows = [], []
         for s in snapshots:
             sid = storable(self._ns(session, s.snapshot_id), "snapshot_id")

@@ -355,3 +355,30 @@ def test_issue_32_cli_arguments_are_checked_before_any_work(tmp_path, capsys):
         1,
     )
     assert not missing.parent.exists()  # refused, as the API and every --store refuse it: nothing made
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["demo"], ["sample", "-n", "1"], ["select", "{chunks}", "--query", "alpha", "--budget", "5", "--no-cache"],
+     ["dedup", "{chunks}"], ["optimize", "{chunks}", "--pipeline", "morag"], ["crush", "{doc}", "--max-items", "1"],
+     ["hsca", "score", "{chunks}"]],
+)  # fmt: skip
+def test_a_closed_stdout_is_one_line_and_a_non_zero_exit(tmp_path, argv):
+    """Issue 32: every command ended in "'NoneType' object has no attribute 'write'" with stdout closed."""
+    import shlex
+    import subprocess
+    import sys
+
+    chunks, doc = tmp_path / "c.jsonl", tmp_path / "a.json"
+    chunks.write_text('{"id": "1", "text": "alpha beta", "content": "alpha beta", "relevance_score": 0.9}\n')
+    doc.write_text('[{"a": 1}, {"a": 2}]')
+    args = [a.format(chunks=chunks, doc=doc) for a in argv]
+    cmd = " ".join(shlex.quote(x) for x in [sys.executable, "-m", "scwo_np.cli", *args])
+    r = subprocess.run(
+        ["sh", "-c", cmd + " >&-"], capture_output=False, stderr=subprocess.PIPE, text=True, timeout=300
+    )
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().endswith(
+        ("standard output is closed.", "standard output is closed; give -o FILE.")
+    )
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1

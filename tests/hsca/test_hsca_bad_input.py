@@ -84,3 +84,19 @@ def test_relevant_snapshots_checks_its_arguments(kw, error, match):
         eng.relevant_snapshots("court", **kw)
     with pytest.raises(TypeError, match="query must be a str"):
         eng.relevant_snapshots(None)
+
+
+def test_save_checks_what_it_is_given(tmp_path):
+    """Issue 32: a list of None, a bare snapshot, or a NaN time gave raw AttributeError/IntegrityError."""
+    store = SnapshotStore(tmp_path / "s.sqlite")
+    eng = HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    snap = eng.take_snapshot()
+    with pytest.raises(TypeError, match=r"snapshots\[0\] must be a ContextSnapshot; got NoneType"):
+        store.save("s1", [None])
+    with pytest.raises(TypeError, match="snapshots must be a list of ContextSnapshot; got ContextSnapshot"):
+        store.save("s1", snap)
+    snap.created_at = math.nan
+    with pytest.raises(ValueError, match=r"snapshots\[0\]: .*'created_at' must be finite"):
+        store.save("s1", [snap])
+    assert store.load("s1") == []  # nothing half-saved
