@@ -491,6 +491,7 @@ def run(which: Iterable[int] | None = None, *, seed: int = 0, cases: int | None 
         raise ValueError(f"unknown eval number(s) {unknown}; choose from {sorted(EVALS)}.")
     if cases is not None and (isinstance(cases, bool) or not isinstance(cases, int) or cases < 1):
         raise ValueError(f"cases must be a positive integer; got {cases!r}.")
+    seed = check_int(seed, name="seed")
     kwargs = {"seed": seed} if cases is None else {"seed": seed, "cases": cases}
     return [EVALS[k](**kwargs) for k in numbers]
 

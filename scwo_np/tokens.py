@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._registry import Registry
-from .validation import check_method, check_texts
+from .validation import MAX_COST, check_method, check_texts, check_token_count
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -152,6 +152,9 @@ class WordPieceCounter(TokenCounter):
 
     def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
         texts = check_texts(texts)
+        # A lone surrogate (from a decoder with errors="surrogateescape") is not UTF-8 and the
+        # tokenizer refuses it: it counts as the "?" that UTF-8 encoding with errors="replace" makes of it.
+        texts = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         enc = self._tok.encode_batch(texts, add_special_tokens=False)
         return np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(texts))
 
@@ -245,19 +248,17 @@ class _FunctionCounter(TokenCounter):
         out = np.empty(len(texts), dtype=np.int64)
         for i, t in enumerate(texts):
             c = self._fn(t)
-            if isinstance(c, bool) or not isinstance(c, int | np.integer):
-                if isinstance(c, float | np.floating) and float(c).is_integer():
-                    c = int(c)
-                else:
-                    raise ValueError(
-                        f"token_counter {self.name} returned {c!r} for texts[{i}]; it must return a whole "
-                        "number of tokens (an int)."
-                    )
-            if c < 0:
+            if isinstance(c, int | np.integer) and not isinstance(c, bool) and c < 0:
                 raise ValueError(
                     f"token_counter {self.name} returned {c} for texts[{i}]; counts cannot be negative."
                 )
-            out[i] = c
+            try:
+                out[i] = check_token_count(c, name="count")
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"token_counter {self.name} returned {c!r} for texts[{i}]; it must return a whole "
+                    f"number of tokens (an int) from 0 to {MAX_COST}."
+                ) from None
         return out
 
 

@@ -164,6 +164,29 @@ def check_queries(
     return _check_rows(q, dim, np.dtype(dtype), lambda j: f"{name}[{j}]")
 
 
+def check_query_weights(weights: ArrayLike, m: int, *, name: str = "weights") -> NDArray[np.float64]:
+    """``weights`` of ``m`` queries: finite, non-negative, not all zero; normalised to sum to 1.
+
+    Examples
+    --------
+    >>> check_query_weights([1, 3], 2)
+    array([0.25, 0.75])
+    >>> check_query_weights(["a", "b"], 2)
+    Traceback (most recent call last):
+    ...
+    TypeError: weights must be numbers, one per query; got ['a', 'b'].
+    """
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers, one per query; got {weights!r}.") from None
+    if w.shape != (m,):
+        raise ValueError(f"{name} must have shape ({m},), one per query; got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"{name} must be finite, non-negative and not all zero.")
+    return np.ascontiguousarray(w / w.sum())
+
+
 def check_token_count(value: object, *, name: str) -> int:
     """Return one chunk's token count (an int, or a float holding a whole number) as an int.
 

@@ -17,6 +17,7 @@ import copy
 import importlib
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -848,3 +849,89 @@ def check_tolerated_value(registry, fname, arg, cat, label):
     second = f(**kw)
     if isinstance(first, np.ndarray):
         np.testing.assert_array_equal(first, second)
+
+
+# ---------------------------------------------------------------------------
+# Issue 32's causes, one representative each: a wrong type met deep inside (an
+# AttributeError or TypeError from the implementation), a message that names no
+# argument, a NaN or negative number passed through, a huge number overflowing.
+# Each must be a ValueError/TypeError naming the argument, in one line.
+
+
+def _hsca_engine_with_a_snapshot():
+    eng = hsca.HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    eng.take_snapshot()
+    return eng
+
+
+def _learner(tmp):
+    return anchor.PositionLearner(os.path.join(tmp, "p.sqlite"))
+
+
+CAUSES = {
+    "crush config of the wrong type": (
+        lambda tmp: anchor.crush(ITEMS, 10, config="static"), TypeError, "config must be an AnchorConfig"),
+    "detect_pattern(None)": (lambda tmp: anchor.detect_pattern(None), TypeError, "c must be the Columns"),
+    "learned weights with NaN": (
+        lambda tmp: anchor.crush(ITEMS, 10, learned=anchor.AnchorWeights(math.nan, 1, 0)), ValueError, "learned.front"),
+    "support_strength of a str": (lambda tmp: hsca.support_strength("abc"), TypeError, "grounding"),
+    "Tuner.record(None)": (lambda tmp: hsca.Tuner().record(None, True), TypeError, "chunk must be a WeightedChunk"),
+    "Tuner.tune(None)": (lambda tmp: hsca.Tuner().tune(None), TypeError, "engine must be an HSCAEngine"),
+    "state_before(None)": (lambda tmp: hsca.HSCAEngine().state_before(None), TypeError, "concept must be a str"),
+    "relevant_snapshots(last=1.5)": (
+        lambda tmp: _hsca_engine_with_a_snapshot().relevant_snapshots("court", last=1.5), TypeError, "last"),
+    "format_context(None)": (
+        lambda tmp: optimize.MoragContextOptimizer().format_context(None, "q"), TypeError, "optimized_context"),
+    "MoRAG list ids": (
+        lambda tmp: optimize.MoragContextOptimizer().optimize([dict(CHUNKS[0], id=["x"])], "q"), TypeError, "id must be"),
+    "MoRAG dict timestamps": (
+        lambda tmp: optimize.MoragContextOptimizer().optimize([dict(CHUNKS[0], timestamp={"a": 1})], "q"),
+        TypeError, "timestamp must be"),
+    "MoRAG ragged embeddings": (
+        lambda tmp: optimize.MoragContextOptimizer().optimize(
+            [dict(CHUNKS[0], embedding=[1.0, 2.0]), dict(CHUNKS[1], embedding=[1.0, 2.0, 3.0])], "q"),
+        ValueError, "embedding has 3 numbers"),
+    "KB options not a dict": (
+        lambda tmp: optimize.KBContextOptimizer().optimize(
+            [{"chunkId": "1", "text": "a"}], [("tokenBudget", 5)]), TypeError, "options must be a dict"),
+    "KB fractional token counts": (
+        lambda tmp: optimize.KBContextOptimizer().optimize(
+            [{"chunkId": "1", "text": "a b", "score": 1.0, "tokens": 3.7}], {"tokenBudget": 10, "adaptiveSelection": True}),
+        ValueError, "whole token count"),
+    "record_retrieval(None)": (
+        lambda tmp: _learner(tmp).record_retrieval("t", 10, None), TypeError, "retrieved_indices"),
+    "record_retrieval(5)": (lambda tmp: _learner(tmp).record_retrieval("t", 10, 5), TypeError, "retrieved_indices"),
+    "dedup seed=-1": (lambda tmp: dedup.dedup(TEXTS, method="minhash", seed=-1), ValueError, "seed must be"),
+    "mmr_select_multi weights of str": (
+        lambda tmp: scwo_np.mmr_select_multi(E, E[:2], COSTS, 8, weights=["a", "b"]), TypeError, "weights must be"),
+    "a counter returning 10**30": (
+        lambda tmp: scwo_np.select_texts(TEXTS, "court", 20, token_counter=lambda s: 10**30), ValueError, "token_counter"),
+    "domain weight NaN": (lambda tmp: hsca.domain_tags(TEXTS[0], weights={"legal": math.nan}), ValueError, "weights"),
+    "snapshot created_at NaN": (
+        lambda tmp: hsca.ContextSnapshot.from_dict(
+            {"snapshot_id": "s", "macro_weight": 0.5, "created_at": math.nan}), ValueError, "created_at"),
+    "WeightedChunk score 10**400": (
+        lambda tmp: hsca.WeightedChunk.from_dict(
+            {"chunk_id": "a", "text": "", "layer1_score": 10**400, "coherence_score": 0.5}), ValueError, "layer1_score"),
+    "aggregate_domains(now=NaN)": (
+        lambda tmp: hsca.SnapshotStore(os.path.join(tmp, "s.sqlite")).aggregate_domains(["s"], now=math.nan),
+        ValueError, "now must be"),
+    "save([None])": (
+        lambda tmp: hsca.SnapshotStore(os.path.join(tmp, "s.sqlite")).save("s", [None]), TypeError, "snapshots"),
+    "EmbeddingCache.put of NaN": (
+        lambda tmp: embed.EmbeddingCache(os.path.join(tmp, "c.sqlite")).put("m", ["a"], [[math.nan, 1.0]]),
+        ValueError, "NaN or inf"),
+    "CrushStore.put of non-JSON pieces": (
+        lambda tmp: anchor.CrushStore(os.path.join(tmp, "c.sqlite")).put(["not json"]), ValueError, "pieces"),
+    "lossless_decode of rows longer than fields": (
+        lambda tmp: anchor.lossless_decode('{"_columnar":{"fields":["a"],"rows":[[1,2]]}}'), ValueError, "row 0"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("cause", sorted(CAUSES))
+def test_each_cause_of_issue_32_is_a_clear_one_line_error(cause, tmp_path):
+    call, error, match = CAUSES[cause]
+    with pytest.raises(error, match=match) as info:
+        call(str(tmp_path))
+    assert "\n" not in str(info.value)

@@ -124,3 +124,10 @@ def test_bad_counter_arguments():
     with pytest.raises(TypeError, match=r"texts\[1\] is None"):
         count_tokens(["a", None])
     assert set(COUNTERS) >= {"estimate", "wordpiece", "tiktoken"}
+
+
+@pytest.mark.integration
+def test_wordpiece_counts_a_lone_surrogate_instead_of_failing():
+    """Issue 32: the tokenizer refused text with a lone surrogate (from errors='surrogateescape')."""
+    c = WordPieceCounter()
+    assert c.count(["ok \ud800 ok"]).tolist() == c.count(["ok ? ok"]).tolist()  # encoded as "?"

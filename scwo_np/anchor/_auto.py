@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from .._config import JIT
 from .._registry import Registry
 from ..validation import check_int
-from ._columns import Columns, _Codes, _sorted_quantile
+from ._columns import Columns, _check_columns, _Codes, _sorted_quantile
 
 __all__ = ["BIASES", "auto_size", "information_curve"]
 
@@ -305,14 +305,6 @@ def _coverage_curve(indptr, facts, n_facts, limit):
     for r in range(k, limit):
         curve[r] = total
     return curve
-
-
-def _check_columns(c: object) -> Columns:
-    if not isinstance(c, Columns):
-        raise TypeError(
-            f"c must be the Columns of the items (scwo_np.anchor.columns(items)); got {type(c).__name__}."
-        )
-    return c
 
 
 def information_curve(c: Columns, limit: int | None = None) -> NDArray[np.int64]:

@@ -47,6 +47,15 @@ class _Codes(dict):
         return code
 
 
+def _check_columns(c: object) -> Columns:
+    """``c`` if it is a :class:`Columns`; a TypeError naming what to pass otherwise."""
+    if not isinstance(c, Columns):
+        raise TypeError(
+            f"c must be the Columns of the items (scwo_np.anchor.columns(items)); got {type(c).__name__}."
+        )
+    return c
+
+
 def columns(items: Sequence[Mapping]) -> Columns:
     """The items as columns: each field factorised once, numbers and lengths per distinct value.
 

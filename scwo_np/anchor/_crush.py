@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..validation import check_int, check_text
+from ..validation import check_int, check_nonnegative_float, check_text
 from ._auto import auto_size
 from ._columns import _check_items, _columns
 from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
@@ -44,6 +44,18 @@ from ._store import CrushStore
 # ----------------------------------------------------------------------------------------
 
 _DEFAULT_CONFIG = AnchorConfig()  # read, never written: building one checks 20 fields (20 us)
+
+
+def _check_learned(learned: object) -> AnchorWeights:
+    """``learned`` as three finite weights >= 0 (front, back, middle)."""
+    if isinstance(learned, str | bytes) or not isinstance(learned, Sequence) or len(learned) != 3:
+        raise TypeError(f"learned must be AnchorWeights(front, back, middle); got {learned!r}.")
+    return AnchorWeights(
+        *(
+            check_nonnegative_float(v, name=f"learned.{k}")
+            for k, v in zip(AnchorWeights._fields, learned, strict=True)
+        )
+    )
 
 
 def crush(
@@ -105,7 +117,13 @@ def crush(
     >>> len(idx) <= 10, 50 in idx, int(idx[0]), int(idx[-1])
     (True, True, 0, 99)
     """
+    if config is not None and not isinstance(config, AnchorConfig):
+        raise TypeError(
+            f"config must be an AnchorConfig (e.g. AnchorConfig(strategy='static')); got {type(config).__name__}."
+        )
     cfg = config or _DEFAULT_CONFIG
+    if learned is not None:
+        learned = _check_learned(learned)
     items = _check_items(items)
     auto = isinstance(max_items, str)
     if auto and max_items != "auto":

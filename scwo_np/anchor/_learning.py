@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +108,11 @@ class PositionLearner:
         storable(tool_name, "tool_name")
         if isinstance(original_size, bool) or not isinstance(original_size, int) or original_size < 1:
             raise ValueError(f"original_size must be a positive integer; got {original_size!r}.")
+        if isinstance(retrieved_indices, str | bytes) or not isinstance(retrieved_indices, Iterable):
+            raise TypeError(
+                "retrieved_indices must be a list of the positions users retrieved; got "
+                f"{type(retrieved_indices).__name__}."
+            )
         counts = dict.fromkeys(BUCKETS, 0)
         for i in retrieved_indices:
             if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < original_size:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..validation import check_int, check_text
-from ._columns import Columns
+from ._columns import Columns, _check_columns
 from ._config import PATTERNS, AnchorConfig, AnchorWeights
 
 # ----------------------------------------------------------------------------------------
@@ -43,6 +43,7 @@ def detect_pattern(c: Columns) -> str:
     results; a timestamp plus a level or message field means logs; a timestamp
     plus another numeric field means a time series.
     """
+    c = _check_columns(c)
     for f, name in enumerate(c.names):
         if _SCORE_NAME.search(name):
             x = c.numeric[f]

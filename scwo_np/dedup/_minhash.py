@@ -12,6 +12,7 @@ from .._config import JIT
 from .._parallel import run_chunks
 from ..text import Ragged, _jaccard_sorted
 from ..validation import (
+    check_int,
     check_unit_interval,
 )
 from ._common import _mix64
@@ -175,7 +176,7 @@ def minhash_pairs(
     t = check_unit_interval(threshold, name="threshold", meaning="a Jaccard similarity")
     num_perm = _check_num_perm(num_perm)
     bands, rows = lsh_params(t, int(num_perm), float(miss_weight))  # cached
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int(seed, name="seed"))
     seeds = rng.integers(0, 2**63, size=bands * rows, dtype=np.uint64)
     sig = np.empty((n, bands * rows), dtype=np.uint64)
     tokens = np.ascontiguousarray(sets.data, dtype=np.int64)

@@ -309,6 +309,7 @@ class HSCAEngine:
 
     def state_before(self, concept: str) -> list[ContextSnapshot]:
         """Snapshots before the first one whose text mentions ``concept`` (all of them if none does)."""
+        concept = check_text(concept, name="concept")
         pattern = re.compile(rf"(?<!\w){re.escape(concept.lower())}(?!\w)")
         for k, snap in enumerate(self._snapshots):
             if any(pattern.search(c.text.lower()) for c in snap.chunks):

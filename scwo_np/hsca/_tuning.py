@@ -115,6 +115,10 @@ class Tuner:
         ``domain``, optional, is the domain the query was about; hits recorded
         with it teach the layer-2 domain weights and words.
         """
+        if not isinstance(chunk, WeightedChunk):
+            raise TypeError(f"chunk must be a WeightedChunk (from the engine); got {type(chunk).__name__}.")
+        if not isinstance(hit, bool | np.bool_):
+            raise TypeError(f"hit must be True or False; got {hit!r}.")
         if domain is not None and domain not in DOMAIN_LEXICONS:
             raise ValueError(f"domain must be one of {sorted(DOMAIN_LEXICONS)} or None; got {domain!r}.")
         self.texts.append(chunk.text)
@@ -132,6 +136,8 @@ class Tuner:
 
         Returns the new values.
         """
+        if not isinstance(engine, HSCAEngine):
+            raise TypeError(f"engine must be an HSCAEngine; got {type(engine).__name__}.")
         self._undo.append(
             (
                 engine.cooccurrence_window,
@@ -235,6 +241,8 @@ class Tuner:
 
     def revert(self, engine: HSCAEngine) -> dict:
         """Restore ``engine``'s parameters from before the last :meth:`tune`."""
+        if not isinstance(engine, HSCAEngine):
+            raise TypeError(f"engine must be an HSCAEngine; got {type(engine).__name__}.")
         if not self._undo:
             raise ValueError("nothing to revert: tune() has not been called.")
         (

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, ValidationError
 
 from ..embed import as_embedder, embed_texts
 from ..select import TextSelection, select_texts
@@ -16,6 +16,26 @@ from ..validation import check_budget, check_lam
 #: Pydantic field types checked by scwo_np's own validation, before pydantic coerces "10" or True.
 Budget = Annotated[int, BeforeValidator(check_budget)]
 Lam = Annotated[float, BeforeValidator(check_lam)]
+
+
+class OneLineErrors:
+    """Mixin for the pydantic components: a bad argument is one line naming it, as everywhere in
+    scwo_np (pydantic's ValidationError names the field on a line of its own, then a link)."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            parts = []
+            for e in exc.errors():
+                msg = str(e.get("msg", "")).removeprefix("Value error, ")
+                field = ".".join(str(x) for x in e.get("loc", ()))
+                parts.append(msg if field and msg.startswith(field) else f"{field}: {msg}" if field else msg)
+            error = (
+                TypeError if all(e.get("type", "").endswith("_type") for e in exc.errors()) else ValueError
+            )
+            raise error(f"{type(self).__name__}: " + "; ".join(parts)) from None
+
 
 #: Metadata keys the adapters add to what they return.
 KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter")

@@ -37,7 +37,7 @@ Examples
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from langchain_core.callbacks import Callbacks
@@ -47,12 +47,12 @@ from pydantic import ConfigDict, Field
 
 from ..dedup import DEDUP_METHODS, dedup
 from ..validation import check_texts
-from ._common import Budget, Lam, annotations, choose, stack
+from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings"]
 
 
-class ScwoCompressor(BaseDocumentCompressor):
+class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     """Budgeted MMR over retrieved documents (see the module docs).
 
     Parameters
@@ -239,7 +239,7 @@ def _annotated(docs: list[Document], sel) -> list[Document]:
 
 
 def _documents(documents: object) -> list[Document]:
-    if isinstance(documents, Document | str):
+    if isinstance(documents, Document | str) or not isinstance(documents, Iterable):
         raise TypeError("documents must be a list of Document; wrap a single one in a list.")
     docs = list(documents)  # type: ignore[call-overload]
     for i, d in enumerate(docs):

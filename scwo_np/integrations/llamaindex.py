@@ -36,12 +36,12 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from ._common import KEYS, Budget, Lam, annotations, choose, stack
+from ._common import KEYS, Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoNodePostprocessor"]
 
 
-class ScwoNodePostprocessor(BaseNodePostprocessor):
+class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     """Budgeted MMR over retrieved nodes (see the module docs).
 
     Parameters

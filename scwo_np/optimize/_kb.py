@@ -278,6 +278,8 @@ class KBContextOptimizer:
         Accepts the flat option keys or the ADR's whole JSON document
         (``knowledge.engines[0].options.search.optimization``).
         """
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict of the ADR's options; got {type(options).__name__}.")
         options = dict(options or {})
         if "knowledge" in options:
             try:

@@ -373,6 +373,13 @@ class MoragContextOptimizer:
 
     def format_context(self, optimized_context: OptimizedContext, query: str) -> str:
         """The spec's text layout: a header, then every chunk with its relationships."""
+        if not isinstance(optimized_context, OptimizedContext):
+            raise TypeError(
+                f"optimized_context must be what optimize() returned (an OptimizedContext); got "
+                f"{type(optimized_context).__name__}."
+            )
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str; got {type(query).__name__}.")
         parts = [
             f"# Context for Query: {query}\n",
             f"Organization Strategy: {optimized_context.organization_strategy}",

@@ -93,8 +93,11 @@ class ContextChunk:
                 raise TypeError(f"chunk {index}: {attr} must be a list of strings; got {type(v).__name__}.")
             return list(v)
 
+        cid = pick("id", index)
+        if isinstance(cid, bool) or not isinstance(cid, str | int):
+            raise TypeError(f"chunk {index}: id must be a str or an int; got {type(cid).__name__}.")
         return cls(
-            id=str(pick("id", index)),
+            id=str(cid),
             content=pick("content"),
             relevance_score=pick("relevance_score"),
             source_document=str(pick("source_document", "unknown")),
@@ -175,9 +178,31 @@ def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk
             raise ValueError(
                 f"chunks[{k}].relevance_score must be a finite number; got {c.relevance_score!r}."
             )
+        if isinstance(c.id, bool) or not isinstance(c.id, str | int):
+            raise TypeError(f"chunks[{k}].id must be a str or an int; got {type(c.id).__name__}.")
         if c.id in seen:
             raise ValueError(f"chunk id {c.id!r} appears twice; ids must be unique.")
         seen.add(c.id)
+        ts = c.timestamp
+        if ts is not None and (isinstance(ts, bool) or not isinstance(ts, str | datetime | int | float)):
+            raise TypeError(
+                f"chunks[{k}].timestamp must be an ISO 8601 string, a datetime or a number; got {type(ts).__name__}."
+            )
+    dims = set()
+    for k, c in enumerate(chunks):
+        if c.embedding is not None:
+            try:
+                e = np.asarray(c.embedding, dtype=np.float64)
+            except (TypeError, ValueError):
+                e = None
+            if e is None or e.ndim != 1 or not e.size or not np.all(np.isfinite(e)):
+                raise ValueError(f"chunks[{k}].embedding must be a non-empty list of finite numbers.")
+            dims.add(e.size)
+            if len(dims) > 1:
+                raise ValueError(
+                    f"chunks[{k}].embedding has {e.size} numbers, others {min(dims - {e.size})}: every "
+                    "embedding must come from one model."
+                )
     stamps = {type(c.timestamp) for c in chunks if c.timestamp is not None}
     if len(stamps) > 1:
         raise TypeError(

@@ -16,6 +16,7 @@ from ..validation import (
     check_embeddings,
     check_queries,
     check_query,
+    check_query_weights,
     check_row_norms,
     check_unit_interval,
 )
@@ -73,12 +74,7 @@ def query_weights(weights: ArrayLike | None, m: int) -> NDArray[np.float64]:
     """Non-negative query weights normalised to sum 1 (equal by default), as ``mmr_select_multi``."""
     if weights is None:
         return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (m,):
-        raise ValueError(f"weights must have shape ({m},), one per query; got {w.shape}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be finite, non-negative and not all zero.")
-    return np.ascontiguousarray(w / w.sum())
+    return check_query_weights(weights, m)
 
 
 def top_k(embeddings, query, costs, budget, weights, cexp, return_gains):

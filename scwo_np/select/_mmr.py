@@ -105,6 +105,7 @@ from ..validation import (
     check_nonnegative_float,
     check_queries,
     check_query,
+    check_query_weights,
     check_row_norms,
     check_unit_interval,
 )
@@ -479,12 +480,7 @@ def mmr_select_multi(
         raise ValueError(f"queries must be 2-D (n_queries, dim); got shape {Q.shape}.")
     w = None
     if weights is not None:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (Q.shape[0],):
-            raise ValueError(f"weights must have shape ({Q.shape[0]},), one per query; got {w.shape}.")
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError("weights must be finite, non-negative and not all zero.")
-        w = np.ascontiguousarray(w / w.sum())
+        w = check_query_weights(weights, Q.shape[0])
     elif Q.shape[0] > 1:
         w = np.full(Q.shape[0], 1.0 / Q.shape[0])
     cexp = _cost_exponent(cost_aware, cost_exponent)

@@ -8,7 +8,6 @@ from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
-from pydantic import ValidationError
 
 from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.dedup import dedup
@@ -128,10 +127,15 @@ def test_dedup_transformer_on_real_duplicates(docs):
 @pytest.mark.parametrize(
     "make, err, match",
     [
-        (lambda: ScwoCompressor(budget=-1), ValidationError, "budget"),
-        (lambda: ScwoCompressor(budget=10, lam=2), ValidationError, "lam"),
-        (lambda: ScwoCompressor(budget=10, order="middle"), ValidationError, "order"),
+        (lambda: ScwoCompressor(budget=-1), ValueError, "budget"),
+        (lambda: ScwoCompressor(budget=10, lam=2), ValueError, "lam"),
+        (lambda: ScwoCompressor(budget=10, order="middle"), ValueError, "order"),
         (lambda: ScwoCompressor(budget=10).compress_documents(["text"], "q"), TypeError, "documents"),
+        (
+            lambda: ScwoCompressor(budget=10).compress_documents(None, "q"),
+            TypeError,
+            "documents must be a list",
+        ),
         (
             lambda: ScwoCompressor(budget=10).compress_documents([Document(page_content=" ")], "q"),
             ValueError,
@@ -166,3 +170,16 @@ def test_bad_input_is_named(make, err, match):
 def test_no_documents_gives_none():
     assert ScwoCompressor(budget=10).compress_documents([], "anything") == []
     assert ScwoDedupTransformer().transform_documents([]) == []
+
+
+@pytest.mark.parametrize("kw", [dict(budget=-1), dict(budget=10, lam=2), dict(budget=10, order="middle")])
+def test_a_bad_argument_is_one_line_naming_it(kw):
+    """Issue 32: pydantic's message named the field only on its second line, then a link."""
+    with pytest.raises(ValueError) as info:
+        ScwoCompressor(**kw)
+    msg = str(info.value)
+    assert (
+        "\n" not in msg
+        and msg.startswith("ScwoCompressor: ")
+        and next(iter(kw.keys() - {"budget"} or kw)) in msg
+    )

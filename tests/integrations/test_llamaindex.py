@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from llama_index.core.postprocessor import LongContextReorder
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
-from pydantic import ValidationError
 
 from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.integrations.llamaindex import ScwoNodePostprocessor
@@ -95,8 +94,8 @@ def test_the_config_is_serialisable():
 @pytest.mark.parametrize(
     "make, err, match",
     [
-        (lambda: ScwoNodePostprocessor(budget=-5), ValidationError, "budget"),
-        (lambda: ScwoNodePostprocessor(budget=5, lam=-1), ValidationError, "lam"),
+        (lambda: ScwoNodePostprocessor(budget=-5), ValueError, "budget"),
+        (lambda: ScwoNodePostprocessor(budget=5, lam=-1), ValueError, "lam"),
         (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes([]), ValueError, "needs the query"),
         (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes(["x"], query_str="q"), TypeError, "nodes"),
         (
