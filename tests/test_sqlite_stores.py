@@ -1,4 +1,4 @@
-"""The two SQLite stores under real concurrency, and their errors on bad paths.
+"""The SQLite stores under real concurrency, their errors on bad paths, and damaged or foreign files.
 
 Real processes, real files: several processes open the same new store file
 at once (switching a new file to WAL takes a lock that SQLite's busy handler
@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import random
+import shutil
+import sqlite3
 import time
 
 import pytest
 
-from scwo_np.anchor import PositionLearner
-from scwo_np.hsca import SnapshotStore
+from scwo_np._sqlite import APPLICATION_IDS, StoreError
+from scwo_np.anchor import CrushStore, PositionLearner
+from scwo_np.embed import EmbeddingCache
+from scwo_np.hsca import HSCAEngine, SnapshotStore
 
 STORES = {"learner": PositionLearner, "snapshots": SnapshotStore}
 
@@ -98,3 +103,87 @@ def test_text_sqlite_cannot_store_is_a_clear_error():
     assert store.sessions() == []  # nothing half-written
     with pytest.raises(ValueError, match="tool_name contains a lone surrogate"):
         PositionLearner().record_retrieval("tool\ud800", 10, [1])
+
+
+# ---------------------------------------------------------------------------
+# Damaged and foreign files (issue 32): real files, real damage.
+
+ALL = {
+    "learner": PositionLearner,
+    "snapshots": SnapshotStore,
+    "crush": lambda p: CrushStore(p),
+    "embeddings": lambda p: EmbeddingCache(p),
+}
+
+
+def _session_store(path, saves=60):
+    store = SnapshotStore(path)
+    eng = HSCAEngine()
+    texts = ["The court ruled that the contract was void.", "The patient was given insulin.", "A quick fox."]
+    for k in range(saves):
+        eng.ingest_turn(f"{texts[k % 3]} Turn {k}.")
+        store.save(f"s{k % 6}", [eng.take_snapshot()])
+    return store
+
+
+def test_damaged_files_are_refused_never_partly_loaded(tmp_path):
+    """512 random bytes overwritten, 40 times: each time the store opens intact or says it is damaged."""
+    base = str(tmp_path / "base.sqlite")
+    store = _session_store(base)
+    want = {s: [x.to_dict() for x in store.load(s)] for s in store.sessions()}
+    store.close()
+    rng = random.Random(0)
+    size = os.path.getsize(base)
+    outcomes = {"intact": 0, "refused": 0}
+    for trial in range(40):
+        path = str(tmp_path / f"t{trial}.sqlite")
+        shutil.copy(base, path)
+        with open(path, "r+b") as fh:
+            fh.seek(rng.randrange(0, size - 512))
+            fh.write(bytes(rng.randrange(256) for _ in range(512)))
+        try:
+            got = SnapshotStore(path)
+            loaded = {s: [x.to_dict() for x in got.load(s)] for s in want}
+        except StoreError as exc:
+            assert path in str(exc) and "damaged" in str(exc)
+            outcomes["refused"] += 1
+            continue
+        assert loaded == want  # never a partial or altered load
+        outcomes["intact"] += 1
+    assert outcomes["refused"] > 0
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_a_foreign_sqlite_file_with_a_table_of_the_same_name_is_refused(tmp_path, kind):
+    path = str(tmp_path / "foreign.sqlite")
+    ALL[kind](path)  # the store's own file, to learn its table names
+    tables = [
+        r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")
+    ]
+    os.remove(path)
+    db = sqlite3.connect(path)
+    db.execute(f'CREATE TABLE "{tables[0]}" (something_else TEXT)')  # the same name, another program's table
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="SQLite database of something else"):
+        ALL[kind](path)
+
+
+def test_a_store_refuses_another_kind_s_file_and_adopts_its_own_unmarked_file(tmp_path):
+    path = str(tmp_path / "s.sqlite")
+    _session_store(path, saves=3).close()
+    assert (
+        sqlite3.connect(path).execute("PRAGMA application_id").fetchone()[0]
+        == APPLICATION_IDS["snapshot store"]
+    )
+    with pytest.raises(StoreError, match="is a snapshot store file, not an embedding cache"):
+        EmbeddingCache(path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA application_id = 0")  # a file written before the marks existed
+    db.commit()
+    db.close()
+    assert len(SnapshotStore(path).load("s0")) == 1
+    assert (
+        sqlite3.connect(path).execute("PRAGMA application_id").fetchone()[0]
+        == APPLICATION_IDS["snapshot store"]
+    )

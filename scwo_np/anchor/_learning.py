@@ -74,6 +74,7 @@ class PositionRetrievalPattern:
         return {b: self.position_retrievals.get(b, 0) / total for b in BUCKETS}
 
 
+KIND = "position learner"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tools (tool TEXT PRIMARY KEY, compressions INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS positions (
@@ -99,7 +100,7 @@ class PositionLearner:
     def __init__(self, path: str | os.PathLike = ":memory:", *, min_samples: int = 10, timeout: float = 30.0):
         self.min_samples = check_int(min_samples, name="min_samples", low=1)
         self._lock = threading.Lock()
-        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
 
     def record_retrieval(self, tool_name: str, original_size: int, retrieved_indices: Sequence[int]) -> None:
         """Record one compression of ``tool_name``'s output and the positions users then retrieved."""

@@ -146,7 +146,10 @@ class CrushStore:
         self.max_bytes = check_int(max_bytes, name="max_bytes", low=1)
         self.max_entries = check_int(max_entries, name="max_entries", low=1)
         self.path, self._db = connect(
-            default_store_path() if path is None else path, schema=_SCHEMA, timeout=timeout
+            default_store_path() if path is None else path,
+            schema=_SCHEMA,
+            timeout=timeout,
+            kind="crush store",
         )
         self._lock = threading.Lock()
 

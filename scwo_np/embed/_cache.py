@@ -23,6 +23,7 @@ from ._base import embed_texts, embedder_name
 
 __all__ = ["EmbeddingCache"]
 
+KIND = "embedding cache"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     name TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (name, key)
@@ -66,7 +67,7 @@ class EmbeddingCache:
     """
 
     def __init__(self, path: str | os.PathLike, *, timeout: float = 30.0):
-        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])

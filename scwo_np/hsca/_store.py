@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .._sqlite import connect, read_transaction, storable
+from .._sqlite import StoreError, connect, read_transaction, storable
 from ..validation import (
     check_finite_float,
     check_positive_float,
@@ -90,6 +91,7 @@ def support_strength(grounding: Sequence[WeightedChunk]) -> float:
     return sum(scores) / len(scores) if scores else 0.0
 
 
+KIND = "snapshot store"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (
     snapshot_id TEXT PRIMARY KEY, session TEXT NOT NULL, position INTEGER NOT NULL, macro_weight REAL NOT NULL,
@@ -121,7 +123,7 @@ class SnapshotStore:
     ):
         self.keep_text = bool(keep_text)
         self._lock = threading.Lock()
-        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout)
+        self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
 
     @staticmethod
     def _ns(session: str, ident: str) -> str:
@@ -167,8 +169,21 @@ class SnapshotStore:
                 raise
 
     def load(self, session: str) -> list[ContextSnapshot]:
-        """The session's snapshots in conversation order, ids namespaced."""
+        """The session's snapshots in conversation order, ids namespaced.
+
+        A row that cannot be read back (damage inside a value, which the check on
+        opening cannot see) is a ``ValueError`` naming the file, never a partial load.
+        """
         storable(check_text(session, name="session"), "session")
+        try:
+            return self._load(session)
+        except (sqlite3.DatabaseError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
+            raise StoreError(
+                f"{KIND} file {self.path!r} is damaged: session {session!r} cannot be read back ({exc}). "
+                "Move the file away and start a new store."
+            ) from None
+
+    def _load(self, session: str) -> list[ContextSnapshot]:
         with self._lock, read_transaction(self._db):
             snaps = self._db.execute(
                 "SELECT snapshot_id, position, macro_weight, domain_summary, forced, created_at FROM snapshots "
