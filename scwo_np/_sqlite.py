@@ -30,7 +30,7 @@ import time
 
 from .validation import check_nonnegative_float
 
-__all__ = ["connect", "read_transaction", "storable"]
+__all__ = ["StoreError", "begin_write", "connect", "read_transaction", "storable"]
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -78,6 +78,31 @@ def _retry(db: sqlite3.Connection, deadline: float, fn) -> None:
                 raise
             time.sleep(delay)
             delay = min(2 * delay, 0.1)
+
+
+def _read_only(path: str, kind: str, exc: Exception) -> PermissionError:
+    return PermissionError(
+        f"{kind} file {path!r} cannot be written ({exc}): the file or its folder is read-only. A store "
+        f"writes its file and SQLite's {os.path.basename(path)}-wal and -shm beside it; give write "
+        "permission, or copy the file somewhere writable."
+    )
+
+
+def begin_write(db: sqlite3.Connection, path: str, kind: str) -> None:
+    """``BEGIN IMMEDIATE``, with a read-only file or folder named as the permission problem it is.
+
+    SQLite opens a file it cannot write read-only and fails only at the first
+    write inside the transaction, so writability is asked of the file system first
+    (one ``access`` call).
+    """
+    if path != ":memory:" and not os.access(path, os.W_OK):
+        raise _read_only(path, kind, "no write permission")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if "readonly" in str(exc) or "read-only" in str(exc):
+            raise _read_only(path, kind, exc) from None
+        raise
 
 
 def _tables(db: sqlite3.Connection) -> dict[str, list[str]]:
@@ -143,11 +168,16 @@ def connect(
         if path != ":memory:":
             _retry(db, deadline, lambda d: d.execute("PRAGMA journal_mode = WAL"))
         db.execute("PRAGMA synchronous = FULL")
-        # One transaction: a process opening the same new file at once sees no tables or all of them.
-        script = "BEGIN IMMEDIATE;\n" + schema + (mark if unmarked else "") + "\nCOMMIT;"
-        _retry(db, deadline, lambda d: d.executescript(script))
+        if unmarked:  # a marked file has its tables: nothing to write (a read-only file opens for reading)
+            # One transaction: a process opening the same new file at once sees no tables or all of them.
+            script = "BEGIN IMMEDIATE;\n" + schema + mark + "\nCOMMIT;"
+            _retry(db, deadline, lambda d: d.executescript(script))
     except StoreError:
         raise
+    except sqlite3.OperationalError as exc:
+        if "readonly" in str(exc) or "read-only" in str(exc) or "unable to open" in str(exc):
+            raise _read_only(path, kind, exc) from None
+        raise StoreError(f"{kind} file {path!r} could not be opened: {exc}.") from None
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         damaged = isinstance(exc, UnicodeDecodeError) or any(
             w in str(exc) for w in ("malformed", "not a database", "corrupt")

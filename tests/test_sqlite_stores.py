@@ -187,3 +187,92 @@ def test_a_store_refuses_another_kind_s_file_and_adopts_its_own_unmarked_file(tm
         sqlite3.connect(path).execute("PRAGMA application_id").fetchone()[0]
         == APPLICATION_IDS["snapshot store"]
     )
+
+
+READ_ONLY_PROBE = """
+import sys
+from scwo_np.hsca import HSCAEngine, SnapshotStore
+folder = sys.argv[1]
+eng = HSCAEngine()
+eng.ingest_turn("The court ruled that the contract was void.")
+
+
+def save():  # WAL mode: SQLite needs its -shm beside the file even to read, so a folder
+    store = SnapshotStore(folder + "/s.sqlite")  # that is read-only may refuse the open itself
+    store.save("s9", [eng.take_snapshot()])
+
+
+for what, call in (("save", save), ("new", lambda: SnapshotStore(folder + "/new.sqlite"))):
+    try:
+        call()
+        print(what, "no error")
+    except PermissionError as exc:
+        print(what, "PermissionError", exc)
+"""
+
+
+@pytest.mark.system
+def test_a_read_only_store_is_named_as_a_permission_problem(tmp_path):
+    """Issue 32: a read-only file gave a raw OperationalError on write, a read-only folder a message
+    about the format. Real read-only files: a read-only bind mount (as root) or chmod (otherwise)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    _session_store(str(folder / "s.sqlite"), saves=6).close()
+    if os.geteuid() == 0:
+        script = f'mount --bind "{folder}" "{folder}" && mount -o remount,bind,ro "{folder}" && exec "$0" -c "$1" "$2"'
+        cmd = ["unshare", "-m", "sh", "-c", script, sys.executable, READ_ONLY_PROBE, str(folder)]
+    else:
+        for p in folder.iterdir():
+            p.chmod(0o444)
+        folder.chmod(0o555)
+        cmd = [sys.executable, "-c", READ_ONLY_PROBE, str(folder)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if os.geteuid() != 0:
+        folder.chmod(0o755)
+    assert r.returncode == 0, r.stderr
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    for what in ("save", "new"):
+        assert lines[what].startswith("PermissionError"), r.stdout
+        assert "read-only" in lines[what] and "snapshot store file" in lines[what]
+
+
+FILE_READ_ONLY_PROBE = """
+import sys
+from scwo_np.hsca import HSCAEngine, SnapshotStore
+store = SnapshotStore(sys.argv[1])
+assert len(store.load("s0")) == 1  # the folder is writable: a read-only file still reads
+eng = HSCAEngine()
+eng.ingest_turn("The court ruled that the contract was void.")
+try:
+    store.save("s9", [eng.take_snapshot()])
+    print("no error")
+except PermissionError as exc:
+    print("PermissionError", exc)
+"""
+
+
+@pytest.mark.system
+def test_writing_a_read_only_store_file_is_a_permission_error(tmp_path):
+    """The file alone read-only (a bind mount as root, chmod otherwise): reads work, a write is named."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "s.sqlite")
+    _session_store(path, saves=6).close()
+    for ext in ("-wal", "-shm"):
+        if os.path.exists(path + ext):
+            os.remove(path + ext)
+    if os.geteuid() == 0:
+        script = (
+            f'mount --bind "{path}" "{path}" && mount -o remount,bind,ro "{path}" && exec "$0" -c "$1" "$2"'
+        )
+        cmd = ["unshare", "-m", "sh", "-c", script, sys.executable, FILE_READ_ONLY_PROBE, path]
+    else:
+        os.chmod(path, 0o444)
+        cmd = [sys.executable, "-c", FILE_READ_ONLY_PROBE, path]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("PermissionError") and "cannot be written" in r.stdout, r.stdout

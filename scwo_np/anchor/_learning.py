@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._sqlite import connect, read_transaction, storable
+from .._sqlite import begin_write, connect, read_transaction, storable
 from ..validation import check_int
 from ._config import AnchorWeights
 
@@ -122,7 +122,7 @@ class PositionLearner:
                 )
             counts[classify_position(int(i), original_size)] += 1
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            begin_write(self._db, self.path, KIND)
             try:
                 self._db.execute(
                     "INSERT INTO tools (tool, compressions) VALUES (?, 1) "

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._config import cache_dir
-from .._sqlite import connect, read_transaction
+from .._sqlite import begin_write, connect, read_transaction
 from ..validation import check_int
 from ._inputs import Pieces, read_document
 
@@ -161,7 +161,7 @@ class CrushStore:
         now = time.time()
         with self._lock:
             db = self._db
-            db.execute("BEGIN IMMEDIATE")
+            begin_write(db, self.path, "crush store")
             try:
                 db.execute(
                     "INSERT INTO arrays (key, created, used, n, size, body) VALUES (?, ?, ?, ?, ?, ?) "

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .._sqlite import connect, read_transaction, storable
+from .._sqlite import begin_write, connect, read_transaction, storable
 from ..validation import check_int, check_texts
 from ._base import embed_texts, embedder_name
 
@@ -114,7 +114,7 @@ class EmbeddingCache:
                 "only finite vectors: check the embedder."
             )
         rows = [(name, _key(t), vecs[i].tobytes()) for i, t in enumerate(texts)]
-        self._db.execute("BEGIN IMMEDIATE")
+        begin_write(self._db, self.path, KIND)
         try:
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
         except BaseException:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .._sqlite import StoreError, connect, read_transaction, storable
+from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
 from ..validation import (
     check_finite_float,
     check_positive_float,
@@ -154,7 +154,7 @@ class SnapshotStore:
                                    c.layer1_score, c.coherence_score, json.dumps(c.domain_tags),
                                    json.dumps(c.nuance_flags), c.created_at))  # fmt: skip
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            begin_write(self._db, self.path, KIND)
             try:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)", snap_rows
