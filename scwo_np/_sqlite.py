@@ -134,8 +134,12 @@ def _check_existing(db: sqlite3.Connection, path: str, schema: str, kind: str) -
     found = _tables(db)
     if found:
         mine = sqlite3.connect(":memory:")
-        mine.executescript(schema)
-        if found != _tables(mine):
+        try:
+            mine.executescript(schema)
+            expected = _tables(mine)
+        finally:
+            mine.close()
+        if found != expected:
             raise StoreError(
                 f"{path!r} is a SQLite database of something else (tables {sorted(found)}), not {_a(kind)}; "
                 "pass a new file name or the store's own file."
