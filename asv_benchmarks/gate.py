@@ -1,7 +1,18 @@
-"""The regression gate on speed *ratios*, against committed floors (developer tooling).
+"""The regression gate: a base commit against the tree in one interleaved run, or speed
+*ratios* against committed floors (developer tooling).
 
-Run from a clone: ``python asv_benchmarks/gate.py`` (check; status 1 names what regressed),
-``python asv_benchmarks/gate.py --update-floors --runs 5`` (rebuild ``floors.json``).
+Run from a clone:
+
+- ``python asv_benchmarks/gate.py --against REV`` times each workload in ``WORKLOADS`` with
+  the code of ``REV`` and with the working tree, in separate processes, interleaved round by
+  round, and fails (status 1) only on a slowdown outside the noise band measured in the
+  same run (two processes of the base code timed against each other).  Nothing recorded on
+  another machine is involved: this is the gate to trust on a new machine.
+- ``python asv_benchmarks/gate.py`` checks the ratios against ``floors.json``;
+  ``python asv_benchmarks/gate.py --update-floors --runs 5`` rebuilds those floors on this
+  machine.
+
+The floors mode, in detail:
 
 Absolute times on a shared machine move by 2x from one minute to the next; a ratio of
 two things measured in the same run, both on one thread, moves far less (``floors.json`` records how much,
@@ -21,11 +32,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
+import math
 import os
 import platform
+import random
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 from collections.abc import Callable
 from datetime import date
 from functools import partial
@@ -36,7 +53,19 @@ import numpy as np
 from scwo_np.select import mmr_select, select_batch
 from scwo_np.select._bench import _best, spec_lazy_heap_mmr
 
-__all__ = ["FLOORS", "MIN_NOISE", "RATIOS", "check", "main", "measure", "measure_floors"]
+__all__ = [
+    "FLOORS",
+    "MIN_BAND",
+    "MIN_NOISE",
+    "RATIOS",
+    "WORKLOADS",
+    "check",
+    "compare",
+    "main",
+    "measure",
+    "measure_floors",
+    "source_tree",
+]
 
 #: The committed floors, beside this file (whatever the working directory).
 FLOORS = Path(__file__).resolve().parent / "floors.json"
@@ -171,6 +200,224 @@ def load_floors(path: str | os.PathLike) -> dict:
     return floors
 
 
+# --- The A/B gate: a base commit against the tree, interleaved in one run ---------------
+
+#: The least band a change must leave before it counts: identical code timed in two
+#: processes differs by a few percent even on a quiet machine.
+MIN_BAND = 0.15
+
+_GAUSS = """import numpy as np
+rng = np.random.default_rng(0)
+E = rng.standard_normal(({n}, {d}), dtype=np.float32)
+q = rng.standard_normal({d}).astype(np.float32)
+c = rng.integers(100, 201, {n})
+"""
+
+#: What the A/B gate times: name -> (what it is, setup, statement, calls per timing).  The
+#: setup and statement use only the public API, so that any base commit with that API can be
+#: timed; each timing is the fastest of its calls, after one warm-up call.
+WORKLOADS: dict[str, tuple[str, str, str, int]] = {
+    "mmr_select_10k": (
+        "mmr_select (lazy heap), n=10,000 d=384, budget 3,000",
+        _GAUSS.format(n=10_000, d=384) + "from scwo_np.select import mmr_select\n",
+        "mmr_select(E, q, c, 3000)",
+        7,
+    ),
+    "mmr_select_300": (
+        "mmr_select (lazy heap), n=300 d=32, budget 30% of the costs",
+        _GAUSS.format(n=300, d=32) + "from scwo_np.select import mmr_select\nb = int(0.3 * c.sum())\n",
+        "mmr_select(E, q, c, b)",
+        25,
+    ),
+    "mmr_exact_2k": (
+        "mmr_select(method='exact'), n=2,000 d=384, budget 3,000",
+        _GAUSS.format(n=2_000, d=384) + "from scwo_np.select import mmr_select\n",
+        "mmr_select(E, q, c, 3000, method='exact')",
+        5,
+    ),
+    "select_batch": (
+        "select_batch, 200 sets x 100 x 384, budget 1,500",
+        "import numpy as np\nrng = np.random.default_rng(0)\n"
+        "E = rng.standard_normal((200, 100, 384), dtype=np.float32)\n"
+        "Q = rng.standard_normal((200, 384)).astype(np.float32)\n"
+        "c = rng.integers(100, 201, (200, 100))\nfrom scwo_np.select import select_batch\n",
+        "select_batch(E, Q, c, 1500)",
+        5,
+    ),
+}
+
+#: One thread for Numba and BLAS in every timing process (see ``_one_thread``).
+_ONE_THREAD = {
+    k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+}
+
+_WORKER = Path(__file__).resolve().parent / "gate_worker.py"
+
+
+class _Worker:
+    """A timing process importing ``scwo_np`` from ``tree`` (``gate_worker.py``)."""
+
+    def __init__(self, tree: Path):
+        self.tree = Path(tree).resolve()
+        env = {**os.environ, **_ONE_THREAD, "PYTHONPATH": str(self.tree)}
+        self._err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", str(_WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._err, text=True, env=env, cwd=tempfile.gettempdir(),
+        )  # fmt: skip
+        ready = self._read()
+        where = Path(ready.get("ready", "")).resolve()
+        if self.tree not in where.parents:
+            self.close()
+            raise RuntimeError(f"the timing process for {self.tree} imported scwo_np from {where}")
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            self._err.seek(0)
+            tail = self._err.read().strip().splitlines()[-1:]
+            raise RuntimeError(
+                f"the timing process for {self.tree} stopped: {' '.join(tail) or 'no message'}"
+            )
+        return json.loads(line)
+
+    def time(self, name: str, workload: tuple) -> float:
+        _, setup, stmt, reps = workload
+        self.proc.stdin.write(json.dumps({"name": name, "setup": setup, "stmt": stmt, "reps": reps}) + "\n")
+        self.proc.stdin.flush()
+        answer = self._read()
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer["best"]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        self.proc.wait()
+        self._err.close()
+
+
+def source_tree(
+    rev: str, dest: str | os.PathLike | None = None, repo: str | os.PathLike | None = None
+) -> Path:
+    """The source of commit ``rev`` of ``repo`` (this clone), unpacked once into ``dest``.
+
+    The default folder is named by the commit in the temporary directory and kept, so that a
+    second run finds the base's JIT cache warm (``git archive`` keeps the commit's file times,
+    which the cache checks).
+    """
+    repo = Path(repo or Path(__file__).resolve().parents[1])
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ValueError(f"--against: {rev!r} is not a commit of {repo}") from exc
+    dest = Path(dest) if dest else Path(tempfile.gettempdir()) / f"scwo_np-gate-{sha[:12]}"
+    if not (dest / ".complete").exists():
+        tar = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", sha], capture_output=True, check=True
+        )
+        with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as tf:
+            tf.extractall(dest, filter="data")
+        (dest / ".complete").write_text(sha + "\n")
+    return dest
+
+
+def _median_log(xs: list[float]) -> float:
+    return statistics.median(math.log(x) for x in xs)
+
+
+def compare(
+    base: str | os.PathLike,
+    head: str | os.PathLike,
+    *,
+    rounds: int = 7,
+    retries: int = 1,
+    min_band: float = MIN_BAND,
+    workloads: dict | None = None,
+    seed: int = 0,
+) -> list[dict]:
+    """Time every workload with the code of ``base`` and of ``head``, interleaved; one row each.
+
+    Three processes: ``head``, ``base`` and a second ``base``.  Each round times the workload
+    once in each, in a random order.  ``change`` is the median over rounds of head time / base
+    time; ``band`` is the largest ratio seen between the two base processes (identical code),
+    at least ``1 + min_band``.  A change above the band is ``"slower"`` (measured again up to
+    ``retries`` times, the lowest change kept), below its inverse ``"faster"``, else ``"ok"``.
+    A workload the base cannot run is ``"new"``; one the head cannot run is ``"error"``.
+    """
+    workloads = WORKLOADS if workloads is None else workloads
+    rng = random.Random(seed)
+    procs = {}
+    try:
+        for key, tree in (("head", head), ("base", base), ("base2", base)):
+            procs[key] = _Worker(Path(tree))
+        rows = []
+        for name, wl in workloads.items():
+            row = {"name": name, "what": wl[0]}
+            try:
+                procs["base"].time(name, wl)
+                procs["base2"].time(name, wl)
+            except RuntimeError as exc:
+                rows.append({**row, "verdict": "new", "ok": True, "note": f"base: {exc}"})
+                continue
+            try:
+                procs["head"].time(name, wl)
+            except RuntimeError as exc:
+                rows.append({**row, "verdict": "error", "ok": False, "note": f"head: {exc}"})
+                continue
+            best = None
+            for _ in range(1 + retries):
+                times = {k: [] for k in procs}
+                for _ in range(rounds):
+                    order = list(procs)
+                    rng.shuffle(order)
+                    for k in order:
+                        times[k].append(procs[k].time(name, wl))
+                change = math.exp(
+                    _median_log([h / b for h, b in zip(times["head"], times["base"], strict=True)])
+                )
+                noise = max(
+                    abs(math.log(b2 / b)) for b2, b in zip(times["base2"], times["base"], strict=True)
+                )
+                band = max(math.exp(noise), 1.0 + min_band)
+                attempt = {
+                    "base_ms": 1e3 * statistics.median(times["base"]),
+                    "head_ms": 1e3 * statistics.median(times["head"]),
+                    "change": change,
+                    "band": band,
+                }
+                if best is None or change < best["change"]:
+                    best = attempt
+                if change <= band:
+                    break
+            verdict = (
+                "slower"
+                if best["change"] > best["band"]
+                else "faster"
+                if best["change"] < 1 / best["band"]
+                else "ok"
+            )
+            rows.append({**row, **best, "verdict": verdict, "ok": verdict != "slower"})
+        return rows
+    finally:
+        for p in procs.values():
+            p.close()
+
+
+def format_compare(rows: list[dict]) -> str:
+    lines = [f"{'workload':<16} {'base ms':>9} {'head ms':>9} {'change':>7} {'band':>6}  verdict"]
+    for r in rows:
+        if "change" in r:
+            lines.append(f"{r['name']:<16} {r['base_ms']:9.3f} {r['head_ms']:9.3f} {r['change']:6.2f}x "
+                         f"{r['band']:5.2f}x  {r['verdict']}")  # fmt: skip
+        else:
+            lines.append(f"{r['name']:<16} {'':>9} {'':>9} {'':>7} {'':>6}  {r['verdict']} ({r['note']})")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check the ratios against the floors (status 1 when one regressed), or rebuild the floors."""
     p = argparse.ArgumentParser(prog="python asv_benchmarks/gate.py", description=__doc__.split("\n")[0])
@@ -181,8 +428,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--floors", default=str(FLOORS), help=f"the floors file ({FLOORS.name} beside this script)"
     )
+    p.add_argument(
+        "--against",
+        metavar="REV",
+        help="compare this commit with the tree, interleaved in one run (no floors)",
+    )
+    p.add_argument(
+        "--base", metavar="DIR", help="with --against: unpack the base commit here (a kept temporary folder)"
+    )
+    p.add_argument(
+        "--head",
+        metavar="DIR",
+        default=str(Path(__file__).resolve().parents[1]),
+        help="the tree to check (this clone)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=7, help="with --against: interleaved rounds per workload (7)"
+    )
     args = p.parse_args(argv)
+    if args.rounds < 3:
+        p.error("--rounds must be at least 3 (the change is a median over rounds)")
     try:
+        if args.against:
+            rows = compare(source_tree(args.against, args.base), args.head, rounds=args.rounds)
+            print(format_compare(rows))
+            bad = [r for r in rows if not r["ok"]]
+            for r in bad:
+                what = (
+                    f"{r['change']:.2f}x slower, outside the noise band {r['band']:.2f}x"
+                    if "change" in r
+                    else r["note"]
+                )
+                sys.stderr.write(f"gate: {r['name']} regressed against {args.against}: {what}\n")
+            return 1 if bad else 0
         if args.update_floors:
             if args.runs < 2:
                 p.error("--runs must be at least 2 (the noise is the spread between runs)")
@@ -194,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             return 0
         rows = check(load_floors(args.floors))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:
         sys.stderr.write(f"gate: {exc}\n")
         return 2
     print(f"{'ratio':<24} {'value':>9} {'floor':>9} {'threshold':>9}")

@@ -106,3 +106,78 @@ def test_bad_gate_arguments(argv, match, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     status, _, err = _bench(argv)
     assert status in (1, 2) and match in err and "Traceback" not in err
+
+
+# --- The A/B gate (``--against``): a base tree and a head tree, interleaved in one run ---
+
+
+def _tree(root: Path, name: str, body: str) -> Path:
+    """A source tree whose ``scwo_np`` is a stand-in holding one kernel (the gate times trees)."""
+    pkg = root / name / "scwo_np"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import time\n\n" + body)
+    return root / name
+
+
+def _sleeper(seconds: float) -> str:
+    return f"def kernel():\n    time.sleep({seconds})\n"
+
+
+SLEEP = {"kernel": ("a kernel of known duration", "from scwo_np import kernel", "kernel()", 3)}
+
+
+@pytest.mark.slow
+def test_the_ab_gate_flags_an_injected_slow_kernel_and_passes_an_identical_one(tmp_path):
+    """Kernels that sleep: their durations hold on a loaded machine, unlike a CPU-bound one's,
+    so these decisions do not depend on the machine (a CPU kernel 2x slower is measured by
+    ``gate_rates.py``, not asserted here)."""
+    base = _tree(tmp_path, "base", _sleeper(0.02))
+    same = _tree(tmp_path, "same", _sleeper(0.02))
+    slow = _tree(tmp_path, "slow", _sleeper(0.05))
+    fast = _tree(tmp_path, "fast", _sleeper(0.005))
+    (row,) = gate.compare(base, same, workloads=SLEEP, rounds=3)
+    assert row["ok"] and row["verdict"] == "ok" and row["band"] >= 1 + gate.MIN_BAND
+    (row,) = gate.compare(base, slow, workloads=SLEEP, rounds=3)
+    assert not row["ok"] and row["verdict"] == "slower" and row["change"] > row["band"]
+    (row,) = gate.compare(base, fast, workloads=SLEEP, rounds=3)
+    assert row["ok"] and row["verdict"] == "faster"
+
+
+def test_the_ab_gate_names_a_workload_the_base_or_the_head_cannot_run(tmp_path):
+    base = _tree(tmp_path, "base", "")
+    head = _tree(tmp_path, "head", _sleeper(0))
+    (row,) = gate.compare(base, head, workloads=SLEEP, rounds=3)
+    assert row["verdict"] == "new" and row["ok"] and "ImportError" in row["note"]
+    (row,) = gate.compare(head, base, workloads=SLEEP, rounds=3)
+    assert row["verdict"] == "error" and not row["ok"] and "kernel" in row["note"]
+
+
+def test_the_ab_gate_refuses_a_tree_it_does_not_import_from(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    head = _tree(tmp_path, "head", _sleeper(0))
+    with pytest.raises(RuntimeError, match="imported scwo_np from"):
+        gate.compare(empty, head, workloads=SLEEP)
+    broken = _tree(tmp_path, "broken", "raise SystemExit('cannot start')\n")
+    with pytest.raises(RuntimeError, match="stopped: cannot start"):
+        gate.compare(broken, head, workloads=SLEEP)
+
+
+def test_the_ab_gate_needs_a_commit_and_three_rounds(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, _, err = _bench(["--against", "no-such-commit-xyz"])
+    assert status == 2 and "'no-such-commit-xyz' is not a commit" in err
+    status, _, err = _bench(["--against", "HEAD", "--rounds", "2"])
+    assert status == 2 and "--rounds must be at least 3" in err
+
+
+@pytest.mark.slow
+def test_the_ab_gate_times_every_workload_of_head_against_head(tmp_path):
+    """The real workloads, the base unpacked from this clone's HEAD (no verdict is asserted)."""
+    base = gate.source_tree("HEAD", tmp_path / "base")
+    assert (base / "scwo_np" / "select" / "__init__.py").is_file() and (base / ".complete").is_file()
+    rows = gate.compare(base, ASV.parent, rounds=3)
+    assert [r["name"] for r in rows] == list(gate.WORKLOADS)
+    assert all(r["base_ms"] > 0 and r["head_ms"] > 0 and r["band"] >= 1 + gate.MIN_BAND for r in rows)
+    table = gate.format_compare(rows)
+    assert all(name in table for name in gate.WORKLOADS)
