@@ -153,6 +153,29 @@ def test_damaged_files_are_refused_never_partly_loaded(tmp_path):
     assert outcomes["refused"] > 0
 
 
+def test_a_crush_store_row_whose_body_is_damaged_is_refused_by_its_checksum(tmp_path):
+    """Damage inside a row leaves the file's pages well formed (quick_check passes); the body's
+    own Adler-32 checksum (zlib) catches it when the row is read."""
+    path = str(tmp_path / "c.sqlite")
+    store = CrushStore(path)
+    key = store.put([f'{{"id": {i}, "v": "{"x" * 40}"}}' for i in range(200)])
+    other = store.put(['{"id": 1}'])
+    body = bytearray(store._db.execute("SELECT body FROM arrays WHERE key = ?", (key,)).fetchone()[0])
+    store.close()
+    rng = random.Random(1)
+    for i in rng.sample(range(2, len(body) - 4), 8):  # past zlib's 2-byte header
+        body[i] ^= 0x5A
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE arrays SET body = ? WHERE key = ?", (bytes(body), key))
+    db.close()
+    store = CrushStore(path)
+    with pytest.raises(StoreError, match="is damaged: the array under key") as exc:
+        store.retrieve(key)
+    assert path in str(exc.value)
+    assert store.retrieve(other) == [{"id": 1}]  # the other rows still read
+    store.close()
+
+
 @pytest.mark.parametrize("kind", ALL)
 def test_a_foreign_sqlite_file_with_a_table_of_the_same_name_is_refused(tmp_path, kind):
     path = str(tmp_path / "foreign.sqlite")

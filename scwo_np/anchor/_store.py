@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._config import cache_dir
-from .._sqlite import begin_write, connect, read_transaction
+from .._sqlite import StoreError, begin_write, connect, read_transaction
 from ..validation import check_int
 from ._inputs import Pieces, read_document
 
@@ -216,7 +216,13 @@ class CrushStore:
                 self._db.execute("UPDATE arrays SET used = ? WHERE key = ?", (time.time(), key))
             except sqlite3.OperationalError:  # a read-only file or a busy writer: recency is best effort
                 pass
-        doc = read_document(zlib.decompress(row[0]).decode("utf-8", "surrogatepass"))
+        try:  # zlib checks its own Adler-32 checksum: a damaged body is an error, not other items
+            doc = read_document(zlib.decompress(row[0]).decode("utf-8", "surrogatepass"))
+        except (zlib.error, UnicodeDecodeError, ValueError, TypeError) as exc:
+            raise StoreError(
+                f"crush store file {self.path!r} is damaged: the array under key {key!r} cannot be read back "
+                f"({exc}). Delete that file; the arrays it held must be crushed again."
+            ) from None
         return doc.items, doc.pieces
 
     def retrieve(
