@@ -17,6 +17,8 @@ import time
 
 
 def _best(fn, reps: int) -> float:
+    # benchmarks/common.best_time's loop, repeated: this file imports nothing of the project's
+    # (a base commit's tree has its own), and the warm-up call is made by the caller.
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
