@@ -83,6 +83,18 @@ def check_embeddings(embeddings: ArrayLike, *, name: str = "embeddings") -> NDAr
     integer input becomes float64.  Finiteness and zero rows are checked later
     by :func:`check_row_norms` from the norms the kernels compute.
 
+    Parameters
+    ----------
+    embeddings : array_like
+        One row per chunk, shape ``(n, d)``; integers and float16 become float64.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The same values, C-contiguous, float32 or float64 (float32 stays float32).
+
     Examples
     --------
     >>> check_embeddings([[1, 0], [0, 1]]).dtype
@@ -106,6 +118,22 @@ def check_query(query: ArrayLike, dim: int, *, dtype: DTypeLike = np.float64, na
 
     ``dtype`` is the embeddings' type (float32 or float64): similarities are
     computed in it, so the query is rounded to it.
+
+    Parameters
+    ----------
+    query : array_like
+        One vector of length ``dim``.
+    dim : int
+        The embeddings' dimension.
+    dtype : data-type
+        The type to return (the embeddings' type).
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The query as a C-contiguous vector of ``dtype``.
 
     Examples
     --------
@@ -155,7 +183,29 @@ def _check_rows(q: np.ndarray, dim: int, dtype: np.dtype, label) -> np.ndarray:
 def check_queries(
     queries: ArrayLike, dim: int, *, dtype: DTypeLike = np.float64, name: str = "queries"
 ) -> NDArray:
-    """Return ``queries`` as a C-contiguous ``(m, dim)`` array of type ``dtype``, m >= 1."""
+    """Return ``queries`` as a C-contiguous ``(m, dim)`` array of type ``dtype``, m >= 1.
+
+    Parameters
+    ----------
+    queries : array_like
+        One query of length ``dim``, or ``(m, dim)`` queries.
+    dim : int
+        The embeddings' dimension.
+    dtype : data-type
+        The type to return (the embeddings' type).
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(m, dim)``, C-contiguous, of ``dtype``.
+
+    Examples
+    --------
+    >>> check_queries([1.0, 0.0], 2).shape
+    (1, 2)
+    """
     q = _as_float_array(queries, name).astype(np.float64, copy=False)
     if q.ndim == 1:
         q = q.reshape(1, -1)
@@ -228,6 +278,20 @@ def check_costs(costs: ArrayLike, n: int, *, name: str = "costs") -> NDArray[np.
     Floats are accepted only when they hold whole numbers (``3.0``), since a
     token count is an integer.
 
+    Parameters
+    ----------
+    costs : array_like
+        One token count per chunk.
+    n : int
+        The number of chunks.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The counts as int64, length ``n``.
+
     Examples
     --------
     >>> check_costs([3, 4.0], 2)
@@ -274,6 +338,18 @@ def check_budget(budget: object, *, name: str = "budget") -> int:
     as ``MAX_BUDGET``: more than every valid input's total cost, so
     everything fits.
 
+    Parameters
+    ----------
+    budget : int
+        The token budget.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    int
+        The budget, capped at ``MAX_BUDGET``.
+
     Examples
     --------
     >>> check_budget(4096)
@@ -299,6 +375,18 @@ def check_budget(budget: object, *, name: str = "budget") -> int:
 def check_lam(lam: object, *, name: str = "lam") -> float:
     """Return the MMR trade-off ``lam`` as a float in [0, 1].
 
+    Parameters
+    ----------
+    lam : float
+        The trade-off: 1 is pure relevance, 0 pure diversity.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    float
+        ``lam`` as a Python float.
+
     Examples
     --------
     >>> check_lam(1.5)
@@ -316,6 +404,20 @@ def check_lam(lam: object, *, name: str = "lam") -> float:
 
 def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float:
     """Return ``value`` as a float in [0, 1] (a threshold or a weight).
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        The argument's name, used in error messages.
+    meaning : str
+        What the number is, said in the error message.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
 
     Examples
     --------
@@ -338,6 +440,20 @@ def check_texts(texts: object, *, name: str = "texts", nonempty: bool = False) -
 
     With ``nonempty=True`` a text that is empty or only whitespace is a
     ``ValueError`` too (it has nothing to embed or select).
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts (a list, a tuple, a NumPy array of str...; not one str).
+    name : str
+        The argument's name, used in error messages.
+    nonempty : bool
+        Refuse a text that is empty or only whitespace.
+
+    Returns
+    -------
+    list of str
+        The texts as a new list.
 
     Examples
     --------
@@ -368,6 +484,20 @@ def check_texts(texts: object, *, name: str = "texts", nonempty: bool = False) -
 
 def check_scores(scores: ArrayLike | None, n: int, *, name: str = "scores") -> NDArray[np.float64]:
     """Return ``scores`` as a finite float64 vector of length ``n`` (zeros when None).
+
+    Parameters
+    ----------
+    scores : array_like or None
+        One relevance score per item, or None.
+    n : int
+        The number of items.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The scores as float64 (zeros when ``scores`` is None).
 
     Examples
     --------
@@ -417,7 +547,25 @@ def check_finite_float(value: object, *, name: str) -> float:
 
 
 def check_nonnegative_float(value: object, *, name: str) -> float:
-    """Return ``value`` as a finite float >= 0."""
+    """Return ``value`` as a finite float >= 0.
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+
+    Examples
+    --------
+    >>> check_nonnegative_float(0, name="timeout")
+    0.0
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a non-negative number; got {type(value).__name__}.")
     x = _float(value)
@@ -428,6 +576,20 @@ def check_nonnegative_float(value: object, *, name: str) -> float:
 
 def check_positive_float(value: object, *, name: str, meaning: str = "") -> float:
     """Return ``value`` as a finite float > 0 (a time, a half-life, a z-score cutoff).
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        The argument's name, used in error messages.
+    meaning : str
+        What the number is, said in the error message (``"seconds"``).
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
 
     Examples
     --------
@@ -451,6 +613,24 @@ def check_int(value: object, *, name: str, low: int = 0, high: int | None = None
     ``bool`` and floats are refused (``2.5`` items is not a size).  Above
     ``high``, ``clamp=True`` returns ``high`` (for sizes where "more than
     there is" means "all"), else it is an error.
+
+    Parameters
+    ----------
+    value : int
+        The integer to check.
+    name : str
+        The argument's name, used in error messages.
+    low : int
+        The smallest value allowed.
+    high : int or None
+        The largest value allowed (None: no limit).
+    clamp : bool
+        Return ``high`` for a larger value instead of raising.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
 
     Examples
     --------
@@ -476,6 +656,18 @@ def check_int(value: object, *, name: str, low: int = 0, high: int | None = None
 def check_text(value: object, *, name: str = "text") -> str:
     """Return ``value`` if it is a ``str``; bytes and other objects are a ``TypeError``.
 
+    Parameters
+    ----------
+    value : str
+        The text to check.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    str
+        ``value`` itself.
+
     Examples
     --------
     >>> check_text(b"abc")
@@ -490,7 +682,27 @@ def check_text(value: object, *, name: str = "text") -> str:
 
 
 def as_array(value: object, *, name: str) -> np.ndarray:
-    """``np.asarray(value)`` with a ``TypeError`` naming ``name`` when it cannot be an array."""
+    """``np.asarray(value)`` with a ``TypeError`` naming ``name`` when it cannot be an array.
+
+    Parameters
+    ----------
+    value : array_like
+        What to convert.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.asarray(value)``.
+
+    Examples
+    --------
+    >>> as_array([[1, 2], [3]], name="costs")
+    Traceback (most recent call last):
+    ...
+    TypeError: costs must be an array; could not convert it: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2,) + inhomogeneous part.
+    """
     try:
         return np.asarray(value)
     except Exception as exc:  # ragged lists and other non-arrays
@@ -504,6 +716,20 @@ def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name:
     embeddings' precision.  A row with NaN or inf has a non-finite norm; so
     has a row whose squared norm overflows, and a row of tiny non-zero values
     can have a zero one: both are reported as out of range.
+
+    Parameters
+    ----------
+    norms : numpy.ndarray
+        The rows' norms, float64, one per row of ``embeddings``.
+    embeddings : numpy.ndarray
+        The embeddings the norms were computed from (to tell NaN from overflow).
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    None
+        It returns only when every row is usable.
 
     Examples
     --------
@@ -551,6 +777,20 @@ def check_row_norms(norms: NDArray[np.float64], embeddings: np.ndarray, *, name:
 
 def check_method(method: object, choices: Sequence[str], *, name: str = "method") -> str:
     """Return ``method`` if it is one of ``choices``.
+
+    Parameters
+    ----------
+    method : str
+        The name given.
+    choices : sequence of str
+        The names allowed.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    str
+        ``method`` itself.
 
     Examples
     --------
