@@ -23,7 +23,33 @@ __all__ = ["FAQ", "Sample", "load_faq", "load_sample", "sample_query"]
 
 @dataclass(frozen=True)
 class Sample:
-    """The bundled chunks and queries (see :func:`load_sample`)."""
+    """The bundled chunks and queries (see :func:`load_sample`).
+
+    Parameters
+    ----------
+    embeddings : numpy.ndarray
+        ``(2018, 384)`` float32, one embedding per chunk.
+    costs : numpy.ndarray
+        ``(2018,)`` int64 token counts.
+    texts : list of str
+        The chunks' text.
+    sources : list of str
+        The file each chunk comes from (``library/json.rst``).
+    query_embeddings : numpy.ndarray
+        ``(32, 384)`` float32, one embedding per query.
+    queries : list of str
+        The queries' text (each module's synopsis).
+    query_sources : list of str
+        The file each query describes: the chunks that answer it.
+    embedder : str
+        What the embeddings were made with.
+
+    Examples
+    --------
+    >>> s = load_sample()
+    >>> s.embeddings.shape, len(s.texts), s.queries[0][:30]
+    ((2018, 384), 2018, 'Encode and decode the JSON for')
+    """
 
     #: ``(2018, 384)`` float32, one embedding per chunk.
     embeddings: NDArray[np.float32]
@@ -90,7 +116,35 @@ def load_sample() -> Sample:
 
 @dataclass(frozen=True)
 class FAQ:
-    """The bundled Python FAQ: questions with known answers (see :func:`load_faq`)."""
+    """The bundled Python FAQ: questions with known answers (see :func:`load_faq`).
+
+    Parameters
+    ----------
+    embeddings : numpy.ndarray
+        ``(503, 384)`` float32, one embedding per chunk.
+    costs : numpy.ndarray
+        ``(503,)`` int64 token counts.
+    texts : list of str
+        The chunks' text.
+    sections : list of str
+        The FAQ section each chunk is from.
+    query_embeddings : numpy.ndarray
+        ``(175, 384)`` float32, one embedding per question.
+    questions : list of str
+        The questions (the FAQ's own section titles).
+    gold : list of list of int
+        For each question, the chunks of its section: its answer.
+    split : list of str
+        For each question, ``"tune"`` or ``"held_out"`` (fixed).
+    embedder : str
+        What the embeddings were made with.
+
+    Examples
+    --------
+    >>> faq = load_faq()
+    >>> len(faq.questions), faq.split.count("held_out") > 0, all(faq.gold)
+    (175, True, True)
+    """
 
     #: ``(503, 384)`` float32, one embedding per chunk (a paragraph of an answer or of another section).
     embeddings: NDArray[np.float32]
@@ -136,6 +190,11 @@ def load_faq() -> FAQ:
     From Debian's ``python3-doc`` (PSF-2.0); ``data/README.md`` says how it was
     made.  Each call returns fresh copies of the arrays.
 
+    Returns
+    -------
+    FAQ
+        The chunks, their embeddings and token counts, the questions and their answers.
+
     Examples
     --------
     >>> from scwo_np.datasets import load_faq
@@ -168,6 +227,18 @@ def sample_query(text: str) -> tuple[NDArray[np.float32], str]:
     all-MiniLM-L6-v2, as the sample was.  Without it, the bundled query
     closest to ``text`` in TF-IDF (scikit-learn, word and character n-grams)
     stands in for it, and the description says which one.
+
+    Parameters
+    ----------
+    text : str
+        A question or a description.
+
+    Returns
+    -------
+    embedding : numpy.ndarray
+        ``(384,)`` float32, comparable with ``load_sample().embeddings``.
+    how : str
+        How it was made (MiniLM, or which bundled query stands in for it).
 
     Examples
     --------

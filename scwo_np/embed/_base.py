@@ -30,7 +30,18 @@ __all__ = ["Embedder", "embedder_name", "embed_texts"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What scwo_np calls an embedder: ``name`` and ``__call__(texts) -> (n, d) array``."""
+    """What scwo_np calls an embedder: ``name`` and ``__call__(texts) -> (n, d) array``.
+
+    Examples
+    --------
+    Any function with a ``name`` is one:
+
+    >>> def bag_of_letters(texts):
+    ...     return [[t.count("a") + 1.0, t.count("e") + 1.0] for t in texts]
+    >>> bag_of_letters.name = "letters-v1"
+    >>> isinstance(bag_of_letters, Embedder)
+    True
+    """
 
     name: str
 
@@ -39,6 +50,16 @@ class Embedder(Protocol):
 
 def embedder_name(embedder: object) -> str:
     """The cache name of an embedder: its ``name`` attribute, else the callable's qualified name.
+
+    Parameters
+    ----------
+    embedder : callable
+        The embedder.
+
+    Returns
+    -------
+    str
+        The name its vectors are cached under.
 
     Examples
     --------
@@ -68,6 +89,18 @@ def embed_texts(embedder: Callable[[list[str]], object], texts: Sequence[str]) -
     An embedder that returns the wrong number of rows, a ragged or non-numeric
     result, NaN or inf, or zero vectors is a ``ValueError`` naming it; nothing
     it returns is trusted unchecked.
+
+    Parameters
+    ----------
+    embedder : callable
+        ``texts -> (n, d) array`` (see :class:`Embedder`).
+    texts : sequence of str
+        The texts to embed.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(texts), d)`` float32, finite, no zero rows.
 
     Examples
     --------

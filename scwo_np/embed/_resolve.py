@@ -37,6 +37,18 @@ def as_embedder(embedder: object, corpus: Sequence[str] = ()) -> Callable:
     :class:`~scwo_np.embed.MiniLMEmbedder`; a callable is returned as it is
     (after checking it has a usable name).
 
+    Parameters
+    ----------
+    embedder : str or callable
+        ``"lsa"``, ``"minilm"`` (the names of ``EMBEDDERS``), or a callable ``texts -> (n, d) array``.
+    corpus : sequence of str
+        The texts an LSA embedder is fitted on.
+
+    Returns
+    -------
+    callable
+        An embedder: ``texts -> (n, d) array``, with a ``name``.
+
     Examples
     --------
     >>> as_embedder("lsa", ["the cat sat", "the dog ran", "a cat and a dog"]).name[:6]

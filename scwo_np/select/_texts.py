@@ -54,7 +54,9 @@ ORDERS: Registry = Registry(
 class TextSelection:
     """What :func:`select_texts` chose, in the requested ``order``.
 
-    Attributes
+    Made by :func:`select_texts`, not by hand; its fields are:
+
+    Parameters
     ----------
     indices : ndarray of int64
         Positions in the input ``texts``.
@@ -69,9 +71,18 @@ class TextSelection:
     relevance : ndarray of float64
         Each one's cosine similarity to the query.
     budget : int
+        The token budget it was selected under.
     token_counter, embedder : str
         Names of the counter that measured the budget and of the embedder.
     order : str
+        The layout: ``"pick"``, ``"original"`` or ``"edges"``.
+
+    Examples
+    --------
+    >>> texts = ["JSON is a data format.", "The json module parses JSON.", "Cats sleep a lot."]
+    >>> sel = select_texts(texts, "parse JSON", budget=14)
+    >>> sel.indices, sel.total_tokens <= 14, sel.token_counter
+    (array([1, 0]), True, 'estimate')
     """
 
     indices: NDArray[np.int64]
@@ -99,6 +110,20 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
 
     ``relevance[k]`` is pick ``k``'s similarity to the query; ties go to the
     earlier pick.
+
+    Parameters
+    ----------
+    picks : array_like of int
+        The picked indices, in pick order.
+    relevance : array_like of float
+        Each pick's similarity to the query.
+    order : {"pick", "original", "edges"}
+        MMR's order, input order, or most relevant at both ends.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 positions into ``picks``, in the requested layout.
 
     Examples
     --------
