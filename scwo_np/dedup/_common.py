@@ -27,6 +27,24 @@ class Dedup(NamedTuple):
     identical items).  Groups are connected components, so a dropped item can
     sit below the threshold against the kept one when a chain of pairs above
     it links them.
+
+    Parameters
+    ----------
+    keep : ndarray of int64
+        The items kept, ascending.
+    dropped : ndarray of int64
+        The items dropped, ascending.
+    duplicate_of : ndarray of int64
+        For each dropped item, the kept item of its group.
+    similarity : ndarray of float64
+        For each dropped item, its similarity to that kept item.
+
+    Examples
+    --------
+    >>> from scwo_np.dedup import dedup
+    >>> r = dedup(["the cat sat on the mat", "the cat sat on the mat", "a dog"])
+    >>> r.keep, r.dropped, r.duplicate_of, r.similarity
+    (array([0, 2]), array([1]), array([0]), array([1.]))
     """
 
     keep: NDArray[np.int64]

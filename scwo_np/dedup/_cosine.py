@@ -110,6 +110,22 @@ def cosine_pairs(
     reaches the threshold are computed exactly.  Memory ``O(n d + block^2)``.
     Returns ``(i, j, cosine)`` sorted by ``(i, j)``.
 
+    Parameters
+    ----------
+    embeddings : array_like, shape (n, d)
+        One embedding per item (no zero, NaN or inf row).
+    threshold : float
+        The least cosine similarity of a pair, in [0, 1].
+    block : int
+        Rows per tile of the bounding products (memory ``O(block^2)``).
+
+    Returns
+    -------
+    i, j : numpy.ndarray
+        int64 indices of each pair, ``i < j``, sorted by ``(i, j)``.
+    similarity : numpy.ndarray
+        float64, each pair's similarity.
+
     Examples
     --------
     >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])

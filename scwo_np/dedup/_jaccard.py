@@ -89,6 +89,20 @@ def jaccard_pairs(
     sorted by ``(i, j)``.  With ``threshold == 0`` every pair qualifies, so
     this is ``O(n^2)``; :func:`dedup` short-cuts that case.
 
+    Parameters
+    ----------
+    sets : Ragged
+        Sorted unique token ids per item (from :func:`~scwo_np.text.word_sets`).
+    threshold : float
+        The least Jaccard similarity of a pair, in [0, 1].
+
+    Returns
+    -------
+    i, j : numpy.ndarray
+        int64 indices of each pair, ``i < j``, sorted by ``(i, j)``.
+    similarity : numpy.ndarray
+        float64, each pair's similarity.
+
     Examples
     --------
     >>> from scwo_np.text import word_sets

@@ -121,6 +121,20 @@ def lsh_params(threshold: float, num_perm: int, miss_weight: float = 0.5) -> tup
     ``threshold`` plus ``miss_weight`` times the integral of its complement
     above it.  ``miss_weight = 0.5`` is datasketch's ``MinHashLSH`` rule.
 
+    Parameters
+    ----------
+    threshold : float
+        The Jaccard similarity that separates duplicates from the rest, in [0, 1].
+    num_perm : int
+        The number of MinHash permutations.
+    miss_weight : float
+        The weight of missed pairs against spurious ones, in [0, 1].
+
+    Returns
+    -------
+    bands, rows : int
+        The LSH bands and rows per band.
+
     Examples
     --------
     >>> lsh_params(0.9, 128)
@@ -163,6 +177,26 @@ def minhash_pairs(
     misses 9:1 (``miss_weight=0.9``) rather than datasketch's 1:1: more
     recall for the same ``num_perm``.  Empty sets are never paired.
     Returns ``(i, j, jaccard)`` sorted by ``(i, j)``.
+
+    Parameters
+    ----------
+    sets : Ragged
+        Sorted unique token ids per item (from :func:`~scwo_np.text.word_sets`).
+    threshold : float
+        The least Jaccard similarity of a pair, in [0, 1].
+    num_perm : int
+        MinHash permutations per item.
+    seed : int
+        Seed of the hash family (the same seed gives the same pairs).
+    miss_weight : float
+        The LSH bands' weight of missed pairs against spurious ones (see :func:`lsh_params`).
+
+    Returns
+    -------
+    i, j : numpy.ndarray
+        int64 indices of each pair, ``i < j``, sorted by ``(i, j)``.
+    similarity : numpy.ndarray
+        float64, each pair's similarity.
 
     Examples
     --------

@@ -349,6 +349,26 @@ def sequence_pairs(
     difflib's ``get_matching_blocks``, block for block.  Returns
     ``(i, j, similarity)`` sorted by ``(i, j)``.
 
+    Parameters
+    ----------
+    texts : sequence of str
+        The items.
+    threshold : float
+        The least similarity of a pair, in [0, 1].
+    entities : sequence of sequence of str, optional
+        Each item's entities, for MoRAG's entity term.
+    entity_weight : float
+        The weight ``w`` of the entity Jaccard, in [0, 1].
+    lowercase : bool
+        Compare the texts lowercased.
+
+    Returns
+    -------
+    i, j : numpy.ndarray
+        int64 indices of each pair, ``i < j``, sorted by ``(i, j)``.
+    similarity : numpy.ndarray
+        float64, each pair's similarity.
+
     Examples
     --------
     >>> texts = ["AI is transforming healthcare", "Artificial intelligence is changing healthcare",

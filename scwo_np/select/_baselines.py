@@ -20,6 +20,18 @@ __all__ = ["truncate", "topk_relevance", "coverage"]
 def truncate(costs: ArrayLike, budget: int) -> NDArray[np.int64]:
     """The longest prefix of the chunks, in the given order, that fits the budget.
 
+    Parameters
+    ----------
+    costs : array_like of int
+        Token count of each chunk, in the given order.
+    budget : int
+        Token budget.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 indices ``0 .. k - 1`` of the longest prefix that fits.
+
     Examples
     --------
     >>> truncate([100, 200, 50, 10], budget=320)
@@ -42,6 +54,22 @@ def topk_relevance(
     index, and a chunk too long for the remaining budget is skipped (shorter
     ones after it may still fit).
 
+    Parameters
+    ----------
+    embeddings : array_like, shape (n, d)
+        One embedding per chunk.
+    query : array_like, shape (d,)
+        The query embedding.
+    costs : array_like of int, shape (n,)
+        Token count of each chunk.
+    budget : int
+        Token budget.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 chunk indices, most relevant first.
+
     Examples
     --------
     >>> import numpy as np
@@ -58,6 +86,18 @@ def coverage(embeddings_selected: ArrayLike, query: ArrayLike) -> float:
     ``0.6 * mean_i cos(e_i, q) + 0.4 * (1 - mean_{i<j} cos(e_i, e_j))``.
     An empty selection scores 0; a single chunk has no pairs, so its
     diversity term is 1 (nothing redundant).
+
+    Parameters
+    ----------
+    embeddings_selected : array_like, shape (k, d)
+        The embeddings of the selected chunks.
+    query : array_like, shape (d,)
+        The query embedding.
+
+    Returns
+    -------
+    float
+        The coverage score (0 for an empty selection).
 
     Examples
     --------

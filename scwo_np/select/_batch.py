@@ -43,6 +43,22 @@ class BatchSelection(NamedTuple):
     ``indices[offsets[b]:offsets[b + 1]]`` are the picks of problem ``b``, as
     indices *within* that problem's candidate set, in pick order; ``gains``
     are their MMR scores at pick time.
+
+    Parameters
+    ----------
+    indices : ndarray of int64
+        Every problem's picks, one after another.
+    offsets : ndarray of int64, shape (B + 1,)
+        Where each problem's picks start and end in ``indices``.
+    gains : ndarray of float64
+        Each pick's score when it was picked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = BatchSelection(np.array([2, 0, 1]), np.array([0, 2, 3]), np.array([0.9, 0.5, 0.7]))
+    >>> res.split()
+    [array([2, 0]), array([1])]
     """
 
     indices: NDArray[np.int64]
@@ -158,10 +174,18 @@ def select_batch(
 
     Parameters
     ----------
+    embeddings : array_like, shape (B, n, d) or (N, d)
+        The candidate sets, padded or ragged (see above).
     queries : array_like, shape (B, d)
         One query per problem.
+    costs : array_like of int, shape (B, n) or (N,)
+        Token counts, in the layout of ``embeddings``.
     budgets : int or array_like of int, shape (B,)
         Token budget per problem (one int applies to all).
+    offsets : array_like of int, shape (B + 1,), optional
+        The ragged layout's set boundaries.
+    lengths : array_like of int, shape (B,), optional
+        The padded layout's real rows per set (default: all ``n``).
     lam, cost_aware, cost_exponent, shift
         As in :func:`~scwo_np.mmr_select`.
     strategy : str
@@ -169,6 +193,8 @@ def select_batch(
         threaded kernel; the others call their function once per set (with
         ``lam`` where it has one, ``**options`` passed on; the cost-aware
         arguments are MMR's).
+    **options
+        Passed to the strategy's function (``gamma``, ``scale``, ``ground``...).
 
     Returns
     -------

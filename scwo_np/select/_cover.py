@@ -65,6 +65,13 @@ def cover_select(
     return_gains : bool
         Also return each pick's score when it was taken.
 
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order; their costs sum to at most ``budget``.
+    gains : ndarray of float64
+        Each pick's gain when it was picked; only with ``return_gains=True``.
+
     Examples
     --------
     >>> import numpy as np

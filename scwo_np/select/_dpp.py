@@ -96,6 +96,13 @@ def dpp_select(
     return_gains : bool
         Also return ``d_i^2`` of each pick (the determinant ratio it brought).
 
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order; their costs sum to at most ``budget``.
+    gains : ndarray of float64
+        Each pick's gain when it was picked; only with ``return_gains=True``.
+
     Examples
     --------
     Two copies of the best chunk: after the first, the copy adds no volume, and

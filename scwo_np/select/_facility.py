@@ -94,6 +94,13 @@ def facility_location_select(
     return_gains : bool
         Also return each pick's gain ``f(S + i) - f(S)`` when it was taken.
 
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order; their costs sum to at most ``budget``.
+    gains : ndarray of float64
+        Each pick's gain when it was picked; only with ``return_gains=True``.
+
     Examples
     --------
     Two groups of near-copies: the picks stand for both groups, not for one twice.

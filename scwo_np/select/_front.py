@@ -91,6 +91,13 @@ def select_by_strategy(
     **options
         The strategy's own keyword arguments.
 
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order; their costs sum to at most ``budget``.
+    gains : ndarray of float64
+        Each pick's gain when it was picked; only with ``return_gains=True``.
+
     Examples
     --------
     >>> import numpy as np

@@ -458,12 +458,35 @@ def mmr_select_multi(
 
     Parameters
     ----------
+    embeddings : array_like, shape (n, d)
+        One embedding per chunk, as in :func:`mmr_select`.
     queries : array_like, shape (m, d)
         One row per query (each non-zero).
+    costs : array_like of int, shape (n,)
+        Token count of each chunk.
+    budget : int
+        Token budget; the selected costs never sum to more.
     weights : array_like, shape (m,), optional
         Non-negative query weights, normalised to sum to 1; equal by default.
+    lam : float, default 0.7
+        Relevance/diversity trade-off in [0, 1].
+    method : {"auto", "exact", "lazy"}
+        Algorithm; all return identical results.
+    cost_aware : bool, default False
+        Prefer shorter chunks, as in :func:`mmr_select`.
+    cost_exponent : float in (0, 1], default 0.25
+        How strongly cost counts in the cost-aware mode.
+    shift : float, default 0.0
+        Non-negative offset added to scores in the cost-aware mode.
+    return_gains : bool, default False
+        Also return the MMR score of each chunk at the moment it was picked.
 
-    Other parameters are as in :func:`mmr_select`.
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order.
+    gains : ndarray of float64
+        Only with ``return_gains=True``.
 
     Examples
     --------

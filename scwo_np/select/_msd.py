@@ -63,6 +63,13 @@ def msd_select(
     return_gains : bool
         Also return each pick's score at the moment it was taken.
 
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected chunk indices, in pick order; their costs sum to at most ``budget``.
+    gains : ndarray of float64
+        Each pick's gain when it was picked; only with ``return_gains=True``.
+
     Examples
     --------
     The most relevant chunk first, then the one farthest from it rather than

@@ -91,11 +91,18 @@ def compare_strategies(
     gold : sequence of m sequences of int
         The chunks (row numbers of ``embeddings``) that answer each question.
     budgets : sequence of int
+        The token budgets to compare at.
     strategies : mapping, optional
         Name -> keyword arguments of :func:`~scwo_np.select.select_by_strategy`
         (default :data:`DEFAULT_STRATEGIES`).
     candidates : int
         How many chunks the retriever hands over per question (by cosine).
+
+    Returns
+    -------
+    list of dict
+        One row per strategy and budget: ``strategy``, ``budget``, each metric averaged over
+        the questions (``answer_recall``, ``fill``, ...) and ``n``, the number of questions.
 
     Examples
     --------
