@@ -95,17 +95,22 @@ class HSCAEngine:
     Parameters
     ----------
     snapshot_coherence_threshold : float, default 0.72
+        The buffer coherence that closes a beat (with ``snapshot_on_topic_shift=False``).
     max_buffer_chunks : int, default 20
+        The most chunks a beat holds; a full buffer is snapshotted (``forced``).
     cooccurrence_window : int, default 5
+        Layer 1's window, in tokens.
     domain_model, nuance_model : callable, optional
         Model hooks for layers 2 and 3 (wrapped so they never raise).
     snapshot_on_topic_shift : bool, default True
         Close the beat when the next turn starts a new topic (its content
-        words' cohesion with the last turns' is below :data:`COHESION_SHIFT`),
+        words' cohesion with the last turns' is below ``COHESION_SHIFT``),
         instead of as soon as the buffer's coherence reaches
         ``snapshot_coherence_threshold`` (the spec's rule, ``False``).  See the
         module documentation for why and what it measures.
 
+    Notes
+    -----
     The three levels of the spec's section 3: micro (``WeightedChunk``,
     :meth:`get_micro_context`), meso (``ContextSnapshot``, one beat;
     :meth:`snapshot_of` maps a chunk to it, ``chunk.parent_id`` holds its id) and

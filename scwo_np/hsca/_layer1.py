@@ -221,6 +221,20 @@ def runs(text: str) -> Iterator[tuple[int, int, list[str]]]:
 def tokenize(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Tokens:
     """Paragraphs, sentences and runs (see :func:`runs`); content words and the whole word sequence.
 
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+    vocab : dict of str to int, optional
+        Word ids to extend (a new dict by default).
+
+    Returns
+    -------
+    Tokens
+        A named tuple of ragged arrays over all the texts: content-word ids (``words``), their
+        sentences (``sent``), the sentences' paragraphs (``para``), the whole word sequence
+        (``seq_word``, -1 for stop words and breaks) and each text's offsets into them.
+
     Examples
     --------
     >>> t = tokenize(["The cat sat. The cat ran!\\n\\nDogs bark."])
@@ -496,6 +510,20 @@ def relational_weights(texts: Sequence[str] | Tokens, *, window: int = 5) -> Lay
     content words lack diversity (keyword stuffing), see
     :data:`DIVERSITY_FLOOR`.  Scores are on one absolute [0, 1] scale.
 
+    Parameters
+    ----------
+    texts : sequence of str or Tokens
+        The texts, or their :func:`tokenize` result.
+    window : int
+        The co-occurrence window, in words.
+
+    Returns
+    -------
+    Layer1
+        A named tuple: ``scores`` (float64, one per text, in [0, 1]), ``sentence_scores`` and
+        their offsets ``sent_ptr``, ``short`` (True where a text is too short to score and its
+        score is capped) and ``diversity``.
+
     Examples
     --------
     >>> prose = ("The court held that the contract was void because the seller had concealed "
@@ -530,6 +558,18 @@ def beat_weights(texts: Sequence[str], *, window: int = 5) -> NDArray[np.float64
     thread spread over several short turns weighs in even though no single
     turn has structure of its own, and a long turn that shares nothing with
     the others does not.  Returns one score per text (its paragraph's mean).
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The turns of one beat.
+    window : int
+        The co-occurrence window, in words.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 relational weight of each text within the beat, in [0, 1].
 
     Examples
     --------

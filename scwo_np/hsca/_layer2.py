@@ -334,6 +334,16 @@ def verse_form(text: str) -> float:
     fitted) or ending in rhymes, and short lines.  Attribution lines
     ("-- Author") are not counted.  Text on one line scores 0: its form is lost.
 
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 means the text has the form of verse.
+
     Examples
     --------
     >>> poem = "\n".join([
@@ -374,6 +384,20 @@ def domain_scores(
     each other; ``words`` (stem -> domain) adds words to the lexicons, for
     words no lexicon knows.  :class:`~scwo_np.hsca.Tuner` learns both
     from hit history.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    weights : mapping of str to float, optional
+        Domain -> factor (1 where missing), calibrating the domains against each other.
+    words : mapping of str to str, optional
+        Stem -> domain: words added to the lexicons.
+
+    Returns
+    -------
+    dict of str to float
+        Each domain's share of the text's content words.
 
     Examples
     --------
@@ -419,6 +443,22 @@ def domain_tags(
 ) -> list[str]:
     """Domain tags of ``text`` (rule-based with optional ``weights`` and learned ``words``, or
     ``model`` wrapped to fail closed).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    model : callable, optional
+        ``text -> list of tags``; its errors and unknown tags are dropped (fails closed).
+    weights : mapping of str to float, optional
+        Domain -> factor (1 where missing), calibrating the domains against each other.
+    words : mapping of str to str, optional
+        Stem -> domain: words added to the lexicons.
+
+    Returns
+    -------
+    list of str
+        :class:`DomainTag` values; ``["unclassified"]`` when no domain is strong enough.
 
     Examples
     --------
@@ -480,6 +520,18 @@ def coherence(text: str, *, layer1: float | None = None) -> float:
 
     ``layer1`` is the text's layer-1 score when the caller already has it
     (computed here otherwise); it supplies the word-order factor.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    layer1 : float, optional
+        The text's layer-1 score, when already known.
+
+    Returns
+    -------
+    float
+        Coherence in [0, 1].
 
     Examples
     --------

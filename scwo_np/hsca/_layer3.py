@@ -73,6 +73,18 @@ def _vader():
 def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None) -> list[str]:
     """Nuance flags of ``text`` (see the module documentation).
 
+    Parameters
+    ----------
+    text : str
+        The text.
+    model : callable, optional
+        ``text -> iterable of flags``; what it returns is added with a ``_model`` suffix.
+
+    Returns
+    -------
+    list of str
+        :class:`NuanceFlag` values.
+
     Examples
     --------
     >>> nuance_flags("This may help in some cases.")[:1]

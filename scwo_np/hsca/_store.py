@@ -42,7 +42,23 @@ __all__ = ["SessionState", "SnapshotStore", "support_strength"]
 
 @dataclass
 class SessionState:
-    """A session: the old text summaries and the new snapshot map (5.1)."""
+    """A session: the old text summaries and the new snapshot map (5.1).
+
+    Parameters
+    ----------
+    session_id : str
+        The session's id.
+    task_summaries : list of str
+        Text summaries (the state before HSCA, kept beside it).
+    context_snapshots : list of ContextSnapshot
+        The session's snapshots, in order.
+
+    Examples
+    --------
+    >>> state = SessionState("alice", ["asked about contracts"])
+    >>> SessionState.from_dict(state.to_dict()) == state
+    True
+    """
 
     session_id: str
     task_summaries: list[str] = field(default_factory=list)
@@ -71,6 +87,16 @@ class SessionState:
 
 def support_strength(grounding: Sequence[WeightedChunk]) -> float:
     """Support of a claim from the layer-1 scores of its grounding chunks (5.2); 0 without any.
+
+    Parameters
+    ----------
+    grounding : sequence of WeightedChunk
+        The chunks a claim rests on.
+
+    Returns
+    -------
+    float
+        The mean of their layer-1 scores, in [0, 1]; 0 without any.
 
     Examples
     --------
@@ -108,6 +134,15 @@ CREATE INDEX IF NOT EXISTS chunks_snapshot ON chunks (snapshot_id, idx);
 
 class SnapshotStore:
     """Snapshots of many sessions in one SQLite file (see the module documentation).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The SQLite file (its folder must exist), or ``":memory:"``.
+    keep_text : bool
+        Store the chunks' text (False keeps only their scores and tags).
+    timeout : float
+        Seconds to wait for another process's write lock.
 
     Examples
     --------

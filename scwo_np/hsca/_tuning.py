@@ -99,15 +99,40 @@ def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
 
 @dataclass
 class Tuner:
-    """Hit history and the parameter updates it justifies (see the module documentation)."""
+    """Hit history and the parameter updates it justifies (see the module documentation).
+
+    Made empty (``Tuner()``) and filled by :meth:`record`; the fields hold what was recorded.
+
+    Parameters
+    ----------
+    texts : list of str
+        Each recorded chunk's text.
+    hits : list of bool
+        Whether it contributed to a downstream hit.
+    coherence : list of float
+        Its coherence score.
+    flags : list of list of str
+        Its nuance flags.
+    domains : list of str or None
+        The domain the query was about, when given.
+
+    Examples
+    --------
+    >>> eng = HSCAEngine()
+    >>> tuner = Tuner()
+    >>> chunk = eng.ingest_turn("The court ruled that the contract was void.")
+    >>> tuner.record(chunk, True, domain="legal")
+    >>> len(tuner), tuner.hits
+    (1, [True])
+    """
 
     texts: list[str] = field(default_factory=list)
     hits: list[bool] = field(default_factory=list)
     coherence: list[float] = field(default_factory=list)
     flags: list[list[str]] = field(default_factory=list)
     domains: list[str | None] = field(default_factory=list)
-    _undo: list[tuple[int, float, dict, dict, dict]] = field(default_factory=list)
-    _stems: list[frozenset[str]] = field(default_factory=list)
+    _undo: list[tuple[int, float, dict, dict, dict]] = field(default_factory=list, init=False, repr=False)
+    _stems: list[frozenset[str]] = field(default_factory=list, init=False, repr=False)
 
     def record(self, chunk: WeightedChunk, hit: bool, *, domain: str | None = None) -> None:
         """Record whether ``chunk`` contributed to a downstream query hit.

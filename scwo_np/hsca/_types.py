@@ -18,6 +18,17 @@ __all__ = ["DomainTag", "NuanceFlag", "WeightedChunk", "ContextSnapshot"]
 
 
 class DomainTag(str, Enum):
+    """The domains layer 2 tags a chunk with (the specification's ``DomainTag``).
+
+    A chunk's ``domain_tags`` hold the values (``"legal"``); ``cross_domain`` marks a chunk
+    with two strong domains, ``unclassified`` one with none.
+
+    Examples
+    --------
+    >>> DomainTag("legal") is DomainTag.LEGAL, DomainTag.LEGAL.value
+    (True, 'legal')
+    """
+
     PHYSICS = "physics"
     MATHEMATICS = "mathematics"
     LEGAL = "legal"
@@ -33,6 +44,18 @@ class DomainTag(str, Enum):
 
 
 class NuanceFlag(str, Enum):
+    """The nuances layer 3 flags (the specification's ``NuanceFlag``).
+
+    A flag ending in ``_model`` was raised by a model hook rather than the built-in rules.
+    A flag left out means *unknown*, not *absent*.
+
+    Examples
+    --------
+    >>> from scwo_np.hsca import nuance_flags
+    >>> NuanceFlag.HEDGED.value in nuance_flags("Perhaps it might rain; it could possibly clear later.")
+    True
+    """
+
     METAPHOR = "metaphor"
     METAPHOR_MODEL = "metaphor_model"
     SARCASM = "sarcasm"
@@ -98,6 +121,34 @@ def _str_list(v: Any, key: str, what: str) -> list[str]:
 
 @dataclass
 class WeightedChunk:
+    """One turn of the conversation, scored by layers 1 to 3 (the micro level).
+
+    Parameters
+    ----------
+    chunk_id : str
+        The chunk's id, unique in its session.
+    text : str
+        The turn's text (empty when the store keeps no text).
+    layer1_score : float
+        Layer 1's relational weight, in [0, 1].
+    domain_tags : list of str
+        Layer 2's domains (:class:`DomainTag` values).
+    coherence_score : float
+        Layer 2's coherence, in [0, 1].
+    nuance_flags : list of str
+        Layer 3's flags (:class:`NuanceFlag` values); a flag left out is unknown, not false.
+    parent_id : str or None
+        The id of the snapshot that holds the chunk, once it is snapshotted.
+    created_at : float
+        When it was made (seconds since the epoch).
+
+    Examples
+    --------
+    >>> c = WeightedChunk("c1", "The court ruled.", 0.6, ["legal"], 0.8, [], None, created_at=0.0)
+    >>> WeightedChunk.from_dict(c.to_dict()) == c
+    True
+    """
+
     chunk_id: str
     text: str
     layer1_score: float  # relational weight, 0-1
@@ -140,6 +191,33 @@ class WeightedChunk:
 
 @dataclass
 class ContextSnapshot:
+    """One beat of the conversation, frozen (the meso level).
+
+    Parameters
+    ----------
+    snapshot_id : str
+        The snapshot's id.
+    chunks : list of WeightedChunk
+        The beat's chunks, in order.
+    macro_weight : float
+        The beat's structural density, in [0, 1].
+    domain_summary : dict
+        Domain tag -> weight, the beat's domains weighted by each chunk's relational weight.
+    conversation_position : int
+        Its place in the session's list of snapshots.
+    forced : bool
+        True when the buffer was full (``max_buffer_chunks``), not closed by the beat's end.
+    created_at : float
+        When it was taken (seconds since the epoch).
+
+    Examples
+    --------
+    >>> c = WeightedChunk("c1", "The court ruled.", 0.6, ["legal"], 0.8, [], "s1", created_at=0.0)
+    >>> s = ContextSnapshot("s1", [c], 0.6, {"legal": 1.0}, 0, False, created_at=0.0)
+    >>> ContextSnapshot.from_dict(s.to_dict()) == s
+    True
+    """
+
     snapshot_id: str
     chunks: list[WeightedChunk]
     macro_weight: float  # aggregate structural density, 0-1
