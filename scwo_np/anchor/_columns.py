@@ -22,7 +22,39 @@ _MISSING = object()
 
 @dataclass
 class Columns:
-    """Per field: factorised codes (-1 = missing), a numeric array (NaN = not a number)."""
+    """Per field: factorised codes (-1 = missing), a numeric array (NaN = not a number).
+
+    Made by :func:`columns`; its fields are:
+
+    Parameters
+    ----------
+    n : int
+        The number of items.
+    names : list of str
+        The fields, in order of first appearance.
+    codes : ndarray of int64, shape (n_fields, n)
+        Each item's value of each field as a code into ``values`` (-1: missing).
+    values : list of list
+        Per field, its distinct values, indexed by code.
+    counts : list of ndarray of int64
+        Per field, how many items hold each code.
+    numeric : ndarray of float64, shape (n_fields, n)
+        Each value as a number (NaN where it is not one).
+    length : ndarray of int64
+        The rough JSON length of each item.
+    item_code : ndarray of int64
+        Equal for identical items.
+    kinds : list of set
+        Per field, the Python types seen.
+    distinct_numbers : list of ndarray of float64
+        Per field and code, the value as a number (NaN where it is not one).
+
+    Examples
+    --------
+    >>> c = columns([{"id": 1, "ok": True}, {"id": 2}])
+    >>> c.names, c.codes.tolist(), c.values
+    (['id', 'ok'], [[0, 1], [0, -1]], [[1, 2], [True]])
+    """
 
     n: int
     names: list[str]
@@ -61,6 +93,16 @@ def columns(items: Sequence[Mapping]) -> Columns:
 
     Values that are equal in Python but differ in JSON type (``true``/``1``)
     get separate codes; nested objects and lists are compared by their JSON text.
+
+    Parameters
+    ----------
+    items : sequence of mapping
+        The array's elements (non-objects are treated as one field each).
+
+    Returns
+    -------
+    Columns
+        The items as columns.
 
     Examples
     --------

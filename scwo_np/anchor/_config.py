@@ -33,6 +33,49 @@ class AnchorConfig:
     with ``log10(n / max_items)``: the plan's test expects more anchors for
     larger arrays at the same ``max_items``, which its budget formula alone
     does not give.
+
+    Parameters
+    ----------
+    anchor_budget_pct : float
+        Share of ``max_items`` given to position anchors, in [0, 1].
+    min_anchor_slots, max_anchor_slots : int
+        Bounds on the number of anchor slots.
+    default_front_weight, default_back_weight, default_middle_weight : float
+        How the anchor slots split between the array's front, back and middle, when neither
+        the pattern nor the query says otherwise.
+    search_front_weight : float
+        Front share for search results (the best hits come first).
+    logs_back_weight : float
+        Back share for logs (the latest entries come last).
+    time_series_balance : float
+        Front share for time series (both ends show the trend).
+    recency_keywords, historical_keywords, range_keywords : list of str
+        Query words that shift the anchors to the back, to the front, or spread them.
+    use_information_density : bool
+        Within a region, prefer the items that carry the most distinct values.
+    candidate_multiplier : int
+        Candidates per slot considered when choosing by information density.
+    use_learned_positions : bool
+        Use a :class:`PositionLearner`'s weights when given (``learned=``).
+    min_samples_for_learning : int
+        Compressions of a tool before its learned weights are used.
+    strategy : {"dynamic", "static"}
+        The plan's dynamic anchoring, or the old fixed rule.
+    size_scaling : bool
+        Grow the anchor budget with ``log10(n / max_items)``.
+    anomaly_z : float
+        The robust z-score above which a numeric value is an anomaly.
+    keep_errors, keep_anomalies, keep_query_matches, keep_rare_categories : bool
+        Which kinds of items are always kept (as far as ``max_items`` allows).
+    rare_share : float
+        A category value held by less than this share of the items is rare.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import crush
+    >>> items = [{"id": i, "status": "ok"} for i in range(100)]
+    >>> crush(items, 10, config=AnchorConfig(strategy="static", keep_errors=False)).tolist()
+    [0, 1, 2, 16, 32, 48, 64, 80, 98, 99]
     """
 
     anchor_budget_pct: float = 0.20
@@ -89,7 +132,18 @@ class AnchorConfig:
 
 
 class AnchorWeights(NamedTuple):
-    """Normalised share of anchor slots for the front, back and middle of the array."""
+    """Normalised share of anchor slots for the front, back and middle of the array.
+
+    Parameters
+    ----------
+    front, back, middle : float
+        Non-negative shares; :meth:`normalize` makes them sum to 1.
+
+    Examples
+    --------
+    >>> AnchorWeights(2.0, 1.0, 1.0).normalize()
+    AnchorWeights(front=0.5, back=0.25, middle=0.25)
+    """
 
     front: float
     back: float
@@ -104,7 +158,49 @@ class AnchorWeights(NamedTuple):
 
 @dataclass
 class CrushReport:
-    """What :func:`crush` did: the pattern, the weights, the slots and the must-keep counts."""
+    """What :func:`crush` did: the pattern, the weights, the slots and the must-keep counts.
+
+    Made by ``crush(..., report=True)``; its fields are:
+
+    Parameters
+    ----------
+    n : int
+        Items in the array.
+    max_items : int
+        The most items it could keep.
+    pattern : str
+        The array's pattern (one of ``PATTERNS``).
+    weights : AnchorWeights
+        The front, back and middle shares used.
+    intents : tuple of str
+        What the query asked for (``"recency"``, ``"historical"``, ``"range"``).
+    anchor_slots : tuple of int
+        Anchor slots at the front, back and middle.
+    errors, anomalies, query_matches : int
+        Items kept because they are errors, anomalies, or match the query.
+    must_keep_dropped : int
+        Must-keep items that did not fit in ``max_items``.
+    learned : bool
+        Whether learned position weights were used.
+    passthrough : bool
+        Whether the array was small enough to keep whole.
+    protected : int
+        Items kept because ``protect=`` matched them.
+    rare : int
+        Items kept because they hold a rare category value.
+    columns : Columns or None
+        The columns it built (None on passthrough).
+    kept : ndarray of int64
+        The kept indices.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import crush
+    >>> items = [{"id": i, "status": "error" if i == 50 else "ok"} for i in range(100)]
+    >>> idx, report = crush(items, 10, report=True)
+    >>> report.errors, report.pattern, len(report.kept) <= 10
+    (1, 'generic', True)
+    """
 
     n: int
     max_items: int

@@ -109,6 +109,13 @@ def crush(
     report : bool
         Also return a :class:`CrushReport` (its ``max_items`` is the size used).
 
+    Returns
+    -------
+    indices : ndarray of int64
+        The kept items' indices, ascending, at most ``max_items`` (unless ``protect_overflow="keep"``).
+    report : CrushReport
+        What was done and why; only with ``report=True``.
+
     Examples
     --------
     >>> items = [{"status": "ok", "value": i} for i in range(100)]
@@ -254,7 +261,9 @@ def crush_json(
         array inside, or the one at ``path``; the object around it is returned
         unchanged), JSON Lines or concatenated JSON values (returned one per
         line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
-    max_items : int
+    max_items : int or "auto"
+        The most items kept (``"auto"``: the fewest that cover the array's facts, see
+        :func:`auto_size`).
     path : str or sequence, optional
         Where the array is inside an object (``"data.items"``).
     marker : bool, optional
@@ -269,8 +278,17 @@ def crush_json(
     **kw
         Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
 
-    Invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser
-    can follow are ``ValueError``\ s.
+    Returns
+    -------
+    str
+        The document with its array cut to the kept items (each verbatim, in order), or in
+        columnar form with ``lossless=True``.
+
+    Raises
+    ------
+    ValueError
+        On invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser can
+        follow.
 
     Examples
     --------

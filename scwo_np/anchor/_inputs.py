@@ -38,7 +38,9 @@ FORMS = ("array", "object", "jsonl", "concatenated")
 class Document:
     """A tool output read for crushing.
 
-    Attributes
+    Made by :func:`read_document`; its fields are:
+
+    Parameters
     ----------
     items : list
         The array's elements, parsed.
@@ -52,6 +54,14 @@ class Document:
         after another (``{..} {..}``).
     path : tuple of str and int
         Where the array is (``()`` unless ``form == "object"``).
+    head, tail : str
+        The text before and after the array (``form == "object"``).
+
+    Examples
+    --------
+    >>> doc = read_document('{"took": 3, "hits": [{"id": 1}, {"id": 2}]}')
+    >>> doc.form, doc.path, doc.items, doc.render(doc.pieces[:1])
+    ('object', ('hits',), [{'id': 1}, {'id': 2}], '{"took": 3, "hits": [{"id": 1}]}')
     """
 
     items: list[Any]
@@ -81,6 +91,11 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
     path : str or sequence of str/int, optional
         The array's place inside the object: ``"data.items"``, ``"results/0/hits"``
         or ``("results", 0, "hits")``.
+
+    Returns
+    -------
+    Document
+        The items, their texts verbatim, and where the array sits in the text.
 
     Raises
     ------

@@ -40,6 +40,18 @@ BUCKETS = ("front_10%", "front_30%", "middle", "back_30%", "back_10%")
 def classify_position(idx: int, size: int) -> str:
     """The plan's bucket for position ``idx`` of an array of ``size`` items.
 
+    Parameters
+    ----------
+    idx : int
+        A position in the array.
+    size : int
+        The array's length.
+
+    Returns
+    -------
+    str
+        One of ``BUCKETS``.
+
     Examples
     --------
     >>> [classify_position(i, 100) for i in (0, 15, 50, 75, 95)]
@@ -61,7 +73,23 @@ def classify_position(idx: int, size: int) -> str:
 
 @dataclass(frozen=True)
 class PositionRetrievalPattern:
-    """What was learned for one tool: compressions recorded and retrievals per bucket."""
+    """What was learned for one tool: compressions recorded and retrievals per bucket.
+
+    Parameters
+    ----------
+    tool_name : str
+        The tool.
+    total_compressions : int
+        Compressions recorded for it.
+    position_retrievals : dict of str to int
+        Retrievals per position bucket (the names of ``BUCKETS``).
+
+    Examples
+    --------
+    >>> p = PositionRetrievalPattern("search", 12, {"front_10%": 3, "back_10%": 1})
+    >>> p.get_position_weights()
+    {'front_10%': 0.75, 'front_30%': 0.0, 'middle': 0.0, 'back_30%': 0.0, 'back_10%': 0.25}
+    """
 
     tool_name: str
     total_compressions: int
@@ -85,6 +113,15 @@ CREATE TABLE IF NOT EXISTS positions (
 
 class PositionLearner:
     """Per-tool retrieval counts in one SQLite file (see the module documentation).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The SQLite file (its folder must exist), or ``":memory:"``.
+    min_samples : int
+        Compressions of a tool before :meth:`weights` returns its learned weights.
+    timeout : float
+        Seconds to wait for another process's write lock.
 
     Examples
     --------

@@ -137,6 +137,18 @@ def _encode_pieces(pieces: Sequence[str]) -> str:
 def lossless_encode(text: str | bytes, *, path: str | Sequence[str | int] | None = None) -> str:
     """The array in ``text`` in columnar form (see the module); nothing dropped.
 
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON document holding an array (see :func:`read_document`).
+    path : str or sequence, optional
+        Where the array is inside an object.
+
+    Returns
+    -------
+    str
+        The document with its array in columnar form.
+
     Examples
     --------
     >>> lossless_encode('[{"id": 1, "svc": "api", "ms": 1.50}, {"id": 2, "svc": "api", "ms": 2}]')
@@ -158,6 +170,21 @@ def lossless_decode(text: str | bytes) -> str:
 
     The columnar object may be the whole text or sit anywhere inside it (the
     text around it is returned as it is); text without one is returned unchanged.
+
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON text holding a columnar object.
+
+    Returns
+    -------
+    str
+        The text with the columnar object expanded back into the array.
+
+    Examples
+    --------
+    >>> lossless_decode('{"took": 1, "hits": {"_columnar": {"fields": ["id", "ok"], "constant": {"ok": true}, "rows": [[1], [2]]}}}')
+    '{"took": 1, "hits": [{"id":1,"ok":true},{"id":2,"ok":true}]}'
     """
     text = _as_text(text).strip()
     try:

@@ -42,6 +42,16 @@ MAX_RANGES = 20
 def is_marker(item: Any) -> bool:
     """True for the omission marker object (to skip it when iterating a crushed array).
 
+    Parameters
+    ----------
+    item : object
+        An element of a crushed array.
+
+    Returns
+    -------
+    bool
+        True for the omission marker.
+
     Examples
     --------
     >>> is_marker({"_omitted": {"count": 3, "of": 5}}), is_marker({"id": 1})
@@ -61,6 +71,24 @@ def omission_marker(
     """The marker for the items of an ``n``-item array not in ``kept`` (None when nothing was dropped).
 
     ``c`` is the array's :class:`Columns` (``None`` skips the field summary).
+
+    Parameters
+    ----------
+    c : Columns or None
+        The array's columns (None: no field summary).
+    n : int
+        Items in the array.
+    kept : sequence of int
+        The kept indices.
+    key : str, optional
+        The :class:`CrushStore` key of the whole array, to retrieve the dropped items.
+    max_fields : int
+        The most fields summarised.
+
+    Returns
+    -------
+    dict or None
+        ``{"_omitted": {"count", "of", "ranges", "fields", "key"}}``, or None when nothing was dropped.
 
     Examples
     --------

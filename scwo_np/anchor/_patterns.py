@@ -42,6 +42,24 @@ def detect_pattern(c: Columns) -> str:
     A score-like numeric field that never increases down the array means search
     results; a timestamp plus a level or message field means logs; a timestamp
     plus another numeric field means a time series.
+
+    Parameters
+    ----------
+    c : Columns
+        The array's columns (from :func:`columns`).
+
+    Returns
+    -------
+    str
+        One of ``PATTERNS``.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import columns
+    >>> logs = [{"ts": f"2024-05-01T10:00:{i:02d}", "level": "INFO", "msg": "ok"} for i in range(20)]
+    >>> hits = [{"id": i, "score": 1.0 - i / 20} for i in range(20)]
+    >>> detect_pattern(columns(logs)), detect_pattern(columns(hits))
+    ('logs', 'search_results')
     """
     c = _check_columns(c)
     for f, name in enumerate(c.names):
@@ -62,6 +80,18 @@ def detect_pattern(c: Columns) -> str:
 
 def query_intents(query: str, config: AnchorConfig | None = None) -> tuple[str, ...]:
     """Position intents of ``query``, matched as whole words ("know" is not "now").
+
+    Parameters
+    ----------
+    query : str
+        The question the output is crushed for.
+    config : AnchorConfig, optional
+        The configuration (default: ``AnchorConfig()``).
+
+    Returns
+    -------
+    tuple of str
+        ``"recency"``, ``"historical"`` and ``"range"``, those the query asks for.
 
     Examples
     --------
@@ -116,6 +146,20 @@ def adjust_for_query(w: AnchorWeights, intents: Sequence[str]) -> AnchorWeights:
 
 def anchor_budget(n: int, max_items: int, config: AnchorConfig | None = None) -> int:
     """Position-anchor slots: ``pct * max_items``, grown with ``log10(n / max_items)``, clamped.
+
+    Parameters
+    ----------
+    n : int
+        Items in the array.
+    max_items : int
+        The most items kept.
+    config : AnchorConfig, optional
+        The configuration (default: ``AnchorConfig()``).
+
+    Returns
+    -------
+    int
+        The number of position-anchor slots.
 
     Examples
     --------

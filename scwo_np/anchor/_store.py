@@ -49,6 +49,16 @@ def array_key(pieces: Sequence[str]) -> str:
     tool outputs) is what the store does anyway; the same array gets the same
     key wherever the zlib library is the same.
 
+    Parameters
+    ----------
+    pieces : sequence of str
+        The array's elements, as JSON texts.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
+
     Examples
     --------
     >>> len(array_key(['{"a": 1}', '{"a": 2}']))
@@ -120,6 +130,8 @@ class CrushStore:
         (default 256 MB).  One array larger than this is still stored, alone.
     max_entries : int
         Arrays kept (default 10,000).
+    timeout : float
+        Seconds to wait for another process's write lock.
 
     Examples
     --------
