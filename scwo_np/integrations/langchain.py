@@ -72,8 +72,20 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     order : {"pick", "original", "edges"}, default "pick"
         Layout of the result; "edges" is LangChain's ``LongContextReorder``.
     method : {"auto", "exact", "lazy"}
+        The MMR algorithm; all return the same documents.
     embedding_key : str, default "embedding"
         Metadata key of a document's own vector.
+
+    Examples
+    --------
+    >>> from langchain_core.documents import Document
+    >>> docs = [Document(page_content=t) for t in
+    ...         ["json.load parses a JSON file", "json.loads parses a JSON string", "csv reads rows"]]
+    >>> kept = ScwoCompressor(budget=16).compress_documents(docs, "parse JSON")
+    >>> [d.page_content for d in kept]  # the near-copy of the first is left out
+    ['json.load parses a JSON file', 'csv reads rows']
+    >>> sorted(kept[0].metadata)
+    ['scwo_gain', 'scwo_rank', 'scwo_relevance', 'scwo_token_counter', 'scwo_tokens']
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -193,6 +205,14 @@ class ScwoEmbeddings(Embeddings):
 
     For LangChain vector stores and retrievers: ``ScwoEmbeddings(MiniLMEmbedder(),
     cache="embeddings.sqlite")`` embeds each distinct text once, ever.
+
+    Parameters
+    ----------
+    embedder : str or callable
+        ``"lsa"``, ``"minilm"`` or a callable ``texts -> (n, d) array`` (see
+        :func:`~scwo_np.embed.as_embedder`).
+    cache : EmbeddingCache or path, optional
+        Where vectors are kept between calls and runs.
 
     Examples
     --------

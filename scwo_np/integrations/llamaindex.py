@@ -49,14 +49,28 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     budget : int
         Tokens the kept nodes may use, in ``token_counter``'s tokens.
     lam : float, default 0.7
+        Relevance/diversity trade-off in [0, 1].
     embed_model : BaseEmbedding, optional
         Embeds nodes without an ``embedding``, and the query.
     embedder : str or callable, optional
         scwo_np's embedder when there is no ``embed_model`` (default "lsa").
     token_counter : str or callable, default "estimate"
+        See :func:`scwo_np.tokens.as_token_counter`.
     order : {"pick", "original", "edges"}, default "pick"
         "edges" is LlamaIndex's ``LongContextReorder`` layout, by relevance to the query.
     method : {"auto", "exact", "lazy"}
+        The MMR algorithm; all return the same nodes.
+    callback_manager : llama_index.core.callbacks.CallbackManager, optional
+        LlamaIndex's callbacks (its own field of every postprocessor).
+
+    Examples
+    --------
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> nodes = [NodeWithScore(node=TextNode(text=t), score=1.0) for t in
+    ...          ["json.load parses a JSON file", "json.loads parses a JSON string", "csv reads rows"]]
+    >>> kept = ScwoNodePostprocessor(budget=16).postprocess_nodes(nodes, query_str="parse JSON")
+    >>> [n.node.get_content() for n in kept]  # the near-copy of the first is left out
+    ['json.load parses a JSON file', 'csv reads rows']
     """
 
     budget: Budget

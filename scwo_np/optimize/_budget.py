@@ -41,7 +41,25 @@ def _length(x: object, name: str, what: str) -> int:
 
 
 def best_first(scores: ArrayLike | None, n: int) -> NDArray[np.int64]:
-    """Indices by descending score, ties to the lowest index (input order without scores)."""
+    """Indices by descending score, ties to the lowest index (input order without scores).
+
+    Parameters
+    ----------
+    scores : array_like of float or None
+        Relevance of each item (None: input order).
+    n : int
+        The number of items.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 indices by descending score, ties to the lower index.
+
+    Examples
+    --------
+    >>> best_first([0.2, 0.9, 0.9], 3), best_first(None, 3)
+    (array([1, 2, 0]), array([0, 1, 2]))
+    """
     n = check_int(n, name="n", low=0)
     s = check_scores(scores, n)
     return np.lexsort((np.arange(n), -s)).astype(np.int64)
@@ -102,6 +120,18 @@ def fit_budget(
 
 def top_k(scores: ArrayLike, k: int | None) -> NDArray[np.int64]:
     """The ``k`` highest-scoring indices, best first (all of them when ``k`` is None).
+
+    Parameters
+    ----------
+    scores : array_like of float
+        Relevance of each item.
+    k : int or None
+        How many to return (None: all).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 indices, best first.
 
     Examples
     --------

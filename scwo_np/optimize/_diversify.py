@@ -49,6 +49,23 @@ class Diversified(NamedTuple):
     dropped chunk, ``reason`` indexes :data:`REASONS`; when it is too
     similar, ``similar_to`` is the kept chunk it resembles most and
     ``similarity`` their similarity (otherwise -1 and NaN).
+
+    Parameters
+    ----------
+    keep, dropped : ndarray of int64
+        The kept and dropped chunks, best first.
+    reason : ndarray of int64
+        Per dropped chunk, an index into ``REASONS``.
+    similar_to : ndarray of int64
+        Per dropped chunk, the kept chunk it resembles most (-1 for a source cap).
+    similarity : ndarray of float64
+        Their similarity (NaN for a source cap).
+
+    Examples
+    --------
+    >>> r = diversify(["alpha beta gamma", "alpha beta gamma", "other words here"], scores=[0.9, 0.8, 0.7])
+    >>> r.keep, r.dropped, r.similar_to
+    (array([0, 2]), array([1]), array([0]))
     """
 
     keep: NDArray[np.int64]
@@ -148,6 +165,11 @@ def diversify(
         ``1 - diversity_threshold`` (0: no content check).
     sets : Ragged, optional
         ``word_sets(texts)[0]`` when already computed.
+
+    Returns
+    -------
+    Diversified
+        What was kept, what was dropped, and why.
 
     Examples
     --------

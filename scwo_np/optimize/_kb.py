@@ -63,7 +63,26 @@ KB_DEFAULTS: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Removal:
-    """One match removed by a step: its input index and id, the step, why."""
+    """One match removed by a step: its input index and id, the step, why.
+
+    Parameters
+    ----------
+    index : int
+        The match's position in the input.
+    id : object
+        Its id.
+    step : str
+        The step that removed it (``"deduplication"``, ``"diversity"``, ``"token_budget"``...).
+    reason : str
+        Why, in words.
+    detail : dict
+        The numbers behind it (the chunk it duplicates, the similarity...).
+
+    Examples
+    --------
+    >>> Removal(1, "b", "deduplication", "duplicate of a (similarity 1.00)").step
+    'deduplication'
+    """
 
     index: int
     id: Any
@@ -74,7 +93,25 @@ class Removal:
 
 @dataclass
 class KBResult:
-    """Selected matches (original dicts, in rank order), their indices, and the removals."""
+    """Selected matches (original dicts, in rank order), their indices, and the removals.
+
+    Parameters
+    ----------
+    chunks : list of dict
+        The selected matches, the input dicts themselves, in rank order.
+    indices : ndarray of int64
+        Their positions in the input.
+    removed : list of Removal
+        Every match left out, at which step and why.
+    options : dict
+        The options used, defaults filled in.
+
+    Examples
+    --------
+    >>> res = KBContextOptimizer().optimize([{"id": "a", "text": "open a file", "score": 0.9}])
+    >>> [m["id"] for m in res.chunks], res.indices, res.removed
+    (['a'], array([0]), [])
+    """
 
     chunks: list[dict]
     indices: NDArray[np.int64]
@@ -105,6 +142,14 @@ def _checked_embedder(embedder: object) -> object:
 
 class KBContextOptimizer:
     """The ADR's pipeline; stateless, so one instance can serve every request.
+
+    Parameters
+    ----------
+    embedder : str or callable, optional
+        Embeds chunks that carry no embedding (and the query), so the budget step runs budgeted
+        MMR: ``"lsa"``, ``"minilm"`` or a callable ``texts -> (n, d) array``.
+    token_counter : str, TokenCounter or callable, optional
+        Counts chunk tokens (see :func:`~scwo_np.tokens.as_token_counter`). Default: the ADR's ~4 characters per token.
 
     Examples
     --------

@@ -100,6 +100,18 @@ STRATEGIES: Registry[str] = Registry(
 class MoragContextOptimizer:
     """MoRAG's ``ContextOptimizer`` (see the module documentation for each step).
 
+    Parameters
+    ----------
+    max_tokens : int
+        The context window, in tokens.
+    response_reserve : int, optional
+        Tokens kept for the answer (default: the spec's 500, at most half of ``max_tokens``).
+    embedder : str or callable, optional
+        Embeds chunks that carry no embedding (and the query), so the budget step runs budgeted
+        MMR: ``"lsa"``, ``"minilm"`` or a callable ``texts -> (n, d) array``.
+    token_counter : str, TokenCounter or callable, optional
+        Counts chunk tokens (see :func:`~scwo_np.tokens.as_token_counter`). Default: the spec's ``len(content) // 4``.
+
     Examples
     --------
     >>> opt = MoragContextOptimizer(max_tokens=1000)

@@ -40,7 +40,37 @@ RELATIONSHIP_TYPES = (
 
 @dataclass
 class ContextChunk:
-    """The spec's chunk, plus optional ``position`` (in its document, 0..1) and ``embedding``."""
+    """The spec's chunk, plus optional ``position`` (in its document, 0..1) and ``embedding``.
+
+    Parameters
+    ----------
+    id : str
+        The chunk's id.
+    content : str
+        Its text.
+    relevance_score : float
+        Its relevance to the query, in [0, 1].
+    source_document : str
+        The document it comes from.
+    entities : list of str
+        Named entities in it (for redundancy and relationships).
+    relationships : list of str
+        Ids of chunks it is known to relate to.
+    timestamp : str or datetime, optional
+        When it was written (ISO 8601 text or a datetime), for temporal organisation.
+    chunk_type : str
+        The kind of chunk (``"text"``, ``"table"``...).
+    position : float, optional
+        Where it sits in its document, in [0, 1].
+    embedding : sequence of float, optional
+        Its embedding, for budgeted MMR.
+
+    Examples
+    --------
+    >>> c = ContextChunk("1", "JSON is a data format.", 0.9, "json.rst", ["JSON"], [])
+    >>> c.id, c.relevance_score, c.chunk_type
+    ('1', 0.9, 'text')
+    """
 
     id: str
     content: str
@@ -112,6 +142,26 @@ class ContextChunk:
 
 @dataclass
 class ChunkRelationship:
+    """A relationship between two chunks (the spec's type).
+
+    Parameters
+    ----------
+    chunk1_id, chunk2_id : str
+        The two chunks.
+    relationship_type : str
+        One of ``RELATIONSHIP_TYPES``.
+    strength : float
+        How strong it is, in [0, 1].
+    description : str
+        Why they are related.
+
+    Examples
+    --------
+    >>> r = ChunkRelationship("1", "2", "same_document", 0.5, "both from doc1")
+    >>> r.relationship_type in RELATIONSHIP_TYPES
+    True
+    """
+
     chunk1_id: str
     chunk2_id: str
     relationship_type: str
@@ -128,6 +178,31 @@ class OptimizedContext:
     filter (``"relevance_filter"``), redundancy (``"redundancy"``, with the
     chunk it duplicates and their similarity) and the budget
     (``"token_budget"``) — as :class:`~scwo_np.optimize.Removal` records.
+
+    Parameters
+    ----------
+    chunks : list of ContextChunk
+        The chunks kept, organised.
+    relationships : list of ChunkRelationship
+        The relationships found among them.
+    total_tokens : int
+        Their tokens.
+    organization_strategy : str
+        The organisation used (one of ``STRATEGIES``).
+    removed_chunks : list of str
+        Ids dropped at the budget step.
+    deduplication_stats : dict of str to int
+        Counts of the redundancy step.
+    removals : list of Removal
+        Every chunk left out, at which step and why.
+
+    Examples
+    --------
+    >>> from scwo_np.optimize import MoragContextOptimizer
+    >>> opt = MoragContextOptimizer(max_tokens=1000)
+    >>> ctx = opt.optimize([ContextChunk("1", "JSON is a format.", 0.9, "d", [], [])], "JSON")
+    >>> [c.id for c in ctx.chunks], ctx.total_tokens, ctx.removals
+    (['1'], 4, [])
     """
 
     chunks: list[ContextChunk]
@@ -217,6 +292,17 @@ def _entities(c: ContextChunk) -> list[str]:
 
 def relationship_edges(chunks: Sequence[ContextChunk]) -> RelationshipEdges:
     """The spec's pairwise relationships, vectorised over a sparse entity matrix.
+
+    Parameters
+    ----------
+    chunks : sequence of ContextChunk
+        The chunks.
+
+    Returns
+    -------
+    RelationshipEdges
+        A named tuple of arrays: pairs ``i < j``, each pair's ``kind`` (an index into
+        ``RELATIONSHIP_TYPES``) and ``strength``.
 
     Examples
     --------

@@ -61,13 +61,32 @@ def rerank_parquet(
         can all read), the results written in file order (here, or by the
         workers into a directory ``dst``).  The output holds the same rows
         bit for bit.
-
-    Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
+    lam, cost_aware, cost_exponent
+        As in :func:`~scwo_np.mmr_select`.
+    keep_all : bool, default False
+        Every row with a boolean ``selected`` column, instead of the selected rows only.
+    query_col, embedding_col, tokens_col, query_embedding_col : str
+        The names of the columns that hold the set's id, the candidate's embedding, its token
+        count and (optionally) the query's embedding (defaults ``query_id``, ``embedding``,
+        ``tokens``, ``query_embedding``).
 
     Returns
     -------
     RerankSummary
         Counts of sets, candidates, kept rows, tokens offered and kept.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pyarrow.parquet as pq
+    >>> from scwo_np.rerank import sample_sets
+    >>> cands, queries = sample_sets(5)
+    >>> folder = tempfile.mkdtemp()
+    >>> pq.write_table(cands, os.path.join(folder, "sets.parquet"))
+    >>> summary = rerank_parquet(os.path.join(folder, "sets.parquet"), os.path.join(folder, "picked.parquet"),
+    ...                          300, queries=queries)
+    >>> summary["sets"], summary["candidates"], pq.read_table(os.path.join(folder, "picked.parquet")).num_rows == summary["kept"]
+    (32, 160, True)
     """
     if client is not None:
         return rerank_parquet_on_cluster(

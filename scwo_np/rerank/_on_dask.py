@@ -127,8 +127,14 @@ def rerank_dask(
     check : bool, default True
         Check first (reading only ``query_id``) that no set straddles two
         partitions; False skips that pass for data known to be clustered.
-
-    Other parameters are as in :func:`~scwo_np.rerank.rerank_table`.
+    lam, cost_aware, cost_exponent
+        As in :func:`~scwo_np.mmr_select`.
+    keep_all : bool, default False
+        Every row with a boolean ``selected`` column, instead of the selected rows only.
+    query_col, embedding_col, tokens_col, query_embedding_col : str
+        The names of the columns that hold the set's id, the candidate's embedding, its token
+        count and (optionally) the query's embedding (defaults ``query_id``, ``embedding``,
+        ``tokens``, ``query_embedding``).
 
     Returns
     -------
@@ -136,6 +142,19 @@ def rerank_dask(
         Lazy: the selected rows with ``rank`` and ``gain``; ``.compute()``
         or ``.to_parquet()`` runs it on the current scheduler (a
         ``distributed.Client``, or threads).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import dask.dataframe as dd
+    >>> import pyarrow.parquet as pq
+    >>> from scwo_np.rerank import sample_sets
+    >>> cands, queries = sample_sets(5)
+    >>> path = os.path.join(tempfile.mkdtemp(), "sets.parquet")
+    >>> pq.write_table(cands, path, row_group_size=5 * 8)  # eight whole sets per row group
+    >>> picked = rerank_dask(dd.read_parquet(path, split_row_groups=True), queries, budget=300).compute()
+    >>> picked["query_id"].nunique(), bool((picked.groupby("query_id")["tokens"].sum() <= 300).all())
+    (32, True)
     """
     dd = batch_module("dask.dataframe")
     if not isinstance(ddf, dd.DataFrame):

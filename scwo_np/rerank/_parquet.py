@@ -35,7 +35,20 @@ BATCH_BYTES = 1 << 24
 
 
 class RerankSummary(dict):
-    """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``."""
+    """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``.
+
+    Parameters
+    ----------
+    **counts : int
+        Any of the five counts (0 where missing).
+
+    Examples
+    --------
+    >>> s = RerankSummary(sets=2, kept=3)
+    >>> s.add(RerankSummary(sets=1, kept=2, tokens_kept=40))
+    >>> s
+    {'sets': 3, 'candidates': 0, 'kept': 5, 'tokens_offered': 0, 'tokens_kept': 40}
+    """
 
     def __init__(self, **counts: int) -> None:
         keys = ("sets", "candidates", "kept", "tokens_offered", "tokens_kept")

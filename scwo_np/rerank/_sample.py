@@ -23,6 +23,20 @@ def sample_sets(top_k: int = 50, *, query_embedding_column: bool = False) -> tup
     each row's query embedding (then no queries table is needed).
     ``queries`` has ``query_id``, ``embedding`` and ``text``.
 
+    Parameters
+    ----------
+    top_k : int
+        Candidates per query.
+    query_embedding_column : bool
+        Add each row's query embedding as a ``query_embedding`` column.
+
+    Returns
+    -------
+    candidates : pyarrow.Table
+        One row per candidate, clustered by ``query_id``.
+    queries : pyarrow.Table
+        One row per query.
+
     Examples
     --------
     >>> cands, queries = sample_sets(5)

@@ -100,6 +100,10 @@ def rerank_table(
     keep_all : bool, default False
         Return every row with a boolean ``selected`` column (``rank`` and
         ``gain`` null where not selected) instead of the selected rows only.
+    query_col, embedding_col, tokens_col, query_embedding_col : str
+        The names of the columns that hold the set's id, the candidate's embedding, its token
+        count and (optionally) the query's embedding (defaults ``query_id``, ``embedding``,
+        ``tokens``, ``query_embedding``).
 
     Returns
     -------
