@@ -91,7 +91,7 @@ def _probed(work: Path, page: str, *, strip_css: bool = False, extra: str = "") 
     """A copy of ``page`` beside it with the probe (and optionally without its style sheets)."""
     text = (work / page).read_text(encoding="utf-8")
     if strip_css:
-        text = re.sub(r'<link rel="stylesheet"[^>]*>', "", text)
+        text = re.sub(r'<link\b[^>]*\brel="stylesheet"[^>]*>', "", text)
         text = re.sub(r"<style[^>]*>.*?</style>", "", text, flags=re.S)
     text = text.replace("</body>", extra + PROBE + "</body>")
     name = str(Path(page).with_name(Path(page).stem + ".probe.html"))
