@@ -169,6 +169,23 @@ class HSCAEngine:
 
         With ``snapshot_on_topic_shift`` (the default), a turn that starts a new
         topic first closes the current beat.
+
+        Parameters
+        ----------
+        text : str
+            The turn.
+
+        Returns
+        -------
+        WeightedChunk
+            The turn, scored by layers 1 to 3.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> chunk = HSCAEngine().ingest_turn("The court ruled that the contract was void.")
+        >>> chunk.domain_tags, chunk.parent_id
+        (['legal'], None)
         """
         chunk = self.score_layers(text)
         if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(chunk):
@@ -179,7 +196,25 @@ class HSCAEngine:
         return chunk
 
     def score_layers(self, text: str) -> WeightedChunk:
-        """Layers 1-3 on ``text``; does not touch the buffer."""
+        """Layers 1-3 on ``text``; does not touch the buffer.
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        WeightedChunk
+            The text, scored, not buffered.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> eng.score_layers("The court ruled that the contract was void.").domain_tags, len(eng.buffer)
+        (['legal'], 0)
+        """
         text = check_text(text)
         l1 = relational_weights([text], window=self.cooccurrence_window)
         flags = nuance_flags(text, self.nuance_model)
@@ -225,7 +260,24 @@ class HSCAEngine:
         return {t: (scores.get(t, 0.0) / top if t in topical else 1.0) for t in tags}
 
     def buffer_coherence(self) -> float:
-        """The buffer's coherence, weighted by layer-1 scores (plain mean if they are all 0)."""
+        """The buffer's coherence, weighted by layer-1 scores (plain mean if they are all 0).
+
+        Returns
+        -------
+        float
+            In [0, 1]; 0 for an empty buffer.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> 0.0 <= eng.buffer_coherence() <= 1.0
+        True
+        """
         if not self._buffer:
             return 0.0
         total = sum(c.layer1_score for c in self._buffer)
@@ -236,7 +288,24 @@ class HSCAEngine:
     def should_snapshot(self) -> bool:
         """Whether the beat must close now: the buffer is full, or (the spec's rule, with
         ``snapshot_on_topic_shift=False``) its coherence has reached the threshold.  With
-        topic shifts on, the beat instead closes when the next turn changes topic."""
+        topic shifts on, the beat instead closes when the next turn changes topic.
+
+        Returns
+        -------
+        bool
+            True when the open beat must close now.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> eng.should_snapshot()
+        False
+        """
         if not self._buffer:
             return False
         if len(self._buffer) >= self.max_buffer_chunks:
@@ -246,7 +315,25 @@ class HSCAEngine:
         return self.buffer_coherence() >= self.snapshot_coherence_threshold
 
     def take_snapshot(self) -> ContextSnapshot:
-        """Freeze the buffer into a snapshot (the spec's construction) and clear it."""
+        """Freeze the buffer into a snapshot (the spec's construction) and clear it.
+
+        Returns
+        -------
+        ContextSnapshot
+            The frozen beat (also appended to the macro context).
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> snap = eng.take_snapshot()
+        >>> len(eng.buffer), snap is eng.get_macro_context()[-1]
+        (0, True)
+        """
         if not self._buffer:
             raise ValueError("take_snapshot needs at least one chunk in the buffer; ingest a turn first.")
         forced = len(self._buffer) >= self.max_buffer_chunks
@@ -284,7 +371,24 @@ class HSCAEngine:
         return snapshot
 
     def get_macro_context(self) -> list[ContextSnapshot]:
-        """The ordered snapshots of this session (not the unsnapshotted buffer)."""
+        """The ordered snapshots of this session (not the unsnapshotted buffer).
+
+        Returns
+        -------
+        list of ContextSnapshot
+            The session's snapshots, in order.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> [len(s.chunks) for s in eng.get_macro_context()]
+        [2]
+        """
         return list(self._snapshots)
 
     # -- the three levels (section 3): micro chunks, meso snapshots, macro sequence ------
@@ -295,13 +399,52 @@ class HSCAEngine:
         return tuple(self._buffer)
 
     def get_micro_context(self) -> list[WeightedChunk]:
-        """Every chunk of the session in order: the snapshotted ones, then the buffer's."""
+        """Every chunk of the session in order: the snapshotted ones, then the buffer's.
+
+        Returns
+        -------
+        list of WeightedChunk
+            Every chunk, snapshotted first, then the buffer's.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> len(eng.get_micro_context())
+        3
+        """
         return [c for s in self._snapshots for c in s.chunks] + list(self._buffer)
 
     def snapshot_of(self, chunk_id: str) -> ContextSnapshot | None:
         """The meso-level snapshot holding chunk ``chunk_id`` (``None`` while it is buffered).
 
         Raises ``KeyError`` for a chunk this engine never saw.
+
+        Parameters
+        ----------
+        chunk_id : str
+            A chunk's id.
+
+        Returns
+        -------
+        ContextSnapshot or None
+            Its snapshot, or None while it is still buffered.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> first, last = eng.get_micro_context()[0], eng.get_micro_context()[-1]
+        >>> eng.snapshot_of(first.chunk_id) is eng.get_macro_context()[0], eng.snapshot_of(last.chunk_id)
+        (True, None)
         """
         for s in self._snapshots:
             if any(c.chunk_id == chunk_id for c in s.chunks):
@@ -313,7 +456,30 @@ class HSCAEngine:
     # -- structural queries (section 3) --------------------------------------------------
 
     def state_before(self, concept: str) -> list[ContextSnapshot]:
-        """Snapshots before the first one whose text mentions ``concept`` (all of them if none does)."""
+        """Snapshots before the first one whose text mentions ``concept`` (all of them if none does).
+
+        Parameters
+        ----------
+        concept : str
+            A word or phrase.
+
+        Returns
+        -------
+        list of ContextSnapshot
+            The snapshots before the concept first came up.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> _ = eng.take_snapshot()
+        >>> len(eng.state_before("telescope")), len(eng.state_before("court"))
+        (1, 0)
+        """
         concept = check_text(concept, name="concept")
         pattern = re.compile(rf"(?<!\w){re.escape(concept.lower())}(?!\w)")
         for k, snap in enumerate(self._snapshots):
@@ -322,7 +488,24 @@ class HSCAEngine:
         return list(self._snapshots)
 
     def domain_evolution(self) -> list[dict[str, float]]:
-        """Each snapshot's domain distribution, in conversation order."""
+        """Each snapshot's domain distribution, in conversation order.
+
+        Returns
+        -------
+        list of dict
+            Per snapshot, domain tag -> weight.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> eng.domain_evolution()
+        [{'legal': 1.0}]
+        """
         return [dict(s.domain_summary) for s in self._snapshots]
 
     def relevant_snapshots(
@@ -332,6 +515,34 @@ class HSCAEngine:
 
         ``last=3`` keeps the last three beats; ``context_position=k`` keeps
         positions within ``radius`` of ``k`` (the spec's 5.3 retrieval hint).
+
+        Parameters
+        ----------
+        query : str
+            The question.
+        last : int, optional
+            Only the last ``last`` snapshots.
+        context_position : int, optional
+            Only snapshots within ``radius`` positions of this one.
+        radius : int
+            See ``context_position``.
+
+        Returns
+        -------
+        list of (ContextSnapshot, float)
+            Snapshots with their scores, best first.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "On appeal the court upheld the ruling on the contract.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> _ = eng.take_snapshot()
+        >>> [(s.conversation_position, round(score, 2)) for s, score in eng.relevant_snapshots("galaxy spectrum")]
+        [(1, 1.0), (0, 0.0)]
         """
         query = check_text(query, name="query")
         if last is not None:

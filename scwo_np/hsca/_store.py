@@ -65,6 +65,18 @@ class SessionState:
     context_snapshots: list[ContextSnapshot] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The session as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            The fields by name.
+
+        Examples
+        --------
+        >>> SessionState("alice").to_dict()
+        {'session_id': 'alice', 'task_summaries': [], 'context_snapshots': []}
+        """
         return {
             "session_id": self.session_id,
             "task_summaries": list(self.task_summaries),
@@ -73,6 +85,23 @@ class SessionState:
 
     @classmethod
     def from_dict(cls, d: dict) -> SessionState:
+        """A session from :meth:`to_dict`'s form.
+
+        Parameters
+        ----------
+        d : dict
+            The fields by name.
+
+        Returns
+        -------
+        SessionState
+            The session.
+
+        Examples
+        --------
+        >>> SessionState.from_dict({"session_id": "alice"}).session_id
+        'alice'
+        """
         if not isinstance(d, dict) or not isinstance(d.get("session_id"), str):
             raise ValueError("SessionState.from_dict needs a dict with a str 'session_id'.")
         summaries = d.get("task_summaries", [])
@@ -165,7 +194,31 @@ class SnapshotStore:
         return ident if ident.startswith(f"{session}/") else f"{session}/{ident}"
 
     def save(self, session: str, snapshots: Sequence[ContextSnapshot]) -> None:
-        """Store ``snapshots`` of ``session`` (replacing same ids), atomically."""
+        """Store ``snapshots`` of ``session`` (replacing same ids), atomically.
+
+        Parameters
+        ----------
+        session : str
+            The session's id.
+        snapshots : sequence of ContextSnapshot
+            Its snapshots (from :meth:`HSCAEngine.get_macro_context`).
+
+        Returns
+        -------
+        None
+            The snapshots are committed when it returns.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, SnapshotStore
+        >>> eng = HSCAEngine()
+        >>> _ = eng.ingest_turn("The court ruled that the contract was void.")
+        >>> _ = eng.take_snapshot()
+        >>> store = SnapshotStore(":memory:")
+        >>> store.save("alice", eng.get_macro_context())
+        >>> store.sessions()
+        ['alice']
+        """
         if not isinstance(session, str) or not session or "/" in session:
             raise ValueError("session must be a non-empty str without '/'.")
         storable(session, "session")
@@ -208,6 +261,24 @@ class SnapshotStore:
 
         A row that cannot be read back (damage inside a value, which the check on
         opening cannot see) is a ``ValueError`` naming the file, never a partial load.
+
+        Parameters
+        ----------
+        session : str
+            The session's id.
+
+        Returns
+        -------
+        list of ContextSnapshot
+            Its snapshots, ids prefixed with the session (``"alice/..."``); empty for an unknown session.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import SnapshotStore, ContextSnapshot
+        >>> store = SnapshotStore(":memory:")
+        >>> store.save("bob", [ContextSnapshot("s1", [], 0.5, {"legal": 1.0}, 0, False, created_at=0.0)])
+        >>> [s.snapshot_id for s in store.load("bob")], store.load("nobody")
+        (['bob/s1'], [])
         """
         storable(check_text(session, name="session"), "session")
         try:
@@ -242,13 +313,49 @@ class SnapshotStore:
         ]
 
     def sessions(self) -> list[str]:
+        """The sessions stored, sorted.
+
+        Returns
+        -------
+        list of str
+            Their ids.
+
+        Examples
+        --------
+        >>> SnapshotStore(":memory:").sessions()
+        []
+        """
         with self._lock:
             return [s for (s,) in self._db.execute("SELECT DISTINCT session FROM snapshots ORDER BY session")]
 
     def aggregate_domains(
         self, sessions: Sequence[str], *, half_life: float = 7 * 86400.0, now: float | None = None
     ) -> dict[str, float]:
-        """Merged domain distribution of ``sessions`` (macro weight x time decay; sums to 1)."""
+        """Merged domain distribution of ``sessions`` (macro weight x time decay; sums to 1).
+
+        Parameters
+        ----------
+        sessions : sequence of str
+            The sessions to merge.
+        half_life : float
+            Seconds after which a snapshot counts half (default a week).
+        now : float, optional
+            The time decay is measured to (default: now).
+
+        Returns
+        -------
+        dict of str to float
+            Domain tag -> weight, summing to 1 (empty without snapshots).
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import SnapshotStore, ContextSnapshot
+        >>> store = SnapshotStore(":memory:")
+        >>> store.save("a", [ContextSnapshot("s1", [], 0.5, {"legal": 1.0}, 0, False, created_at=0.0)])
+        >>> store.save("b", [ContextSnapshot("s1", [], 0.5, {"physics": 1.0}, 0, False, created_at=0.0)])
+        >>> store.aggregate_domains(["a", "b"], now=0.0)
+        {'legal': 0.5, 'physics': 0.5}
+        """
         sessions = check_texts(sessions, name="sessions")
         half_life = check_positive_float(half_life, name="half_life", meaning="seconds")
         now = time.time() if now is None else check_finite_float(now, name="now")
@@ -262,5 +369,16 @@ class SnapshotStore:
         return {k: v / total for k, v in sorted(acc.items())} if total > 0 else {}
 
     def close(self) -> None:
+        """Close the file (the store cannot be used after).
+
+        Returns
+        -------
+        None
+            Nothing.
+
+        Examples
+        --------
+        >>> SnapshotStore(":memory:").close()
+        """
         with self._lock:
             self._db.close()

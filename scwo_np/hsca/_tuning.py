@@ -139,6 +139,28 @@ class Tuner:
 
         ``domain``, optional, is the domain the query was about; hits recorded
         with it teach the layer-2 domain weights and words.
+
+        Parameters
+        ----------
+        chunk : WeightedChunk
+            A chunk the engine made.
+        hit : bool
+            Whether it contributed to a downstream hit.
+        domain : str, optional
+            The domain the query was about.
+
+        Returns
+        -------
+        None
+            The record is added to the history.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, Tuner
+        >>> tuner = Tuner()
+        >>> tuner.record(HSCAEngine().ingest_turn("The court ruled."), True, domain="legal")
+        >>> tuner.domains
+        ['legal']
         """
         if not isinstance(chunk, WeightedChunk):
             raise TypeError(f"chunk must be a WeightedChunk (from the engine); got {type(chunk).__name__}.")
@@ -160,6 +182,25 @@ class Tuner:
         """Update ``engine``'s window, threshold, nuance weights, domain weights and words.
 
         Returns the new values.
+
+        Parameters
+        ----------
+        engine : HSCAEngine
+            The engine to update.
+
+        Returns
+        -------
+        dict
+            The new parameter values.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, Tuner
+        >>> eng, tuner = HSCAEngine(), Tuner()
+        >>> for i in range(4):
+        ...     tuner.record(eng.ingest_turn(f"The court ruled on contract {i}."), i % 2 == 0)
+        >>> sorted(tuner.tune(eng))[:3]
+        ['cooccurrence_window', 'domain_weights', 'domain_words']
         """
         if not isinstance(engine, HSCAEngine):
             raise TypeError(f"engine must be an HSCAEngine; got {type(engine).__name__}.")
@@ -265,7 +306,28 @@ class Tuner:
         return {d: float(np.exp(v)) for d, v in zip(_DOMAINS, logw, strict=True) if abs(v) > 1e-9}
 
     def revert(self, engine: HSCAEngine) -> dict:
-        """Restore ``engine``'s parameters from before the last :meth:`tune`."""
+        """Restore ``engine``'s parameters from before the last :meth:`tune`.
+
+        Parameters
+        ----------
+        engine : HSCAEngine
+            The engine last tuned.
+
+        Returns
+        -------
+        dict
+            The restored parameter values.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, Tuner
+        >>> eng, tuner = HSCAEngine(), Tuner()
+        >>> tuner.record(eng.ingest_turn("The court ruled on the contract."), True)
+        >>> before = eng.cooccurrence_window
+        >>> _ = tuner.tune(eng)
+        >>> tuner.revert(eng)["cooccurrence_window"] == before
+        True
+        """
         if not isinstance(engine, HSCAEngine):
             raise TypeError(f"engine must be an HSCAEngine; got {type(engine).__name__}.")
         if not self._undo:
