@@ -68,6 +68,23 @@ class Columns:
     distinct_numbers: list[NDArray[np.float64]] = field(default_factory=list)  # per code, NaN if not a number
 
     def field_index(self, name: str) -> int:
+        """The row of field ``name`` in ``codes`` and ``numeric``.
+
+        Parameters
+        ----------
+        name : str
+            A field.
+
+        Returns
+        -------
+        int
+            Its index in ``names`` (a ValueError when it is not one).
+
+        Examples
+        --------
+        >>> columns([{"a": 1, "b": 2}]).field_index("b")
+        1
+        """
         return self.names.index(name)
 
 

@@ -150,6 +150,18 @@ class AnchorWeights(NamedTuple):
     middle: float
 
     def normalize(self) -> AnchorWeights:
+        """The same proportions, summing to 1 (front and back halves when all are 0).
+
+        Returns
+        -------
+        AnchorWeights
+            The normalised weights.
+
+        Examples
+        --------
+        >>> AnchorWeights(0, 0, 0).normalize()
+        AnchorWeights(front=0.5, back=0.5, middle=0.0)
+        """
         total = self.front + self.back + self.middle
         if total <= 0:
             return AnchorWeights(0.5, 0.5, 0.0)

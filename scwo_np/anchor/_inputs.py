@@ -72,7 +72,24 @@ class Document:
     tail: str = ""
 
     def render(self, pieces: Sequence[str]) -> str:
-        """The document with its array replaced by ``pieces`` (element texts), in the same form."""
+        """The document with its array replaced by ``pieces`` (element texts), in the same form.
+
+        Parameters
+        ----------
+        pieces : sequence of str
+            Element texts, such as the kept ones.
+
+        Returns
+        -------
+        str
+            The document's text with those elements as its array.
+
+        Examples
+        --------
+        >>> doc = read_document('{"n": 2, "rows": [{"a": 1}, {"a": 2}]}')
+        >>> doc.render(doc.pieces[1:])
+        '{"n": 2, "rows": [{"a": 2}]}'
+        """
         if self.form in ("jsonl", "concatenated"):
             return "\n".join(pieces)
         return self.head + "[" + ",".join(pieces) + "]" + self.tail

@@ -96,9 +96,25 @@ class PositionRetrievalPattern:
     position_retrievals: dict[str, int]
 
     def get_position_weights(self) -> dict[str, float]:
+        """Each bucket's share of the retrievals.
+
+        With none recorded, the front and back buckets share equally (the plan's
+        ``{"front": 0.5, "middle": 0.0, "back": 0.5}``, given in the same bucket names as
+        the other case: the plan's own code mixed the two sets of names).
+
+        Returns
+        -------
+        dict of str to float
+            Bucket name (``BUCKETS``) -> share, summing to 1.
+
+        Examples
+        --------
+        >>> PositionRetrievalPattern("search", 0, {}).get_position_weights()
+        {'front_10%': 0.25, 'front_30%': 0.25, 'middle': 0.0, 'back_30%': 0.25, 'back_10%': 0.25}
+        """
         total = sum(self.position_retrievals.values())
         if total == 0:
-            return {"front": 0.5, "middle": 0.0, "back": 0.5}
+            return {"front_10%": 0.25, "front_30%": 0.25, "middle": 0.0, "back_30%": 0.25, "back_10%": 0.25}
         return {b: self.position_retrievals.get(b, 0) / total for b in BUCKETS}
 
 
@@ -140,7 +156,30 @@ class PositionLearner:
         self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
 
     def record_retrieval(self, tool_name: str, original_size: int, retrieved_indices: Sequence[int]) -> None:
-        """Record one compression of ``tool_name``'s output and the positions users then retrieved."""
+        """Record one compression of ``tool_name``'s output and the positions users then retrieved.
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool whose output was crushed.
+        original_size : int
+            The array's length before crushing.
+        retrieved_indices : sequence of int
+            The positions the user then retrieved.
+
+        Returns
+        -------
+        None
+            The counts are committed.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> learner = PositionLearner(":memory:", min_samples=1)
+        >>> learner.record_retrieval("search", 100, [0, 1, 95])
+        >>> learner.pattern("search").total_compressions
+        1
+        """
         if not isinstance(tool_name, str) or not tool_name:
             raise ValueError("tool_name must be a non-empty str.")
         storable(tool_name, "tool_name")
@@ -177,6 +216,26 @@ class PositionLearner:
                 raise
 
     def pattern(self, tool_name: str) -> PositionRetrievalPattern:
+        """What was recorded for ``tool_name``, read in one transaction.
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool.
+
+        Returns
+        -------
+        PositionRetrievalPattern
+            Its compressions and retrievals per bucket (zeros for an unknown tool).
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> learner = PositionLearner(":memory:", min_samples=1)
+        >>> learner.record_retrieval("search", 100, [0, 1, 95])
+        >>> learner.pattern("search").position_retrievals["front_10%"]
+        2
+        """
         with self._lock, read_transaction(self._db) as db:  # both counts from one moment
             row = db.execute("SELECT compressions FROM tools WHERE tool = ?", (tool_name,)).fetchone()
             rows = db.execute("SELECT bucket, count FROM positions WHERE tool = ?", (tool_name,)).fetchall()
@@ -185,7 +244,26 @@ class PositionLearner:
         return PositionRetrievalPattern(tool_name, row[0] if row else 0, counts)
 
     def weights(self, tool_name: str) -> AnchorWeights | None:
-        """Learned anchor weights for ``tool_name``, or None below ``min_samples`` compressions."""
+        """Learned anchor weights for ``tool_name``, or None below ``min_samples`` compressions.
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool.
+
+        Returns
+        -------
+        AnchorWeights or None
+            Normalised weights, or None before ``min_samples`` compressions.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> learner = PositionLearner(":memory:", min_samples=1)
+        >>> learner.record_retrieval("search", 100, [0, 1, 95])
+        >>> learner.weights("search"), learner.weights("unknown")
+        (AnchorWeights(front=0.6666666666666666, back=0.3333333333333333, middle=0.0), None)
+        """
         p = self.pattern(tool_name)
         if p.total_compressions < self.min_samples or sum(p.position_retrievals.values()) == 0:
             return None
@@ -196,10 +274,44 @@ class PositionLearner:
 
     #: The plan's name for :meth:`weights`.
     def get_anchor_recommendation(self, tool_name: str) -> AnchorWeights | None:
+        """The plan's name for :meth:`weights`.
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool.
+
+        Returns
+        -------
+        AnchorWeights or None
+            As :meth:`weights`.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> learner = PositionLearner(":memory:", min_samples=1)
+        >>> learner.record_retrieval("search", 100, [0, 1, 95])
+        >>> learner.get_anchor_recommendation("search") == learner.weights("search")
+        True
+        """
         return self.weights(tool_name)
 
     def snapshot(self) -> dict[str, PositionRetrievalPattern]:
-        """Every tool's pattern, from one read transaction (consistent under concurrent writers)."""
+        """Every tool's pattern, from one read transaction (consistent under concurrent writers).
+
+        Returns
+        -------
+        dict of str to PositionRetrievalPattern
+            Tool -> pattern.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> learner = PositionLearner(":memory:", min_samples=1)
+        >>> learner.record_retrieval("search", 100, [0, 1, 95])
+        >>> list(learner.snapshot())
+        ['search']
+        """
         with self._lock, read_transaction(self._db) as db:
             tools = db.execute("SELECT tool, compressions FROM tools ORDER BY tool").fetchall()
             rows = db.execute("SELECT tool, bucket, count FROM positions").fetchall()
@@ -211,6 +323,18 @@ class PositionLearner:
         return out
 
     def close(self) -> None:
+        """Close the file (the learner cannot be used after).
+
+        Returns
+        -------
+        None
+            Nothing.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import PositionLearner
+        >>> PositionLearner(":memory:").close()
+        """
         with self._lock:
             self._db.close()
 

@@ -167,7 +167,28 @@ class CrushStore:
 
     # -- writing ---------------------------------------------------------------------------
     def put(self, pieces: Sequence[str], key: str | None = None) -> str:
-        """Store an array given as its elements' texts; returns its key. One transaction."""
+        """Store an array given as its elements' texts; returns its key. One transaction.
+
+        Parameters
+        ----------
+        pieces : sequence of str
+            The array's elements, each a JSON text.
+        key : str, optional
+            The key to store it under (default: :func:`array_key` of the pieces).
+
+        Returns
+        -------
+        str
+            The key.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> store = CrushStore(":memory:")
+        >>> key = store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        >>> key == store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        True
+        """
         body = _compress(_body(pieces))
         key = _key(body) if key is None else key
         now = time.time()
@@ -211,7 +232,21 @@ class CrushStore:
         return self._db.execute("SELECT COUNT(*) FROM arrays").fetchone()[0]
 
     def keys(self) -> list[str]:
-        """Stored keys, most recently used first."""
+        """Stored keys, most recently used first.
+
+        Returns
+        -------
+        list of str
+            The keys, most recently used first.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> store = CrushStore(":memory:")
+        >>> key = store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        >>> store.keys() == [key]
+        True
+        """
         return [k for (k,) in self._db.execute("SELECT key FROM arrays ORDER BY used DESC, key")]
 
     def _load(self, key: str) -> tuple[list[Any], list[str]]:
@@ -250,12 +285,55 @@ class CrushStore:
         ``where`` is a mapping ``field -> value`` (an item matches when every field
         equals its value; a value may also be a predicate ``value -> bool``) or a
         predicate on the whole item.  Raises ``KeyError`` for an unknown key.
+
+        Parameters
+        ----------
+        key : str
+            The array's key (from a marker, or :meth:`put`).
+        start, stop : int, optional
+            A slice of positions.
+        where : mapping or callable, optional
+            Field -> value (or predicate) conditions, or a predicate on the whole item.
+
+        Returns
+        -------
+        list
+            The matching items, parsed, in array order.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> store = CrushStore(":memory:")
+        >>> key = store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        >>> store.retrieve(key, where={"ok": False}), store.retrieve(key, start=2)
+        ([{'id': 2, 'ok': False}], [{'id': 3, 'ok': True}])
         """
         items, _ = self._load(key)
         return [items[i] for i in self._select(items, start=start, stop=stop, where=where)]
 
     def retrieve_json(self, key: str, **kw: Any) -> str:
-        """As :meth:`retrieve`, as a JSON array of the items' texts, verbatim."""
+        """As :meth:`retrieve`, as a JSON array of the items' texts, verbatim.
+
+        Parameters
+        ----------
+        key : str
+            The array's key.
+        **kw
+            ``start``, ``stop`` and ``where``, as in :meth:`retrieve`.
+
+        Returns
+        -------
+        str
+            A JSON array of the matching items' texts, verbatim.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> store = CrushStore(":memory:")
+        >>> key = store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        >>> store.retrieve_json(key, stop=1)
+        '[{"id": 1, "ok": true}]'
+        """
         items, pieces = self._load(key)
         return "[" + ",".join(pieces[i] for i in self._select(items, **kw)) + "]"
 
@@ -271,6 +349,18 @@ class CrushStore:
         return [i for i in positions if test(items[i])]
 
     def close(self) -> None:
+        """Close the file (the store cannot be used after).
+
+        Returns
+        -------
+        None
+            Nothing.
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> CrushStore(":memory:").close()
+        """
         self._db.close()
 
     def __enter__(self) -> CrushStore:
