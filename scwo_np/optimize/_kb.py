@@ -119,6 +119,24 @@ class KBResult:
     options: dict
 
     def removed_by(self, step: str) -> list[Removal]:
+        """The removals made by one step (``deduplication``, ``diversity``, ...).
+
+        Parameters
+        ----------
+        step : str
+            The step's name.
+
+        Returns
+        -------
+        list of Removal
+            Its removals, in input order.
+
+        Examples
+        --------
+        >>> res = KBResult([], [], [Removal(0, "a", "deduplication", "duplicate of b")], {})
+        >>> [r.id for r in res.removed_by("deduplication")], res.removed_by("diversity")
+        (['a'], [])
+        """
         return [r for r in self.removed if r.step == step]
 
 
@@ -210,6 +228,15 @@ class KBContextOptimizer:
         similarity of their ``embedding`` to ``queryEmbedding`` if both are
         given, and otherwise a warning says that every score counts as 0
         (input order decides).
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import KBContextOptimizer
+        >>> matches = [{"id": "a", "text": "parse the config file", "path": "cfg.py", "score": 0.9},
+        ...            {"id": "b", "text": "parse the config file", "path": "cfg.py", "score": 0.8}]
+        >>> res = KBContextOptimizer().optimize(matches, {"maxChunks": 5})
+        >>> [m["id"] for m in res.chunks], [r.step for r in res.removed_by("deduplication")]
+        (['a'], ['deduplication'])
         """
         opts = self.options(options)
         if isinstance(matches, str | bytes | Mapping) or not isinstance(matches, Iterable):
@@ -313,7 +340,29 @@ class KBContextOptimizer:
         return KBResult([matches[i] for i in alive.tolist()], alive, removed, opts)
 
     async def optimize_async(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
-        """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds)."""
+        """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds).
+
+        Parameters
+        ----------
+        matches : sequence of dict
+            As in :meth:`optimize`.
+        options : dict, optional
+            As in :meth:`optimize`.
+
+        Returns
+        -------
+        KBResult
+            As :meth:`optimize`.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import KBContextOptimizer
+        >>> matches = [{"id": "a", "text": "parse the config file", "path": "cfg.py", "score": 0.9},
+        ...            {"id": "b", "text": "parse the config file", "path": "cfg.py", "score": 0.8}]
+        >>> import asyncio
+        >>> [m["id"] for m in asyncio.run(KBContextOptimizer().optimize_async(matches)).chunks]
+        ['a']
+        """
         return self.optimize(matches, options)
 
     @staticmethod
@@ -322,6 +371,21 @@ class KBContextOptimizer:
 
         Accepts the flat option keys or the ADR's whole JSON document
         (``knowledge.engines[0].options.search.optimization``).
+
+        Parameters
+        ----------
+        options : dict or None
+            Flat option keys, or the ADR's whole JSON document.
+
+        Returns
+        -------
+        dict
+            Every option, defaults filled in.
+
+        Examples
+        --------
+        >>> KBContextOptimizer.options({"maxChunks": 5})["maxChunks"], KBContextOptimizer.options(None)["maxChunks"]
+        (5, None)
         """
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of the ADR's options; got {type(options).__name__}.")

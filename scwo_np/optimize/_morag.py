@@ -173,7 +173,37 @@ class MoragContextOptimizer:
         query_embedding: Sequence[float] | None = None,
         lam: float = 0.7,
     ) -> OptimizedContext:
-        """Run the six steps; ``query_embedding`` switches the budget step to budgeted MMR."""
+        """Run the six steps; ``query_embedding`` switches the budget step to budgeted MMR.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        query : str
+            The question.
+        strategy : str
+            The organisation (one of ``STRATEGIES``; ``"auto"`` chooses).
+        query_embedding : sequence of float, optional
+            Runs the budget step as budgeted MMR (chunks need embeddings, or an ``embedder``).
+        lam : float
+            MMR's trade-off, with ``query_embedding``.
+
+        Returns
+        -------
+        OptimizedContext
+            The kept chunks, organised, with what was removed and why.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> ctx = opt.optimize(chunks, "AI in healthcare")
+        >>> [c.id for c in ctx.chunks], [r.step for r in ctx.removals]
+        (['1', '3'], ['redundancy'])
+        """
         if not isinstance(query, str):
             raise TypeError(f"query must be a str; got {type(query).__name__}.")
         STRATEGIES.lookup(strategy)
@@ -228,13 +258,65 @@ class MoragContextOptimizer:
     async def optimize_context(
         self, chunks: Sequence[ContextChunk], query: str, strategy: str = "auto", **kw
     ) -> OptimizedContext:
-        """The spec's ``await optimize_context(...)``: :meth:`optimize` (milliseconds of work)."""
+        """The spec's ``await optimize_context(...)``: :meth:`optimize` (milliseconds of work).
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        query : str
+            The question.
+        strategy : str
+            The organisation.
+        **kw
+            As in :meth:`optimize`.
+
+        Returns
+        -------
+        OptimizedContext
+            As :meth:`optimize`.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> import asyncio
+        >>> [c.id for c in asyncio.run(opt.optimize_context(chunks, "AI in healthcare")).chunks]
+        ['1', '3']
+        """
         return self.optimize(chunks, query, strategy, **kw)
 
     # -- steps (sync, plus the spec's async private names) ---------------------------
 
     def remove_redundancy(self, chunks: Sequence[ContextChunk]) -> tuple[list[ContextChunk], dict[str, int]]:
-        """The spec's step 2: ``(unique chunks, stats)``; see the module documentation."""
+        """The spec's step 2: ``(unique chunks, stats)``; see the module documentation.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+
+        Returns
+        -------
+        unique : list of ContextChunk
+            The chunks kept.
+        stats : dict of str to int
+            ``original_count``, ``unique_count``, ``removed_count``.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> unique, stats = opt.remove_redundancy(chunks)
+        >>> [c.id for c in unique], stats["removed_count"]
+        (['1', '3'], 1)
+        """
         unique, stats, _ = self._dedup(list(chunks))
         return unique, stats
 
@@ -258,13 +340,60 @@ class MoragContextOptimizer:
         return unique, stats, d
 
     def identify_relationships(self, chunks: Sequence[ContextChunk]) -> list[ChunkRelationship]:
+        """The spec's step 3: relationships between chunks (shared entities, same document, time order).
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+
+        Returns
+        -------
+        list of ChunkRelationship
+            One per related pair.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> sorted({r.relationship_type for r in opt.identify_relationships(chunks)})
+        ['same_document']
+        """
         chunks = list(chunks)
         return self._to_relationships(chunks, relationship_edges(chunks))
 
     def prioritize_chunks(
         self, chunks: Sequence[ContextChunk], relationships: Sequence[ChunkRelationship], query: str
     ) -> list[ContextChunk]:
-        """Copies of ``chunks`` with the boosted score, best first (stable)."""
+        """Copies of ``chunks`` with the boosted score, best first (stable).
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        relationships : sequence of ChunkRelationship
+            Their relationships (from :meth:`identify_relationships`).
+        query : str
+            The question.
+
+        Returns
+        -------
+        list of ContextChunk
+            Copies with the boosted ``relevance_score``, best first.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> [c.id for c in opt.prioritize_chunks(chunks, [], "finance")]
+        ['3', '1', '2']
+        """
         chunks = list(chunks)
         score = self.priority_scores(chunks, relationships, query)
         out = [_with_score(c, s) for c, s in zip(chunks, score, strict=True)]
@@ -274,7 +403,32 @@ class MoragContextOptimizer:
     def priority_scores(
         chunks: Sequence[ContextChunk], relationships: Sequence[ChunkRelationship], query: str
     ) -> list[float]:
-        """``score + 0.2 * relationship strengths + 0.3 * query-term overlap + 0.1 if timestamped``."""
+        """``score + 0.2 * relationship strengths + 0.3 * query-term overlap + 0.1 if timestamped``.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        relationships : sequence of ChunkRelationship
+            Their relationships (from :meth:`identify_relationships`).
+        query : str
+            The question.
+
+        Returns
+        -------
+        list of float
+            One boosted score per chunk.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> [round(x, 2) for x in MoragContextOptimizer.priority_scores(chunks, [], "finance")]
+        [0.9, 0.8, 1.0]
+        """
         rel_score: dict[str, float] = {}
         for r in relationships:
             rel_score[r.chunk1_id] = rel_score.get(r.chunk1_id, 0.0) + r.strength
@@ -319,6 +473,37 @@ class MoragContextOptimizer:
         lam: float = 0.7,
         embeddings: Sequence | None = None,
     ) -> tuple[list[ContextChunk], list[str]]:
+        """The spec's step 5: the chunks that fit the window less the response reserve.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        query_embedding : sequence of float, optional
+            Select by budgeted MMR instead of in order.
+        lam : float
+            MMR's trade-off.
+        embeddings : sequence, optional
+            The chunks' embeddings (default: their ``embedding`` fields).
+
+        Returns
+        -------
+        kept : list of ContextChunk
+            The chunks that fit.
+        removed : list of str
+            The ids left out.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> kept, removed = MoragContextOptimizer(max_tokens=20, response_reserve=10).fit_token_budget(chunks)
+        >>> [c.id for c in kept], removed
+        (['1'], ['2', '3'])
+        """
         chunks = list(chunks)
         available = max(self.max_tokens - self.response_reserve, 0)
         if not chunks:
@@ -343,6 +528,30 @@ class MoragContextOptimizer:
         return [chunks[k] for k in pick], [c.id for k, c in enumerate(chunks) if k not in chosen]
 
     def determine_best_strategy(self, chunks: Sequence[ContextChunk], n_relationships: int) -> str:
+        """The spec's ``auto`` rule: the organisation that suits these chunks.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        n_relationships : int
+            How many relationships were found among them.
+
+        Returns
+        -------
+        str
+            One of ``STRATEGIES`` other than ``"auto"``.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> opt.determine_best_strategy(chunks, 0)
+        'relevance'
+        """
         if sum(1 for c in chunks if c.timestamp) > len(chunks) * 0.5:
             return "temporal"
         density = n_relationships / max(len(chunks) * (len(chunks) - 1) / 2, 1)
@@ -351,6 +560,32 @@ class MoragContextOptimizer:
     def organize_chunks(
         self, chunks: Sequence[ContextChunk], relationships: Sequence[ChunkRelationship], strategy: str
     ) -> list[ContextChunk]:
+        """The spec's step 6: the chunks laid out by ``strategy``.
+
+        Parameters
+        ----------
+        chunks : sequence of ContextChunk
+            The chunks.
+        relationships : sequence of ChunkRelationship
+            Their relationships (from :meth:`identify_relationships`).
+        strategy : str
+            One of ``STRATEGIES`` other than ``"auto"``.
+
+        Returns
+        -------
+        list of ContextChunk
+            The same chunks, in the strategy's order.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> [c.id for c in opt.organize_chunks(chunks, [], "relevance")]
+        ['1', '2', '3']
+        """
         chunks = list(chunks)
         if strategy == "auto":
             ids = {c.id for c in chunks}
@@ -371,7 +606,24 @@ class MoragContextOptimizer:
 
     @staticmethod
     def is_overview_chunk(chunk: ContextChunk) -> bool:
-        """The spec's heuristics: early in its document, list-like, entity-dense, or short and entity-rich."""
+        """The spec's heuristics: early in its document, list-like, entity-dense, or short and entity-rich.
+
+        Parameters
+        ----------
+        chunk : ContextChunk
+            The chunk.
+
+        Returns
+        -------
+        bool
+            Whether it reads as an overview.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> MoragContextOptimizer.is_overview_chunk(ContextChunk("1", "Intro", 0.5, "d", [], [], position=0.0))
+        True
+        """
         content = chunk.content
         ents = _entities(chunk)
         if chunk.position is not None and chunk.position < 0.2:
@@ -384,7 +636,31 @@ class MoragContextOptimizer:
         return words < 100 and len(ents) > 3
 
     def format_context(self, optimized_context: OptimizedContext, query: str) -> str:
-        """The spec's text layout: a header, then every chunk with its relationships."""
+        """The spec's text layout: a header, then every chunk with its relationships.
+
+        Parameters
+        ----------
+        optimized_context : OptimizedContext
+            The result of :meth:`optimize`.
+        query : str
+            The question.
+
+        Returns
+        -------
+        str
+            The context as text, ready for a prompt.
+
+        Examples
+        --------
+        >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
+        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
+        ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
+        >>> text = opt.format_context(opt.optimize(chunks, "AI in healthcare"), "AI in healthcare")
+        >>> "AI is transforming healthcare" in text
+        True
+        """
         if not isinstance(optimized_context, OptimizedContext):
             raise TypeError(
                 f"optimized_context must be what optimize() returned (an OptimizedContext); got "

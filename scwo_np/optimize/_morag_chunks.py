@@ -100,6 +100,18 @@ class ContextChunk:
         ``source``, ``path``, ``file``) to ``"unknown"``, ``entities`` and
         ``relationships`` to empty lists; the other attributes by their names.
 
+        Parameters
+        ----------
+        d : mapping
+            The chunk's fields (see above for the names accepted).
+        index : int
+            Its position in the input: the default id, and named in errors.
+
+        Returns
+        -------
+        ContextChunk
+            The chunk.
+
         Examples
         --------
         >>> ContextChunk.from_dict({"text": "JSON is a format.", "score": 0.9}, index=3).id
