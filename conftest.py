@@ -77,7 +77,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 #: Doctests that need an extra, by their item name.
 DOCTEST_LEGS = {
     "scwo_np.tokens.TiktokenCounter": "integration",
+    "scwo_np.tokens.TiktokenCounter.count": "integration",
     "scwo_np.tokens.WordPieceCounter": "integration",
+    "scwo_np.tokens.WordPieceCounter.count": "integration",
 }
 
 

@@ -52,13 +52,62 @@ class Ragged(NamedTuple):
         return self.indptr.shape[0] - 1
 
     def row(self, i: int) -> NDArray:
+        """Row ``i``'s values (a view of ``data``).
+
+        Parameters
+        ----------
+        i : int
+            The row.
+
+        Returns
+        -------
+        ndarray
+            Its values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> Ragged(np.array([0, 2, 3]), np.array([5, 6, 7])).row(1)
+        array([7])
+        """
         return self.data[self.indptr[i] : self.indptr[i + 1]]
 
     def lengths(self) -> NDArray[np.int64]:
+        """Each row's length.
+
+        Returns
+        -------
+        ndarray of int64
+            One length per row.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> Ragged(np.array([0, 2, 3]), np.array([5, 6, 7])).lengths()
+        array([2, 1])
+        """
         return np.diff(self.indptr)
 
     def take(self, rows: NDArray[np.int64]) -> Ragged:
-        """The rows ``rows`` (in that order) as a new ragged array."""
+        """The rows ``rows`` (in that order) as a new ragged array.
+
+        Parameters
+        ----------
+        rows : array_like of int
+            Row indices, in the order wanted (repeats allowed).
+
+        Returns
+        -------
+        Ragged
+            Those rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> r = Ragged(np.array([0, 2, 3]), np.array([5, 6, 7])).take([1, 0])
+        >>> r.row(0).tolist(), r.row(1).tolist()
+        ([7], [5, 6])
+        """
         rows = np.asarray(rows, dtype=np.int64)
         lens = self.indptr[rows + 1] - self.indptr[rows]
         indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)

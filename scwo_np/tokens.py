@@ -101,6 +101,23 @@ class TokenCounter:
     name: str = "counter"
 
     def count(self, texts: Sequence[str]) -> NDArray[np.int64]:  # pragma: no cover - abstract
+        """Tokens of each text.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        ndarray of int64
+            One count per text.
+
+        Examples
+        --------
+        >>> EstimateCounter().count(["abcd", "abcde"])  # a subclass's
+        array([1, 2])
+        """
         raise NotImplementedError
 
     def __call__(self, text: str) -> int:
@@ -123,6 +140,23 @@ class EstimateCounter(TokenCounter):
     name = "estimate"
 
     def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        """``ceil(len(text) / 4)`` of each text.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        ndarray of int64
+            One count per text.
+
+        Examples
+        --------
+        >>> EstimateCounter().count(["abcde"])
+        array([2])
+        """
         return estimate_tokens(texts, rounding="ceil")
 
 
@@ -182,6 +216,23 @@ class WordPieceCounter(TokenCounter):
         )
 
     def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        """WordPiece tokens of each text (no special tokens), in one batch.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        ndarray of int64
+            One count per text.
+
+        Examples
+        --------
+        >>> WordPieceCounter().count(["tokenization"])
+        array([2])
+        """
         texts = check_texts(texts)
         # A lone surrogate (from a decoder with errors="surrogateescape") is not UTF-8 and the
         # tokenizer refuses it: it counts as the "?" that UTF-8 encoding with errors="replace" makes of it.
@@ -259,6 +310,23 @@ class TiktokenCounter(TokenCounter):
         self.name = f"tiktoken:{encoding}"
 
     def count(self, texts: Sequence[str]) -> NDArray[np.int64]:
+        """BPE tokens of each text, in one batch.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        ndarray of int64
+            One count per text.
+
+        Examples
+        --------
+        >>> TiktokenCounter().count(["How do I read a CSV file?"])
+        array([8])
+        """
         texts = check_texts(texts)
         enc = self._enc.encode_ordinary_batch(texts)
         return np.fromiter((len(e) for e in enc), dtype=np.int64, count=len(texts))

@@ -79,11 +79,37 @@ class EmbeddingCache:
         self.close()
 
     def close(self) -> None:
-        """Close the file (the cache object is unusable afterwards)."""
+        """Close the file (the cache object is unusable afterwards).
+
+        Examples
+        --------
+        >>> EmbeddingCache(":memory:").close()
+        """
         self._db.close()
 
     def get(self, name: str, texts: Sequence[str]) -> list[NDArray[np.float32] | None]:
-        """The cached vector of each text under embedder ``name``, or None where there is none."""
+        """The cached vector of each text under embedder ``name``, or None where there is none.
+
+        Parameters
+        ----------
+        name : str
+            The embedder's name (:func:`embedder_name`).
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        list of ndarray or None
+            One float32 vector per text, None where it is not cached.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cache = EmbeddingCache(":memory:")
+        >>> cache.put("m", ["a"], np.array([[1.0, 2.0]]))
+        >>> cache.get("m", ["a", "b"])
+        [array([1., 2.], dtype=float32), None]
+        """
         name = _check_name(name)
         keys = [_key(t) for t in check_texts(texts)]
         found: dict[bytes, bytes] = {}
@@ -100,7 +126,30 @@ class EmbeddingCache:
         return [None if (v := found.get(k)) is None else np.frombuffer(v, dtype=np.float32) for k in keys]
 
     def put(self, name: str, texts: Sequence[str], vectors: NDArray[np.floating]) -> None:
-        """Store ``vectors[i]`` for ``texts[i]`` under ``name``, all in one transaction."""
+        """Store ``vectors[i]`` for ``texts[i]`` under ``name``, all in one transaction.
+
+        Parameters
+        ----------
+        name : str
+            The embedder's name.
+        texts : sequence of str
+            The texts.
+        vectors : ndarray, shape (len(texts), d)
+            Their vectors (finite; stored as float32).
+
+        Returns
+        -------
+        None
+            The vectors are committed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cache = EmbeddingCache(":memory:")
+        >>> cache.put("m", ["a", "b"], np.eye(2))
+        >>> len(cache)
+        2
+        """
         name = _check_name(name)
         texts = check_texts(texts)
         with np.errstate(over="ignore", invalid="ignore"):  # too large for float32: inf, refused below
@@ -135,6 +184,28 @@ class EmbeddingCache:
         New texts are embedded ``batch_size`` at a time (each distinct text once),
         each batch checked (:func:`~scwo_np.embed.embed_texts`) and stored in
         one transaction.  ``progress`` shows a bar on stderr over the new texts.
+
+        Parameters
+        ----------
+        embedder : callable
+            ``texts -> (n, d) array``, with a ``name`` (see :class:`Embedder`).
+        texts : sequence of str
+            The texts.
+        batch_size : int
+            New texts embedded per call of ``embedder``.
+        progress : bool
+            Show a progress bar on stderr.
+
+        Returns
+        -------
+        ndarray of float32, shape (len(texts), d)
+            One vector per text.
+
+        Examples
+        --------
+        >>> cache = EmbeddingCache(":memory:")
+        >>> cache.embed(lambda ts: [[float(len(t)), 1.0] for t in ts], ["a", "bb"]).tolist()
+        [[1.0, 1.0], [2.0, 1.0]]
         """
         name = embedder_name(embedder)
         texts = check_texts(texts)

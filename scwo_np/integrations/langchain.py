@@ -102,7 +102,30 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """The documents that fit the budget, chosen by budgeted MMR, with scwo_* metadata."""
+        """The documents that fit the budget, chosen by budgeted MMR, with scwo_* metadata.
+
+        Parameters
+        ----------
+        documents : sequence of Document
+            The retrieved documents (a vector in ``metadata[embedding_key]`` is used when present).
+        query : str
+            The question.
+        callbacks : Callbacks, optional
+            LangChain's callbacks (unused).
+
+        Returns
+        -------
+        list of Document
+            The kept documents, copies with ``scwo_*`` metadata, in ``order``.
+
+        Examples
+        --------
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document(page_content=t) for t in
+        ...         ["json.load parses a JSON file", "JSON.load parses a json file", "csv reads rows"]]
+        >>> [d.page_content for d in ScwoCompressor(budget=16).compress_documents(docs, "parse JSON")]
+        ['json.load parses a JSON file', 'csv reads rows']
+        """
         docs = _documents(documents)
         emb = self.embeddings
         sel = choose(
@@ -118,7 +141,31 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """:meth:`compress_documents`, awaited (an async ``Embeddings`` is awaited too)."""
+        """:meth:`compress_documents`, awaited (an async ``Embeddings`` is awaited too).
+
+        Parameters
+        ----------
+        documents : sequence of Document
+            As in :meth:`compress_documents`.
+        query : str
+            The question.
+        callbacks : Callbacks, optional
+            LangChain's callbacks (unused).
+
+        Returns
+        -------
+        list of Document
+            As :meth:`compress_documents`.
+
+        Examples
+        --------
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document(page_content=t) for t in
+        ...         ["json.load parses a JSON file", "JSON.load parses a json file", "csv reads rows"]]
+        >>> import asyncio
+        >>> len(asyncio.run(ScwoCompressor(budget=16).acompress_documents(docs, "parse JSON")))
+        2
+        """
         emb = self.embeddings
         if emb is None or all(self.embedding_key in d.metadata for d in _documents(documents)):
             return self.compress_documents(documents, query, callbacks)
@@ -140,6 +187,7 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
     Parameters
     ----------
     method : {"jaccard", "sequence", "cosine", "minhash"}, default "jaccard"
+        The similarity (the names of ``DEDUP_METHODS``).
     threshold : float, optional
         Similarity at or above which two documents are duplicates (the method's default).
     score_key : str, optional
@@ -148,6 +196,7 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
     embeddings : Embeddings, optional
         For ``method="cosine"`` when the documents carry no ``embedding_key`` vectors.
     embedding_key : str, default "embedding"
+        Metadata key of a document's own vector.
 
     Examples
     --------
@@ -176,7 +225,28 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
         self.embedding_key = embedding_key
 
     def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
-        """The documents without near-duplicates, in their input order (the same objects)."""
+        """The documents without near-duplicates, in their input order (the same objects).
+
+        Parameters
+        ----------
+        documents : sequence of Document
+            The documents.
+        **kwargs
+            Unused (LangChain's interface).
+
+        Returns
+        -------
+        list of Document
+            The documents kept, the same objects, in input order.
+
+        Examples
+        --------
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document(page_content=t) for t in
+        ...         ["json.load parses a JSON file", "JSON.load parses a json file", "csv reads rows"]]
+        >>> [d.page_content for d in ScwoDedupTransformer().transform_documents(docs)]
+        ['json.load parses a JSON file', 'csv reads rows']
+        """
         docs = _documents(documents)
         if not docs:
             return []
@@ -196,7 +266,29 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
         return [docs[i] for i in r.keep.tolist()]
 
     async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
-        """:meth:`transform_documents`, awaited."""
+        """:meth:`transform_documents`, awaited.
+
+        Parameters
+        ----------
+        documents : sequence of Document
+            The documents.
+        **kwargs
+            Unused.
+
+        Returns
+        -------
+        list of Document
+            As :meth:`transform_documents`.
+
+        Examples
+        --------
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document(page_content=t) for t in
+        ...         ["json.load parses a JSON file", "JSON.load parses a json file", "csv reads rows"]]
+        >>> import asyncio
+        >>> len(asyncio.run(ScwoDedupTransformer().atransform_documents(docs)))
+        2
+        """
         return self.transform_documents(documents, **kwargs)
 
 
@@ -240,11 +332,47 @@ class ScwoEmbeddings(Embeddings):
         return V.tolist()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text (from the cache where it has them)."""
+        """One vector per text (from the cache where it has them).
+
+        Parameters
+        ----------
+        texts : list of str
+            The texts.
+
+        Returns
+        -------
+        list of list of float
+            One vector per text.
+
+        Examples
+        --------
+        >>> from scwo_np.embed import LSAEmbedder
+        >>> corpus = ["csv reads rows", "json parses text", "sqlite stores rows"]
+        >>> len(ScwoEmbeddings(LSAEmbedder(corpus, dim=2)).embed_documents(corpus))
+        3
+        """
         return self._embed(list(texts)) if len(texts) else []
 
     def embed_query(self, text: str) -> list[float]:
-        """The question's vector (embedded like a document: scwo_np's embedders are symmetric)."""
+        """The question's vector (embedded like a document: scwo_np's embedders are symmetric).
+
+        Parameters
+        ----------
+        text : str
+            The question (not empty).
+
+        Returns
+        -------
+        list of float
+            Its vector.
+
+        Examples
+        --------
+        >>> from scwo_np.embed import LSAEmbedder
+        >>> corpus = ["csv reads rows", "json parses text", "sqlite stores rows"]
+        >>> len(ScwoEmbeddings(LSAEmbedder(corpus, dim=2)).embed_query("read rows"))
+        2
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text is empty; pass the question as text.")
         return self._embed([text])[0]

@@ -83,6 +83,18 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
 
     @classmethod
     def class_name(cls) -> str:
+        """The name LlamaIndex serialises this component under.
+
+        Returns
+        -------
+        str
+            ``"ScwoNodePostprocessor"``.
+
+        Examples
+        --------
+        >>> ScwoNodePostprocessor.class_name()
+        'ScwoNodePostprocessor'
+        """
         return "ScwoNodePostprocessor"
 
     def _postprocess_nodes(

@@ -55,7 +55,25 @@ class RerankSummary(dict):
         super().__init__({k: int(counts.get(k, 0)) for k in keys})
 
     def add(self, other: dict) -> None:
-        """Add another summary's counts to this one."""
+        """Add another summary's counts to this one.
+
+        Parameters
+        ----------
+        other : dict
+            Another summary (of a part of the job).
+
+        Returns
+        -------
+        None
+            The counts are added in place.
+
+        Examples
+        --------
+        >>> total = RerankSummary()
+        >>> total.add(RerankSummary(sets=2, kept=7))
+        >>> total["sets"], total["kept"]
+        (2, 7)
+        """
         for k in self:
             self[k] += other[k]
 

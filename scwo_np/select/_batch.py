@@ -66,7 +66,19 @@ class BatchSelection(NamedTuple):
     gains: NDArray[np.float64]
 
     def split(self) -> list[NDArray[np.int64]]:
-        """The picks of every problem as a list of arrays."""
+        """The picks of every problem as a list of arrays.
+
+        Returns
+        -------
+        list of ndarray of int64
+            Problem ``b``'s picks at position ``b``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> BatchSelection(np.array([2, 0, 1]), np.array([0, 2, 2, 3]), np.zeros(3)).split()
+        [array([2, 0]), array([], dtype=int64), array([1])]
+        """
         return [self.indices[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
 
 
