@@ -22,9 +22,10 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ._config import JIT
+from ._sentences import sentence_units, split_sentences
 from .validation import check_int, check_texts
 
-__all__ = ["Ragged", "word_sets", "code_points"]
+__all__ = ["Ragged", "code_points", "sentence_units", "split_sentences", "word_sets"]
 
 
 class Ragged(NamedTuple):

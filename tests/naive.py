@@ -94,8 +94,14 @@ def mmr_select(
     return _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shift, dtype)
 
 
-def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shift, dtype):
-    rel = relevance(E, queries, weights, dtype)
+def mmr_with_relevance(E, rel, costs, budget, lam=0.7, dtype="float64"):
+    """Textbook budgeted MMR with the relevance of each row given (sentence-level selection)."""
+    return _mmr(E, None, costs, budget, lam, None, False, 0.25, 0.0, dtype, rel=[float(r) for r in rel])
+
+
+def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shift, dtype, rel=None):
+    if rel is None:
+        rel = relevance(E, queries, weights, dtype)
     n = len(E)
     picks, gains = [], []
     remaining = budget

@@ -107,6 +107,7 @@ from ..validation import (
     check_query,
     check_query_weights,
     check_row_norms,
+    check_scores,
     check_unit_interval,
 )
 from ._first_pass import (
@@ -508,3 +509,34 @@ def mmr_select_multi(
         w = np.full(Q.shape[0], 1.0 / Q.shape[0])
     cexp = _cost_exponent(cost_aware, cost_exponent)
     return _run(embeddings, Q, w, costs, budget, lam, method, cexp, shift, return_gains)
+
+
+def mmr_with_relevance(
+    embeddings: ArrayLike,
+    relevance: ArrayLike,
+    costs: ArrayLike,
+    budget: int,
+    *,
+    lam: float = 0.7,
+    method: str = "auto",
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Budgeted MMR whose relevance is given, one value per row, instead of cosines to a query.
+
+    The kernels of :func:`mmr_select` from its first pass on: ``rel[i]`` replaces
+    ``cos(e_i, q)`` and redundancy is still the cosine between rows.  Sentence-level
+    selection scores a sentence by its own and its chunk's similarity to the question.
+    Returns ``(picks, gains)``.  Private: ``tests/naive.py`` has its reference.
+    """
+    E = check_embeddings(embeddings)
+    n = E.shape[0]
+    rel = check_scores(relevance, n, name="relevance")
+    costs = check_costs(costs, n)
+    budget = check_budget(budget)
+    lam = check_lam(lam)
+    impl = METHODS.lookup(method)
+    if n == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    _, nrm = _dot.dots_norms(E, E[0])
+    check_row_norms(nrm, E)
+    first = int(_first_pick(rel, costs, budget, lam, 0.0, 0.0))
+    return impl(E, nrm, rel, costs, budget, lam, 0.0, 0.0, first, None)

@@ -1,0 +1,326 @@
+"""Sentences and the units a sentence-level selection keeps: a rule-based splitter, no data.
+
+:func:`split_sentences` cuts a text into character spans, one per sentence (or per line, list
+item or code block); :func:`sentence_units` glues each span that cannot stand alone to the
+one before it, so that a selection of units never keeps "It does." without what "it" is.
+
+The splitter, in order:
+
+1. **Blocks.** Fenced code (```` ``` ```` or ``~~~`` to the closing fence), doctest lines
+   (``>>>`` and the lines after them up to a blank line) and indented lines after a blank
+   line or a line ending in ``::`` (reStructuredText's literal blocks) are code: one span
+   each, never split.
+2. **Paragraphs.** Lines up to a blank line. A paragraph whose lines start with list markers
+   (``-``, ``*``, ``+``, ``•``, ``1.``, ``1)``, ``a)``) gives one span per item (an item's
+   indented continuation lines included). A paragraph of short lines that mostly end without
+   a sentence mark (log lines, verse, tables, lists without markers) gives one span per line.
+3. **Prose.** Everything else is cut after ``.``, ``!``, ``?`` or ``…`` (and any closing
+   quotes or brackets) followed by white space and then anything but a lower-case letter,
+   except after an abbreviation (``e.g.``, ``Dr.``, ``vs.``, ``Fig.``, ``et al.``... and any
+   word with an inner dot, ``U.S.``), after a single capital (an initial, ``J. Smith``), and
+   inside an inline code span (````...````).  Decimals (``3.14``) and version numbers never
+   qualify, as no white space follows their dot.
+
+A unit glues a span to the one before it (in the same text) when the span
+
+* starts with a word that points back: a pronoun or demonstrative (``It``, ``This``,
+  ``They``, ``Such``...), a connective (``However``, ``Also``, ``Therefore``, ``But``,
+  ``For example``...);
+* follows a span that ends with ``:`` (it is what was announced: a list, a code block);
+* is a list item after a list item (it continues the list);
+* continues a doctest (starts with ``...`` or ``>>>`` after a span holding ``>>>``).
+
+The rules are English; a text in another language is still cut at its sentence marks, and
+its units are its sentences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .validation import check_text
+
+__all__ = ["ABBREVIATIONS", "DEPENDENT_STARTS", "sentence_units", "split_sentences"]
+
+#: Words (lower case, without their final dot) after which a dot does not end a sentence.
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt vs v cf e.g i.e viz al fig figs eq eqs no nos vol vols pp p
+    approx ca ch sec secs ref refs resp incl dept est ed eds rev gen col lt sgt capt cmdr gov
+    sen rep min max avg std var ver op cit ibid jan feb mar apr jun jul aug sep sept oct nov dec
+    mon tue wed thu fri sat sun ft in lb lbs oz kg km cm mm hr hrs sq dist div
+    """.split()
+)
+
+#: First words (lower case) of a sentence that needs the one before it.
+DEPENDENT_STARTS = frozenset(
+    """
+    it its this that these those they them their theirs he him his she her hers such
+    however but and or nor so then thus therefore hence also moreover furthermore otherwise
+    instead yet still nevertheless nonetheless consequently accordingly likewise similarly
+    meanwhile besides additionally alternatively conversely finally lastly here both either
+    neither another other others latter former
+    """.split()
+)
+
+#: Two-word openings that need the sentence before them.
+DEPENDENT_PAIRS = frozenset(
+    {
+        ("for", "example"), ("for", "instance"), ("in", "addition"), ("in", "contrast"),
+        ("in", "particular"), ("in", "this"), ("in", "that"), ("in", "such"), ("as", "such"),
+        ("as", "a"), ("on", "the"), ("that", "is"), ("to", "do"), ("in", "other"),
+        ("in", "which"), ("the", "latter"), ("the", "former"), ("the", "same"),
+    }
+)  # fmt: skip
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_BULLET = re.compile(r"^\s*(?:[-*+•‣◦]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
+_END = re.compile(r"[.!?…]+[\"'”’)\]}»]*(?=\s)")
+_WORD = re.compile(r"[\w'’-]+")
+_LINE_END_MARK = (".", "!", "?", ":", ";", "…", '"', "”", "'", "’", ")")
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    r"""Character spans of the sentences (or lines, list items, code blocks) of ``text``.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(start, end)`` of each span, in order, without surrounding white space; spans do not
+        overlap, and everything outside them is white space.
+
+    Examples
+    --------
+    >>> t = "Dr. Smith paid $3.50, i.e. less. It rose to 4.2% in the U.S. today! Why? See `a. B`."
+    >>> [t[a:b] for a, b in split_sentences(t)]
+    ['Dr. Smith paid $3.50, i.e. less.', 'It rose to 4.2% in the U.S. today!', 'Why?', 'See `a. B`.']
+    >>> t = "Steps:\n- install it\n- run it\n\n```\nx = 1.\nY = 2\n```"
+    >>> [t[a:b] for a, b in split_sentences(t)]
+    ['Steps:', '- install it', '- run it', '```\nx = 1.\nY = 2\n```']
+    """
+    return [(a, b) for a, b, _ in _segments(check_text(text))]
+
+
+def sentence_units(text: str) -> list[tuple[int, int]]:
+    """Spans of the units a sentence-level selection keeps or drops whole (see the module).
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(start, end)`` of each unit: one or more consecutive sentences of ``text``.
+
+    Examples
+    --------
+    >>> t = "Lists are mutable. They can grow. Tuples are not. However, they hash. Use sets for speed."
+    >>> [t[a:b] for a, b in sentence_units(t)]
+    ['Lists are mutable. They can grow.', 'Tuples are not. However, they hash.', 'Use sets for speed.']
+    """
+    text = check_text(text)
+    units: list[list[int]] = []
+    prev: tuple[str, str] | None = None
+    for start, end, kind in _segments(text):
+        piece = text[start:end]
+        if units and _needs_previous(piece, kind, prev):
+            units[-1][1] = end
+        else:
+            units.append([start, end])
+        prev = (piece, kind)
+    return [(a, b) for a, b in units]
+
+
+def _segments(text: str) -> list[tuple[int, int, str]]:
+    """Every span with its kind: ``prose``, ``item`` (a list item's first sentence), ``more``
+    (a list item's later sentences), ``line`` or ``code``."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, kind in _blocks(text):
+        if kind in ("prose", "item"):
+            for k, (a, b) in enumerate(_prose(text, start, end)):
+                out.append((a, b, "more" if kind == "item" and k else kind))
+        elif piece := _trim(text, start, end):
+            out.append((*piece, kind))
+    return out
+
+
+def _needs_previous(piece: str, kind: str, prev: tuple[str, str] | None) -> bool:
+    if prev is None:
+        return False
+    before, before_kind = prev
+    if before.rstrip().endswith(":"):
+        return True
+    if kind == "item" and before_kind in ("item", "more"):  # the list goes on
+        return True
+    head = piece.lstrip()
+    if head.startswith(("...", ">>>")) and ">>>" in before:
+        return True
+    words = [w.lower() for w in _WORD.findall(head[:80])[:2]]
+    if not words:
+        return False
+    return words[0] in DEPENDENT_STARTS or (len(words) == 2 and (words[0], words[1]) in DEPENDENT_PAIRS)
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every line, without its line break."""
+    out, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        out.append((pos, pos + len(body)))
+        pos += len(line)
+    return out
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _blocks(text: str) -> list[tuple[int, int, str]]:
+    """Code blocks, list items, lines and prose paragraphs, in order: ``(start, end, kind)``."""
+    lines = _lines(text)
+    out: list[tuple[int, int, str]] = []
+    para: list[tuple[int, int]] = []
+
+    def flush():
+        if para:
+            out.extend(_paragraph(text, para))
+            para.clear()
+
+    i, n = 0, len(lines)
+    after_blank = True
+    literal_next = False  # the previous paragraph line ended with "::"
+    while i < n:
+        a, b = lines[i]
+        line = text[a:b]
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            after_blank = True
+            i += 1
+            continue
+        if _FENCE.match(line):  # a fenced block, to its closing fence (or the end)
+            flush()
+            fence = _FENCE.match(line).group(1)
+            j = i + 1
+            while j < n and not text[lines[j][0] : lines[j][1]].strip().startswith(fence):
+                j += 1
+            end = lines[min(j, n - 1)][1]
+            out.append((a, end, "code"))
+            i, after_blank, literal_next = j + 1, False, False
+            continue
+        indented = line[:1] in (" ", "\t") and (len(line) - len(line.lstrip())) >= 4
+        if stripped.startswith(">>>") or (indented and (after_blank or literal_next) and not para):
+            flush()
+            j = i + 1
+            while j < n:
+                nxt = text[lines[j][0] : lines[j][1]]
+                if not nxt.strip():
+                    if stripped.startswith(">>>"):
+                        break
+                    # a literal block may hold blank lines: it goes on while lines stay indented
+                    k = j
+                    while k < n and not text[lines[k][0] : lines[k][1]].strip():
+                        k += 1
+                    if k < n and text[lines[k][0] : lines[k][1]][:1] in (" ", "\t"):
+                        j = k
+                        continue
+                    break
+                if not stripped.startswith(">>>") and nxt[:1] not in (" ", "\t"):
+                    break
+                j += 1
+            out.append((a, lines[j - 1][1], "code"))
+            i, after_blank, literal_next = j, False, False
+            continue
+        para.append((a, b))
+        literal_next = stripped.endswith("::")
+        after_blank = False
+        i += 1
+    flush()
+    return out
+
+
+def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """A paragraph's list items, lines, or its prose (one span to be cut into sentences)."""
+    bodies = [text[a:b] for a, b in lines]
+    if any(_BULLET.match(x) for x in bodies):
+        items: list[list[int]] = []
+        for (a, b), body in zip(lines, bodies, strict=True):
+            if _BULLET.match(body) or not items:
+                items.append([a, b])
+            else:  # a continuation of the item (or of the text before the first item)
+                items[-1][1] = b
+        return [(a, b, "item" if _BULLET.match(text[a:b]) else "prose") for a, b in items]
+    if len(lines) >= 3:
+        short = sum(len(x.strip()) <= 80 for x in bodies)
+        unmarked = sum(not x.rstrip().endswith(_LINE_END_MARK) for x in bodies)
+        if short >= 0.8 * len(lines) and unmarked >= 0.6 * len(lines):
+            return [(a, b, "line") for a, b in lines]
+    return [(lines[0][0], lines[-1][1], "prose")]
+
+
+def _code_mask(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Inline code spans (between backticks) in ``text[start:end]``."""
+    out, pos = [], start
+    while True:
+        a = text.find("`", pos, end)
+        if a < 0:
+            return out
+        run = len(text[a:end]) - len(text[a:end].lstrip("`"))
+        b = text.find("`" * run, a + run, end)
+        if b < 0:
+            return out
+        out.append((a, b + run))
+        pos = b + run
+
+
+def _prose(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentences of ``text[start:end]``."""
+    code = _code_mask(text, start, end)
+    spans = []
+    s = start
+    for m in _END.finditer(text, start, end):
+        cut = m.end()
+        if any(a < m.start() < b for a, b in code):
+            continue
+        nxt = cut
+        while nxt < end and text[nxt].isspace():
+            nxt += 1
+        if nxt >= end:
+            break
+        if text[nxt].islower():
+            continue
+        if text[m.start()] == "." and m.group().startswith(".") and m.group().rstrip("\"'”’)]}»") == ".":
+            w = m.start()
+            while w > s and not text[w - 1].isspace():
+                w -= 1
+            word = text[w : m.start()].lstrip("(\"'“‘[")
+            if _abbreviation(word):
+                continue
+        piece = _trim(text, s, cut)
+        if piece:
+            spans.append(piece)
+        s = cut
+    piece = _trim(text, s, end)
+    if piece:
+        spans.append(piece)
+    return spans
+
+
+def _abbreviation(word: str) -> bool:
+    low = word.lower()
+    if low in ABBREVIATIONS:
+        return True
+    if len(word) == 1 and word.isalpha() and word.isupper():  # an initial: "J. Smith"
+        return True
+    return "." in word and all(part.isalpha() and len(part) <= 3 for part in word.split("."))

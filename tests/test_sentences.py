@@ -1,0 +1,107 @@
+"""The sentence splitter and the units of sentence-level selection (scwo_np._sentences)."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np._sentences import sentence_units, split_sentences
+
+
+def _pieces(text, fn=split_sentences):
+    return [text[a:b] for a, b in fn(text)]
+
+
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("One. Two! Three? Four", ["One.", "Two!", "Three?", "Four"]),
+        ("Mr. Smith met Dr. Jones at 3.30 p.m. on Jan. 5. They talked.",
+         ["Mr. Smith met Dr. Jones at 3.30 p.m. on Jan. 5.", "They talked."]),
+        ("See e.g. the docs, i.e. section 2. Then stop.", ["See e.g. the docs, i.e. section 2.", "Then stop."]),
+        ("Pi is 3.14159. Version 3.12.1 is out.", ["Pi is 3.14159.", "Version 3.12.1 is out."]),
+        ("J. R. R. Tolkien wrote it. Smith et al. agree.", ["J. R. R. Tolkien wrote it.", "Smith et al. agree."]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
+        ("Call `os.path.join(a. B)` now. Done.", ["Call `os.path.join(a. B)` now.", "Done."]),
+        ("Wait... what? Yes.", ["Wait... what?", "Yes."]),
+        ("It costs $5 (approx. 4 EUR). Fine.", ["It costs $5 (approx. 4 EUR).", "Fine."]),
+        ("Sentences end here.\n\nA new paragraph", ["Sentences end here.", "A new paragraph"]),
+    ],
+)  # fmt: skip
+def test_prose(text, want):
+    assert _pieces(text) == want
+
+
+def test_code_blocks_are_one_span_each():
+    fenced = "Run this:\n\n```python\nx = 1. \ny = 2. Z = 3\n\nprint(x)\n```\nAfter."
+    assert _pieces(fenced) == ["Run this:", "```python\nx = 1. \ny = 2. Z = 3\n\nprint(x)\n```", "After."]
+    doctest = "Example:\n>>> x = 1. \n>>> x\n1.0\n\nText after."
+    assert _pieces(doctest) == ["Example:", ">>> x = 1. \n>>> x\n1.0", "Text after."]
+    literal = "The code is::\n\n    a = 1. B = 2\n\n    c = 3\n\nProse again."
+    assert _pieces(literal) == ["The code is::", "a = 1. B = 2\n\n    c = 3", "Prose again."]
+
+
+def test_list_items_and_line_structured_text():
+    items = "Options:\n- fast. Really fast\n- exact\n  with a second line\n1) numbered"
+    assert _pieces(items) == [
+        "Options:",
+        "- fast.",
+        "Really fast",
+        "- exact\n  with a second line",
+        "1) numbered",
+    ]
+    log = ("2024-05-01 10:00:01 INFO started\n2024-05-01 10:00:02 WARN disk at 91%\n"
+           "2024-05-01 10:00:03 ERROR write failed")  # fmt: skip
+    assert len(_pieces(log)) == 3
+    verse = "Shall I compare thee to a summer's day\nThou art more lovely and more temperate\nRough winds do shake"
+    assert len(_pieces(verse)) == 3
+
+
+def test_units_keep_what_a_sentence_needs():
+    text = "Sets are fast. However, they are unordered. Lists keep order. Tuples hash."
+    assert _pieces(text, sentence_units) == [
+        "Sets are fast. However, they are unordered.", "Lists keep order.", "Tuples hash."
+    ]  # fmt: skip
+    intro = "Install it:\n- pip install x\n- run x\n\nDone. For example, see below."
+    assert _pieces(intro, sentence_units) == [
+        "Install it:\n- pip install x\n- run x",
+        "Done. For example, see below.",
+    ]
+    assert _pieces("This starts it. Nothing before.", sentence_units) == [
+        "This starts it.",
+        "Nothing before.",
+    ]
+
+
+@pytest.mark.parametrize("text", ["", "   \n\n  ", "no boundary at all", "x" * 100_000])
+def test_edge_cases(text):
+    spans = split_sentences(text)
+    assert all(0 <= a < b <= len(text) for a, b in spans)
+    if text.strip():
+        assert sentence_units(text)
+
+
+def test_not_a_string_is_a_type_error():
+    with pytest.raises(TypeError, match="text must be a str"):
+        split_sentences(b"bytes")
+
+
+_TEXT = st.lists(
+    st.sampled_from(list("ab Cd.!?\n`\"'()-*1:>e.g") + ["...", "Dr. ", "\n\n", "```", "    ", ">>> "]),
+    max_size=80,
+).map("".join)
+
+
+@given(text=_TEXT)
+def test_spans_cover_the_text_in_order(text):
+    """Spans are in order, do not overlap, are trimmed, and leave only white space outside them."""
+    spans = split_sentences(text)
+    pos = 0
+    for a, b in spans:
+        assert pos <= a < b <= len(text)
+        assert not text[pos:a].strip()
+        assert text[a:b] == text[a:b].strip()
+        pos = b
+    assert not text[pos:].strip()
+    units = sentence_units(text)
+    assert [u for u in units] == sorted(units)
+    assert {a for a, _ in units} <= {a for a, _ in spans} and {b for _, b in units} <= {b for _, b in spans}
