@@ -546,6 +546,8 @@ REGISTRY = {
         dict(texts="texts", min_chars="posint"),
     ),
     "code_points": (lambda **k: text.code_points(**k), dict(texts=TEXTS), dict(texts="texts")),
+    "split_sentences": (lambda **k: text.split_sentences(**k), dict(text="One. Two."), dict(text="text")),
+    "sentence_units": (lambda **k: text.sentence_units(**k), dict(text="One. It two."), dict(text="text")),
     "anchor_budget": (
         lambda **k: anchor.anchor_budget(**k),
         dict(n=100, max_items=10),
@@ -665,6 +667,11 @@ REGISTRY = {
         lambda **k: scwo_np.select_texts(**k),
         dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7),
         dict(texts="texts", query="text", budget="budget", lam="unit"),
+    ),
+    "select_texts (sentences)": (
+        lambda **k: scwo_np.select_texts(TEXTS, "court ruling", 20, granularity="sentence", **k),
+        dict(sentence_weight=0.5, lam=0.7),
+        dict(sentence_weight="unit", lam="unit"),
     ),
     "select_texts (vectors)": (
         lambda **k: scwo_np.select_texts(TEXTS, **k),

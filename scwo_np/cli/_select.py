@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ..embed import EMBEDDERS
-from ..select import METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
+from ..select import GRANULARITIES, METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
 from ..tokens import COUNTERS
 from ._io import (
     _count,
@@ -27,9 +27,13 @@ from ._io import (
 def _cmd_select(args: argparse.Namespace) -> int:
     if args.query is not None:
         return _cmd_select_text(args)
-    for opt in ("embedder", "tokens", "cache"):
+    for opt in ("embedder", "tokens", "cache", "elision"):
         if getattr(args, opt) is not None:
             raise SystemExit(f"scwo: --{opt} goes with --query (a question as text)")
+    if args.granularity != "chunk":
+        raise SystemExit(
+            "scwo: --granularity sentence goes with --query (sentences are embedded from their text)"
+        )
     records, E, costs = _read_chunks(args.file, args.embedding_field, args.tokens_field)
     if args.query_index is not None:
         if not records:
@@ -55,12 +59,20 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str) -> None:
-    """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field."""
+def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str, sel=None) -> None:
+    """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field.
+
+    With sentences (``sel.granularity == "sentence"``) a record's text field holds its kept
+    sentences and the record gets ``_scwo_spans``: the character spans of the original text kept.
+    """
+    by_sentence = sel is not None and sel.granularity == "sentence"
 
     def out():
         for k, i in enumerate(idx.tolist()):
             rec = records[i]
+            if by_sentence:
+                rec = {**rec, args.text_field: sel.texts[k], args.tokens_field: int(tokens[k]),
+                       "_scwo_spans": [list(x) for x in sel.spans[k]]}  # fmt: skip
             if args.annotate:
                 rec = {**rec, "_scwo": {
                     "rank": int(ranks[k]), "index": i, "gain": round(float(gains[k]), 6),
@@ -98,6 +110,8 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
 
     if args.cost_aware:
         raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
+    if args.elision is not None and args.granularity != "sentence":
+        raise SystemExit("scwo: --elision goes with --granularity sentence")
     if not args.query.strip():
         raise SystemExit("scwo: --query is empty; give the question as text")
     path = args.file
@@ -135,9 +149,11 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
         emb = _text_embedder(args, texts, has_emb) if records else None
         if emb is not None and cache is not None and not args.quiet and sys.stderr.isatty():
             cache.embed(emb, texts if E is None else [], progress=True)  # fill the cache with a bar
+        sentences = args.granularity == "sentence"
         sel = select_texts(
-            texts, args.query, args.budget, embedder=emb, costs=costs, embeddings=E, lam=args.lam,
-            method=args.method, order=args.order, cache=cache,
+            texts, args.query, args.budget, embedder=emb, costs=None if sentences else costs, embeddings=E,
+            lam=args.lam, method=args.method, order=args.order, cache=cache, granularity=args.granularity,
+            **({"elision": args.elision, "token_counter": args.tokens or "estimate"} if sentences else {}),
         )  # fmt: skip
     except ImportError as exc:
         raise SystemExit(f"scwo: {exc}") from None
@@ -146,10 +162,15 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     finally:
         if cache is not None:
             cache.close()
-    _write_picks(records, sel.indices, sel.gains, sel.ranks, sel.relevance, sel.tokens, args, counter_name)
+    if sentences:
+        counter_name = sel.token_counter
+    _write_picks(
+        records, sel.indices, sel.gains, sel.ranks, sel.relevance, sel.tokens, args, counter_name, sel
+    )
     if not args.quiet:
+        what = "chunks (sentences of them)" if sentences else "chunks"
         sys.stderr.write(
-            f"scwo select: kept {len(sel)} of {len(records)} chunks, {sel.total_tokens} of {args.budget} tokens "
+            f"scwo select: kept {len(sel)} of {len(records)} {what}, {sel.total_tokens} of {args.budget} tokens "
             f"({counter_name}); embedder {emb.name if emb is not None else '-'}; order {args.order}\n"
         )
     return 0
@@ -343,6 +364,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "chunk has it, else estimate)",
     )
     s.add_argument("--order", choices=list(ORDERS), default="pick", help="layout of the output (pick)")
+    s.add_argument(
+        "--granularity",
+        choices=list(GRANULARITIES),
+        default="chunk",
+        help="with --query: select whole chunks, or sentences of them under the one budget (each kept "
+        "chunk's text then holds its kept sentences; _scwo_spans says where they are)",
+    )
+    s.add_argument(
+        "--elision",
+        metavar="MARK",
+        help="with --granularity sentence: put MARK between sentences that were not adjacent",
+    )
     s.add_argument(
         "--cache", help="with --query: the embedding cache file (default: in the user cache folder)"
     )

@@ -38,7 +38,7 @@ class OneLineErrors:
 
 
 #: Metadata keys the adapters add to what they return.
-KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter")
+KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter", "scwo_spans")
 
 
 def stack(vectors: Sequence[Any]) -> np.ndarray | None:
@@ -71,6 +71,8 @@ def choose(
     lam: float,
     method: str,
     order: str,
+    granularity: str = "chunk",
+    elision: str | None = None,
 ) -> TextSelection:
     """Select from ``texts``; vectors come from the items, else ``embed_docs``, else ``embedder``.
 
@@ -86,6 +88,13 @@ def choose(
         return select_texts([], query or "-", budget, token_counter=token_counter, lam=lam, method=method)
     if not query.strip() and query_vector is None:
         raise ValueError("query is empty; pass the question as text.")
+    if granularity == "sentence":  # every sentence is embedded: by the framework's model when there is one
+        if query_vector is None and embed_query is not None:
+            query_vector = embed_query(query)
+        q = query if query_vector is None else np.asarray(query_vector, dtype=np.float64)
+        return select_texts(texts, q, budget, embedder=embed_docs if embed_docs is not None else embedder,
+                            embeddings=vectors, token_counter=token_counter, lam=lam, method=method, order=order,
+                            granularity="sentence", elision=elision)  # fmt: skip
     if vectors is None and embed_docs is not None:
         vectors = np.asarray(embed_docs(list(texts)), dtype=np.float64)
     if query_vector is None and embed_query is not None:
@@ -106,7 +115,7 @@ def choose(
 
 def annotations(sel: TextSelection) -> list[dict]:
     """The metadata each selected item gets, in ``sel``'s order."""
-    return [
+    out = [
         {
             "scwo_rank": int(r),
             "scwo_gain": float(g),
@@ -116,3 +125,7 @@ def annotations(sel: TextSelection) -> list[dict]:
         }
         for r, g, rel, t in zip(sel.ranks, sel.gains, sel.relevance, sel.tokens, strict=True)
     ]
+    if sel.granularity == "sentence":  # where the kept sentences are in the original text
+        for a, spans in zip(out, sel.spans, strict=True):
+            a["scwo_spans"] = [list(x) for x in spans]
+    return out

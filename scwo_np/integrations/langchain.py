@@ -71,6 +71,12 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
         See :func:`scwo_np.tokens.as_token_counter`.
     order : {"pick", "original", "edges"}, default "pick"
         Layout of the result; "edges" is LangChain's ``LongContextReorder``.
+    granularity : {"chunk", "sentence"}, default "chunk"
+        Keep whole documents, or only their selected sentences under the one budget (each
+        kept document's content is then its kept sentences; ``scwo_spans`` says where they
+        were). Sentences are embedded by ``embeddings`` (or ``embedder``).
+    elision : str, optional
+        With sentences: the marker between kept sentences that were not adjacent.
     method : {"auto", "exact", "lazy"}
         The MMR algorithm; all return the same documents.
     embedding_key : str, default "embedding"
@@ -96,6 +102,8 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     embedder: Any = Field(default=None, exclude=True)
     token_counter: Any = "estimate"
     order: Literal["pick", "original", "edges"] = "pick"
+    granularity: Literal["chunk", "sentence"] = "chunk"
+    elision: str | None = None
     method: Literal["auto", "exact", "lazy"] = "auto"
     embedding_key: str = "embedding"
 
@@ -134,7 +142,7 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
             embed_docs=emb.embed_documents if emb is not None else None,
             embed_query=emb.embed_query if emb is not None else None,
             embedder=self.embedder, token_counter=self.token_counter, lam=self.lam, method=self.method,
-            order=self.order,
+            order=self.order, granularity=self.granularity, elision=self.elision,
         )  # fmt: skip
         return _annotated(docs, sel)
 
@@ -167,7 +175,11 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
         2
         """
         emb = self.embeddings
-        if emb is None or all(self.embedding_key in d.metadata for d in _documents(documents)):
+        if (
+            emb is None
+            or self.granularity == "sentence"  # the sentences are embedded by the synchronous model
+            or all(self.embedding_key in d.metadata for d in _documents(documents))
+        ):
             return self.compress_documents(documents, query, callbacks)
         docs = _documents(documents)
         texts = [d.page_content for d in docs]
@@ -379,10 +391,16 @@ class ScwoEmbeddings(Embeddings):
 
 
 def _annotated(docs: list[Document], sel) -> list[Document]:
-    """New documents for the selected ones, in ``sel``'s order, with the scwo_* metadata."""
+    """New documents for the selected ones, in ``sel``'s order, with the scwo_* metadata (and, with
+    sentences, only the kept sentences as their content)."""
+    sentences = sel.granularity == "sentence"
     return [
-        Document(page_content=docs[i].page_content, metadata={**docs[i].metadata, **a}, id=docs[i].id)
-        for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True)
+        Document(
+            page_content=sel.texts[k] if sentences else docs[i].page_content,
+            metadata={**docs[i].metadata, **a},
+            id=docs[i].id,
+        )  # fmt: skip
+        for k, (i, a) in enumerate(zip(sel.indices.tolist(), annotations(sel), strict=True))
     ]
 
 

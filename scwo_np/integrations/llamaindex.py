@@ -58,6 +58,11 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
         See :func:`scwo_np.tokens.as_token_counter`.
     order : {"pick", "original", "edges"}, default "pick"
         "edges" is LlamaIndex's ``LongContextReorder`` layout, by relevance to the query.
+    granularity : {"chunk", "sentence"}, default "chunk"
+        Keep whole nodes, or only their selected sentences under the one budget (each kept
+        node's text is then its kept sentences; ``scwo_spans`` says where they were).
+    elision : str, optional
+        With sentences: the marker between kept sentences that were not adjacent.
     method : {"auto", "exact", "lazy"}
         The MMR algorithm; all return the same nodes.
     callback_manager : llama_index.core.callbacks.CallbackManager, optional
@@ -79,6 +84,8 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     embedder: Any = Field(default=None, exclude=True)
     token_counter: Any = "estimate"
     order: Literal["pick", "original", "edges"] = "pick"
+    granularity: Literal["chunk", "sentence"] = "chunk"
+    elision: str | None = None
     method: Literal["auto", "exact", "lazy"] = "auto"
 
     @classmethod
@@ -127,11 +134,13 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
         sel = choose(
             texts, query, self.budget, vectors=own, query_vector=qv, embed_docs=embed_docs,
             embed_query=embed_query, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
-            method=self.method, order=self.order,
+            method=self.method, order=self.order, granularity=self.granularity, elision=self.elision,
         )  # fmt: skip
         out = []
-        for i, a in zip(sel.indices.tolist(), annotations(sel), strict=True):
+        for k, (i, a) in enumerate(zip(sel.indices.tolist(), annotations(sel), strict=True)):
             node = nodes[i].node.model_copy(deep=False)
+            if sel.granularity == "sentence":
+                node.set_content(sel.texts[k])
             node.metadata = {**node.metadata, **a}
             node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, *KEYS]
             node.excluded_embed_metadata_keys = [*node.excluded_embed_metadata_keys, *KEYS]

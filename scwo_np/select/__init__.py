@@ -33,12 +33,13 @@ from ._mmr import METHODS, mmr_select, mmr_select_multi
 from ._msd import msd_select
 from ._quality import DEFAULT_STRATEGIES, compare_strategies
 from ._ssd import ssd_select
-from ._texts import ORDERS, TextSelection, arrange, select_texts
+from ._texts import GRANULARITIES, ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
     "cluster_ground",
     "DEFAULT_STRATEGIES",
     "METHODS",
+    "GRANULARITIES",
     "ORDERS",
     "STRATEGIES",
     "BatchSelection",

@@ -34,10 +34,11 @@ from numpy.typing import ArrayLike, NDArray
 from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_budget, check_embeddings, check_lam, check_texts
-from ._mmr import METHODS, mmr_select
+from ..validation import check_budget, check_embeddings, check_lam, check_texts, check_unit_interval
+from ._mmr import METHODS, mmr_select, mmr_with_relevance
+from ._units import GRANULARITIES, Units, assemble
 
-__all__ = ["ORDERS", "TextSelection", "arrange", "select_texts"]
+__all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"]
 
 #: Registry of layouts of the selected texts (``order=``): name -> what it does.
 ORDERS: Registry = Registry(
@@ -76,6 +77,12 @@ class TextSelection:
         Names of the counter that measured the budget and of the embedder.
     order : str
         The layout: ``"pick"``, ``"original"`` or ``"edges"``.
+    spans : tuple of tuple of (int, int)
+        For each selected text, the character spans of the input text it keeps: the whole text
+        with ``granularity="chunk"``, the kept sentences with ``"sentence"`` (to cite or
+        highlight them).
+    granularity : str
+        ``"chunk"`` or ``"sentence"``.
 
     Examples
     --------
@@ -95,6 +102,8 @@ class TextSelection:
     token_counter: str
     embedder: str
     order: str
+    spans: tuple = ()
+    granularity: str = "chunk"
 
     @property
     def total_tokens(self) -> int:
@@ -171,6 +180,9 @@ def select_texts(
     cache: EmbeddingCache | str | os.PathLike | None = None,
     embeddings: ArrayLike | None = None,
     costs: ArrayLike | None = None,
+    granularity: str = "chunk",
+    sentence_weight: float = 0.5,
+    elision: str | None = None,
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
 
@@ -196,7 +208,17 @@ def select_texts(
     embeddings : array_like, shape (n, d), optional
         The texts' vectors, when you already have them (then no text is embedded).
     costs : array_like of int, optional
-        The texts' token counts, when you already have them.
+        The texts' token counts, when you already have them (``granularity="chunk"`` only).
+    granularity : {"chunk", "sentence"}
+        Select whole texts, or sentences of them under the one budget (see
+        :mod:`scwo_np.select._units`): more of what the question needs per token when only
+        part of each text matters.  Needs an embedder (every sentence is embedded once).
+    sentence_weight : float in [0, 1]
+        With sentences: the weight of a sentence's own similarity to the query in its
+        relevance; the rest is its text's similarity.
+    elision : str, optional
+        With sentences: the marker put between two kept sentences that were not adjacent
+        (``"…"``); it counts against the budget.  Default: a space.
 
     Returns
     -------
@@ -218,6 +240,11 @@ def select_texts(
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     ORDERS.lookup(order)
+    if GRANULARITIES.lookup(granularity) is GRANULARITIES["sentence"]:
+        return _select_sentences(
+            texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
+            order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,
+        )  # fmt: skip
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
             "embeddings are given and query is text: pass embedder= (the model that made the "
@@ -259,8 +286,9 @@ def select_texts(
     cost = np.asarray(costs, dtype=np.int64)[idx]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
-        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order
-    )
+        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order,
+        tuple(((0, len(texts[i])),) for i in idx.tolist()),
+    )  # fmt: skip
 
 
 def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -268,3 +296,96 @@ def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.floa
     X = np.asarray(E, dtype=np.float64)[idx]
     qv = np.asarray(q, dtype=np.float64)
     return X @ qv / (np.linalg.norm(X, axis=1) * np.linalg.norm(qv))
+
+
+def _select_sentences(
+    texts,
+    query,
+    budget,
+    *,
+    embedder,
+    token_counter,
+    lam,
+    method,
+    order,
+    cache,
+    embeddings,
+    costs,
+    weight,
+    elision,
+) -> TextSelection:
+    """``select_texts`` over the texts' sentences (see :mod:`scwo_np.select._units`)."""
+    weight = check_unit_interval(
+        weight, name="sentence_weight", meaning="the weight of a sentence's own similarity"
+    )
+    if elision is not None and not isinstance(elision, str):
+        raise TypeError(
+            f"elision must be a str (a marker such as '…') or None; got {type(elision).__name__}."
+        )
+    if costs is not None:
+        raise ValueError(
+            "costs are per text, and granularity='sentence' counts every sentence with token_counter; "
+            "leave costs out."
+        )
+    if embeddings is not None and embedder is None:
+        raise ValueError(
+            "granularity='sentence' embeds every sentence: pass embedder= (the model that made the "
+            "embeddings), or use granularity='chunk'."
+        )
+    budget = check_budget(budget)
+    lam = check_lam(lam)
+    METHODS.lookup(method)
+    counter = as_token_counter(token_counter)
+    if not texts:
+        e = np.empty(0, dtype=np.int64)
+        name = (
+            "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
+        )
+        return TextSelection(
+            e, [], e, np.empty(0), e, np.empty(0), budget, counter.name, name, order, (), "sentence"
+        )
+    units = Units(texts)
+    emb = _embedder_for(embedder, texts, query)
+    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+    wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.texts))
+    try:  # one call for every distinct text, then the query
+        V = store.embed(emb, wanted) if store is not None else embed_texts(emb, wanted)
+        q = (
+            (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
+            if isinstance(query, str)
+            else query
+        )
+    finally:
+        if store is not None and store is not cache:
+            store.close()
+    row = {t: k for k, t in enumerate(wanted)}
+    E_units = V[[row[t] for t in units.texts]] if len(units) else V[:0]
+    E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
+    if E_texts.shape[0] != len(texts):
+        raise ValueError(f"embeddings must have one row per text ({len(texts)}); got {E_texts.shape[0]}.")
+    text_rel = _cosine(E_texts, q, np.arange(len(texts)))
+    rel = weight * _cosine(E_units, q, np.arange(len(units))) + (1.0 - weight) * text_rel[units.text_of]
+    separator = f" {elision} " if elision else " "
+    extra = int(count_tokens([separator], counter)[0])
+    unit_costs = count_tokens(units.texts, counter) + extra
+    picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget, lam=lam, method=method)
+    while True:  # the joined texts, counted again: never over the budget
+        parts = assemble(texts, units, picks, separator)
+        tokens = {
+            i: int(c)
+            for i, c in zip(parts, count_tokens([t for t, _ in parts.values()], counter), strict=True)
+        }
+        if sum(tokens.values()) <= budget or not picks.size:
+            break
+        picks, gains = picks[:-1], gains[:-1]
+    first = {}  # each text's first pick: its place in pick order and its gain
+    for k, u in enumerate(picks.tolist()):
+        first.setdefault(int(units.text_of[u]), (k, float(gains[k])))
+    idx = np.asarray(sorted(first, key=lambda i: first[i][0]), dtype=np.int64)
+    pos = arrange(idx, text_rel[idx], order)
+    idx = idx[pos]
+    return TextSelection(
+        idx, [parts[i][0] for i in idx.tolist()], np.asarray([tokens[i] for i in idx.tolist()], dtype=np.int64),
+        np.asarray([first[i][1] for i in idx.tolist()]), pos, text_rel[idx], budget, counter.name,
+        embedder_name(emb), order, tuple(tuple(parts[i][1]) for i in idx.tolist()), "sentence",
+    )  # fmt: skip

@@ -37,3 +37,116 @@ def test_mmr_with_relevance_checks_its_arguments():
         mmr_with_relevance(E, [0.1, 0.2], [1, 1, 1], 2)
     picks, gains = mmr_with_relevance(np.empty((0, 3)), [], [], 5)
     assert picks.size == 0 and gains.size == 0
+
+
+# --- select_texts(..., granularity="sentence") ---------------------------------------------
+
+from scwo_np.select import select_texts  # noqa: E402
+from scwo_np.text import sentence_units  # noqa: E402
+
+CHUNKS = [
+    "Lists are mutable sequences. They grow with append. Tuples are immutable. Use a tuple as a key.",
+    "The json module parses JSON text. Use json.load for a file. It returns dicts and lists.",
+    "Cats sleep most of the day. Dogs bark at strangers.",
+    "To read a JSON file, open it and call json.load. However, large files need a streaming parser.",
+]
+
+
+class Letters:
+    """A deterministic embedder: counts of a few letters (records every text it embeds)."""
+
+    name = "letters-v1"
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, texts):
+        self.seen += list(texts)
+        return [[t.count(c) + 0.5 for c in "aeijosnt"] for t in texts]
+
+
+def words(text):
+    return len(text.split())
+
+
+@pytest.mark.parametrize("elision", [None, "…"])
+@pytest.mark.parametrize("budget", [0, 3, 8, 15, 30, 200])
+def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
+    sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=Letters(),
+                       token_counter=words, elision=elision)  # fmt: skip
+    assert sel.granularity == "sentence" and sel.total_tokens <= budget
+    for i, text, spans, tok in zip(sel.indices.tolist(), sel.texts, sel.spans, sel.tokens, strict=True):
+        assert tok == words(text)
+        assert list(spans) == sorted(spans)
+        for a, b in spans:
+            assert CHUNKS[i][a:b] in text
+        assert set(spans) <= set(sentence_units(CHUNKS[i]))
+
+
+def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance():
+    """The reference: units by sentence_units, relevance w*cos(unit) + (1-w)*cos(text), naive MMR."""
+    emb = Letters()
+    lam, w, budget = 0.6, 0.5, 25
+    sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
+                       token_counter=words, lam=lam, sentence_weight=w, order="original")  # fmt: skip
+    units = [(i, a, b) for i, t in enumerate(CHUNKS) for a, b in sentence_units(t)]
+    U = [Letters()([CHUNKS[i][a:b]])[0] for i, a, b in units]
+    T = Letters()(CHUNKS)
+    q = Letters()(["read json file"])[0]
+    rel = [w * naive.cosine(U[k], q) + (1 - w) * naive.cosine(T[i], q) for k, (i, _, _) in enumerate(units)]
+    costs = [words(CHUNKS[i][a:b]) + words(" ") for i, a, b in units]
+    picks, _ = naive.mmr_with_relevance(U, rel, costs, budget, lam=lam)
+    want = {}
+    for k in picks:
+        i, a, b = units[k]
+        want.setdefault(i, []).append((a, b))
+    assert sel.indices.tolist() == sorted(want)
+    assert [list(s) for s in sel.spans] == [sorted(want[i]) for i in sorted(want)]
+
+
+def test_each_distinct_sentence_is_embedded_once_and_the_cache_makes_it_free(tmp_path):
+    from scwo_np.embed import EmbeddingCache
+
+    emb = Letters()
+    texts = CHUNKS + [CHUNKS[0]]  # a repeated text: its sentences are embedded once
+    select_texts(
+        texts, "read json file", 30, granularity="sentence", embedder=emb, cache=tmp_path / "c.sqlite"
+    )
+    assert len(emb.seen) == len(set(emb.seen))
+    emb.seen.clear()
+    with EmbeddingCache(tmp_path / "c.sqlite") as cache:
+        select_texts(texts, "read json file", 30, granularity="sentence", embedder=emb, cache=cache)
+    assert emb.seen == []
+
+
+def test_sentence_edge_cases_never_overrun():
+    emb = Letters()
+    one = "x" * 1_000_000  # a 1 MB "sentence": it cannot fit, so nothing is selected
+    sel = select_texts([one, "no boundary here at all"], "x", 50, granularity="sentence", embedder=emb)
+    assert sel.total_tokens <= 50 and all(len(t) < 1000 for t in sel.texts)
+    assert (
+        len(select_texts(CHUNKS, "json", 1, granularity="sentence", embedder=emb, token_counter=words)) == 0
+    )
+    assert len(select_texts([], "json", 10, granularity="sentence")) == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        ({"costs": [1, 2, 3, 4]}, ValueError, "costs are per text"),
+        ({"embeddings": np.eye(4)}, ValueError, "embeds every sentence"),
+        ({"sentence_weight": float("nan")}, ValueError, "sentence_weight"),
+        ({"sentence_weight": 2.0}, ValueError, "sentence_weight"),
+        ({"elision": 3}, TypeError, "elision"),
+        ({"granularity": "word"}, ValueError, "granularity must be one of 'chunk', 'sentence'"),
+    ],
+)
+def test_bad_sentence_arguments(kwargs, err, match):
+    kw = {"granularity": "sentence", **kwargs}
+    with pytest.raises(err, match=match):
+        select_texts(CHUNKS, "json", 10, **kw)
+
+
+def test_non_string_items_are_a_type_error():
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        select_texts(["a. b.", 3], "json", 10, granularity="sentence")

@@ -1,0 +1,88 @@
+"""Sentence-level selection: the units of the retrieved texts, their scores, and the layout.
+
+``select_texts(..., granularity="sentence")`` (in :mod:`._texts`) runs these steps:
+
+1. **Units.** Each text is cut into units by :func:`scwo_np.text.sentence_units`: sentences,
+   with a sentence that needs the one before it ("It ...", "However, ...", a list item, the
+   code a colon announced) glued to it, so a unit can be kept or dropped whole.
+2. **Scores.** A unit's relevance is ``w * cos(unit, q) + (1 - w) * cos(text, q)``, with
+   ``w = sentence_weight`` (0.5 by default): a sentence means what it says in its text's
+   context, and the text's similarity carries that context.  Redundancy is the cosine between
+   units.
+3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
+   the kernels of :func:`~scwo_np.mmr_select`) under the one budget, each unit costing its
+   tokens plus those of the separator that may precede it.
+4. **Layout.** Each text's kept units come out in their original order, as one text; two
+   units that were adjacent in the text keep the text between them, others are joined by a
+   space or, with ``elision="…"``, by `` … ``.  Texts follow ``order``.  The joined texts are
+   counted again; should any counter make them longer than the budget (a counter whose
+   counts do not add up), the last-picked unit is dropped until they fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._registry import Registry
+from ..text import sentence_units
+
+__all__ = ["GRANULARITIES", "Units", "assemble", "unit_table"]
+
+#: Registry of what ``select_texts`` selects (``granularity=``): name -> what a unit is.
+GRANULARITIES: Registry = Registry(
+    "granularity",
+    {
+        "chunk": "whole retrieved texts",
+        "sentence": "sentences of the retrieved texts (a sentence that needs its predecessor keeps it)",
+    },
+)
+
+
+class Units:
+    """The units of many texts: ``text_of[u]``, ``spans[u]`` (in that text) and ``texts[u]``."""
+
+    def __init__(self, texts: Sequence[str]):
+        text_of: list[int] = []
+        self.spans: list[tuple[int, int]] = []
+        self.first: list[int] = []  # each text's first unit
+        for i, t in enumerate(texts):
+            self.first.append(len(self.spans))
+            for span in sentence_units(t):
+                text_of.append(i)
+                self.spans.append(span)
+        self.first.append(len(self.spans))
+        self.text_of = np.asarray(text_of, dtype=np.int64)
+        self.texts = [texts[i][a:b] for i, (a, b) in zip(text_of, self.spans, strict=True)]
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+
+def unit_table(texts: Sequence[str]) -> Units:
+    """The units of ``texts`` (see :class:`Units`)."""
+    return Units(texts)
+
+
+def assemble(
+    texts: Sequence[str], units: Units, kept: NDArray[np.int64], separator: str
+) -> dict[int, tuple[str, list[tuple[int, int]]]]:
+    """Text -> (its kept units joined, their spans), for the texts that keep any unit.
+
+    Units adjacent in their text keep the text between them; others are joined by
+    ``separator``.
+    """
+    out: dict[int, tuple[str, list[tuple[int, int]]]] = {}
+    for i in sorted(set(units.text_of[kept].tolist())):
+        own = sorted(u for u in kept.tolist() if units.text_of[u] == i)
+        parts: list[str] = []
+        for k, u in enumerate(own):
+            a, b = units.spans[u]
+            if k:
+                prev = own[k - 1]
+                parts.append(texts[i][units.spans[prev][1] : a] if u == prev + 1 else separator)
+            parts.append(texts[i][a:b])
+        out[i] = ("".join(parts), [units.spans[u] for u in own])
+    return out
