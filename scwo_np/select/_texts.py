@@ -215,7 +215,8 @@ def select_texts(
         part of each text matters.  Needs an embedder (every sentence is embedded once).
     sentence_weight : float in [0, 1]
         With sentences: the weight of a sentence's own similarity to the query in its
-        relevance; the rest is its text's similarity.
+        relevance; the rest is its text's similarity (0.5: chosen on the tuning half of the
+        FAQ questions, see the selection guide).
     elision : str, optional
         With sentences: the marker put between two kept sentences that were not adjacent
         (``"…"``); it counts against the budget.  Default: a space.
@@ -347,7 +348,7 @@ def _select_sentences(
     units = Units(texts)
     emb = _embedder_for(embedder, texts, query)
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
-    wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.texts))
+    wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.sentences))
     try:  # one call for every distinct text, then the query
         V = store.embed(emb, wanted) if store is not None else embed_texts(emb, wanted)
         q = (
@@ -359,12 +360,21 @@ def _select_sentences(
         if store is not None and store is not cache:
             store.close()
     row = {t: k for k, t in enumerate(wanted)}
-    E_units = V[[row[t] for t in units.texts]] if len(units) else V[:0]
     E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
     if E_texts.shape[0] != len(texts):
         raise ValueError(f"embeddings must have one row per text ({len(texts)}); got {E_texts.shape[0]}.")
     text_rel = _cosine(E_texts, q, np.arange(len(texts)))
-    rel = weight * _cosine(E_units, q, np.arange(len(units))) + (1.0 - weight) * text_rel[units.text_of]
+    S = (
+        np.asarray(V[[row[t] for t in units.sentences]], dtype=np.float64)
+        if units.sentences
+        else np.empty((0, 1))
+    )
+    S /= np.linalg.norm(S, axis=1, keepdims=True)
+    sent_rel = S @ np.asarray(q, dtype=np.float64) / np.linalg.norm(np.asarray(q, dtype=np.float64))
+    # A unit is its sentences: its vector their mean direction, its relevance its best sentence's.
+    E_units = np.array([S[m].sum(axis=0) for m in units.members]) if len(units) else np.empty((0, S.shape[1]))
+    best = np.array([sent_rel[m].max() for m in units.members])
+    rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
     separator = f" {elision} " if elision else " "
     extra = int(count_tokens([separator], counter)[0])
     unit_costs = count_tokens(units.texts, counter) + extra

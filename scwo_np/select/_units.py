@@ -5,10 +5,12 @@
 1. **Units.** Each text is cut into units by :func:`scwo_np.text.sentence_units`: sentences,
    with a sentence that needs the one before it ("It ...", "However, ...", a list item, the
    code a colon announced) glued to it, so a unit can be kept or dropped whole.
-2. **Scores.** A unit's relevance is ``w * cos(unit, q) + (1 - w) * cos(text, q)``, with
+2. **Scores.** Every distinct sentence is embedded once.  A unit's relevance is
+   ``w * max(cos(sentence, q)) + (1 - w) * cos(text, q)`` over its sentences, with
    ``w = sentence_weight`` (0.5 by default): a sentence means what it says in its text's
-   context, and the text's similarity carries that context.  Redundancy is the cosine between
-   units.
+   context, and the text's similarity carries that context; a unit glued for coherence counts
+   as its best sentence, not as the blur of its sentences.  A unit's vector is the sum of its
+   sentences' unit vectors, and redundancy is the cosine between units.
 3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
    the kernels of :func:`~scwo_np.mmr_select`) under the one budget, each unit costing its
    tokens plus those of the separator that may precede it.
@@ -27,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._registry import Registry
-from ..text import sentence_units
+from ..text import sentence_units, split_sentences
 
 __all__ = ["GRANULARITIES", "Units", "assemble", "unit_table"]
 
@@ -42,18 +44,26 @@ GRANULARITIES: Registry = Registry(
 
 
 class Units:
-    """The units of many texts: ``text_of[u]``, ``spans[u]`` (in that text) and ``texts[u]``."""
+    """The units of many texts: ``text_of[u]``, ``spans[u]`` (in that text), ``texts[u]``, and the
+    sentences each is made of: ``members[u]`` indexes ``sentences`` (their texts)."""
 
     def __init__(self, texts: Sequence[str]):
         text_of: list[int] = []
         self.spans: list[tuple[int, int]] = []
-        self.first: list[int] = []  # each text's first unit
+        self.members: list[list[int]] = []
+        self.sentences: list[str] = []
         for i, t in enumerate(texts):
-            self.first.append(len(self.spans))
-            for span in sentence_units(t):
+            sents = split_sentences(t)
+            k = 0
+            for a, b in sentence_units(t):
                 text_of.append(i)
-                self.spans.append(span)
-        self.first.append(len(self.spans))
+                self.spans.append((a, b))
+                own = []
+                while k < len(sents) and sents[k][1] <= b:
+                    own.append(len(self.sentences))
+                    self.sentences.append(t[sents[k][0] : sents[k][1]])
+                    k += 1
+                self.members.append(own)
         self.text_of = np.asarray(text_of, dtype=np.int64)
         self.texts = [texts[i][a:b] for i, (a, b) in zip(text_of, self.spans, strict=True)]
 

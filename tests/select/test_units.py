@@ -84,17 +84,26 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 
 
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance():
-    """The reference: units by sentence_units, relevance w*cos(unit) + (1-w)*cos(text), naive MMR."""
+    """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
+    vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine); naive MMR."""
+    from scwo_np.text import split_sentences
+
     emb = Letters()
     lam, w, budget = 0.6, 0.5, 25
     sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
                        token_counter=words, lam=lam, sentence_weight=w, order="original")  # fmt: skip
-    units = [(i, a, b) for i, t in enumerate(CHUNKS) for a, b in sentence_units(t)]
-    U = [Letters()([CHUNKS[i][a:b]])[0] for i, a, b in units]
-    T = Letters()(CHUNKS)
     q = Letters()(["read json file"])[0]
-    rel = [w * naive.cosine(U[k], q) + (1 - w) * naive.cosine(T[i], q) for k, (i, _, _) in enumerate(units)]
-    costs = [words(CHUNKS[i][a:b]) + words(" ") for i, a, b in units]
+    units, U, rel, costs = [], [], [], []
+    for i, t in enumerate(CHUNKS):
+        sents = split_sentences(t)
+        for a, b in sentence_units(t):
+            vecs = [Letters()([t[x:y]])[0] for x, y in sents if a <= x and y <= b]
+            unit = [sum(v[k] / naive.norm(v) for v in vecs) for k in range(len(q))]
+            units.append((i, a, b))
+            U.append(unit)
+            best = max(naive.cosine(v, q) for v in vecs)
+            rel.append(w * best + (1 - w) * naive.cosine(Letters()([t])[0], q))
+            costs.append(words(t[a:b]) + words(" "))
     picks, _ = naive.mmr_with_relevance(U, rel, costs, budget, lam=lam)
     want = {}
     for k in picks:
