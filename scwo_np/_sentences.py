@@ -125,8 +125,15 @@ def sentence_units(text: str) -> list[tuple[int, int]]:
     >>> [t[a:b] for a, b in sentence_units(t)]
     ['Lists are mutable. They can grow.', 'Tuples are not. However, they hash.', 'Use sets for speed.']
     """
-    text = check_text(text)
+    return units_and_sentences(check_text(text))[0]
+
+
+def units_and_sentences(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[int]]:
+    """``(units, sentences, first)``: :func:`sentence_units`, :func:`split_sentences`, and the
+    index of each unit's first sentence (a unit is the sentences from it to the next unit's)."""
     units: list[list[int]] = []
+    sentences: list[tuple[int, int]] = []
+    first: list[int] = []
     prev: tuple[str, str] | None = None
     for start, end, kind in _segments(text):
         piece = text[start:end]
@@ -134,8 +141,10 @@ def sentence_units(text: str) -> list[tuple[int, int]]:
             units[-1][1] = end
         else:
             units.append([start, end])
+            first.append(len(sentences))
+        sentences.append((start, end))
         prev = (piece, kind)
-    return [(a, b) for a, b in units]
+    return [(a, b) for a, b in units], sentences, first
 
 
 def _segments(text: str) -> list[tuple[int, int, str]]:
@@ -179,15 +188,23 @@ def _lines(text: str) -> list[tuple[int, int]]:
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
+    piece = text[start:end]
+    body = piece.strip()
+    if not body:
+        return None
+    a = start + len(piece) - len(piece.lstrip())
+    return a, a + len(body)
 
 
 def _blocks(text: str) -> list[tuple[int, int, str]]:
     """Code blocks, list items, lines and prose paragraphs, in order: ``(start, end, kind)``."""
+    if "\n" not in text and "\r" not in text:  # one line (most retrieved chunks): no block structure
+        head = text.lstrip()
+        if not head:
+            return []
+        if head.startswith(">>>") or _FENCE.match(text):
+            return [(0, len(text), "code")]
+        return [(0, len(text), "item" if _BULLET.match(text) else "prose")]
     lines = _lines(text)
     out: list[tuple[int, int, str]] = []
     para: list[tuple[int, int]] = []

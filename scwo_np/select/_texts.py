@@ -372,8 +372,8 @@ def _select_sentences(
     S /= np.linalg.norm(S, axis=1, keepdims=True)
     sent_rel = S @ np.asarray(q, dtype=np.float64) / np.linalg.norm(np.asarray(q, dtype=np.float64))
     # A unit is its sentences: its vector their mean direction, its relevance its best sentence's.
-    E_units = np.array([S[m].sum(axis=0) for m in units.members]) if len(units) else np.empty((0, S.shape[1]))
-    best = np.array([sent_rel[m].max() for m in units.members])
+    E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
+    best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)
     rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
     separator = f" {elision} " if elision else " "
     extra = int(count_tokens([separator], counter)[0])

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._registry import Registry
-from ..text import sentence_units, split_sentences
+from .._sentences import units_and_sentences
 
 __all__ = ["GRANULARITIES", "Units", "assemble", "unit_table"]
 
@@ -45,25 +45,21 @@ GRANULARITIES: Registry = Registry(
 
 class Units:
     """The units of many texts: ``text_of[u]``, ``spans[u]`` (in that text), ``texts[u]``, and the
-    sentences each is made of: ``members[u]`` indexes ``sentences`` (their texts)."""
+    sentences they are made of: unit ``u`` is ``sentences[start[u]:start[u + 1]]`` (their texts)."""
 
     def __init__(self, texts: Sequence[str]):
         text_of: list[int] = []
         self.spans: list[tuple[int, int]] = []
-        self.members: list[list[int]] = []
         self.sentences: list[str] = []
+        start: list[int] = []
         for i, t in enumerate(texts):
-            sents = split_sentences(t)
-            k = 0
-            for a, b in sentence_units(t):
-                text_of.append(i)
-                self.spans.append((a, b))
-                own = []
-                while k < len(sents) and sents[k][1] <= b:
-                    own.append(len(self.sentences))
-                    self.sentences.append(t[sents[k][0] : sents[k][1]])
-                    k += 1
-                self.members.append(own)
+            units, sents, first = units_and_sentences(t)
+            base = len(self.sentences)
+            text_of += [i] * len(units)
+            self.spans += units
+            start += [base + k for k in first]
+            self.sentences += [t[a:b] for a, b in sents]
+        self.start = np.asarray(start, dtype=np.int64)
         self.text_of = np.asarray(text_of, dtype=np.int64)
         self.texts = [texts[i][a:b] for i, (a, b) in zip(text_of, self.spans, strict=True)]
 
