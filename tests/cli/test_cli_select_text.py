@@ -104,3 +104,19 @@ def test_bad_text_input_is_one_line_and_writes_nothing(tmp_path):
     _fails([*base, "--query", " "], "--query is empty")
     _fails([*base, "--query-index", "0", "--embedder", "lsa"], "--embedder goes with --query")
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]
+
+
+def test_sentences_from_the_command_line(text_chunks, tmp_path, capsys):
+    """--granularity sentence: each record's text holds its kept sentences, _scwo_spans where they are."""
+    path, texts, _ = text_chunks
+    argv = ["select", str(path), "--query", QUESTION, "--budget", "300", "--granularity", "sentence",
+            "--no-cache", "--elision", "…", "--annotate"]  # fmt: skip
+    out, err = _run(argv, capsys)
+    want = select_texts(texts, QUESTION, 300, granularity="sentence", elision="…")
+    assert [r["text"] for r in out] == want.texts
+    assert [r["_scwo_spans"] for r in out] == [[list(x) for x in s] for s in want.spans]
+    assert sum(r["_scwo"]["tokens"] for r in out) <= 300 and "sentences of them" in err
+    _fails(["select", str(path), "--query-index", "0", "--budget", "300", "--granularity", "sentence"],
+           "--granularity sentence goes with --query")  # fmt: skip
+    _fails(["select", str(path), "--query", QUESTION, "--budget", "300", "--elision", "…"],
+           "--elision goes with --granularity sentence")  # fmt: skip

@@ -103,7 +103,7 @@ def test_the_config_is_serialisable(docs):
     comp = ScwoCompressor(budget=500, lam=0.5, order="original", token_counter="wordpiece")
     cfg = comp.model_dump()
     assert cfg == {"budget": 500, "lam": 0.5, "token_counter": "wordpiece", "order": "original", "method": "auto",
-                   "embedding_key": "embedding"}  # fmt: skip
+                   "embedding_key": "embedding", "granularity": "chunk", "elision": None}  # fmt: skip
     again = ScwoCompressor.model_validate(cfg)
     assert again.compress_documents(docs, QUESTION) == comp.compress_documents(docs, QUESTION)
 
@@ -183,3 +183,16 @@ def test_a_bad_argument_is_one_line_naming_it(kw):
         and msg.startswith("ScwoCompressor: ")
         and next(iter(kw.keys() - {"budget"} or kw)) in msg
     )
+
+
+def test_sentences_keep_only_what_fits_and_say_where_it_was(docs):
+    out = ScwoCompressor(budget=300, granularity="sentence").compress_documents(docs, QUESTION)
+    want = select_texts([d.page_content for d in docs], QUESTION, 300, granularity="sentence")
+    assert [d.page_content for d in out] == want.texts
+    assert sum(d.metadata["scwo_tokens"] for d in out) <= 300
+    by_id = {d.id: d for d in docs}
+    for d in out:
+        original = by_id[d.id].page_content
+        assert all(original[a:b] in d.page_content for a, b in d.metadata["scwo_spans"])
+    same = asyncio.run(ScwoCompressor(budget=300, granularity="sentence").acompress_documents(docs, QUESTION))
+    assert [d.page_content for d in same] == want.texts

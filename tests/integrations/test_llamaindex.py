@@ -110,3 +110,16 @@ def test_the_config_is_serialisable():
 def test_bad_input_is_named(make, err, match):
     with pytest.raises(err, match=match):
         make()
+
+
+def test_sentences_keep_only_what_fits_and_leave_the_caller_s_nodes_alone(sample, cand):
+    nodes = _nodes(sample, cand)
+    before = [n.model_copy(deep=True) for n in nodes]
+    out = ScwoNodePostprocessor(budget=300, granularity="sentence").postprocess_nodes(
+        nodes, query_str=QUESTION
+    )
+    want = select_texts([n.node.get_content() for n in nodes], QUESTION, 300, granularity="sentence")
+    assert [n.node.get_content() for n in out] == want.texts
+    assert [n.node.metadata["scwo_spans"] for n in out] == [[list(x) for x in s] for s in want.spans]
+    assert nodes == before
+    assert "scwo_" not in out[0].node.get_content(metadata_mode=MetadataMode.LLM)
