@@ -28,6 +28,7 @@ import json
 import os
 import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,13 @@ METHODS = {
 _WORD = re.compile(r"\w+")
 
 
-def build_pool() -> tuple[list[str], list[dict]]:
-    """Every paragraph of the docs, and the FAQ's questions with their gold paragraphs."""
+def _question(title: str, ids: list[int]) -> dict:
+    h = int(hashlib.sha1(title.encode()).hexdigest(), 16)
+    return {"text": title, "gold": ids, "split": "held_out" if h % 2 else "tune"}
+
+
+def build_python_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of the Python docs (reST sources), and the FAQ's questions with their answers."""
     sys.path.insert(0, str(ROOT / "tools" / "build_data"))
     import build_faq_eval as faq
 
@@ -61,19 +67,108 @@ def build_pool() -> tuple[list[str], list[dict]]:
                 ids.append(len(texts))
                 texts.append(p)
             if rel.startswith("faq/") and title.endswith("?") and ids:
-                h = int(hashlib.sha1(title.encode()).hexdigest(), 16)
-                questions.append({"text": title, "gold": ids, "split": "held_out" if h % 2 else "tune"})
+                questions.append(_question(title, ids))
     return texts, questions
 
 
-def load(embedder):
+DJANGO = Path("/usr/share/doc/python-django-doc/html")
+
+
+class _Sections(HTMLParser):
+    """``(title, paragraphs)`` of a Sphinx HTML page: headings, ``<p>`` text, code after its paragraph."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections: list[tuple[str, list[str]]] = []
+        self._where: str | None = None  # "h", "p" or "pre" while inside one
+        self._buf: list[str] = []
+        self._on = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "div" and "section" in (a.get("class") or "").split():
+            self._on = True
+        if tag == "div" and a.get("id") in ("ft", "sidebar", "content-related"):
+            self._on = False
+        if not self._on:
+            return
+        if tag in ("h1", "h2", "h3", "h4"):
+            self._where, self._buf = "h", []
+        elif tag == "p" and self._where is None:
+            self._where, self._buf = "p", []
+        elif tag == "pre" and self._where is None:
+            self._where, self._buf = "pre", []
+        elif tag == "a" and "headerlink" in (a.get("class") or ""):
+            self._where = "skip:" + (self._where or "")
+
+    def handle_endtag(self, tag):
+        if self._where and self._where.startswith("skip:") and tag == "a":
+            self._where = self._where[5:] or None
+            return
+        text = re.sub(r"\s+", " ", "".join(self._buf)).strip()
+        if tag in ("h1", "h2", "h3", "h4") and self._where == "h":
+            self.sections.append((text, []))
+        elif tag == "p" and self._where == "p" and text and self.sections:
+            self.sections[-1][1].append(text)
+        elif tag == "pre" and self._where == "pre" and text and self.sections:
+            if self.sections[-1][1]:
+                self.sections[-1][1][-1] += " " + text  # code belongs to the paragraph before it
+            else:
+                self.sections[-1][1].append(text)
+        else:
+            return
+        self._where, self._buf = None, []
+
+    def handle_data(self, data):
+        if self._where in ("h", "p", "pre"):
+            self._buf.append(data)
+
+
+def _merged(paras: list[str], lo: int = 25, hi: int = 220) -> list[str]:
+    """Short paragraphs merged with the next one, long ones cut (as the FAQ set's builder does)."""
+    merged: list[str] = []
+    for p in paras:
+        if merged and len(merged[-1].split()) < lo:
+            merged[-1] += " " + p
+        else:
+            merged.append(p)
+    return [" ".join(w[k : k + hi]) for p in merged if (w := p.split()) for k in range(0, len(w), hi)]
+
+
+def build_django_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of the Django docs (HTML, BSD-3-Clause), and the Django FAQ's questions."""
+    if not DJANGO.is_dir():
+        raise SystemExit(f"no Django documentation at {DJANGO}: apt-get install python-django-doc")
+    texts: list[str] = []
+    questions: list[dict] = []
+    for path in sorted(DJANGO.rglob("*.html")):
+        rel = str(path.relative_to(DJANGO))
+        if rel.startswith(("_", "genindex", "py-modindex", "search")) or "/_" in rel:
+            continue
+        parser = _Sections()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        for title, paras in parser.sections:
+            ids = []
+            for p in _merged(paras):
+                ids.append(len(texts))
+                texts.append(p)
+            if rel.startswith("faq/") and title.endswith("?") and ids:
+                questions.append(_question(title, ids))
+    return texts, questions
+
+
+#: The question sets: name -> what builds the pool.
+SETS = {"python-docs": build_python_pool, "django-docs": build_django_pool}
+
+
+def load(embedder, name: str = "python-docs"):
     """The pool, its vectors and the questions' (built and cached on first use)."""
     from scwo_np.embed import EmbeddingCache
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    meta = CACHE / "docs_pool.json"
+    meta = CACHE / f"{name}.json"
     if not meta.is_file():
-        texts, questions = build_pool()
+        texts, questions = SETS[name]()
         meta.write_text(json.dumps({"texts": texts, "questions": questions}), encoding="utf-8")
     data = json.loads(meta.read_text(encoding="utf-8"))
     cache = EmbeddingCache(CACHE / "minilm.sqlite")
@@ -94,13 +189,13 @@ def held(context: str, gold: list[list[tuple[str, ...]]]) -> tuple[bool, float]:
     return any(kept), (sum(kept) / len(kept) if kept else 0.0)
 
 
-def run(methods=METHODS, budgets=BUDGETS, candidates=50) -> dict:
+def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=50) -> dict:
     from scwo_np.embed import MiniLMEmbedder
     from scwo_np.select import select_texts
     from scwo_np.text import split_sentences
 
     emb = MiniLMEmbedder()
-    texts, questions, E, Q, cache = load(emb)
+    texts, questions, E, Q, cache = load(emb, name)
 
     def counter(s):
         return len(s) // 4
@@ -146,8 +241,15 @@ def table(out: dict, methods=METHODS, budgets=BUDGETS) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scwo_evals.sentences", description=__doc__.splitlines()[0])
     p.add_argument("--candidates", type=int, default=50, help="retrieved paragraphs per question (50)")
+    p.add_argument(
+        "--sets", default=",".join(SETS), help=f"question sets, comma-separated ({', '.join(SETS)})"
+    )
     args = p.parse_args(argv)
-    print(table(run(candidates=args.candidates)))
+    for name in args.sets.split(","):
+        if name not in SETS:
+            p.error(f"--sets: unknown set {name!r}; choose from {', '.join(SETS)}")
+        print(f"\n{name}\n")
+        print(table(run(name, candidates=args.candidates)))
     return 0
 
 
