@@ -83,13 +83,15 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
         assert set(spans) <= set(sentence_units(CHUNKS[i]))
 
 
-def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance():
+@pytest.mark.parametrize(
+    "lam, w, budget", [(0.6, 0.5, 25), (0.7, 0.5, 12), (1.0, 0.3, 40), (0.0, 1.0, 30), (0.5, 0.0, 18)]
+)
+def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine); naive MMR."""
     from scwo_np.text import split_sentences
 
     emb = Letters()
-    lam, w, budget = 0.6, 0.5, 25
     sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
                        token_counter=words, lam=lam, sentence_weight=w, order="original")  # fmt: skip
     q = Letters()(["read json file"])[0]
