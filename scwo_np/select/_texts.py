@@ -34,7 +34,14 @@ from numpy.typing import ArrayLike, NDArray
 from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_budget, check_embeddings, check_lam, check_texts, check_unit_interval
+from ..validation import (
+    check_budget,
+    check_embeddings,
+    check_lam,
+    check_query,
+    check_texts,
+    check_unit_interval,
+)
 from ._mmr import METHODS, mmr_select, mmr_with_relevance
 from ._units import GRANULARITIES, Units, assemble
 
@@ -363,6 +370,7 @@ def _select_sentences(
     E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
     if E_texts.shape[0] != len(texts):
         raise ValueError(f"embeddings must have one row per text ({len(texts)}); got {E_texts.shape[0]}.")
+    q = check_query(q, E_texts.shape[1])  # a vector query: finite, non-zero, the right length
     text_rel = _cosine(E_texts, q, np.arange(len(texts)))
     S = (
         np.asarray(V[[row[t] for t in units.sentences]], dtype=np.float64)
@@ -370,7 +378,7 @@ def _select_sentences(
         else np.empty((0, 1))
     )
     S /= np.linalg.norm(S, axis=1, keepdims=True)
-    sent_rel = S @ np.asarray(q, dtype=np.float64) / np.linalg.norm(np.asarray(q, dtype=np.float64))
+    sent_rel = S @ q / np.linalg.norm(q)
     # A unit is its sentences: its vector their mean direction, its relevance its best sentence's.
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)

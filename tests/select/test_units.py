@@ -161,3 +161,11 @@ def test_bad_sentence_arguments(kwargs, err, match):
 def test_non_string_items_are_a_type_error():
     with pytest.raises(TypeError, match=r"texts\[1\]"):
         select_texts(["a. b.", 3], "json", 10, granularity="sentence")
+
+
+@pytest.mark.parametrize(
+    "query, match", [([0.0] * 8, "zero vector"), ([1.0, 2.0], "dimension"), ([np.nan] + [1.0] * 7, "NaN")]
+)
+def test_a_bad_query_vector_is_named(query, match):
+    with pytest.raises(ValueError, match=match):
+        select_texts(CHUNKS, query, 10, granularity="sentence", embedder=Letters())
