@@ -124,19 +124,11 @@ class _Sections(HTMLParser):
             self._buf.append(data)
 
 
-def _merged(paras: list[str], lo: int = 25, hi: int = 220) -> list[str]:
-    """Short paragraphs merged with the next one, long ones cut (as the FAQ set's builder does)."""
-    merged: list[str] = []
-    for p in paras:
-        if merged and len(merged[-1].split()) < lo:
-            merged[-1] += " " + p
-        else:
-            merged.append(p)
-    return [" ".join(w[k : k + hi]) for p in merged if (w := p.split()) for k in range(0, len(w), hi)]
-
-
 def build_django_pool() -> tuple[list[str], list[dict]]:
     """Every paragraph of the Django docs (HTML, BSD-3-Clause), and the Django FAQ's questions."""
+    sys.path.insert(0, str(ROOT / "tools" / "build_data"))
+    import build_faq_eval as faq
+
     if not DJANGO.is_dir():
         raise SystemExit(f"no Django documentation at {DJANGO}: apt-get install python-django-doc")
     texts: list[str] = []
@@ -149,7 +141,7 @@ def build_django_pool() -> tuple[list[str], list[dict]]:
         parser.feed(path.read_text(encoding="utf-8", errors="replace"))
         for title, paras in parser.sections:
             ids = []
-            for p in _merged(paras):
+            for p in faq.merge_and_cut(paras):  # as the FAQ set's builder cuts
                 ids.append(len(texts))
                 texts.append(p)
             if rel.startswith("faq/") and title.endswith("?") and ids:

@@ -85,6 +85,11 @@ def paragraphs(body: list[str]) -> list[str]:
             paras[-1] += " " + text
         else:
             paras.append(text)
+    return merge_and_cut(paras)
+
+
+def merge_and_cut(paras: list[str]) -> list[str]:
+    """Short paragraphs merged with the next one, long ones cut at ``MAX_WORDS`` words."""
     merged: list[str] = []
     for p in paras:
         if merged and len(merged[-1].split()) < MIN_WORDS:
