@@ -15,7 +15,13 @@ Measures, per split and budget:
 * **hit**: the share of contexts holding a sentence of the gold answer, a sentence counting as
   held when 90% of its word 3-grams are in the context;
 * **share**: the mean share of the gold answer's sentences held;
+* **parts** (for answers in several paragraphs): the mean share of the gold paragraphs with a
+  sentence held;
 * **fill**: tokens used / budget.
+
+``--sets python-glossary`` asks comparison questions with two-part answers: "What is the
+difference between X and Y?" for the 31 pairs of Python glossary terms whose definitions cite
+each other, each definition its own paragraph in the same pool.
 
 Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
 """
@@ -149,8 +155,65 @@ def build_django_pool() -> tuple[list[str], list[dict]]:
     return texts, questions
 
 
+_TERM = re.compile(r":term:`(?:[^`<]*<)?([^`>]+)>?`")
+
+
+def glossary_entries() -> dict[str, str]:
+    """The Python glossary: term -> its definition (reST roles reduced to their text)."""
+    sys.path.insert(0, str(ROOT / "tools" / "build_data"))
+    import build_faq_eval as faq
+
+    entries: dict[str, list[str]] = {}
+    term = None
+    for line in (SRC / "glossary.rst.txt").read_text(encoding="utf-8").splitlines():
+        if re.match(r"^   \S", line):
+            term = line.strip().strip("`")
+            entries[term] = []
+        elif term and (line.startswith("      ") or not line.strip()):
+            entries[term].append(line.strip())
+    return {t: faq.clean(" ".join(body)) for t, body in entries.items() if " ".join(body).strip()}
+
+
+def build_glossary_pool() -> tuple[list[str], list[dict]]:
+    """Comparison questions with two-part answers: "What is the difference between X and Y?" for
+    every pair of Python glossary terms whose definitions cite each other (the glossary's authors
+    relate them); gold = both definitions, each its own paragraph in the Python docs pool."""
+    texts, _ = build_python_pool()
+    raw = (SRC / "glossary.rst.txt").read_text(encoding="utf-8")
+    entries = glossary_entries()
+    cites = {}
+    term = None
+    for line in raw.splitlines():  # which terms each definition cites
+        if re.match(r"^   \S", line):
+            term = line.strip().strip("`")
+            cites[term] = set()
+        elif term:
+            cites[term] |= {x.lower() for x in _TERM.findall(line)}
+    low = {t.lower(): t for t in entries}
+    ids = {}
+    for t, definition in entries.items():  # each definition its own paragraph
+        ids[t] = len(texts)
+        texts.append(f"{t}: {definition}")
+    pairs = sorted(
+        {
+            tuple(sorted((a, low[b])))
+            for a in entries
+            for b in cites.get(a, ())
+            if b in low and a.lower() in cites.get(low[b], ())
+        }
+    )
+    questions = [
+        _question(f"What is the difference between {a} and {b}?", [ids[a], ids[b]]) for a, b in pairs
+    ]
+    return texts, questions
+
+
 #: The question sets: name -> what builds the pool.
-SETS = {"python-docs": build_python_pool, "django-docs": build_django_pool}
+SETS = {
+    "python-docs": build_python_pool,
+    "django-docs": build_django_pool,
+    "python-glossary": build_glossary_pool,
+}
 
 
 def load(embedder, name: str = "python-docs"):
@@ -193,8 +256,8 @@ def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=
         return len(s) // 4
 
     counter.name = "len//4"
-    gold = [
-        [g for c in q["gold"] for a, b in split_sentences(texts[c]) if (g := grams(texts[c][a:b]))]
+    parts = [  # per question, per gold paragraph, its sentences' 3-grams
+        [[g for a, b in split_sentences(texts[c]) if (g := grams(texts[c][a:b]))] for c in q["gold"]]
         for q in questions
     ]
     En = E / np.linalg.norm(E, axis=1, keepdims=True)
@@ -207,12 +270,15 @@ def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=
             extra = {"embedder": emb, "cache": cache} if kw.get("granularity") == "sentence" else {}
             for budget in budgets:
                 sel = select_texts(cand, qv, budget, embeddings=E[top], token_counter=counter, **kw, **extra)
-                hit, share = held("\n\n".join(sel.texts), gold[qi])
-                acc = out.setdefault((name, budget, q["split"]), [0, 0.0, 0.0, 0])
+                context = "\n\n".join(sel.texts)
+                hit, share = held(context, [g for part in parts[qi] for g in part])
+                covered = sum(held(context, part)[0] for part in parts[qi]) / len(parts[qi])
+                acc = out.setdefault((name, budget, q["split"]), [0, 0.0, 0.0, 0, 0.0])
                 acc[0] += hit
                 acc[1] += share
                 acc[2] += sel.total_tokens / budget
                 acc[3] += 1
+                acc[4] += covered
     cache.close()
     return out
 
@@ -225,7 +291,7 @@ def table(out: dict, methods=METHODS, budgets=BUDGETS) -> str:
         for b in budgets:
             t, h = out[(name, b, "tune")], out[(name, b, "held_out")]
             cells.append(f"{t[0] / t[3]:.3f} / {h[0] / h[3]:.3f} (share {t[1] / t[3]:.2f} / {h[1] / h[3]:.2f}, "
-                         f"fill {t[2] / t[3]:.2f})")  # fmt: skip
+                         f"parts {t[4] / t[3]:.2f} / {h[4] / h[3]:.2f}, fill {t[2] / t[3]:.2f})")  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
