@@ -20,7 +20,7 @@ Measures, per split and budget:
 * **fill**: tokens used / budget.
 
 ``--sets python-glossary`` asks comparison questions with two-part answers: "What is the
-difference between X and Y?" for the 31 pairs of Python glossary terms whose definitions cite
+difference between X and Y?" for the 34 pairs of Python glossary terms whose definitions cite
 each other, each definition its own paragraph in the same pool.
 
 Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
@@ -158,8 +158,9 @@ def build_django_pool() -> tuple[list[str], list[dict]]:
 _TERM = re.compile(r":term:`(?:[^`<]*<)?([^`>]+)>?`")
 
 
-def glossary_entries() -> dict[str, str]:
-    """The Python glossary: term -> its definition (reST roles reduced to their text)."""
+def glossary_entries() -> tuple[dict[str, str], dict[str, set[str]]]:
+    """The Python glossary: term -> its definition (reST roles reduced to their text), and
+    term -> the terms (lower case) its definition cites."""
     sys.path.insert(0, str(ROOT / "tools" / "build_data"))
     import build_faq_eval as faq
 
@@ -171,7 +172,9 @@ def glossary_entries() -> dict[str, str]:
             entries[term] = []
         elif term and (line.startswith("      ") or not line.strip()):
             entries[term].append(line.strip())
-    return {t: faq.clean(" ".join(body)) for t, body in entries.items() if " ".join(body).strip()}
+    bodies = {t: " ".join(body) for t, body in entries.items() if " ".join(body).strip()}
+    cites = {t: {x.lower() for x in _TERM.findall(body)} for t, body in bodies.items()}
+    return {t: faq.clean(body) for t, body in bodies.items()}, cites
 
 
 def build_glossary_pool() -> tuple[list[str], list[dict]]:
@@ -179,16 +182,7 @@ def build_glossary_pool() -> tuple[list[str], list[dict]]:
     every pair of Python glossary terms whose definitions cite each other (the glossary's authors
     relate them); gold = both definitions, each its own paragraph in the Python docs pool."""
     texts, _ = build_python_pool()
-    raw = (SRC / "glossary.rst.txt").read_text(encoding="utf-8")
-    entries = glossary_entries()
-    cites = {}
-    term = None
-    for line in raw.splitlines():  # which terms each definition cites
-        if re.match(r"^   \S", line):
-            term = line.strip().strip("`")
-            cites[term] = set()
-        elif term:
-            cites[term] |= {x.lower() for x in _TERM.findall(line)}
+    entries, cites = glossary_entries()
     low = {t.lower(): t for t in entries}
     ids = {}
     for t, definition in entries.items():  # each definition its own paragraph
@@ -198,8 +192,8 @@ def build_glossary_pool() -> tuple[list[str], list[dict]]:
         {
             tuple(sorted((a, low[b])))
             for a in entries
-            for b in cites.get(a, ())
-            if b in low and a.lower() in cites.get(low[b], ())
+            for b in cites[a]
+            if b in low and a.lower() in cites[low[b]]
         }
     )
     questions = [

@@ -169,6 +169,15 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
     return np.array(out, dtype=np.int64)
 
 
+def _nothing(budget: int, counter_name: str, embedder, order: str, granularity: str) -> TextSelection:
+    """The selection from no texts."""
+    e = np.empty(0, dtype=np.int64)
+    name = "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
+    return TextSelection(
+        e, [], e, np.empty(0), e, np.empty(0), budget, counter_name, name, order, (), granularity
+    )
+
+
 def _embedder_for(embedder, texts: list[str], query) -> Callable:
     corpus = texts + [query] if isinstance(query, str) else texts
     return as_embedder("lsa" if embedder is None else embedder, corpus)
@@ -263,16 +272,10 @@ def select_texts(
     if costs is None:
         costs = count_tokens(texts, counter)
     if not texts:
-        name = (
-            "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
-        )
         budget = check_budget(budget)
         check_lam(lam)
         METHODS.lookup(method)
-        empty = np.empty(0, dtype=np.int64)
-        return TextSelection(
-            empty, [], empty, np.empty(0), empty, np.empty(0), budget, counter_name, name, order
-        )
+        return _nothing(budget, counter_name, embedder, order, "chunk")
     emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
     try:
@@ -345,13 +348,7 @@ def _select_sentences(
     METHODS.lookup(method)
     counter = as_token_counter(token_counter)
     if not texts:
-        e = np.empty(0, dtype=np.int64)
-        name = (
-            "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
-        )
-        return TextSelection(
-            e, [], e, np.empty(0), e, np.empty(0), budget, counter.name, name, order, (), "sentence"
-        )
+        return _nothing(budget, counter.name, embedder, order, "sentence")
     units = Units(texts)
     emb = _embedder_for(embedder, texts, query)
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache

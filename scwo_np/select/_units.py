@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,7 +32,7 @@ from numpy.typing import NDArray
 from .._registry import Registry
 from .._sentences import units_and_sentences
 
-__all__ = ["GRANULARITIES", "Units", "assemble", "unit_table"]
+__all__ = ["GRANULARITIES", "Units", "assemble"]
 
 #: Registry of what ``select_texts`` selects (``granularity=``): name -> what a unit is.
 GRANULARITIES: Registry = Registry(
@@ -67,11 +68,6 @@ class Units:
         return len(self.spans)
 
 
-def unit_table(texts: Sequence[str]) -> Units:
-    """The units of ``texts`` (see :class:`Units`)."""
-    return Units(texts)
-
-
 def assemble(
     texts: Sequence[str], units: Units, kept: NDArray[np.int64], separator: str
 ) -> dict[int, tuple[str, list[tuple[int, int]]]]:
@@ -81,8 +77,9 @@ def assemble(
     ``separator``.
     """
     out: dict[int, tuple[str, list[tuple[int, int]]]] = {}
-    for i in sorted(set(units.text_of[kept].tolist())):
-        own = sorted(u for u in kept.tolist() if units.text_of[u] == i)
+    # Units are numbered text by text, in order: sorted, the kept ones come grouped by text.
+    for i, group in groupby(sorted(kept.tolist()), key=lambda u: int(units.text_of[u])):
+        own = list(group)
         parts: list[str] = []
         for k, u in enumerate(own):
             a, b = units.spans[u]
