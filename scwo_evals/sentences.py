@@ -48,7 +48,6 @@ METHODS = {
     "MMR (chunks)": {"lam": 0.7},
     "sentences": {"granularity": "sentence", "lam": 0.7},
 }
-_WORD = re.compile(r"\w+")
 
 
 def _question(title: str, ids: list[int]) -> dict:
@@ -56,15 +55,15 @@ def _question(title: str, ids: list[int]) -> dict:
     return {"text": title, "gold": ids, "split": "held_out" if h % 2 else "tune"}
 
 
-def build_python_pool() -> tuple[list[str], list[dict]]:
-    """Every paragraph of the Python docs (reST sources), and the FAQ's questions with their answers."""
+def _python_sections() -> tuple[list[str], list[tuple[str, str, list[int]]]]:
+    """Every paragraph of the Python docs (reST sources), and ``(page, title, paragraph ids)`` per section."""
     sys.path.insert(0, str(ROOT / "tools" / "build_data"))
     import build_faq_eval as faq
 
     if not SRC.is_dir():
         raise SystemExit(f"no Python documentation sources at {SRC}: apt-get install python3-doc")
     texts: list[str] = []
-    questions: list[dict] = []
+    sections: list[tuple[str, str, list[int]]] = []
     for path in sorted(SRC.rglob("*.rst.txt")):
         rel = str(path.relative_to(SRC))
         for title, body in faq.sections(path.read_text(encoding="utf-8", errors="replace")):
@@ -72,8 +71,38 @@ def build_python_pool() -> tuple[list[str], list[dict]]:
             for p in faq.paragraphs(body):
                 ids.append(len(texts))
                 texts.append(p)
-            if rel.startswith("faq/") and title.endswith("?") and ids:
-                questions.append(_question(title, ids))
+            sections.append((rel, title, ids))
+    return texts, sections
+
+
+def build_python_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of the Python docs, and the FAQ's questions with their answers."""
+    texts, sections = _python_sections()
+    questions = [
+        _question(title, ids)
+        for rel, title, ids in sections
+        if rel.startswith("faq/") and title.endswith("?") and ids
+    ]
+    return texts, questions
+
+
+def build_overview_pool() -> tuple[list[str], list[dict]]:
+    """Overview questions with many-part answers: "Give an overview of json: JSON encoder and
+    decoder." for every library page of 4 to 12 sections with text; gold = the first paragraph of
+    each section (the answer touches every section; the question names none of them)."""
+    sys.path.insert(0, str(ROOT / "tools" / "build_data"))
+    import build_faq_eval as faq
+
+    texts, sections = _python_sections()
+    pages: dict[str, list[tuple[str, list[int]]]] = {}
+    for rel, title, ids in sections:
+        if rel.startswith("library/") and ids:
+            pages.setdefault(rel, []).append((title, ids))
+    questions = []
+    for parts in pages.values():
+        if 4 <= len(parts) <= 12:
+            title = re.sub(r"\s+-{2,3}\s+", ": ", faq.clean(parts[0][0]))
+            questions.append(_question(f"Give an overview of {title}.", [ids[0] for _, ids in parts]))
     return texts, questions
 
 
@@ -207,6 +236,7 @@ SETS = {
     "python-docs": build_python_pool,
     "django-docs": build_django_pool,
     "python-glossary": build_glossary_pool,
+    "python-overview": build_overview_pool,
 }
 
 
@@ -226,22 +256,10 @@ def load(embedder, name: str = "python-docs"):
     return data["texts"], data["questions"], E, Q, cache
 
 
-def grams(text: str) -> list[tuple[str, ...]]:
-    w = _WORD.findall(text.lower())
-    return [tuple(w[i : i + 3]) for i in range(len(w) - 2)]
-
-
-def held(context: str, gold: list[list[tuple[str, ...]]]) -> tuple[bool, float]:
-    """Whether any gold sentence is held (90% of its 3-grams), and the share held."""
-    have = set(grams(context))
-    kept = [sum(g in have for g in sent) / len(sent) >= 0.9 for sent in gold]
-    return any(kept), (sum(kept) / len(kept) if kept else 0.0)
-
-
 def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=50) -> dict:
     from scwo_np.embed import MiniLMEmbedder
     from scwo_np.select import select_texts
-    from scwo_np.text import split_sentences
+    from scwo_np.select._at_budget import _answer, _measure  # the benchmark's own measures
 
     emb = MiniLMEmbedder()
     texts, questions, E, Q, cache = load(emb, name)
@@ -250,10 +268,7 @@ def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=
         return len(s) // 4
 
     counter.name = "len//4"
-    parts = [  # per question, per gold paragraph, its sentences' 3-grams
-        [[g for a, b in split_sentences(texts[c]) if (g := grams(texts[c][a:b]))] for c in q["gold"]]
-        for q in questions
-    ]
+    answers = [_answer([texts[c] for c in q["gold"]]) for q in questions]
     En = E / np.linalg.norm(E, axis=1, keepdims=True)
     out: dict = {}
     for qi, q in enumerate(questions):
@@ -264,9 +279,7 @@ def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=
             extra = {"embedder": emb, "cache": cache} if kw.get("granularity") == "sentence" else {}
             for budget in budgets:
                 sel = select_texts(cand, qv, budget, embeddings=E[top], token_counter=counter, **kw, **extra)
-                context = "\n\n".join(sel.texts)
-                hit, share = held(context, [g for part in parts[qi] for g in part])
-                covered = sum(held(context, part)[0] for part in parts[qi]) / len(parts[qi])
+                hit, share, covered = _measure("\n\n".join(sel.texts), answers[qi])
                 acc = out.setdefault((name, budget, q["split"]), [0, 0.0, 0.0, 0, 0.0])
                 acc[0] += hit
                 acc[1] += share

@@ -10,6 +10,7 @@ made; nothing is downloaded.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +19,18 @@ from importlib import resources
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FAQ", "Sample", "load_faq", "load_sample", "sample_query"]
+from .validation import check_method
+
+__all__ = [
+    "FAQ",
+    "QUESTION_SETS",
+    "QuestionSet",
+    "Sample",
+    "load_faq",
+    "load_questions",
+    "load_sample",
+    "sample_query",
+]
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,120 @@ def load_faq() -> FAQ:
     f = _load_faq()
     return dataclasses.replace(
         f, embeddings=f.embeddings.copy(), costs=f.costs.copy(), query_embeddings=f.query_embeddings.copy()
+    )
+
+
+#: The bundled question sets of the quality-at-budget benchmark (:func:`load_questions`).
+QUESTION_SETS: tuple[str, ...] = ("python-faq", "django-faq", "python-glossary", "python-overview")
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """Real questions, what a retriever returned for each, and their known answers (see :func:`load_questions`).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`QUESTION_SETS`.
+    kind : str
+        ``"faq"`` (one answer), ``"comparison"`` (two parts) or ``"overview"`` (one part per section).
+    source, licence, retriever : str
+        Where the text is from, its licence, and how the candidates were retrieved.
+    paragraphs : list of str
+        Every paragraph the questions refer to (their candidates and their answers).
+    questions : list of str
+        The questions.
+    candidates : list of list of int
+        For each question, its 50 retrieved paragraphs, nearest first.
+    gold : list of list of int
+        For each question, the paragraphs of its answer (retrieved or not); each is one part.
+    split : list of str
+        For each question, ``"tune"`` or ``"held_out"`` (fixed).
+
+    Examples
+    --------
+    >>> qs = load_questions("python-glossary")
+    >>> qs.kind, qs.questions[0][:30], len(qs.candidates[0]), len(qs.gold[0])
+    ('comparison', 'What is the difference between', 50, 2)
+    """
+
+    #: One of :data:`QUESTION_SETS`.
+    name: str
+    #: ``"faq"``, ``"comparison"`` or ``"overview"``.
+    kind: str
+    #: Where the text is from.
+    source: str
+    #: The licence of the text.
+    licence: str
+    #: How the candidates were retrieved.
+    retriever: str
+    #: Every paragraph the questions refer to.
+    paragraphs: list[str]
+    #: The questions.
+    questions: list[str]
+    #: For each question, its retrieved paragraphs, nearest first.
+    candidates: list[list[int]]
+    #: For each question, the paragraphs of its answer.
+    gold: list[list[int]]
+    #: For each question, ``"tune"`` or ``"held_out"``.
+    split: list[str]
+
+
+@lru_cache(maxsize=len(QUESTION_SETS))
+def _load_questions(name: str) -> QuestionSet:
+    raw = (resources.files("scwo_np.bundled") / "quality" / f"{name}.json.gz").read_bytes()
+    d = json.loads(gzip.decompress(raw))
+    qs = d["questions"]
+    return QuestionSet(
+        name=d["name"],
+        kind=d["kind"],
+        source=d["source"],
+        licence=d["licence"],
+        retriever=d["retriever"],
+        paragraphs=d["paragraphs"],
+        questions=[q["text"] for q in qs],
+        candidates=[q["candidates"] for q in qs],
+        gold=[q["gold"] for q in qs],
+        split=[q["split"] for q in qs],
+    )
+
+
+def load_questions(name: str) -> QuestionSet:
+    """A bundled question set of the quality-at-budget benchmark (``scwo bench --quality``).
+
+    Four sets of real questions over real documentation, each question with the 50
+    paragraphs a retriever (all-MiniLM-L6-v2) returned for it from the whole
+    documentation and the paragraphs of its known answer: ``"python-faq"`` (the
+    Python FAQ's 175 questions, PSF-2.0), ``"django-faq"`` (the Django FAQ's 44,
+    BSD-3-Clause), ``"python-glossary"`` (34 "What is the difference between X and
+    Y?" questions, two-part answers) and ``"python-overview"`` (overviews of library
+    pages, one part per section).  ``data/README.md`` says how they were made.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`QUESTION_SETS`.
+
+    Returns
+    -------
+    QuestionSet
+        The paragraphs, questions, candidates, answers and the fixed split (fresh lists).
+
+    Examples
+    --------
+    >>> qs = load_questions("python-faq")
+    >>> qs.questions[0], qs.split.count("held_out") > 0, qs.licence
+    ('Why does Python use indentation for grouping of statements?', True, 'PSF-2.0')
+    """
+    name = check_method(name, QUESTION_SETS, name="name")
+    q = _load_questions(name)
+    return dataclasses.replace(
+        q,
+        paragraphs=list(q.paragraphs),
+        questions=list(q.questions),
+        candidates=[list(c) for c in q.candidates],
+        gold=[list(g) for g in q.gold],
+        split=list(q.split),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -11,8 +12,21 @@ import time
 
 import numpy as np
 
+from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
-from ..select import GRANULARITIES, METHODS, ORDERS, arrange, coverage, mmr_select, topk_relevance, truncate
+from ..select import (
+    GRANULARITIES,
+    METHODS,
+    ORDERS,
+    QUALITY_METHODS,
+    arrange,
+    coverage,
+    format_quality,
+    mmr_select,
+    quality_at_budget,
+    topk_relevance,
+    truncate,
+)
 from ..tokens import COUNTERS
 from ._io import (
     _count,
@@ -321,8 +335,50 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.cost_aware:
         _out(format_cost_aware(cost_aware_rows()))
         return 0
+    if args.quality:
+        return _bench_quality(args)
+    for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
+        if getattr(args, opt) not in (None, False):
+            raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
     rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
+    return 0
+
+
+def _bench_quality(args: argparse.Namespace) -> int:
+    """``scwo bench --quality``: every method on the bundled question sets, at each budget."""
+
+    def names(value, choices, opt):
+        out = [v.strip() for v in value.split(",") if v.strip()]
+        bad = [v for v in out if v not in choices]
+        if bad or not out:
+            raise SystemExit(
+                f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; got {value!r}"
+            )
+        return out
+
+    sets = names(args.sets, QUESTION_SETS, "sets") if args.sets else QUESTION_SETS
+    methods = names(args.methods, list(QUALITY_METHODS), "methods") if args.methods else None
+    try:
+        budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
+    except ValueError:
+        raise SystemExit(
+            f"scwo bench: --budgets takes integers like 200,400,800; got {args.budgets!r}"
+        ) from None
+    split = None if args.split == "both" else (args.split or "held_out")
+    cache = None
+    if not args.no_cache:
+        from .._config import _user_cache_root
+
+        root = _user_cache_root()
+        cache = args.cache or (os.path.join(root, "embeddings.sqlite") if root else None)
+        if cache and not args.cache:
+            os.makedirs(os.path.dirname(cache), exist_ok=True)
+    rows = quality_at_budget(
+        sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
+        progress=sys.stderr.isatty(),
+    )  # fmt: skip
+    _out(json.dumps(rows, indent=1) if args.json else format_quality(rows))
     return 0
 
 
@@ -417,4 +473,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare plain MMR and the cost-aware modes on the bundled queries",
     )
+    b.add_argument(
+        "--quality",
+        action="store_true",
+        help="quality at budget: how much of the known answer each method puts into the context, on the "
+        "bundled question sets (hit, share, parts, fill at each budget)",
+    )
+    b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
+    b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
+    b.add_argument("--methods", help="with --quality: comma-separated methods (all)")
+    b.add_argument(
+        "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"
+    )
+    b.add_argument("--budgets", help="with --quality: comma-separated token budgets (200,400,800)")
+    b.add_argument("--json", action="store_true", help="with --quality: the rows as JSON")
+    b.add_argument(
+        "--cache", help="with --quality: the embedding cache file (default: in the user cache folder)"
+    )
+    b.add_argument("--no-cache", action="store_true", help="with --quality: embed without a cache")
     b.set_defaults(func=_cmd_bench)

@@ -14,12 +14,15 @@
 - :func:`select_texts` — from texts and a question (embedder, token counter, layout
   ``ORDERS`` by :func:`arrange`) to :func:`mmr_select`;
 - :func:`compare_strategies` — which strategy puts the answer into the context, on
-  questions with known answers (``DEFAULT_STRATEGIES``);
+  questions with known answers (``DEFAULT_STRATEGIES``); :func:`quality_at_budget` and
+  :func:`format_quality` — the same for text, chunks or sentences, on the bundled question
+  sets (``QUALITY_METHODS``, ``scwo bench --quality``);
 - :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the spec's baselines
   and quality metric; :func:`run_bench` and :func:`format_table` — its benchmark
   table (``scwo bench``).
 """
 
+from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
 from ._baselines import coverage, topk_relevance, truncate
 from ._batch import BatchSelection, select_batch
 from ._bench import format_table, run_bench
@@ -41,6 +44,7 @@ __all__ = [
     "METHODS",
     "GRANULARITIES",
     "ORDERS",
+    "QUALITY_METHODS",
     "STRATEGIES",
     "BatchSelection",
     "TextSelection",
@@ -50,11 +54,13 @@ __all__ = [
     "coverage",
     "dpp_select",
     "facility_location_select",
+    "format_quality",
     "format_table",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
     "msd_select",
+    "quality_at_budget",
     "run_bench",
     "select_by_strategy",
     "select_batch",

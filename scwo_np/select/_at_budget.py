@@ -1,0 +1,276 @@
+"""Quality at budget: how much of the answer each method puts into the context, on real questions.
+
+:func:`quality_at_budget` runs every method of :data:`QUALITY_METHODS` on the bundled
+question sets (:func:`~scwo_np.datasets.load_questions`): for each question it selects
+from the 50 paragraphs a retriever returned, under each budget, and checks the context
+against the known answer.  The measures, averaged over the questions of a set and split:
+
+``hit``
+    The share of contexts that hold a sentence of the answer.  A sentence counts as held
+    when 90% of its word 3-grams are in the context, so a sentence cut out of its
+    paragraph counts as much as the paragraph's copy.
+``share``
+    The mean share of the answer's sentences held.
+``parts``
+    The mean share of the answer's paragraphs (its parts: two for a comparison, one per
+    section for an overview) with a sentence held.
+``fill``
+    Tokens used over the budget.
+
+``scwo bench --quality`` prints them; the docs plot them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._registry import Registry
+from ..datasets import QUESTION_SETS, load_questions
+from ..embed import EmbeddingCache, as_embedder, embed_texts
+from ..text import split_sentences
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_int, check_method
+from ._front import select_by_strategy
+from ._texts import select_texts
+
+__all__ = ["QUALITY_METHODS", "format_quality", "quality_at_budget"]
+
+#: Method name -> keyword arguments: of :func:`~scwo_np.select.select_texts` (chunks or
+#: sentences, MMR), or, with ``strategy``, of :func:`~scwo_np.select.select_by_strategy`
+#: over the chunks.
+QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
+    "methods",
+    {
+        "top-k": {"lam": 1.0},
+        "mmr": {"lam": 0.7},
+        "sentences": {"granularity": "sentence", "lam": 0.7},
+        "sentences (top-k)": {"granularity": "sentence", "lam": 1.0},
+        "mmr cost-aware": {"strategy": "mmr", "lam": 0.7, "cost_aware": True},
+        "msd": {"strategy": "msd", "lam": 0.7},
+        "dpp": {"strategy": "dpp", "lam": 0.7},
+        "ssd": {"strategy": "ssd", "lam": 0.7},
+        "cover": {"strategy": "cover", "lam": 0.5},
+        "facility location": {"strategy": "facility_location", "lam": 0.5},
+        "knapsack": {"strategy": "knapsack"},
+    },
+)
+
+_WORD = re.compile(r"\w+")
+_MEASURES = ("hit", "share", "parts", "fill")
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    w = _WORD.findall(text.lower())
+    return {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
+
+
+def _answer(paragraphs: Sequence[str]) -> list[list[set[tuple[str, ...]]]]:
+    """Per paragraph of the answer, the word 3-grams of each of its sentences (of 3 words or more)."""
+    return [[g for a, b in split_sentences(p) if (g := _grams(p[a:b]))] for p in paragraphs]
+
+
+def _measure(context: str, answer: list[list[set]]) -> tuple[float, float, float]:
+    """hit, share of sentences held, share of parts with a sentence held."""
+    have = _grams(context)
+    held = [[len(s & have) >= 0.9 * len(s) for s in part] for part in answer]
+    flat = [h for part in held for h in part]
+    if not flat:
+        return 0.0, 0.0, 0.0
+    return float(any(flat)), sum(flat) / len(flat), sum(any(p) for p in held) / len(held)
+
+
+def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> list[dict]:
+    qs = load_questions(name)
+    keep = [i for i, s in enumerate(qs.split) if split in (None, s)]
+    emb = as_embedder(emb_arg, [*qs.paragraphs, *qs.questions])
+    if cache is not None:
+        P = cache.embed(emb, qs.paragraphs)
+        Q = cache.embed(emb, [qs.questions[i] for i in keep])
+    else:
+        P = embed_texts(emb, qs.paragraphs)
+        Q = embed_texts(emb, [qs.questions[i] for i in keep])
+    costs = count_tokens(qs.paragraphs, counter)
+    sums: dict[tuple[str, str, int], list[float]] = {}
+    for qv, i in zip(Q, keep, strict=True):
+        cand = np.asarray(qs.candidates[i], dtype=np.int64)
+        texts = [qs.paragraphs[c] for c in cand]
+        answer = _answer([qs.paragraphs[g] for g in qs.gold[i]])
+        for method, kw in methods.items():
+            kw = dict(kw)
+            strategy = kw.pop("strategy", None)
+            for budget in budgets:
+                if strategy is None:
+                    if kw.get("granularity") == "sentence":  # sentences are embedded and counted
+                        extra = {"embedder": emb, "cache": cache, "token_counter": counter}
+                    else:
+                        extra = {"costs": costs[cand]}
+                    sel = select_texts(texts, qv, budget, embeddings=P[cand], **kw, **extra)
+                    chosen, used = sel.texts, sel.total_tokens
+                else:
+                    idx = select_by_strategy(P[cand], qv, costs[cand], budget, strategy=strategy, **kw)
+                    chosen, used = [texts[j] for j in idx], int(costs[cand][idx].sum())
+                m = _measure("\n\n".join(chosen), answer)
+                acc = sums.setdefault((qs.split[i], method, budget), [0.0] * 5)
+                for k, v in enumerate((*m, used / budget, 1.0)):
+                    acc[k] += v
+        if bar is not None:
+            bar.update(1)
+    return [
+        {
+            "set": name,
+            "kind": qs.kind,
+            "split": sp,
+            "method": method,
+            "budget": budget,
+            "n": int(acc[4]),
+            **{k: acc[j] / acc[4] for j, k in enumerate(_MEASURES)},
+        }  # fmt: skip
+        for (sp, method, budget), acc in sums.items()
+    ]
+
+
+def quality_at_budget(
+    sets: Iterable[str] = QUESTION_SETS,
+    *,
+    embedder: Callable | str = "lsa",
+    token_counter: object = None,
+    budgets: Sequence[int] = (200, 400, 800),
+    methods: Mapping[str, Mapping[str, Any]] | Iterable[str] | None = None,
+    split: str | None = "held_out",
+    cache: EmbeddingCache | str | os.PathLike | None = None,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """How much of the known answer each method puts into the context, per set, split, method and budget.
+
+    Parameters
+    ----------
+    sets : iterable of str
+        Names of bundled question sets (:data:`~scwo_np.datasets.QUESTION_SETS`, all by default).
+    embedder : callable or {"lsa", "minilm"}
+        Embeds the paragraphs, the questions and (for sentence granularity) the sentences.
+        ``"lsa"`` is fitted once per set on its paragraphs and questions.
+    token_counter : name, TokenCounter or callable ``str -> int``, optional
+        Counts the budget (default ``"estimate"``, about 4 characters per token).
+    budgets : sequence of int
+        Token budgets.
+    methods : mapping or iterable of str, optional
+        Names of :data:`QUALITY_METHODS` (all by default), or name -> keyword arguments.
+    split : {"held_out", "tune", None}
+        Which questions to ask (``None``: both, reported apart).
+    cache : EmbeddingCache or path, optional
+        Read vectors from it and store new ones there (MiniLM embeds about 30,000
+        sentences for all the sets: minutes the first time, nothing after).
+    progress : bool
+        Show a progress bar (tqdm, on stderr) over the questions.
+
+    Returns
+    -------
+    list of dict
+        One row per set, split, method and budget: ``set``, ``kind``, ``split``,
+        ``method``, ``budget``, ``n`` (questions) and the measures ``hit``, ``share``,
+        ``parts`` and ``fill`` (see the module docs).
+
+    Examples
+    --------
+    >>> rows = quality_at_budget(["python-glossary"], methods=["top-k", "sentences"], budgets=[400])
+    >>> [(r["method"], r["n"]) for r in rows]
+    [('top-k', 19), ('sentences', 19)]
+    >>> all(0 <= r["hit"] <= 1 and r["fill"] <= 1 for r in rows)
+    True
+    """
+    sets = [check_method(s, QUESTION_SETS, name="sets") for s in ([sets] if isinstance(sets, str) else sets)]
+    budgets = [check_int(b, name="budgets", low=1) for b in budgets]
+    if split is not None:
+        split = check_method(split, ["held_out", "tune"], name="split")
+    if methods is None:
+        methods = dict(QUALITY_METHODS)
+    elif not isinstance(methods, Mapping):
+        methods = {m: QUALITY_METHODS.lookup(m) for m in ([methods] if isinstance(methods, str) else methods)}
+    counter = as_token_counter(token_counter)
+    own = isinstance(cache, (str, os.PathLike))
+    if own:
+        cache = EmbeddingCache(cache)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        total = sum(sum(split in (None, s) for s in load_questions(n).split) for n in sets)
+        bar = tqdm(total=total, desc="questions", unit="q")
+    try:
+        return [
+            row
+            for name in sets
+            for row in _one_set(name, embedder, counter, budgets, methods, cache, split, bar)
+        ]
+    finally:
+        if bar is not None:
+            bar.close()
+        if own:
+            cache.close()
+
+
+def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = None) -> str:
+    """The rows of :func:`quality_at_budget` as Markdown tables: one per set and split.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        What :func:`quality_at_budget` returned.
+    budget : int, optional
+        The budget whose share, parts and fill are shown (default: the middle one).
+
+    Returns
+    -------
+    str
+        Per set and split, one line per method: hit at each budget, then share, parts
+        and fill at ``budget``; and last, the hit averaged over the sets.
+
+    Examples
+    --------
+    >>> rows = [{"set": "s", "kind": "faq", "split": "held_out", "method": "top-k", "budget": 400,
+    ...          "n": 2, "hit": 0.5, "share": 0.25, "parts": 0.5, "fill": 0.9}]
+    >>> print(format_quality(rows))
+    s (faq, held_out, 2 questions)
+    <BLANKLINE>
+    | method | hit@400 | share@400 | parts@400 | fill@400 |
+    |---|---|---|---|---|
+    | top-k | 0.500 | 0.25 | 0.50 | 0.90 |
+    """
+    budgets = sorted({r["budget"] for r in rows})
+    if budget is None:
+        budget = budgets[len(budgets) // 2]
+    head = [f"hit@{b}" for b in budgets] + [f"{m}@{budget}" for m in ("share", "parts", "fill")]
+    out = []
+    groups: dict[tuple[str, str], list] = {}
+    for r in rows:
+        groups.setdefault((r["set"], r["split"]), []).append(r)
+    for (name, split), rs in groups.items():
+        by = {(r["method"], r["budget"]): r for r in rs}
+        out.append(f"{name} ({rs[0]['kind']}, {split}, {rs[0]['n']} questions)\n")
+        out.append("| method | " + " | ".join(head) + " |")
+        out.append("|---" * (len(head) + 1) + "|")
+        for method in dict.fromkeys(r["method"] for r in rs):
+            cells = [f"{by[(method, b)]['hit']:.3f}" for b in budgets]
+            cells += [f"{by[(method, budget)][m]:.2f}" for m in ("share", "parts", "fill")]
+            out.append(f"| {method} | " + " | ".join(cells) + " |")
+        out.append("")
+    names = list(dict.fromkeys(r["set"] for r in rows))
+    if len(names) > 1:
+        for split in dict.fromkeys(r["split"] for r in rows):
+            rs = [r for r in rows if r["split"] == split]
+            out.append(f"mean over the {len(names)} sets ({split})\n")
+            out.append("| method | " + " | ".join(f"hit@{b}" for b in budgets) + " |")
+            out.append("|---" * (len(budgets) + 1) + "|")
+            for method in dict.fromkeys(r["method"] for r in rs):
+                hits = [
+                    np.mean([r["hit"] for r in rs if r["method"] == method and r["budget"] == b])
+                    for b in budgets
+                ]
+                out.append(f"| {method} | " + " | ".join(f"{h:.3f}" for h in hits) + " |")
+            out.append("")
+    return "\n".join(out).rstrip("\n")
