@@ -372,30 +372,43 @@ def check_budget(budget: object, *, name: str = "budget") -> int:
     return min(b, MAX_BUDGET)
 
 
-def check_lam(lam: object, *, name: str = "lam") -> float:
-    """Return the MMR trade-off ``lam`` as a float in [0, 1].
+def check_lam(lam: object, *, name: str = "lam", auto: bool = False) -> float | str:
+    """Return the MMR trade-off ``lam`` as a float in [0, 1] (or ``"auto"`` where allowed).
 
     Parameters
     ----------
-    lam : float
-        The trade-off: 1 is pure relevance, 0 pure diversity.
+    lam : float or "auto"
+        The trade-off: 1 is pure relevance, 0 pure diversity; ``"auto"`` lets the
+        selection choose it per retrieved set (:func:`scwo_np.select.auto_lam`).
     name : str
         The argument's name, used in error messages.
+    auto : bool
+        Whether ``"auto"`` is accepted here.
 
     Returns
     -------
-    float
-        ``lam`` as a Python float.
+    float or str
+        ``lam`` as a Python float, or ``"auto"``.
 
     Examples
     --------
+    >>> check_lam(0.5), check_lam("auto", auto=True)
+    (0.5, 'auto')
     >>> check_lam(1.5)
     Traceback (most recent call last):
     ...
     ValueError: lam must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got 1.5.
     """
+    if isinstance(lam, str) and lam.strip().lower() == "auto":
+        if auto:
+            return "auto"
+        raise ValueError(
+            f"{name}='auto' chooses MMR's trade-off (mmr_select, select_texts, select_batch with "
+            "strategy='mmr', ...); here pass a number in [0, 1]."
+        )
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1]; got {type(lam).__name__}.")
+        hint = " or 'auto'" if auto else ""
+        raise TypeError(f"{name} must be a number in [0, 1]{hint}; got {type(lam).__name__}.")
     x = float(lam)
     if not (0.0 <= x <= 1.0):
         raise ValueError(f"{name} must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got {lam!r}.")

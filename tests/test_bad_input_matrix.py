@@ -365,6 +365,11 @@ REGISTRY = {
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
         dict(embeddings="embeddings", query="query_or_queries", costs="costs", budget="budget"),
     ),
+    "auto_lam": (
+        scwo_np.select.auto_lam,
+        dict(relevance=np.linspace(0.6, 0.4, 20)),
+        dict(relevance="scores_alone"),
+    ),
     "compare_strategies": (
         lambda **k: scwo_np.select.compare_strategies(**k),
         dict(
@@ -743,6 +748,11 @@ NOT_FUNCTIONS = {
     "Sample": "a result type",
     "load_faq": "takes no arguments",
     "FAQ": "a result type",
+    "QuestionSet": "a result type",
+    "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/select/test_at_budget.py)",
+    "quality_at_budget": "its bad arguments are tested in tests/select/test_at_budget.py (each call runs a benchmark)",
+    "format_quality": "formats the rows quality_at_budget returns",
+    "question_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto.py)",
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
     "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",

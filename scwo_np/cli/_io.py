@@ -33,6 +33,16 @@ def _count(text: str) -> int:
     return _whole(text, 0)
 
 
+def _lam(text: str) -> float | str:
+    """An argparse ``type=``: MMR's trade-off, a number in [0, 1] or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)  # its range is checked where it is used, with the library's message
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1] or auto, not {text!r}") from None
+
+
 def _out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ._io import _positive
+from ._io import _lam, _positive
 
 
 def _cmd_rerank(args: argparse.Namespace) -> int:
@@ -108,7 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--queries", help="queries Parquet file (query_id, embedding); else a query_embedding column"
     )
     r.add_argument("--budget", type=int, required=True, help="token budget of every set")
-    r.add_argument("--lam", type=float, default=0.7, help="relevance weight in [0, 1] (0.7)")
+    r.add_argument("--lam", type=_lam, default=0.7, help="relevance weight in [0, 1] (0.7), or auto per set")
     r.add_argument("--cost-aware", action="store_true", help="prefer shorter chunks (see scwo select)")
     r.add_argument("--cost-exponent", type=float, default=0.25, help="cost weight for --cost-aware (0.25)")
     r.add_argument("--keep-all", action="store_true", help="keep every row, with a boolean 'selected' column")

@@ -20,6 +20,7 @@ from ..select import (
     ORDERS,
     QUALITY_METHODS,
     arrange,
+    auto_lam,
     coverage,
     format_quality,
     mmr_select,
@@ -30,6 +31,7 @@ from ..select import (
 from ..tokens import COUNTERS
 from ._io import (
     _count,
+    _lam,
     _out,
     _read_chunks,
     _read_jsonl,
@@ -213,6 +215,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     s = load_sample()
     E, costs, texts = s.embeddings, s.costs, s.texts
     q, shown, how = _demo_query(args.query, len(s.queries))
+    lam, lam_shown = args.lam, f"{args.lam}"
+    if lam == "auto":  # the same choice mmr_select makes, to show it
+        lam = auto_lam(E @ q / (np.linalg.norm(E, axis=1) * np.linalg.norm(q)))
+        lam_shown = f"auto: {lam:g}"
     try:
         t0 = time.perf_counter()
         idx, gains = mmr_select(E, q, costs, args.budget, lam=args.lam, return_gains=True)
@@ -226,11 +232,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"Corpus: {len(E)} chunks of the Python docs, {int(costs.sum())} tokens; budget {args.budget} tokens"
     )
     used = int(costs[idx].sum())
-    _out(f"\nSelected {len(idx)} chunks, {used} tokens (lam={args.lam}):")
+    _out(f"\nSelected {len(idx)} chunks, {used} tokens (lam={lam_shown}):")
     for i in idx:
         i = int(i)
         _out(f"  [{i:4d}] {s.sources[i]:<28} {costs[i]:4d} tok  {texts[i][:70]}...")
-    for line in _why(E, q, costs, args.budget, args.lam, idx):
+    for line in _why(E, q, costs, args.budget, lam, idx):
         _out(line)
     tr = truncate(costs, args.budget)
     tk = topk_relevance(E, q, costs, args.budget)
@@ -393,7 +399,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--budget", type=int, required=True, help="token budget (in the --tokens counter's tokens)"
     )
-    s.add_argument("--lam", type=float, default=0.7, help="relevance/diversity trade-off in [0, 1] (0.7)")
+    s.add_argument(
+        "--lam",
+        type=_lam,
+        default=0.7,
+        help="relevance/diversity trade-off in [0, 1] (0.7), or auto: chosen per question (0.7 or 0.9)",
+    )
     s.add_argument("--method", choices=list(METHODS), default="auto")
     s.add_argument(
         "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
@@ -450,7 +461,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "otherwise the nearest bundled query stands in",
     )
     d.add_argument("--budget", type=int, default=1000)
-    d.add_argument("--lam", type=float, default=0.7)
+    d.add_argument("--lam", type=_lam, default=0.7, help="trade-off in [0, 1] (0.7), or auto")
     d.set_defaults(func=_cmd_demo)
 
     sm = sub.add_parser(

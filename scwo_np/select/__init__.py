@@ -10,6 +10,7 @@
   (relevance-weighted coverage, submodular) and :func:`knapsack_select` (the exact
   optimum of total relevance under the budget); :func:`cluster_ground` makes the
   ground sets of the coverage strategies;
+- ``lam="auto"`` — MMR's trade-off chosen per question (:func:`auto_lam`, :func:`question_kind`);
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a question (embedder, token counter, layout
   ``ORDERS`` by :func:`arrange`) to :func:`mmr_select`;
@@ -23,6 +24,7 @@
 """
 
 from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
+from ._auto import auto_lam, question_kind
 from ._baselines import coverage, topk_relevance, truncate
 from ._batch import BatchSelection, select_batch
 from ._bench import format_table, run_bench
@@ -49,6 +51,7 @@ __all__ = [
     "BatchSelection",
     "TextSelection",
     "arrange",
+    "auto_lam",
     "compare_strategies",
     "cover_select",
     "coverage",
@@ -61,6 +64,7 @@ __all__ = [
     "mmr_select_multi",
     "msd_select",
     "quality_at_budget",
+    "question_kind",
     "run_bench",
     "select_by_strategy",
     "select_batch",

@@ -48,7 +48,9 @@ QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
     {
         "top-k": {"lam": 1.0},
         "mmr": {"lam": 0.7},
+        "mmr (auto)": {"lam": "auto"},
         "sentences": {"granularity": "sentence", "lam": 0.7},
+        "sentences (auto)": {"granularity": "sentence", "lam": "auto"},
         "sentences (top-k)": {"granularity": "sentence", "lam": 1.0},
         "mmr cost-aware": {"strategy": "mmr", "lam": 0.7, "cost_aware": True},
         "msd": {"strategy": "msd", "lam": 0.7},
@@ -105,11 +107,21 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
             strategy = kw.pop("strategy", None)
             for budget in budgets:
                 if strategy is None:
-                    if kw.get("granularity") == "sentence":  # sentences are embedded and counted
-                        extra = {"embedder": emb, "cache": cache, "token_counter": counter}
+                    # the question as text (lam="auto" reads it); sentences are embedded and counted
+                    if kw.get("granularity") == "sentence":
+                        extra = {"token_counter": counter}
                     else:
                         extra = {"costs": costs[cand]}
-                    sel = select_texts(texts, qv, budget, embeddings=P[cand], **kw, **extra)
+                    sel = select_texts(
+                        texts,
+                        qs.questions[i],
+                        budget,
+                        embeddings=P[cand],
+                        embedder=emb,
+                        cache=cache,
+                        **kw,
+                        **extra,
+                    )
                     chosen, used = sel.texts, sel.total_tokens
                 else:
                     idx = select_by_strategy(P[cand], qv, costs[cand], budget, strategy=strategy, **kw)

@@ -29,6 +29,7 @@ from ..validation import (
     check_queries,
     check_row_norms,
 )
+from ._auto import _auto_lam
 from ._first_pass import _accumulate_rel, _row_norm
 from ._front import STRATEGIES
 from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
@@ -122,6 +123,8 @@ def _solve_one(E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx,
             return -1
     rel = np.zeros(m)
     _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
+    if lam < 0.0:  # lam="auto": the rule on this problem's relevance
+        lam = _auto_lam(rel, False)
     picks = out_idx[s:e]
     gains = out_gain[s:e]
     cb = costs[s:e]
@@ -271,11 +274,12 @@ def select_batch(
         )
         if bud.shape != (B,):
             raise ValueError(f"budgets must be one int or {B} ints; got shape {np.shape(budgets)}.")
-    lam = check_lam(lam)
+    lam = check_lam(lam, auto=True)
     shift = check_nonnegative_float(shift, name="shift")
     cexp = _cost_exponent(cost_aware, cost_exponent)
     STRATEGIES.lookup(strategy)
     if strategy != "mmr":
+        check_lam(lam)  # "auto" is MMR's
         if cexp or shift:
             raise ValueError(
                 f"cost_aware and shift are MMR's; for strategy {strategy!r} pass its own options "
@@ -287,6 +291,7 @@ def select_batch(
             f"select_batch got unexpected keyword arguments {sorted(options)} for strategy 'mmr'."
         )
 
+    lam = -1.0 if lam == "auto" else lam  # the kernel's sign for "auto"
     nrm = np.ones(N)
     out_idx = np.empty(N, dtype=np.int64)
     out_gain = np.empty(N)

@@ -110,6 +110,7 @@ from ..validation import (
     check_scores,
     check_unit_interval,
 )
+from ._auto import _rule
 from ._first_pass import (
     _accumulate_rel,
     _first_of,
@@ -320,7 +321,7 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
     n, dim = E.shape
     costs = check_costs(costs, n)
     budget = check_budget(budget)
-    lam = check_lam(lam)
+    lam = check_lam(lam, auto=True)
     impl = METHODS.lookup(method)
     shift = check_nonnegative_float(shift, name="shift")
     if np.ndim(Q) == 2:
@@ -332,7 +333,13 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
-    nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, _phase_exponent(cexp, 0, budget), shift)
+    phase = _phase_exponent(cexp, 0, budget)
+    if lam == "auto":  # the same one pass at lam = 1 (no speculation), then the rule on its relevance
+        nrm, rel, _, _ = _pass_one(E, Q, w, costs, budget, 1.0, phase, shift)
+        lam = _rule(rel)
+        first, sims = int(_first_pick(rel, costs, budget, lam, phase, shift)), None
+    else:
+        nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, phase, shift)
     picks, gains = impl(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims)
     if cexp:
         p = np.empty(n, dtype=np.int64)
@@ -532,10 +539,12 @@ def mmr_with_relevance(
     rel = check_scores(relevance, n, name="relevance")
     costs = check_costs(costs, n)
     budget = check_budget(budget)
-    lam = check_lam(lam)
+    lam = check_lam(lam, auto=True)
     impl = METHODS.lookup(method)
     if n == 0:
         return np.empty(0, dtype=np.int64), np.empty(0)
+    if lam == "auto":
+        lam = _rule(rel)
     _, nrm = _dot.dots_norms(E, E[0])
     check_row_norms(nrm, E)
     first = int(_first_pick(rel, costs, budget, lam, 0.0, 0.0))

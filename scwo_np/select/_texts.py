@@ -42,6 +42,7 @@ from ..validation import (
     check_texts,
     check_unit_interval,
 )
+from ._auto import _rule
 from ._mmr import METHODS, mmr_select, mmr_with_relevance
 from ._units import GRANULARITIES, Units, assemble
 
@@ -90,6 +91,8 @@ class TextSelection:
         highlight them).
     granularity : str
         ``"chunk"`` or ``"sentence"``.
+    lam : float
+        The trade-off the selection used: the one given, or the one ``lam="auto"`` chose.
 
     Examples
     --------
@@ -111,6 +114,7 @@ class TextSelection:
     order: str
     spans: tuple = ()
     granularity: str = "chunk"
+    lam: float = float("nan")
 
     @property
     def total_tokens(self) -> int:
@@ -273,7 +277,7 @@ def select_texts(
         costs = count_tokens(texts, counter)
     if not texts:
         budget = check_budget(budget)
-        check_lam(lam)
+        check_lam(lam, auto=True)
         METHODS.lookup(method)
         return _nothing(budget, counter_name, embedder, order, "chunk")
     emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
@@ -290,6 +294,10 @@ def select_texts(
     finally:
         if store is not None and store is not cache:
             store.close()
+    if check_lam(lam, auto=True) == "auto":  # from the retrieved set and, given as text, the question
+        E = check_embeddings(E)
+        q = check_query(q, E.shape[1])
+        lam = _rule(_cosine(E, q, np.arange(len(texts))), query if isinstance(query, str) else None)
     idx, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True)
     rel = _cosine(E, q, idx)
     pos = arrange(idx, rel, order)
@@ -298,7 +306,7 @@ def select_texts(
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
         idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order,
-        tuple(((0, len(texts[i])),) for i in idx.tolist()),
+        tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam),
     )  # fmt: skip
 
 
@@ -344,7 +352,7 @@ def _select_sentences(
             "embeddings), or use granularity='chunk'."
         )
     budget = check_budget(budget)
-    lam = check_lam(lam)
+    lam = check_lam(lam, auto=True)
     METHODS.lookup(method)
     counter = as_token_counter(token_counter)
     if not texts:
@@ -383,6 +391,8 @@ def _select_sentences(
     separator = f" {elision} " if elision else " "
     extra = int(count_tokens([separator], counter)[0])
     unit_costs = count_tokens(units.texts, counter) + extra
+    if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
+        lam = _rule(text_rel, query if isinstance(query, str) else None)
     picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget, lam=lam, method=method)
     while True:  # the joined texts, counted again: never over the budget
         parts = assemble(texts, units, picks, separator)
@@ -402,5 +412,5 @@ def _select_sentences(
     return TextSelection(
         idx, [parts[i][0] for i in idx.tolist()], np.asarray([tokens[i] for i in idx.tolist()], dtype=np.int64),
         np.asarray([first[i][1] for i in idx.tolist()]), pos, text_rel[idx], budget, counter.name,
-        embedder_name(emb), order, tuple(tuple(parts[i][1]) for i in idx.tolist()), "sentence",
+        embedder_name(emb), order, tuple(tuple(parts[i][1]) for i in idx.tolist()), "sentence", float(lam),
     )  # fmt: skip

@@ -72,9 +72,12 @@ def test_select_bad_input_names_file_and_line(tmp_path, line, message):
     _fails(["select", str(path), "--query-index", "0", "--budget", "5"], f"bad.jsonl:1: {message}")
 
 
-def test_select_bad_lambda_and_index(chunks):
+def test_select_bad_lambda_and_index(chunks, capsys):
     path, _, _ = chunks
     _fails(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "2"], "lam")
+    with pytest.raises(SystemExit) as info:  # argparse's usage error: status 2, one message
+        main(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "automatic"])
+    assert info.value.code == 2 and "--lam: must be a number in [0, 1] or auto" in capsys.readouterr().err
     _fails(["select", str(path), "--query-index", "99", "--budget", "5"], "--query-index must be in")
 
 

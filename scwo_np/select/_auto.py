@@ -1,0 +1,139 @@
+"""``lam="auto"``: MMR's trade-off chosen per question, from the question and the retrieved set.
+
+Two values, chosen on the tune split of the bundled question sets (``scwo bench --quality``,
+MiniLM vectors) and checked on the held-out split:
+
+* ``AUTO_LOOKUP = 0.7`` (the default) for a question with one answer: "How do I ...?",
+  "Why does ...?".  On the FAQ sets no other rule we tried did better than the default.
+* ``AUTO_BROAD = 0.9`` for a question whose answer has several parts: one that asks to
+  compare, list or give an overview (:data:`BROAD_CUES`), or, with or without its text,
+  one whose retrieved set singles out a group of candidates: the ``AUTO_TOP`` most
+  relevant stand more than ``AUTO_STANDOUT`` standard deviations above the mean relevance
+  of the set (a measure that does not change when an embedder's cosines are shifted or
+  scaled; it needs ``2 * AUTO_TOP`` candidates or more).
+
+Why higher, not lower, for broad questions: the parts of a multi-part answer are relevant
+*and* alike (two related glossary terms, the sections of one page), so MMR's redundancy
+term pushes the second part out for an unrelated paragraph; a higher ``lam`` keeps them.
+At 0.9 MMR still passes over a near copy of a picked chunk, which 1.0 (top-k) would not.
+The docs' selection guide gives the measurements behind each number.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike
+
+from .._config import JIT
+from ..validation import check_scores
+
+__all__ = [
+    "AUTO_BROAD",
+    "AUTO_LOOKUP",
+    "AUTO_STANDOUT",
+    "AUTO_TOP",
+    "BROAD_CUES",
+    "auto_lam",
+    "question_kind",
+]
+
+#: ``lam`` for a question with one answer.
+AUTO_LOOKUP = 0.7
+#: ``lam`` for a question whose answer has several parts.
+AUTO_BROAD = 0.9
+#: How many of the most relevant candidates make the group that may stand out.
+AUTO_TOP = 5
+#: How far (in standard deviations of the set's relevance) that group must stand above the mean.
+AUTO_STANDOUT = 2.45
+
+#: What makes a question broad: it asks to compare, list, survey or summarise.
+BROAD_CUES = re.compile(
+    r"\b(?:differen(?:ce|ces|t)\s+between|compar(?:e|es|ed|ing|ison)|versus|vs\.?|overview|"
+    r"summar(?:y|ise|ize)|list\s+(?:all|the|every)|what\s+are\s+(?:the|all)|types\s+of|kinds\s+of|"
+    r"ways\s+(?:to|of)|pros\s+and\s+cons|advantages|trade-?offs?)\b",
+    re.IGNORECASE,
+)
+
+
+def question_kind(question: str) -> str:
+    """``"broad"`` if the question asks to compare, list or give an overview, else ``"lookup"``.
+
+    Parameters
+    ----------
+    question : str
+        The question.
+
+    Returns
+    -------
+    str
+        ``"broad"`` or ``"lookup"``.
+
+    Examples
+    --------
+    >>> question_kind("What is the difference between a module and a package?")
+    'broad'
+    >>> question_kind("How do I read a file line by line?")
+    'lookup'
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a str; got {type(question).__name__}.")
+    return "broad" if BROAD_CUES.search(question) else "lookup"
+
+
+@njit(**JIT)
+def _auto_lam(rel, broad_question):
+    """The rule on relevance scores ``rel`` (1-d float64, finite); never validates."""
+    if broad_question:
+        return AUTO_BROAD
+    n = rel.shape[0]
+    if n < 2 * AUTO_TOP:
+        return AUTO_LOOKUP
+    sd = rel.std()
+    if not sd > 1e-12:
+        return AUTO_LOOKUP
+    top = np.partition(rel, n - AUTO_TOP)[n - AUTO_TOP :]
+    return AUTO_BROAD if (top.mean() - rel.mean()) / sd > AUTO_STANDOUT else AUTO_LOOKUP
+
+
+def _rule(rel, question: str | None = None) -> float:
+    """``lam`` for validated float64 relevance ``rel`` and, when known, the question's text."""
+    broad = question is not None and question_kind(question) == "broad"
+    return float(_auto_lam(np.ascontiguousarray(rel, dtype=np.float64), broad))
+
+
+def auto_lam(relevance: ArrayLike, question: str | None = None) -> float:
+    """The ``lam`` that ``lam="auto"`` picks for this retrieved set (and question).
+
+    Parameters
+    ----------
+    relevance : array_like, shape (n,)
+        Each retrieved candidate's cosine similarity to the question.
+    question : str, optional
+        The question's text, when there is one (the text APIs pass it).
+
+    Returns
+    -------
+    float
+        ``AUTO_BROAD`` (0.9) if the question asks to compare, list or give an overview, or
+        if the ``AUTO_TOP`` (5) most relevant candidates stand more than ``AUTO_STANDOUT``
+        (2.45) standard deviations above the mean relevance; otherwise ``AUTO_LOOKUP`` (0.7).
+        See the module docs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> flat = np.linspace(0.60, 0.40, 50)                # nothing stands out
+    >>> auto_lam(flat), auto_lam(flat, "Compare lists and tuples.")
+    (0.7, 0.9)
+    >>> group = np.r_[[0.80, 0.79, 0.78, 0.78, 0.77], np.linspace(0.45, 0.40, 45)]
+    >>> auto_lam(group)                                   # five stand out
+    0.9
+    """
+    if np.ndim(relevance) != 1:
+        raise ValueError(f"relevance must be 1-d, one score per candidate; got shape {np.shape(relevance)}.")
+    if question is not None and not isinstance(question, str):
+        raise TypeError(f"question must be a str or None; got {type(question).__name__}.")
+    return _rule(check_scores(relevance, len(relevance), name="relevance"), question)
