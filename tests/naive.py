@@ -807,3 +807,31 @@ def spherical_kmeans(E, k, iters=4, seed=0, dtype="float64"):
             if s > 0.0:
                 C[c] = [r(acc[c][t] / s) for t in range(d)]
     return C, labels
+
+
+BROAD_WORDS = (
+    "difference between", "differences between", "different between", "compare", "compares", "compared",
+    "comparing", "comparison", "versus", "vs", "overview", "summary", "summarise", "summarize",
+    "list all", "list the", "list every", "what are the", "what are all", "types of", "kinds of",
+    "ways to", "ways of", "pros and cons", "advantages", "tradeoff", "tradeoffs", "trade-off", "trade-offs",
+)  # fmt: skip
+
+
+def auto_lam(rel, question=None):
+    """``lam="auto"``, written out: 0.9 for a broad question or a set whose most relevant tenth
+    stands more than 2.45 standard deviations above its mean relevance, else 0.7."""
+    if question is not None:
+        words = " ".join("".join(ch if ch.isalnum() or ch == "-" else " " for ch in question.lower()).split())
+        if any(f" {w} " in f" {words} " for w in BROAD_WORDS):
+            return 0.9
+    rel = [float(r) for r in rel]
+    n = len(rel)
+    if n < 10:
+        return 0.7
+    mean = sum(rel) / n
+    sd = (sum((r - mean) ** 2 for r in rel) / n) ** 0.5
+    if not sd > 1e-12:
+        return 0.7
+    k = n // 10
+    top = sorted(rel)[-k:]
+    return 0.9 if (sum(top) / k - mean) / sd > 2.45 else 0.7

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BeforeValidator, ValidationError
@@ -15,7 +16,7 @@ from ..validation import check_budget, check_lam
 
 #: Pydantic field types checked by scwo_np's own validation, before pydantic coerces "10" or True.
 Budget = Annotated[int, BeforeValidator(check_budget)]
-Lam = Annotated[float, BeforeValidator(check_lam)]
+Lam = Annotated[float | Literal["auto"], BeforeValidator(partial(check_lam, auto=True))]
 
 
 class OneLineErrors:

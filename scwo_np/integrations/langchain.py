@@ -59,8 +59,9 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     ----------
     budget : int
         Tokens the kept documents may use, in ``token_counter``'s tokens.
-    lam : float, default 0.7
-        Relevance/diversity trade-off in [0, 1].
+    lam : float or "auto", default 0.7
+        Relevance/diversity trade-off in [0, 1]; ``"auto"`` chooses it per question
+        (:func:`~scwo_np.select.auto_lam`).
     embeddings : langchain_core.embeddings.Embeddings, optional
         The model that embeds documents and question when the documents
         carry no vectors.

@@ -48,8 +48,9 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     ----------
     budget : int
         Tokens the kept nodes may use, in ``token_counter``'s tokens.
-    lam : float, default 0.7
-        Relevance/diversity trade-off in [0, 1].
+    lam : float or "auto", default 0.7
+        Relevance/diversity trade-off in [0, 1]; ``"auto"`` chooses it per question
+        (:func:`~scwo_np.select.auto_lam`).
     embed_model : BaseEmbedding, optional
         Embeds nodes without an ``embedding``, and the query.
     embedder : str or callable, optional

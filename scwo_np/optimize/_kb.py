@@ -33,7 +33,14 @@ from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_budget, check_embeddings, check_query, check_token_count, check_unit_interval
+from ..validation import (
+    check_budget,
+    check_embeddings,
+    check_lam,
+    check_query,
+    check_token_count,
+    check_unit_interval,
+)
 from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ._diversify import REASONS, diversify
 
@@ -44,7 +51,7 @@ log = logging.getLogger(__name__)
 #: The ADR's configuration keys and defaults, plus ``selection`` (ours):
 #: ``"auto"`` uses budgeted MMR when every match has an embedding and
 #: ``queryEmbedding`` is given, ``"sort"`` the ADR's score order, ``"mmr"``
-#: insists on MMR; ``lambda`` is MMR's relevance weight.
+#: insists on MMR; ``lambda`` is MMR's relevance weight (or ``"auto"``, see :func:`~scwo_np.select.auto_lam`).
 KB_DEFAULTS: dict[str, Any] = {
     "deduplication": True,
     "deduplicationThreshold": 0.9,
@@ -404,8 +411,9 @@ class KBContextOptimizer:
         for k in ("deduplication", "diversification", "adaptiveSelection"):
             if not isinstance(opts[k], bool):
                 raise TypeError(f"option {k} must be true or false; got {opts[k]!r}.")
-        for k in ("deduplicationThreshold", "diversityThreshold", "lambda"):
+        for k in ("deduplicationThreshold", "diversityThreshold"):
             opts[k] = check_unit_interval(opts[k], name=f"option {k}")
+        opts["lambda"] = check_lam(opts["lambda"], name="option lambda", auto=True)
         for k in ("maxChunksPerFile", "maxChunks", "avgTokensPerChunk"):
             v = opts[k]
             if v is not None and (

@@ -171,7 +171,7 @@ class MoragContextOptimizer:
         strategy: str = "auto",
         *,
         query_embedding: Sequence[float] | None = None,
-        lam: float = 0.7,
+        lam: float | str = 0.7,
     ) -> OptimizedContext:
         """Run the six steps; ``query_embedding`` switches the budget step to budgeted MMR.
 
@@ -185,7 +185,7 @@ class MoragContextOptimizer:
             The organisation (one of ``STRATEGIES``; ``"auto"`` chooses).
         query_embedding : sequence of float, optional
             Runs the budget step as budgeted MMR (chunks need embeddings, or an ``embedder``).
-        lam : float
+        lam : float or "auto"
             MMR's trade-off, with ``query_embedding``.
 
         Returns
@@ -470,7 +470,7 @@ class MoragContextOptimizer:
         chunks: Sequence[ContextChunk],
         *,
         query_embedding: Sequence[float] | None = None,
-        lam: float = 0.7,
+        lam: float | str = 0.7,
         embeddings: Sequence | None = None,
     ) -> tuple[list[ContextChunk], list[str]]:
         """The spec's step 5: the chunks that fit the window less the response reserve.
@@ -481,7 +481,7 @@ class MoragContextOptimizer:
             The chunks.
         query_embedding : sequence of float, optional
             Select by budgeted MMR instead of in order.
-        lam : float
+        lam : float or "auto"
             MMR's trade-off.
         embeddings : sequence, optional
             The chunks' embeddings (default: their ``embedding`` fields).

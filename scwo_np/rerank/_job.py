@@ -22,7 +22,7 @@ def rerank_parquet(
     *,
     queries: Any | None = None,
     batch_rows: int | None = None,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
     keep_all: bool = False,

@@ -72,7 +72,7 @@ def rerank_table(
     queries: Any | None,
     budget: int,
     *,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
     keep_all: bool = False,

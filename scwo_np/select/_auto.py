@@ -7,10 +7,11 @@ MiniLM vectors) and checked on the held-out split:
   "Why does ...?".  On the FAQ sets no other rule we tried did better than the default.
 * ``AUTO_BROAD = 0.9`` for a question whose answer has several parts: one that asks to
   compare, list or give an overview (:data:`BROAD_CUES`), or, with or without its text,
-  one whose retrieved set singles out a group of candidates: the ``AUTO_TOP`` most
-  relevant stand more than ``AUTO_STANDOUT`` standard deviations above the mean relevance
-  of the set (a measure that does not change when an embedder's cosines are shifted or
-  scaled; it needs ``2 * AUTO_TOP`` candidates or more).
+  one whose retrieved set singles out a group of candidates: its most relevant tenth
+  stands more than ``AUTO_STANDOUT`` standard deviations above the mean relevance of the
+  set (five of 50 retrieved candidates).  The measure does not change when an embedder's
+  cosines are shifted or scaled, nor, for a given shape of the relevances, with the
+  number of candidates; it needs 10 candidates or more.
 
 Why higher, not lower, for broad questions: the parts of a multi-part answer are relevant
 *and* alike (two related glossary terms, the sections of one page), so MMR's redundancy
@@ -34,7 +35,6 @@ __all__ = [
     "AUTO_BROAD",
     "AUTO_LOOKUP",
     "AUTO_STANDOUT",
-    "AUTO_TOP",
     "BROAD_CUES",
     "auto_lam",
     "question_kind",
@@ -44,9 +44,8 @@ __all__ = [
 AUTO_LOOKUP = 0.7
 #: ``lam`` for a question whose answer has several parts.
 AUTO_BROAD = 0.9
-#: How many of the most relevant candidates make the group that may stand out.
-AUTO_TOP = 5
-#: How far (in standard deviations of the set's relevance) that group must stand above the mean.
+#: How far (in standard deviations of the set's relevance) its most relevant tenth must stand
+#: above the mean for the set to count as broad.
 AUTO_STANDOUT = 2.45
 
 #: What makes a question broad: it asks to compare, list, survey or summarise.
@@ -89,12 +88,13 @@ def _auto_lam(rel, broad_question):
     if broad_question:
         return AUTO_BROAD
     n = rel.shape[0]
-    if n < 2 * AUTO_TOP:
+    k = n // 10  # the most relevant tenth
+    if k < 1:
         return AUTO_LOOKUP
     sd = rel.std()
     if not sd > 1e-12:
         return AUTO_LOOKUP
-    top = np.partition(rel, n - AUTO_TOP)[n - AUTO_TOP :]
+    top = np.partition(rel, n - k)[n - k :]
     return AUTO_BROAD if (top.mean() - rel.mean()) / sd > AUTO_STANDOUT else AUTO_LOOKUP
 
 
@@ -118,8 +118,8 @@ def auto_lam(relevance: ArrayLike, question: str | None = None) -> float:
     -------
     float
         ``AUTO_BROAD`` (0.9) if the question asks to compare, list or give an overview, or
-        if the ``AUTO_TOP`` (5) most relevant candidates stand more than ``AUTO_STANDOUT``
-        (2.45) standard deviations above the mean relevance; otherwise ``AUTO_LOOKUP`` (0.7).
+        if the most relevant tenth of the candidates stands more than ``AUTO_STANDOUT``
+        (2.45) standard deviations above their mean relevance; otherwise ``AUTO_LOOKUP`` (0.7).
         See the module docs.
 
     Examples

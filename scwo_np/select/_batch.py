@@ -169,7 +169,7 @@ def select_batch(
     *,
     offsets: ArrayLike | None = None,
     lengths: ArrayLike | None = None,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
     shift: float = 0.0,

@@ -357,7 +357,7 @@ def mmr_select(
     costs: ArrayLike,
     budget: int,
     *,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     method: str = "auto",
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
@@ -379,9 +379,10 @@ def mmr_select(
         Token count of each chunk (non-negative whole numbers).
     budget : int
         Token budget; the selected costs never sum to more.
-    lam : float, default 0.7
+    lam : float or "auto", default 0.7
         Relevance/diversity trade-off in [0, 1]: 1 ranks by relevance only,
-        0 by novelty only.
+        0 by novelty only.  ``"auto"`` chooses it from the candidates' relevance
+        (:func:`~scwo_np.select.auto_lam`: 0.7, or 0.9 when a group of them stands out).
     method : {"auto", "exact", "lazy"}
         Algorithm; all return identical results (see module docs).
     cost_aware : bool, default False
@@ -450,7 +451,7 @@ def mmr_select_multi(
     budget: int,
     *,
     weights: ArrayLike | None = None,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     method: str = "auto",
     cost_aware: bool = False,
     cost_exponent: float = 0.25,
@@ -476,8 +477,8 @@ def mmr_select_multi(
         Token budget; the selected costs never sum to more.
     weights : array_like, shape (m,), optional
         Non-negative query weights, normalised to sum to 1; equal by default.
-    lam : float, default 0.7
-        Relevance/diversity trade-off in [0, 1].
+    lam : float or "auto", default 0.7
+        Relevance/diversity trade-off in [0, 1], or ``"auto"`` (as in :func:`mmr_select`).
     method : {"auto", "exact", "lazy"}
         Algorithm; all return identical results.
     cost_aware : bool, default False
@@ -524,7 +525,7 @@ def mmr_with_relevance(
     costs: ArrayLike,
     budget: int,
     *,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     method: str = "auto",
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Budgeted MMR whose relevance is given, one value per row, instead of cosines to a query.

@@ -194,7 +194,7 @@ def select_texts(
     *,
     embedder: Callable | str | None = None,
     token_counter: object = None,
-    lam: float = 0.7,
+    lam: float | str = 0.7,
     method: str = "auto",
     order: str = "pick",
     cache: EmbeddingCache | str | os.PathLike | None = None,
@@ -219,7 +219,11 @@ def select_texts(
         :class:`~scwo_np.embed.LSAEmbedder` fitted on ``texts`` and ``query``.
     token_counter : name, TokenCounter or callable ``str -> int``, optional
         Default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`.
-    lam, method
+    lam : float or "auto"
+        As in :func:`~scwo_np.mmr_select`; ``"auto"`` also reads the question when it is
+        text (a question that asks to compare, list or give an overview gets 0.9), and
+        ``TextSelection.lam`` says which value was used.
+    method
         As in :func:`~scwo_np.mmr_select`.
     order : {"pick", "original", "edges"}
         Layout of the result (see the module docs).

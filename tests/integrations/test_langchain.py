@@ -196,3 +196,14 @@ def test_sentences_keep_only_what_fits_and_say_where_it_was(docs):
         assert all(original[a:b] in d.page_content for a, b in d.metadata["scwo_spans"])
     same = asyncio.run(ScwoCompressor(budget=300, granularity="sentence").acompress_documents(docs, QUESTION))
     assert [d.page_content for d in same] == want.texts
+
+
+def test_lam_auto_is_what_select_texts_chooses(docs):
+    broad = "What is the difference between json.dumps and json.dump?"
+    for question in (QUESTION, broad):
+        out = ScwoCompressor(budget=300, lam="auto").compress_documents(docs, question)
+        want = select_texts([d.page_content for d in docs], question, 300, lam="auto")
+        assert [d.page_content for d in out] == want.texts
+    assert select_texts([d.page_content for d in docs], broad, 300, lam="auto").lam == 0.9
+    with pytest.raises((TypeError, ValueError), match="lam must be a number in \\[0, 1\\] or 'auto'"):
+        ScwoCompressor(budget=300, lam="sometimes")

@@ -123,3 +123,10 @@ def test_sentences_keep_only_what_fits_and_leave_the_caller_s_nodes_alone(sample
     assert [n.node.metadata["scwo_spans"] for n in out] == [[list(x) for x in s] for s in want.spans]
     assert nodes == before
     assert "scwo_" not in out[0].node.get_content(metadata_mode=MetadataMode.LLM)
+
+
+def test_lam_auto_is_what_select_texts_chooses(sample, cand):
+    nodes = _nodes(sample, cand)
+    out = ScwoNodePostprocessor(budget=300, lam="auto").postprocess_nodes(nodes, query_str=QUESTION)
+    want = select_texts([n.node.get_content() for n in nodes], QUESTION, 300, lam="auto")
+    assert [n.node.get_content() for n in out] == want.texts
