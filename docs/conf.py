@@ -95,6 +95,7 @@ nb_execution_raise_on_error = (
 nb_execution_show_tb = True
 nb_ipywidgets_js = {}  # no widget scripts from a CDN
 nb_merge_streams = True
+nb_render_markdown_format = "myst"  # Markdown outputs (the quality tables) render as MyST, with tables
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # MathJax (a CDN script) is added only to pages with maths, and no page has any;
