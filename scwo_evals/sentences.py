@@ -21,7 +21,9 @@ Measures, per split and budget:
 
 ``--sets python-glossary`` asks comparison questions with two-part answers: "What is the
 difference between X and Y?" for the 34 pairs of Python glossary terms whose definitions cite
-each other, each definition its own paragraph in the same pool.
+each other, each definition its own paragraph in the same pool.  ``--sets python-overview`` asks for
+overviews of the library pages of 4 to 12 sections ("Give an overview of json: JSON encoder
+and decoder."), one part per section.
 
 Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
 """

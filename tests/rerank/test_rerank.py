@@ -38,11 +38,11 @@ def got(out, t):
     ]  # fmt: skip
 
 
-sizes = st.lists(st.integers(0, 12), min_size=1, max_size=6)
+sizes = st.lists(st.integers(0, 12) | st.integers(10, 40), min_size=1, max_size=6)
 
 
 @settings(max_examples=40, deadline=None)
-@given(sizes=sizes, seed=st.integers(0, 10**6), budget=st.integers(0, 30), lam=st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+@given(sizes=sizes, seed=st.integers(0, 10**6), budget=st.integers(0, 30), lam=st.sampled_from([0.0, 0.5, 0.7, 1.0, "auto"]),
        ints=st.booleans(), shuffle=st.booleans(), cost_aware=st.booleans())  # fmt: skip
 def test_table_equals_mmr_select_on_every_set(sizes, seed, budget, lam, ints, shuffle, cost_aware):
     t, qt, E, Q = make(sizes, seed=seed, ints=ints)
