@@ -752,7 +752,7 @@ NOT_FUNCTIONS = {
     "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/select/test_at_budget.py)",
     "quality_at_budget": "its bad arguments are tested in tests/select/test_at_budget.py (each call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",
-    "question_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto.py)",
+    "question_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
     "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",
