@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import selection_problems
-from scwo_np import mmr_select, mmr_select_multi
+from scwo_np import METHODS, mmr_select, mmr_select_multi
 from scwo_np.cli import main
 from scwo_np.select import (
     STRATEGIES,
@@ -72,11 +72,12 @@ def test_the_rule_on_sets_made_by_hand():
     assert auto_lam(0.3 * group + 0.5) == 0.9 and auto_lam(0.3 * flat + 0.5) == 0.7
 
 
-@given(problem=selection_problems())
-def test_mmr_select_auto_equals_the_reference(problem):
+@pytest.mark.parametrize("method", METHODS)
+@given(problem=selection_problems(max_n=30))
+def test_mmr_select_auto_equals_the_reference(method, problem):
     E, q, costs, budget, _ = problem
     lam = naive.auto_lam(naive.relevance(E.tolist(), [q.tolist()], dtype=E.dtype))
-    picks, gains = mmr_select(E, q, costs, budget, lam="auto", return_gains=True)
+    picks, gains = mmr_select(E, q, costs, budget, lam="auto", method=method, return_gains=True)
     rp, rg = naive.mmr_select(E.tolist(), [q.tolist()], costs.tolist(), budget, lam=lam, dtype=E.dtype)
     assert picks.tolist() == rp
     np.testing.assert_array_equal(gains, np.array(rg))
