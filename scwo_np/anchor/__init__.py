@@ -43,8 +43,9 @@ says what was dropped and :class:`CrushStore` gives it back; and
 from ._auto import BIASES, auto_size, information_curve
 from ._columns import Columns, columns
 from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
-from ._crush import crush, crush_json
+from ._crush import crush
 from ._inputs import Document, read_document
+from ._json import crush_json
 from ._learning import BUCKETS, PositionLearner, PositionRetrievalPattern, classify_position
 from ._lossless import COLUMNAR_KEY, lossless_decode, lossless_encode
 from ._marker import MARKER_KEY, is_marker, omission_marker

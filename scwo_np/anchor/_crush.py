@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,9 +10,8 @@ from numpy.typing import NDArray
 
 from ..validation import check_int, check_nonnegative_float, check_text
 from ._auto import auto_size
-from ._columns import _check_items, _columns
+from ._columns import Columns, _check_items, _columns
 from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
-from ._inputs import Document, read_document
 from ._keep import (
     _even,
     _fill,
@@ -27,8 +24,6 @@ from ._keep import (
     rare_categories,
     stratified_middle,
 )
-from ._lossless import lossless_encode
-from ._marker import omission_marker
 from ._patterns import (
     adjust_for_query,
     anchor_budget,
@@ -37,7 +32,6 @@ from ._patterns import (
     query_intents,
     split_slots,
 )
-from ._store import CrushStore
 
 # ----------------------------------------------------------------------------------------
 # crush
@@ -76,8 +70,9 @@ def crush(
 
     Parameters
     ----------
-    items : list of dict (or of scalars, each read as ``{"value": x}``)
-        The array, e.g. a parsed tool output.
+    items : list of dict (or of scalars, each read as ``{"value": x}``), or Columns
+        The array, e.g. a parsed tool output; or its :func:`columns`, to crush one array
+        several times (to several sizes) without reading it again.
     max_items : int or "auto"
         The most items to keep (>= 1); arrays no longer than this are kept whole.
         ``"auto"``: the fewest items that carry the ``bias``'s share of the
@@ -131,7 +126,8 @@ def crush(
     cfg = config or _DEFAULT_CONFIG
     if learned is not None:
         learned = _check_learned(learned)
-    items = _check_items(items)
+    built = items if isinstance(items, Columns) else None  # the columns of an array crushed before
+    items = _check_items(items) if built is None else None
     auto = isinstance(max_items, str)
     if auto and max_items != "auto":
         raise ValueError(f"max_items must be a positive integer or 'auto'; got {max_items!r}.")
@@ -143,10 +139,10 @@ def crush(
         PATTERNS.lookup(pattern, hint="Pass None to detect it from the data.")
     if protect_overflow not in ("error", "keep"):
         raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
-    n = len(items)
+    n = len(items) if built is None else built.n
     if not auto and n <= max_items:
-        return _passthrough(n, max_items, pattern, report)
-    c = _columns(items)
+        return _passthrough(n, max_items, pattern, report, built)
+    c = _columns(items) if built is None else built
     prot = np.flatnonzero(protected_items(c, protect)) if protect is not None else np.empty(0, np.int64)
     sev = error_severity(c) if cfg.keep_errors else np.zeros(n)
     z = anomaly_scores(c, cfg.anomaly_z) if cfg.keep_anomalies else np.zeros(n)
@@ -240,92 +236,3 @@ def _passthrough(n, max_items, pattern, report, c=None):
     rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
                       passthrough=True, columns=c, kept=idx)  # fmt: skip
     return idx, rep
-
-
-def crush_json(
-    text: str | bytes,
-    max_items: int,
-    *,
-    path: str | Sequence[str | int] | None = None,
-    marker: bool | None = None,
-    store: CrushStore | str | os.PathLike | None = None,
-    lossless: bool = False,
-    **kw: Any,
-) -> str:
-    r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
-
-    Parameters
-    ----------
-    text : str or bytes
-        A JSON array, an object holding one (``{"results": [...]}``: the largest
-        array inside, or the one at ``path``; the object around it is returned
-        unchanged), JSON Lines or concatenated JSON values (returned one per
-        line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
-    max_items : int or "auto"
-        The most items kept (``"auto"``: the fewest that cover the array's facts, see
-        :func:`auto_size`).
-    path : str or sequence, optional
-        Where the array is inside an object (``"data.items"``).
-    marker : bool, optional
-        Append the omission marker (see :mod:`scwo_np.anchor._marker`) when items
-        were dropped. Default: on when ``store`` is given, off otherwise.
-    store : CrushStore or path, optional
-        Store the whole array; the marker carries its key for
-        :meth:`CrushStore.retrieve`.
-    lossless : bool
-        Drop nothing: return the array in columnar form instead (see
-        :func:`lossless_encode`); ``max_items`` and ``**kw`` are then unused.
-    **kw
-        Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
-
-    Returns
-    -------
-    str
-        The document with its array cut to the kept items (each verbatim, in order), or in
-        columnar form with ``lossless=True``.
-
-    Raises
-    ------
-    ValueError
-        On invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser can
-        follow.
-
-    Examples
-    --------
-    >>> crush_json('[{"a": 1.50}, {"a": 2}, {"a": 3}]', 2, config=AnchorConfig(min_anchor_slots=2))
-    '[{"a": 1.50},{"a": 3}]'
-    >>> crush_json(b'[1, 2, 3]', 5)
-    '[1,2,3]'
-    >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
-    '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
-    >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
-    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
-    """
-    if lossless:
-        return lossless_encode(text, path=path)
-    kw.pop("report", None)
-    marker = store is not None if marker is None else bool(marker)
-    return _crush_document(read_document(text, path=path), max_items, marker=marker, store=store, **kw)[0]
-
-
-def _crush_document(
-    doc: Document,
-    max_items: int | str,
-    *,
-    marker: bool,
-    store: CrushStore | str | os.PathLike | None,
-    **kw: Any,
-) -> tuple[str, CrushReport]:
-    """The document with its array crushed (and the marker appended when asked), and the report."""
-    idx, rep = crush(doc.items, max_items, report=True, **kw)
-    pieces = [doc.pieces[i] for i in idx.tolist()]
-    if marker and idx.size < len(doc.items):
-        key = None
-        if isinstance(store, CrushStore):
-            key = store.put(doc.pieces)
-        elif store is not None:
-            with CrushStore(store) as s:
-                key = s.put(doc.pieces)
-        m = omission_marker(rep.columns, len(doc.items), idx, key=key)
-        pieces.append(json.dumps(m, ensure_ascii=False))
-    return doc.render(pieces), rep

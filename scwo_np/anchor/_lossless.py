@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ._inputs import _DEC, _WS, _array_pieces, _as_text, _span, read_document
+from ._inputs import _DEC, _WS, Document, _array_pieces, _as_text, _span, read_document
 
 __all__ = ["COLUMNAR_KEY", "lossless_decode", "lossless_encode"]
 
@@ -156,7 +156,11 @@ def lossless_encode(text: str | bytes, *, path: str | Sequence[str | int] | None
     >>> lossless_decode(_)
     '[{"id":1,"svc":"api","ms":1.50},{"id":2,"svc":"api","ms":2}]'
     """
-    doc = read_document(text, path=path)
+    return _encode_document(read_document(text, path=path))
+
+
+def _encode_document(doc: Document) -> str:
+    """:func:`lossless_encode` of a document already read."""
     if doc.form in ("jsonl", "concatenated"):
         if len(doc.items) == 1 and not isinstance(doc.items[0], list):
             return doc.pieces[0]  # one value with no array in it: nothing to encode

@@ -10,6 +10,7 @@ import sys
 from ..anchor import PATTERNS
 from ._io import (
     _output,
+    _positive,
     _stdin,
 )
 
@@ -42,23 +43,18 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         COUNTERS.lookup(args.tokens, hint="Pass one of those to --tokens.")  # before any work
     if args.lossless or args.expand:
         return _cmd_lossless(args)
-    if args.max_items is None:
-        raise SystemExit("scwo: --max-items is required (a number, or auto)")
+    if args.max_items is None and args.max_tokens is None:
+        raise SystemExit("scwo: give --max-items (a number, or auto), --max-tokens N, or both")
+    if args.max_tokens is not None:
+        return _cmd_max_tokens(args)
     for flag in ("range", "where"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
-    from ..anchor import AnchorConfig, read_document
-    from ..anchor._crush import _crush_document
+    from ..anchor import read_document
+    from ..anchor._json import _crush_document
 
     text = _read(args.file)
-    cfg = AnchorConfig(strategy=args.strategy)
-    protect = args.protect or None
-    try:
-        bias = float(args.bias)
-    except ValueError:
-        bias = args.bias
-    kw = dict(query=args.query, pattern=args.pattern, config=cfg, protect=protect, bias=bias, upper=args.upper,
-              protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
+    kw = _crush_kw(args)
     try:
         max_items = _max_items(args.max_items)
         store = None
@@ -79,13 +75,55 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     return _write(args, out)
 
 
+def _crush_kw(args: argparse.Namespace) -> dict:
+    from ..anchor import AnchorConfig
+
+    try:
+        bias = float(args.bias)
+    except ValueError:
+        bias = args.bias
+    return dict(query=args.query, pattern=args.pattern, config=AnchorConfig(strategy=args.strategy),
+                protect=args.protect or None, bias=bias, upper=args.upper,
+                protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
+
+
+def _cmd_max_tokens(args: argparse.Namespace) -> int:
+    """``scwo crush --max-tokens N``: the output, marker included, within N tokens of --tokens."""
+    from ..anchor import crush, read_document
+    from ..anchor._json import fit_tokens
+    from ..tokens import COUNTERS
+
+    COUNTERS.lookup(args.tokens, hint="Pass one of those to --tokens.")
+    text = _read(args.file)
+    kw = _crush_kw(args)
+    try:
+        doc = read_document(text, path=args.path)
+        max_items = _max_items(args.max_items) if args.max_items is not None else None
+        if max_items == "auto":
+            max_items = crush(doc.items, "auto", report=True, **kw)[1].max_items if doc.items else None
+        store = None if args.no_store else _store(args)
+        res = fit_tokens(
+            doc, args.max_tokens, token_counter=args.tokens, max_items=max_items, store=store, **kw
+        )
+        if args.report:
+            sys.stderr.write(
+                f"scwo crush: {res.form}: kept {len(res.kept)} of {res.n}, {res.tokens} tokens of at most "
+                f"{args.max_tokens} ({args.tokens})"
+                + (f"; dropped items under key {res.key}" if res.key else "")
+                + "\n"
+            )
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"scwo: {exc}") from None
+    return _write(args, res.text)
+
+
 def _cmd_lossless(args: argparse.Namespace) -> int:
     from ..anchor import lossless_decode, lossless_encode
     from ..tokens import as_token_counter, count_tokens
 
     if args.lossless and args.expand:
         raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
-    for flag in ("max_items", "marker", "protect", "query"):
+    for flag in ("max_items", "max_tokens", "marker", "protect", "query"):
         if getattr(args, flag):
             raise SystemExit(
                 f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
@@ -169,6 +207,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
     c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
     c.add_argument(
+        "--max-tokens",
+        type=_positive,
+        help="the output, marker included, within N tokens of --tokens: whole if it fits, else lossless "
+        "if that fits, else the most items that fit (errors first); dropped items are stored",
+    )
+    c.add_argument(
         "--bias",
         default="balanced",
         help="with --max-items auto: conservative, balanced, aggressive, or a share",
@@ -199,7 +243,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--tokens",
         default="estimate",
-        help="with --report: the token counter (estimate, wordpiece, tiktoken)",
+        help="with --max-tokens or --report: the token counter (estimate, wordpiece, tiktoken)",
     )
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"

@@ -235,7 +235,7 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
         ["crush", "--retrieve", key, "--store", str(store), "--where", "status"], "--where takes FIELD=VALUE"
     )
     _fails(["crush", str(path), "--retrieve", key], "drop the file argument")
-    _fails(["crush", str(path)], "--max-items is required")
+    _fails(["crush", str(path)], "give --max-items .a number, or auto., --max-tokens N, or both")
     _fails(["crush", str(path), "--max-items", "0"], "positive integer or 'auto'")
     _fails(["crush", str(path), "--max-items", "4", "--range", "1:2"], "--range goes with --retrieve")
     _fails(["crush"], "give the JSON file")
@@ -394,3 +394,20 @@ def test_bench_quality_options_are_checked():
     _fails(["bench", "--quality", "--budgets", "0"], r"budget")
     _fails(["bench", "--sets", "python-faq"], r"--sets goes with --quality")
     _fails(["bench", "--no-cache"], r"--no-cache goes with --quality")
+
+
+def test_crush_max_tokens(tmp_path, capsys):
+    logs = [{"i": i, "level": "ERROR" if i == 77 else "INFO", "msg": f"GET /o/{i * 31 % 997}"} for i in range(500)]
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps(logs))
+    store = tmp_path / "s.sqlite"
+    assert main(["crush", str(path), "--max-tokens", "300", "--store", str(store), "--report"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert -(-len(cap.out.strip()) // 4) <= 300 and logs[77] in out  # the estimate: ceil(characters / 4)
+    key = out[-1]["_omitted"]["key"]
+    assert "crushed: kept" in cap.err and key in cap.err
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--range", "77"]) == 0
+    assert json.loads(capsys.readouterr().out) == [logs[77]]
+    _fails(["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless")
+    _fails(["crush", str(path), "--max-tokens", "2"], r"max_tokens=2 is too small.*give max_tokens >= \d+")

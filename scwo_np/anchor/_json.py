@@ -1,0 +1,304 @@
+""":func:`crush_json`, the JSON-text front of :func:`crush`: to a number of items, or of tokens.
+
+To a token ceiling (``max_tokens``): :func:`crush` keeps a number of *items*; an agent's window is counted in *tokens*.
+:func:`fit_tokens` finds the item count whose output fits: the document unchanged when it
+fits; else its lossless columnar form when that fits (nothing dropped); else the largest
+item count, searched from the items' own token counts (two to four :func:`crush` calls in
+practice), whose output with its omission marker fits.  Kept items are verbatim, every field
+of them; the marker counts every dropped item, and says how many errors, anomalies or
+query matches did not fit (``must_keep_dropped``) when even those are too many.  Nothing is
+returned that the counter puts above ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_int
+from ._columns import Columns, _check_items, _columns
+from ._config import CrushReport
+from ._crush import crush
+from ._inputs import Document, read_document
+from ._lossless import _encode_document, _encode_pieces, lossless_encode
+from ._marker import MARKER_KEY, omission_marker
+from ._store import CrushStore
+
+__all__ = ["FitResult", "crush_json", "fit_tokens"]
+
+#: A first guess of the marker's size, in tokens, before it is built.
+_MARKER_GUESS = 80
+#: Items sampled to tell whether the columnar form could fit.
+_SAMPLE = 256
+#: At most this many crushes while searching for the item count.
+_MAX_TRIES = 12
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What :func:`fit_tokens` returned: the text, what was kept, the store key, the form."""
+
+    text: str
+    tokens: int
+    kept: NDArray[np.int64]
+    n: int
+    key: str | None
+    form: str  # "whole", "lossless" or "crushed"
+
+    @property
+    def dropped(self) -> int:
+        """Items left out (0 for ``"whole"`` and ``"lossless"``)."""
+        return self.n - len(self.kept)
+
+
+def fit_tokens(
+    doc: Document,
+    max_tokens: int,
+    *,
+    token_counter: object = None,
+    max_items: int | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    lossless: bool = True,
+    **kw: Any,
+) -> FitResult:
+    """``doc`` within ``max_tokens`` tokens of ``token_counter`` (see the module docs).
+
+    ``max_items`` also caps the items kept; ``lossless=False`` skips the columnar form;
+    ``**kw`` go to :func:`crush` (``query``, ``protect``, ``pattern``, ``config`` ...).
+    Raises ``ValueError`` when not even the document around the array and a minimal marker fit.
+    """
+    counter = as_token_counter(token_counter)
+
+    def count(text: str) -> int:
+        return int(count_tokens([text], counter)[0])
+
+    n = len(doc.items)
+    everything = np.arange(n, dtype=np.int64)
+    if max_items is None or n <= max_items:
+        whole = doc.render(doc.pieces)
+        t = count(whole)
+        if t <= max_tokens:
+            return FitResult(whole, t, everything, n, None, "whole")
+        if lossless and _lossless_may_fit(doc, t, max_tokens, count):
+            enc = _encode_document(doc)
+            t = count(enc)
+            if t <= max_tokens:
+                return FitResult(enc, t, everything, n, None, "lossless")
+    key = _store(store, doc)
+    cap = n if max_items is None else min(n, max_items)
+    costs = count_tokens(list(doc.pieces), counter) + 1  # each item and its separator
+    frame = count(doc.render([]))
+    tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
+    cols = _columns(_check_items(doc.items))  # once, for every size tried
+
+    def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
+        if k not in tried:
+            tried[k] = _render(doc, cols, k, key, count, max_tokens, kw)
+        return tried[k]
+
+    # First guess: the cheapest-on-average items that fit beside the frame and a marker.
+    room = max_tokens - frame - _MARKER_GUESS
+    k = int(np.clip(room // max(float(costs.mean()), 1.0), 0, cap))
+    lo, hi = -1, cap + 1  # the largest count known to fit, the smallest known not to
+    for _ in range(_MAX_TRIES):
+        text, t, idx = attempt(k)
+        if t <= max_tokens:
+            lo = k
+        else:
+            hi = k
+        if hi - lo <= 1:
+            break
+        # next: move by the tokens left over (or missing), at the kept items' own cost per item
+        per = float(costs[idx].mean()) if idx.size else float(costs.mean())
+        step = int((max_tokens - t) / max(per, 1.0))
+        k = int(np.clip(k + step, lo + 1, hi - 1))
+        if k in tried:  # the estimate stalls: bisect
+            k = (lo + hi) // 2
+    text, t, idx = attempt(max(lo, 0))
+    if t <= max_tokens:
+        return FitResult(text, t, idx, n, key, "crushed")
+    raise ValueError(  # not even an empty array and the short marker fit
+        f"max_tokens={max_tokens} is too small for this document: the text around the array and "
+        f"a marker saying that its {n} items were dropped take {t} tokens; give max_tokens >= {t}."
+    )
+
+
+def _lossless_may_fit(doc: Document, whole: int, max_tokens: int, count) -> bool:
+    """Whether the columnar form might fit: for long arrays, from 256 evenly spaced items'
+    own columnar form (encoding 10,000 items costs ten times a crush), with a 25% margin."""
+    n = len(doc.items)
+    if n <= _SAMPLE:
+        return True
+    pick = np.linspace(0, n - 1, _SAMPLE).astype(np.int64)
+    sample = [doc.pieces[i] for i in pick.tolist()]
+    ratio = count(_encode_pieces(sample)) / max(count("[" + ",".join(sample) + "]"), 1)
+    return ratio * whole <= 1.25 * max_tokens
+
+
+def _store(store: CrushStore | str | os.PathLike | None, doc: Document) -> str | None:
+    """Store the whole array when a store is given; its key."""
+    if store is None:
+        return None
+    if isinstance(store, CrushStore):
+        return store.put(doc.pieces)
+    with CrushStore(store) as s:
+        return s.put(doc.pieces)
+
+
+def _render(
+    doc: Document, cols: Columns, k: int, key: str | None, count, limit: int, kw: dict
+) -> tuple[str, int, NDArray[np.int64]]:
+    """The document with ``k`` items crushed to and its marker; its tokens; the kept indices.
+
+    The marker is the full one (ranges and a field summary) when the output fits ``limit``
+    with it, else the short one (how many were dropped, of how many, the key).
+    """
+    n = len(doc.items)
+    if k >= 1:
+        idx, rep = crush(cols, k, report=True, **kw)
+        must = rep.must_keep_dropped
+    else:  # nothing kept: crush to one item only to learn the must-keep count
+        idx = np.empty(0, np.int64)
+        _, rep = crush(cols, 1, report=True, **kw)
+        must = rep.errors + rep.anomalies + rep.query_matches
+    pieces = [doc.pieces[i] for i in idx.tolist()]
+    if idx.size == n:
+        text = doc.render(pieces)
+        return text, count(text), idx
+    full = omission_marker(cols, n, idx, key=key)
+    short = {MARKER_KEY: {"count": n - int(idx.size), "of": n, **({"key": key} if key else {})}}
+    text = ""
+    for m in (full, short):
+        if must:
+            m[MARKER_KEY]["must_keep_dropped"] = int(must)
+        text = doc.render([*pieces, json.dumps(m, ensure_ascii=False)])
+        t = count(text)
+        if t <= limit:
+            break
+    return text, t, idx
+
+
+def crush_json(
+    text: str | bytes,
+    max_items: int | str | None = None,
+    *,
+    max_tokens: int | None = None,
+    token_counter: object = None,
+    path: str | Sequence[str | int] | None = None,
+    marker: bool | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    lossless: bool = False,
+    **kw: Any,
+) -> str:
+    r""":func:`crush` on JSON text; the kept items, verbatim, in order, in the form they came in.
+
+    Parameters
+    ----------
+    text : str or bytes
+        A JSON array, an object holding one (``{"results": [...]}``: the largest
+        array inside, or the one at ``path``; the object around it is returned
+        unchanged), JSON Lines or concatenated JSON values (returned one per
+        line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+    max_items : int or "auto", optional
+        The most items kept (``"auto"``: the fewest that cover the array's facts, see
+        :func:`auto_size`).  Give it, ``max_tokens``, or both.
+    max_tokens : int, optional
+        A ceiling on the output's tokens, marker included, by ``token_counter``: the
+        document unchanged if it fits, else its lossless columnar form if that fits, else
+        the most items whose output fits (errors, anomalies and query matches first; the
+        marker says how many of them did not fit). Kept items keep every field.
+    token_counter : name, TokenCounter or callable ``str -> int``, optional
+        Counts ``max_tokens`` (default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`).
+    path : str or sequence, optional
+        Where the array is inside an object (``"data.items"``).
+    marker : bool, optional
+        Append the omission marker (see :mod:`scwo_np.anchor._marker`) when items
+        were dropped. Default: on when ``store`` or ``max_tokens`` is given, off otherwise
+        (with ``max_tokens`` it is always on: every drop is announced).
+    store : CrushStore or path, optional
+        Store the whole array; the marker carries its key for
+        :meth:`CrushStore.retrieve`.
+    lossless : bool
+        Drop nothing: return the array in columnar form instead (see
+        :func:`lossless_encode`); ``max_items`` and ``**kw`` are then unused.
+    **kw
+        Passed to :func:`crush` (``query``, ``pattern``, ``config``, ``protect`` …).
+
+    Returns
+    -------
+    str
+        The document with its array cut to the kept items (each verbatim, in order), or in
+        columnar form with ``lossless=True``.
+
+    Raises
+    ------
+    ValueError
+        On invalid UTF-8, malformed JSON and JSON nested deeper than Python's parser can
+        follow.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import AnchorConfig
+    >>> crush_json('[{"a": 1.50}, {"a": 2}, {"a": 3}]', 2, config=AnchorConfig(min_anchor_slots=2))
+    '[{"a": 1.50},{"a": 3}]'
+    >>> crush_json(b'[1, 2, 3]', 5)
+    '[1,2,3]'
+    >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
+    '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
+    >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
+    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
+    >>> logs = [{"id": i, "level": "ERROR" if i == 70 else "INFO", "msg": f"GET /item/{7 * i} took {i % 13} ms"}
+    ...         for i in range(100)]
+    >>> out = crush_json(json.dumps(logs), max_tokens=300)  # the estimate: 4 characters a token
+    >>> -(-len(out) // 4) <= 300, '"ERROR"' in out, json.loads(out)[-1]["_omitted"]["count"]
+    (True, True, 86)
+    """
+    if lossless:
+        return lossless_encode(text, path=path)
+    kw.pop("report", None)
+    if max_items is None and max_tokens is None:
+        raise TypeError("crush_json needs max_items, max_tokens or both; got neither.")
+    doc = read_document(text, path=path)
+    if max_tokens is not None:
+        max_tokens = check_int(max_tokens, name="max_tokens", low=1)
+        if marker is False:
+            raise ValueError("marker=False does not go with max_tokens: every drop is announced.")
+        if max_items == "auto":
+            max_items = crush(doc.items, "auto", report=True, **kw)[1].max_items if doc.items else None
+        elif max_items is not None:
+            max_items = check_int(max_items, name="max_items", low=1)
+        return fit_tokens(
+            doc, max_tokens, token_counter=token_counter, max_items=max_items, store=store, **kw
+        ).text
+    marker = store is not None if marker is None else bool(marker)
+    return _crush_document(doc, max_items, marker=marker, store=store, **kw)[0]
+
+
+def _crush_document(
+    doc: Document,
+    max_items: int | str,
+    *,
+    marker: bool,
+    store: CrushStore | str | os.PathLike | None,
+    **kw: Any,
+) -> tuple[str, CrushReport]:
+    """The document with its array crushed (and the marker appended when asked), and the report."""
+    idx, rep = crush(doc.items, max_items, report=True, **kw)
+    pieces = [doc.pieces[i] for i in idx.tolist()]
+    if marker and idx.size < len(doc.items):
+        key = None
+        if isinstance(store, CrushStore):
+            key = store.put(doc.pieces)
+        elif store is not None:
+            with CrushStore(store) as s:
+                key = s.put(doc.pieces)
+        m = omission_marker(rep.columns, len(doc.items), idx, key=key)
+        pieces.append(json.dumps(m, ensure_ascii=False))
+    return doc.render(pieces), rep

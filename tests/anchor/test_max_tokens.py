@@ -1,0 +1,147 @@
+"""crush_json(max_tokens=...) (issue 35): a hard ceiling, kept items whole, every drop announced."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np.anchor import CrushStore, crush_json, is_marker, lossless_decode
+from scwo_np.tokens import count_tokens
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+words.name = "words"
+
+fields = st.dictionaries(
+    st.sampled_from(["id", "msg", "host", "path", "user", "extra"]),
+    st.one_of(st.integers(-5, 10**6), st.text(max_size=30), st.booleans(), st.none(),
+              st.lists(st.integers(0, 9), max_size=3)),
+    max_size=5,
+)  # fmt: skip
+
+
+@st.composite
+def tool_outputs(draw):
+    n = draw(st.integers(0, 120))
+    items = []
+    for i in range(n):
+        item = draw(fields)
+        item["level"] = "ERROR" if draw(st.integers(0, 9)) == 0 else "INFO"
+        item["seq"] = i
+        items.append(item)
+    return items
+
+
+def _parts(out: str):
+    """(kept items, marker or None) of a crushed array, or None for the columnar form."""
+    if '"_columnar"' in out:
+        return None
+    arr = json.loads(out)
+    marker = arr[-1]["_omitted"] if arr and is_marker(arr[-1]) else None
+    return (arr[:-1] if marker else arr), marker
+
+
+@settings(max_examples=150, deadline=None)
+@given(items=tool_outputs(), max_tokens=st.integers(1, 3000), counter=st.sampled_from(["estimate", words]))
+def test_the_ceiling_holds_kept_items_are_whole_and_drops_are_announced(items, max_tokens, counter):
+    text = json.dumps(items)
+    try:
+        out = crush_json(text, max_tokens=max_tokens, token_counter=counter)
+    except ValueError as exc:  # only when not even an empty array and a short marker fit
+        need = int(str(exc).split("max_tokens >= ")[1].rstrip("."))
+        assert need > max_tokens
+        return
+    assert count_tokens([out], counter)[0] <= max_tokens
+    parts = _parts(out)
+    if parts is None:  # lossless: everything, exactly
+        assert json.loads(lossless_decode(out)) == items
+        return
+    kept, marker = parts
+    seqs = [k["seq"] for k in kept]
+    assert seqs == sorted(seqs)
+    for k in kept:  # every kept item is an input item with every field, unchanged
+        assert k == items[k["seq"]]
+    if marker is None:
+        assert len(kept) == len(items)
+    else:
+        assert marker["count"] == len(items) - len(kept) and marker["of"] == len(items)
+    errors = {i for i, it in enumerate(items) if it["level"] == "ERROR"}
+    if errors - set(seqs):  # an error was dropped: then nothing but errors was kept
+        assert set(seqs) <= errors
+        assert marker.get("must_keep_dropped", 0) >= 1
+
+
+def _logs(n=2000):
+    return [
+        {"ts": f"2026-11-25T10:{i // 60 % 60:02d}:{i % 60:02d}", "level": "ERROR" if i % 397 == 5 else "INFO",
+         "svc": f"api-{i % 7}", "msg": f"GET /orders/{i * 31 % 9973} {200 if i % 397 != 5 else 500}", "ms": i % 90}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("max_tokens", [60, 300, 2000, 10_000])
+def test_logs_keep_their_errors_first(max_tokens):
+    items = _logs()
+    out = crush_json(json.dumps(items), max_tokens=max_tokens)
+    assert count_tokens([out])[0] <= max_tokens
+    kept, marker = _parts(out)
+    errors = [it for it in items if it["level"] == "ERROR"]
+    kept_errors = [k for k in kept if k["level"] == "ERROR"]
+    assert kept_errors == errors[: len(kept_errors)] or len(kept_errors) == len(errors)
+    if len(kept_errors) < len(errors):
+        assert marker["must_keep_dropped"] == len(errors) - len(kept_errors)
+    # the budget is used: within 20% of the ceiling, or one more item (about 26 tokens) would not fit
+    assert count_tokens([out])[0] >= min(0.8 * max_tokens, max_tokens - 30) or marker is None
+
+
+def test_the_whole_document_and_the_lossless_form_come_first():
+    items = [{"id": i, "svc": "api", "ok": True} for i in range(50)]
+    text = json.dumps(items)
+    whole = crush_json(text, max_tokens=10**6)
+    assert json.loads(whole) == items  # fits: every item, as it was
+    out = crush_json(text, max_tokens=count_tokens([whole])[0] - 1)
+    assert '"_columnar"' in out and json.loads(lossless_decode(out)) == items  # nothing dropped
+    dropped = crush_json(text, max_tokens=60, lossless=False)
+    assert is_marker(json.loads(dropped)[-1])
+
+
+def test_a_store_keeps_what_was_dropped(tmp_path):
+    items = _logs(500)
+    with CrushStore(tmp_path / "s.sqlite") as store:
+        out = crush_json(json.dumps(items), max_tokens=400, store=store)
+        kept, marker = _parts(out)
+        back = store.retrieve(marker["key"])
+    assert [json.loads(p) for p in back] == items if isinstance(back[0], str) else back == items
+
+
+def test_object_and_json_lines_forms():
+    doc = {"took": 12, "hits": _logs(300)}
+    out = crush_json(json.dumps(doc), max_tokens=500)
+    assert count_tokens([out])[0] <= 500
+    parsed = json.loads(out)
+    assert parsed["took"] == 12 and is_marker(parsed["hits"][-1])
+    lines = "\n".join(json.dumps(x) for x in _logs(300))
+    out = crush_json(lines, max_tokens=500)
+    assert count_tokens([out])[0] <= 500 and is_marker(json.loads(out.splitlines()[-1]))
+
+
+def test_max_items_and_max_tokens_together():
+    out = crush_json(json.dumps(_logs(1000)), 5, max_tokens=10**5)
+    kept, marker = _parts(out)
+    assert len(kept) <= 5 and marker["count"] == 1000 - len(kept)
+
+
+def test_bad_arguments_are_named():
+    text = json.dumps(_logs(50))
+    with pytest.raises(TypeError, match="needs max_items, max_tokens or both"):
+        crush_json(text)
+    with pytest.raises(ValueError, match="max_tokens must be"):
+        crush_json(text, max_tokens=0)
+    with pytest.raises(ValueError, match="marker=False does not go with max_tokens"):
+        crush_json(text, max_tokens=100, marker=False)
+    with pytest.raises(ValueError, match=r"max_tokens=3 is too small.*give max_tokens >= \d+"):
+        crush_json(json.dumps({"a long preamble " * 5: _logs(10)}), max_tokens=3)
