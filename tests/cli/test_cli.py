@@ -397,7 +397,9 @@ def test_bench_quality_options_are_checked():
 
 
 def test_crush_max_tokens(tmp_path, capsys):
-    logs = [{"i": i, "level": "ERROR" if i == 77 else "INFO", "msg": f"GET /o/{i * 31 % 997}"} for i in range(500)]
+    logs = [
+        {"i": i, "level": "ERROR" if i == 77 else "INFO", "msg": f"GET /o/{i * 31 % 997}"} for i in range(500)
+    ]
     path = tmp_path / "logs.json"
     path.write_text(json.dumps(logs))
     store = tmp_path / "s.sqlite"
@@ -409,5 +411,7 @@ def test_crush_max_tokens(tmp_path, capsys):
     assert "crushed: kept" in cap.err and key in cap.err
     assert main(["crush", "--retrieve", key, "--store", str(store), "--range", "77"]) == 0
     assert json.loads(capsys.readouterr().out) == [logs[77]]
-    _fails(["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless")
+    _fails(
+        ["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless"
+    )
     _fails(["crush", str(path), "--max-tokens", "2"], r"max_tokens=2 is too small.*give max_tokens >= \d+")
