@@ -40,6 +40,8 @@ LEGS = {
     "scwo_np/integrations": "integration",  # doctests import LangChain / LlamaIndex
     "scwo_np/rerank": "integration",  # doctests read and write Parquet
     "scwo_np/embed/_minilm.py": "integration",
+    "tests/mcp_server": "integration",
+    "scwo_np/mcp_server": "integration",  # imports the mcp SDK
     "notebooks": "notebook",
     "tests/test_install.py": "system",
     "tests/test_wheel.py": "system",

@@ -26,10 +26,13 @@ ALLOWED = {
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
     "integrations": {"select", "dedup", "embed"},
-    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank"},
+    "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
+    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server"},
     "core": set(),
 }
-CAPABILITIES = {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "cli"}
+CAPABILITIES = {
+    "select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "mcp_server", "cli"
+}  # fmt: skip
 
 
 def _capability(path: Path) -> str:

@@ -34,7 +34,12 @@ from scwo_np.integrations import langchain as lc
 from scwo_np.integrations import llamaindex as li
 
 #: The modules that import an extra (the core matrix checks every other module).
-MODULES = ["scwo_np.rerank", "scwo_np.integrations.langchain", "scwo_np.integrations.llamaindex"]
+MODULES = [
+    "scwo_np.rerank",
+    "scwo_np.integrations.langchain",
+    "scwo_np.integrations.llamaindex",
+    "scwo_np.mcp_server",
+]
 
 
 def _rerank_tables():

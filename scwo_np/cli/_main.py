@@ -8,7 +8,7 @@ import os
 import sys
 import warnings
 
-from . import _crush, _dedup, _hsca, _optimize, _rerank, _select
+from . import _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     p = argparse.ArgumentParser(prog="scwo", description="Decide what goes into an LLM's context window.")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (_select, _dedup, _optimize, _crush, _hsca, _rerank):
+    for module in (_select, _dedup, _optimize, _crush, _hsca, _rerank, _mcp):
         module.register(sub)
     return p
 

@@ -1,0 +1,305 @@
+"""scwo mcp (issue 35): every tool, error and limit through the official SDK's real client,
+over stdio (the server a subprocess) and over streamable HTTP; no mock of the protocol."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from scwo_np.hsca import SnapshotStore
+
+TOOLS = {"select_context", "dedup_texts", "crush_json", "retrieve_dropped", "count_tokens", "hsca_ingest",
+         "hsca_context"}  # fmt: skip
+TEXTS = [
+    "The json module parses JSON text into Python objects. Use json.loads for strings.",
+    "json.dump writes an object to a file as JSON. It takes an open file.",
+    "The csv module reads comma-separated files row by row.",
+    "Cats sleep for most of the day.",
+    "The json module parses JSON text into Python objects. Use json.loads for strings.",
+]
+LOGS = [
+    {"i": i, "level": "ERROR" if i in (17, 230) else "INFO", "msg": f"GET /o/{i * 37 % 1009}"}
+    for i in range(400)
+]
+
+
+def _stdio(store, *extra) -> Client:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = ["-m", "scwo_np.cli", "mcp", "--store", str(store), *extra]
+    return Client(StdioServerParameters(command=sys.executable, args=args, env=env))
+
+
+def _run(fn):
+    return anyio.run(fn)
+
+
+def _text(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_every_tool_over_stdio(tmp_path):
+    async def go():
+        async with _stdio(tmp_path) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for t in tools.values():
+                assert t.output_schema and t.input_schema["type"] == "object" and t.description
+            ro = {n for n, t in tools.items() if t.annotations.read_only_hint}
+            assert ro == {"select_context", "dedup_texts", "retrieve_dropped", "count_tokens", "hsca_context"}
+            assert (
+                tools["crush_json"].annotations.idempotent_hint
+                and not tools["hsca_ingest"].annotations.idempotent_hint
+            )
+            assert set(tools["select_context"].input_schema["properties"]) >= {
+                "texts", "question", "budget", "strategy", "lam", "granularity", "order"}  # fmt: skip
+
+            r = await c.call_tool(
+                "select_context", {"texts": TEXTS, "question": "How do I parse JSON?", "budget": 40}
+            )
+            s = r.structured_content
+            assert (
+                not r.is_error and s["total_tokens"] <= 40 and s["texts"] == [TEXTS[i] for i in s["indices"]]
+            )
+            r = await c.call_tool("select_context", {"texts": TEXTS, "question": "How do I parse JSON?", "budget": 30,
+                                                     "granularity": "sentence", "lam": "auto"})  # fmt: skip
+            assert not r.is_error and r.structured_content["total_tokens"] <= 30
+            r = await c.call_tool("select_context", {"texts": TEXTS, "question": "parse JSON", "budget": 40,
+                                                     "strategy": "dpp", "lam": 0.5})  # fmt: skip
+            assert not r.is_error and r.structured_content["indices"]
+
+            r = await c.call_tool("dedup_texts", {"texts": TEXTS})
+            assert r.structured_content == {
+                "kept": [0, 1, 2, 3], "dropped": [{"index": 4, "duplicate_of": 0, "similarity": 1.0}]}  # fmt: skip
+
+            r = await c.call_tool("count_tokens", {"texts": ["abcdefgh", "x"]})
+            assert r.structured_content == {"tokens": [2, 1]}
+
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "max_tokens": 300})
+            s = r.structured_content
+            out = json.loads(s["json"])
+            assert -(-len(s["json"]) // 4) <= 300 and s["kept"] + s["dropped"] == 400 and s["key"]
+            assert LOGS[17] in out and LOGS[230] in out and out[-1]["_omitted"]["key"] == s["key"]
+            kept = {x["i"] for x in out[:-1]}
+
+            r = await c.call_tool(
+                "retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"}, "max_tokens": 100}
+            )
+            page = r.structured_content
+            assert (
+                page["items"] and all(x["level"] == "INFO" for x in page["items"]) and page["remaining"] > 0
+            )
+            r = await c.call_tool("retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13})
+            assert r.structured_content == {"items": LOGS[10:13], "remaining": 0}
+            assert kept  # what was kept and what comes back are whole items, never re-crushed
+
+            for turn in ["The court ruled that the contract was void.", "The judge cited the statute.",
+                         "Meanwhile the patient's fever rose after the dose.", "The doctor changed the drug."]:  # fmt: skip
+                r = await c.call_tool("hsca_ingest", {"session": "alice", "text": turn})
+                assert not r.is_error and r.structured_content["domain_tags"] is not None
+            r = await c.call_tool("hsca_context", {"session": "alice"})
+            ctx = r.structured_content
+            assert len(ctx["snapshots"]) + len(ctx["buffered_turns"]) >= 1
+
+    _run(go)
+
+
+BAD = [
+    ("select_context", {"texts": TEXTS, "question": "", "budget": 10}, "question must be a non-empty string"),
+    ("select_context", {"texts": TEXTS, "question": "q", "budget": -1}, "budget"),
+    ("select_context", {"texts": TEXTS, "question": "q", "budget": 10, "lam": 2}, "lam must be in"),
+    (
+        "select_context",
+        {"texts": TEXTS, "question": "q", "budget": 10, "strategy": "best"},
+        "strategy must be one of",
+    ),
+    ("select_context", {"texts": TEXTS, "question": "q", "budget": 10, "granularity": "word"}, "granularity"),
+    ("select_context", {"texts": ["a", 3], "question": "q", "budget": 10}, "texts"),
+    ("dedup_texts", {"texts": TEXTS, "method": "exact"}, "method must be one of"),
+    ("dedup_texts", {"texts": TEXTS, "threshold": 1.5}, "threshold"),
+    ("crush_json", {"json": "[1, 2,"}, "give max_tokens, max_items or both"),
+    ("crush_json", {"json": "[1, 2,", "max_tokens": 10}, "JSON"),
+    ("crush_json", {"json": json.dumps(LOGS), "max_tokens": 2}, "give max_tokens >="),
+    ("retrieve_dropped", {"key": "0123456789abcdef"}, "unknown or expired"),
+    ("count_tokens", {"texts": ["a"], "counter": "bpe"}, "counter must be one of"),
+    ("hsca_ingest", {"session": "a/b", "text": "hello"}, "session must be"),
+    ("hsca_ingest", {"session": "a", "text": "  "}, "text must be a non-empty string"),
+    ("hsca_context", {"session": "a", "last": 0}, "last must be"),
+]
+
+
+def test_every_bad_argument_is_a_tool_error_and_the_server_keeps_answering(tmp_path):
+    async def go():
+        async with _stdio(tmp_path) as c:
+            for name, args, match in BAD:
+                r = await c.call_tool(name, args)
+                assert r.is_error, (name, args)
+                msg = _text(r)
+                assert match in msg, (name, args, msg)
+                assert "Traceback" not in msg
+                ok = await c.call_tool("count_tokens", {"texts": ["still here"]})
+                assert not ok.is_error  # answered after every bad call
+
+    _run(go)
+
+
+def test_limits_payload_and_items(tmp_path):
+    async def go():
+        async with _stdio(tmp_path, "--max-request-mb", "0.01", "--max-items", "50") as c:
+            r = await c.call_tool("count_tokens", {"texts": ["x" * 20_000]})
+            assert (
+                r.is_error
+                and "above this server's limit of 10,485" in _text(r)
+                and "--max-request-mb" in _text(r)
+            )
+            r = await c.call_tool("count_tokens", {"texts": ["x"] * 51})
+            assert r.is_error and "--max-items" in _text(r)
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS[:60]), "max_items": 5})
+            assert r.is_error and "json has 60 items" in _text(r)
+            r = await c.call_tool("count_tokens", {"texts": ["fine"]})
+            assert not r.is_error
+
+    _run(go)
+
+
+def test_time_limit(tmp_path):
+    # loading MiniLM (torch, the weights) alone takes seconds: far above the limit on any machine
+    async def go():
+        async with _stdio(tmp_path, "--time-limit", "0.5") as c:
+            many = [f"text number {i} about topic {i % 17}" for i in range(50)]
+            r = await c.call_tool("select_context", {"texts": many, "question": "topic 3", "budget": 100,
+                                                     "embedder": "minilm"})  # fmt: skip
+            assert r.is_error and "took longer than this server's limit of 0.5 s" in _text(r)
+            r = await c.call_tool("count_tokens", {"texts": ["fine"]})
+            assert not r.is_error  # and it answers the next call
+
+    _run(go)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scwo_np.cli", "mcp", "--http", "--port", str(port), "--store", str(tmp_path),
+         "--max-request-mb", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+    yield proc, f"http://127.0.0.1:{port}/mcp", tmp_path
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_http_several_clients_at_once_and_a_body_over_the_limit(http_server):
+    proc, url, _ = http_server
+
+    async def one(k, out):
+        async with Client(url) as c:
+            r = await c.call_tool(
+                "select_context", {"texts": TEXTS, "question": f"parse JSON {k}", "budget": 40}
+            )
+            assert not r.is_error
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "max_tokens": 200 + k})
+            out[k] = r.structured_content["kept"]
+
+    async def go():
+        out = {}
+        async with anyio.create_task_group() as tg:
+            for k in range(4):
+                tg.start_soon(one, k, out)
+        assert len(out) == 4
+        async with Client(url) as c:
+            with pytest.raises(Exception):  # noqa: B017 - the SDK raises its own HTTP error for a 413
+                await c.call_tool("count_tokens", {"texts": ["x" * (2 * 2**20)]})
+        async with Client(url) as c:  # and it still answers
+            r = await c.call_tool("count_tokens", {"texts": ["ok"]})
+            assert r.structured_content == {"tokens": [1]}
+
+    _run(go)
+    assert proc.poll() is None
+
+
+def test_a_kill_during_ingest_loses_no_committed_snapshot(http_server):
+    proc, url, store_dir = http_server
+    committed: list[str] = []
+    turns = [f"The court heard case {i}. The contract clause {i} was void under the statute." if i % 6 < 3 else
+             f"The patient in ward {i} had a fever; the doctor raised the dose of the drug." for i in range(60)]  # fmt: skip
+
+    async def ingest_until_killed():
+        async with Client(url) as c:
+            for t in turns * 20:  # answers that say "committed" are recorded; the kill comes mid-stream
+                r = await c.call_tool("hsca_ingest", {"session": "s1", "text": t})
+                committed.extend(r.structured_content["committed_snapshots"])
+
+    async def go():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ingest_until_killed)
+            while len(committed) < 3:
+                await anyio.sleep(0.05)
+            await anyio.sleep(0.137)  # somewhere in the middle of an ingest
+            proc.send_signal(signal.SIGKILL)
+
+    with contextlib.suppress(Exception):  # the connection dies with the server
+        _run(go)
+    proc.wait(timeout=30)
+    assert committed, "no snapshot was committed before the kill"
+    store = SnapshotStore(os.path.join(store_dir, "hsca_snapshots.sqlite"))  # opens: quick_check passes
+    try:
+        ids = {s.snapshot_id for s in store.load("s1")}
+    finally:
+        store.close()
+    assert set(committed) <= ids
+
+
+def test_a_host_other_than_loopback_is_warned_about(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scwo_np.cli", "mcp", "--http", "--host", "0.0.0.0", "--port", str(port),
+         "--store", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        line = proc.stderr.readline()
+        assert "warning: serving on 0.0.0.0" in line and "no authentication" in line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_cli_checks_its_arguments(tmp_path):
+    from scwo_np.cli import main
+
+    for argv, match in [
+        (["mcp", "--port", "8123"], "--host and --port go with --http"),
+        (["mcp", "--time-limit", "0"], "--time-limit must be a positive"),
+    ]:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert main(argv + ["--store", str(tmp_path)]) == 2
+        assert match in err.getvalue()
