@@ -25,7 +25,7 @@ ALLOWED = {
     "embed": set(),
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
-    "integrations": {"select", "dedup", "embed"},
+    "integrations": {"select", "dedup", "embed", "anchor"},  # anchor: the agent middleware crushes JSON
     "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
     "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server"},
     "core": set(),

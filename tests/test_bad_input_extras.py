@@ -91,6 +91,11 @@ EXTRA_REGISTRY = {
         dict(embedder=_toy_embedder),
         dict(embedder="text"),
     ),
+    "ScwoToolOutputMiddleware": (
+        lambda **k: lc.ScwoToolOutputMiddleware(**k, store=":memory:"),
+        dict(max_tokens=100),
+        dict(max_tokens="posint"),
+    ),
     "ScwoNodePostprocessor": (
         lambda **k: li.ScwoNodePostprocessor(**k).postprocess_nodes(
             [NodeWithScore(node=TextNode(text=t)) for t in TEXTS], query_str="court"

@@ -1,4 +1,4 @@
-"""scwo_np as LangChain components (``pip install 'scwo_np[langchain]'``: langchain-core).
+"""scwo_np as LangChain components (``pip install 'scwo_np[langchain]'``: langchain-core, langchain).
 
 * :class:`ScwoCompressor` — a ``BaseDocumentCompressor``: the retrieved documents
   cut to a token budget with budgeted MMR (:func:`scwo_np.select_texts`).  Drop it
@@ -10,6 +10,10 @@
   which needs only scikit-learn).
 * :class:`ScwoDedupTransformer` — a ``BaseDocumentTransformer`` that drops
   near-duplicate documents (:func:`scwo_np.dedup.dedup`).
+* :class:`ScwoToolOutputMiddleware` — a LangChain v1 agent middleware: a JSON tool
+  result above ``max_tokens`` is crushed to that many tokens (errors and anomalies
+  first, kept items whole, :func:`scwo_np.anchor.crush_json`) before the model reads
+  it; the rest is stored, and the message carries the key that gets it back.
 * :class:`ScwoEmbeddings` — any scwo_np embedder (MiniLM, LSA, a callable) as a
   LangChain ``Embeddings``, optionally cached in an
   :class:`~scwo_np.embed.EmbeddingCache`, for vector stores.
@@ -40,16 +44,21 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.embeddings import Embeddings
+from langchain_core.messages import HumanMessage, ToolMessage
 from pydantic import ConfigDict, Field
 
+from ..anchor import CrushStore, read_document
+from ..anchor._json import fit_tokens
 from ..dedup import DEDUP_METHODS, dedup
-from ..validation import check_texts
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_int, check_texts
 from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
 
-__all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings"]
+__all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings", "ScwoToolOutputMiddleware"]
 
 
 class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
@@ -389,6 +398,116 @@ class ScwoEmbeddings(Embeddings):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text is empty; pass the question as text.")
         return self._embed([text])[0]
+
+
+class ScwoToolOutputMiddleware(AgentMiddleware):
+    """Crush JSON tool results above ``max_tokens`` before the model reads them.
+
+    A tool result whose text is JSON (an array, an object holding one, JSON Lines) and
+    counts more than ``max_tokens`` tokens is cut to at most ``max_tokens``: whole if it
+    fits, its lossless columnar form if that fits, else the most items that fit, errors
+    and anomalies first, every kept item with every field; the last human message is the
+    query (items that match it are kept first).  The dropped items go to ``store``, and
+    the marker in the message says how many were dropped and under which ``key``
+    (``CrushStore.retrieve(key)`` gives them back).  Other results pass unchanged.
+
+    Parameters
+    ----------
+    max_tokens : int
+        The most tokens a tool result may take.
+    token_counter : name, TokenCounter or callable ``str -> int``, optional
+        Counts them (default ``"estimate"``).
+    store : CrushStore or path, optional
+        Where dropped items go (default: ``crush_store.sqlite`` in the user cache folder).
+
+    Examples
+    --------
+    >>> import json, tempfile, os
+    >>> from langchain_core.messages import ToolMessage
+    >>> mw = ScwoToolOutputMiddleware(max_tokens=120, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+    >>> rows = [{"id": i, "level": "ERROR" if i == 33 else "INFO"} for i in range(200)]
+    >>> msg = mw.shrink(ToolMessage(content=json.dumps(rows), tool_call_id="1"), query="")
+    >>> out = json.loads(msg.content)
+    >>> {"id": 33, "level": "ERROR"} in out, out[-1]["_omitted"]["count"] + len(out) - 1
+    (True, 200)
+    """
+
+    def __init__(self, max_tokens: int, *, token_counter: object = None, store: Any = None) -> None:
+        super().__init__()
+        self.max_tokens = check_int(max_tokens, name="max_tokens", low=1)
+        self.counter = as_token_counter(token_counter)
+        self.store = store if isinstance(store, CrushStore) else CrushStore(store)
+
+    def shrink(self, message: Any, query: str = "") -> Any:
+        """``message`` with its JSON content crushed to ``max_tokens`` (unchanged when it fits or is not JSON).
+
+        Parameters
+        ----------
+        message : ToolMessage
+            A tool's result.
+        query : str
+            The user's request (its terms keep matching items).
+
+        Returns
+        -------
+        ToolMessage
+            A new message (the input is not modified), or ``message`` itself.
+        """
+        if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+            return message
+        text = message.content
+        if int(count_tokens([text], self.counter)[0]) <= self.max_tokens:
+            return message
+        try:
+            doc = read_document(text)
+        except ValueError:
+            return message  # not JSON: not ours to cut
+        res = fit_tokens(doc, self.max_tokens, token_counter=self.counter, store=self.store, query=query)
+        meta = {**message.response_metadata, "scwo": {"kept": len(res.kept), "of": res.n, "key": res.key,
+                                                      "form": res.form, "tokens": res.tokens}}  # fmt: skip
+        return message.model_copy(update={"content": res.text, "response_metadata": meta})
+
+    @staticmethod
+    def _query(request: Any) -> str:
+        messages = (request.state or {}).get("messages", []) if isinstance(request.state, dict) else []
+        for m in reversed(messages):
+            if isinstance(m, HumanMessage) and isinstance(m.content, str):
+                return m.content
+        return ""
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        """Run the tool, then :meth:`shrink` its result.
+
+        Parameters
+        ----------
+        request : ToolCallRequest
+            The tool call.
+        handler : callable
+            Runs it.
+
+        Returns
+        -------
+        ToolMessage or Command
+            The tool's result, its JSON crushed when it is above ``max_tokens``.
+        """
+        return self.shrink(handler(request), self._query(request))
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        """As :meth:`wrap_tool_call`, for agents run asynchronously.
+
+        Parameters
+        ----------
+        request : ToolCallRequest
+            The tool call.
+        handler : callable
+            Runs it (awaited).
+
+        Returns
+        -------
+        ToolMessage or Command
+            The tool's result, its JSON crushed when it is above ``max_tokens``.
+        """
+        return self.shrink(await handler(request), self._query(request))
 
 
 def _annotated(docs: list[Document], sel) -> list[Document]:

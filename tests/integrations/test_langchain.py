@@ -207,3 +207,77 @@ def test_lam_auto_is_what_select_texts_chooses(docs):
     assert select_texts([d.page_content for d in docs], broad, 300, lam="auto").lam == 0.9
     with pytest.raises((TypeError, ValueError), match="lam must be a number in \\[0, 1\\] or 'auto'"):
         ScwoCompressor(budget=300, lam="sometimes")
+
+
+def _agent_run(max_tokens, rows, store, asynchronous=False):
+    """A real LangChain v1 agent loop: a fake chat model calls a tool that returns ``rows`` as JSON,
+    then answers; returns the messages."""
+    import json
+
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from scwo_np.integrations.langchain import ScwoToolOutputMiddleware
+
+    @tool
+    def fetch_logs(service: str) -> str:
+        """The service's recent log records, as JSON."""
+        return json.dumps(rows)
+
+    class ToolCallingFake(GenericFakeChatModel):
+        def bind_tools(self, tools, **kw):  # the agent binds its tools; the script already names them
+            return self
+
+    model = ToolCallingFake(messages=iter([
+        AIMessage(content="", tool_calls=[{"name": "fetch_logs", "args": {"service": "api"}, "id": "c1"}]),
+        AIMessage(content="The error is on request 333."),
+    ]))  # fmt: skip
+    agent = create_agent(
+        model, tools=[fetch_logs], middleware=[ScwoToolOutputMiddleware(max_tokens, store=store)]
+    )
+    inputs = {"messages": [{"role": "user", "content": "Why did the api fail? Show the errors."}]}
+    if asynchronous:
+        return asyncio.run(agent.ainvoke(inputs))["messages"]
+    return agent.invoke(inputs)["messages"]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_agent_middleware_crushes_a_large_json_tool_result(tmp_path, asynchronous):
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from scwo_np.anchor import CrushStore
+    from scwo_np.tokens import count_tokens
+
+    rows = [{"i": i, "level": "ERROR" if i == 333 else "INFO", "msg": f"GET /o/{i * 37 % 1009} 200"}
+            for i in range(2000)]  # fmt: skip
+    store = CrushStore(tmp_path / "s.sqlite")
+    messages = _agent_run(400, rows, store, asynchronous)
+    (tm,) = [m for m in messages if isinstance(m, ToolMessage)]
+    assert count_tokens([tm.content])[0] <= 400
+    out = json.loads(tm.content)
+    assert rows[333] in out and all(x in rows for x in out[:-1])  # the error kept, every item whole
+    key = out[-1]["_omitted"]["key"]  # the retrieval key is in the message
+    assert tm.response_metadata["scwo"]["key"] == key and tm.response_metadata["scwo"]["of"] == 2000
+    assert store.retrieve(key) == rows
+    assert messages[-1].content == "The error is on request 333."
+
+
+def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from scwo_np.integrations.langchain import ScwoToolOutputMiddleware
+
+    rows = [{"i": i} for i in range(5)]
+    (tm,) = [m for m in _agent_run(400, rows, tmp_path / "s.sqlite") if isinstance(m, ToolMessage)]
+    assert json.loads(tm.content) == rows and "scwo" not in tm.response_metadata
+    mw = ScwoToolOutputMiddleware(5, store=tmp_path / "s.sqlite")
+    plain = ToolMessage(content="not json at all, and longer than five tokens", tool_call_id="x")
+    assert mw.shrink(plain) is plain
+    with pytest.raises(ValueError, match="max_tokens must be"):
+        ScwoToolOutputMiddleware(0)
