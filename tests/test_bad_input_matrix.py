@@ -753,6 +753,7 @@ NOT_FUNCTIONS = {
     "Tools": "the MCP tools; each bad argument is tested through the SDK's client (tests/mcp_server)",
     "build_server": "takes a folder and Limits (tests/mcp_server)",
     "default_data_dir": "takes no arguments",
+    "mcp_latency": "a benchmark (scwo bench --mcp); calls and budget are checked like every count",
     "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/select/test_at_budget.py)",
     "quality_at_budget": "its bad arguments are tested in tests/select/test_at_budget.py (each call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",

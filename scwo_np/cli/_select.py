@@ -343,11 +343,29 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 0
     if args.quality:
         return _bench_quality(args)
+    if args.mcp:
+        return _bench_mcp()
     for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
     rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
+    return 0
+
+
+def _bench_mcp() -> int:
+    """``scwo bench --mcp``: select_context's round trip over stdio, against the selection alone."""
+    try:
+        from ..mcp_server import mcp_latency
+    except ImportError:
+        raise SystemExit("scwo: bench --mcp needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
+    r = mcp_latency()
+    _out(f"select_context over stdio: {r['calls']} calls, {r['texts']} texts of about {r['tokens_per_text']} "
+         "tokens, the LSA embedder\n")  # fmt: skip
+    _out("| round trip, median | round trip, p99 | selection alone, median | protocol share |")
+    _out("|---|---|---|---|")
+    _out(f"| {r['median_ms']:.1f} ms | {r['p99_ms']:.1f} ms | {r['selection_median_ms']:.1f} ms | "
+         f"{100 * r['protocol_share']:.0f}% |")  # fmt: skip
     return 0
 
 
@@ -489,6 +507,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="quality at budget: how much of the known answer each method puts into the context, on the "
         "bundled question sets (hit, share, parts, fill at each budget)",
+    )
+    b.add_argument(
+        "--mcp", action="store_true", help="time a select_context round trip over stdio (the mcp extra)"
     )
     b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
