@@ -119,6 +119,7 @@ def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | Non
     tools = Tools(data_dir or default_data_dir(), limits)
     server = MCPServer(
         "scwo_np",
+        log_level="WARNING",  # a tool error is the caller's answer, not a server log line
         instructions=(
             "Context tools: select_context picks the texts (or sentences) that fit a token budget for a "
             "question; dedup_texts finds near-duplicates; crush_json cuts a large JSON tool output to a token "
