@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from scwo_np.anchor import AnchorConfig, CrushStore, crush, crush_json
+from scwo_np.anchor._bench import log_records
 from scwo_np.tokens import estimate_tokens
 
 from .common import Benchmark, best_time, best_times, need, sizes
@@ -13,22 +14,8 @@ QUERY = "latest errors in svc3"
 
 
 def tool_output(n, seed=0):
-    """``n`` log-like records of 6 fields, 2% errors, a few latency spikes."""
-    rng = np.random.default_rng(seed)
-    level = rng.choice(["INFO", "WARN", "ERROR"], n, p=[0.9, 0.08, 0.02])
-    latency = rng.gamma(2.0, 20.0, n)
-    latency[rng.choice(n, max(1, n // 200), replace=False)] *= 40
-    return [
-        {
-            "id": f"req-{i:06d}",
-            "timestamp": f"2024-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
-            "level": str(level[i]),
-            "latency_ms": round(float(latency[i]), 2),
-            "service": f"svc{int(rng.integers(0, 8))}",
-            "message": f"handled request {i}",
-        }
-        for i in range(n)
-    ]
+    """``n`` log-like records of 6 fields, 2% errors, a few latency spikes (as ``scwo bench --crush``)."""
+    return log_records(n, seed)
 
 
 class Crush(Benchmark):

@@ -345,11 +345,35 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_quality(args)
     if args.mcp:
         return _bench_mcp()
+    if args.crush:
+        return _bench_crush()
     for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
     rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
+    return 0
+
+
+def _bench_crush() -> int:
+    """``scwo bench --crush``: crush_json(max_tokens=...) on 10,000 log records, beside headroom."""
+    from ..anchor._bench import crush_bench
+
+    r = crush_bench()
+    _out(
+        f"crush_json(max_tokens={r['max_tokens']:,}) on {r['n']:,} log records ({r['input_tokens']:,} tokens)\n"
+    )
+    _out("| tool | best time | tokens kept | items kept |")
+    _out("|---|---|---|---|")
+    _out(f"| scwo_np | {r['ours_ms']:.1f} ms | {r['ours_tokens']:,} | {r['ours_items']:,} |")
+    if "headroom_ms" in r:  # pragma: no cover - needs the bench extra
+        _out(f"| headroom SmartCrusher (lossy) | {r['headroom_ms']:.1f} ms | {r['headroom_tokens']:,} | "
+             f"{r['headroom_items']:,} |")  # fmt: skip
+        _out(f"\nscwo_np is {r['speedup']:.1f}x faster at the token count headroom's output takes.")
+    else:
+        _out(
+            "\nheadroom-ai is not installed (pip install 'scwo_np[bench]'): no ratio; the ceiling is a tenth."
+        )
     return 0
 
 
@@ -510,6 +534,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument(
         "--mcp", action="store_true", help="time a select_context round trip over stdio (the mcp extra)"
+    )
+    b.add_argument(
+        "--crush",
+        action="store_true",
+        help="crush_json to a token ceiling on 10,000 log records, beside headroom's SmartCrusher if installed",
     )
     b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")

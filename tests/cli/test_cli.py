@@ -415,3 +415,11 @@ def test_crush_max_tokens(tmp_path, capsys):
         ["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless"
     )
     _fails(["crush", str(path), "--max-tokens", "2"], r"max_tokens=2 is too small.*give max_tokens >= \d+")
+
+
+def test_bench_crush_prints_ours_and_stays_under_the_ceiling(capsys):
+    assert main(["bench", "--crush"]) == 0
+    out = capsys.readouterr().out
+    ceiling = int(out.split("max_tokens=")[1].split(")")[0].replace(",", ""))
+    row = next(line for line in out.splitlines() if line.startswith("| scwo_np |"))
+    assert int(row.split("|")[3].strip().replace(",", "")) <= ceiling
