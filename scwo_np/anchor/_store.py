@@ -311,6 +311,39 @@ class CrushStore:
         items, _ = self._load(key)
         return [items[i] for i in self._select(items, start=start, stop=stop, where=where)]
 
+    def positions(
+        self,
+        key: str,
+        *,
+        start: int | None = None,
+        stop: int | None = None,
+        where: Mapping[str, Any] | Callable[[Any], bool] | None = None,
+    ) -> list[int]:
+        """Positions in the array of the items :meth:`retrieve` returns for the same arguments.
+
+        Parameters
+        ----------
+        key : str
+            The array's key.
+        start, stop, where
+            As in :meth:`retrieve`.
+
+        Returns
+        -------
+        list of int
+            0-based positions, ascending (to page through a filtered array).
+
+        Examples
+        --------
+        >>> from scwo_np.anchor import CrushStore
+        >>> store = CrushStore(":memory:")
+        >>> key = store.put(['{"id": 1, "ok": true}', '{"id": 2, "ok": false}', '{"id": 3, "ok": true}'])
+        >>> store.positions(key, where={"ok": True})
+        [0, 2]
+        """
+        items, _ = self._load(key)
+        return [int(i) for i in self._select(items, start=start, stop=stop, where=where)]
+
     def retrieve_json(self, key: str, **kw: Any) -> str:
         """As :meth:`retrieve`, as a JSON array of the items' texts, verbatim.
 

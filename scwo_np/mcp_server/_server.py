@@ -54,6 +54,7 @@ class CrushResult(TypedDict):
 class RetrieveResult(TypedDict):
     items: list[Any]
     remaining: int
+    next_start: int | None
 
 
 class CountResult(TypedDict):
@@ -177,7 +178,8 @@ def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | Non
     register(
         _bind(tools.retrieve_dropped, "retrieve_dropped"), RetrieveResult, READ_ONLY,
         "Get back items of a JSON array that crush_json cut: a slice of positions (start/stop), those whose "
-        "fields equal 'where', in pages of at most max_tokens ('remaining' says how many did not fit). "
+        "fields equal 'where', in pages of at most max_tokens ('remaining' says how many did not fit; call again "
+        "with start=next_start for the next page). "
         "Items come back whole and are never cut again.",
     )  # fmt: skip
     register(

@@ -208,23 +208,25 @@ class Tools:
                 check_int(v, name=name, low=-(2**62))
         try:
             items = self.crush_store.retrieve(key, start=start, stop=stop, where=where)
+            where_at = self.crush_store.positions(key, start=start, stop=stop, where=where)
         except KeyError:
             raise ValueError(
                 f"key {key!r} is unknown or expired in this server's store; crush the JSON again to get a new key."
             ) from None
-        if max_tokens is None:
-            return {"items": items, "remaining": 0}
-        max_tokens = check_int(max_tokens, name="max_tokens", low=1)
-        counter_obj = as_token_counter(counter)
-        texts = [json.dumps(x, ensure_ascii=False) for x in items]
-        costs = count_tokens(texts, counter_obj) + 1 if texts else np.zeros(0, np.int64)
-        fit = int(np.searchsorted(np.cumsum(costs) + 2, max_tokens, side="right"))  # "[" and "]"
-        if fit == 0 and items:
-            raise ValueError(
-                f"the first matching item alone takes {int(costs[0]) + 1} tokens, above max_tokens={max_tokens}; "
-                "raise max_tokens (retrieved items are never cut)."
-            )
-        return {"items": items[:fit], "remaining": len(items) - fit}
+        fit = len(items)
+        if max_tokens is not None:
+            max_tokens = check_int(max_tokens, name="max_tokens", low=1)
+            texts = [json.dumps(x, ensure_ascii=False) for x in items]
+            costs = count_tokens(texts, as_token_counter(counter)) + 1 if texts else np.zeros(0, np.int64)
+            fit = int(np.searchsorted(np.cumsum(costs) + 2, max_tokens, side="right"))  # "[" and "]"
+            if fit == 0 and items:
+                raise ValueError(
+                    f"the first matching item alone takes {int(costs[0]) + 1} tokens, above max_tokens={max_tokens}; "
+                    "raise max_tokens (retrieved items are never cut)."
+                )
+        # next_start: where the next page begins (pass it as start, with the same stop and where)
+        next_start = where_at[fit] if fit < len(items) else None
+        return {"items": items[:fit], "remaining": len(items) - fit, "next_start": next_start}
 
     def count_tokens(self, texts: list[str], counter: str | None = None) -> dict[str, Any]:
         """Tokens of each text by ``counter`` (default the estimate, 4 characters a token)."""

@@ -99,8 +99,15 @@ def test_every_tool_over_stdio(tmp_path):
             assert (
                 page["items"] and all(x["level"] == "INFO" for x in page["items"]) and page["remaining"] > 0
             )
+            got, start = list(page["items"]), page["next_start"]
+            while start is not None:  # page through every INFO item, 100 tokens at a time
+                r = await c.call_tool("retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"},
+                                                           "max_tokens": 100, "start": start})  # fmt: skip
+                got += r.structured_content["items"]
+                start = r.structured_content["next_start"]
+            assert got == [x for x in LOGS if x["level"] == "INFO"]
             r = await c.call_tool("retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13})
-            assert r.structured_content == {"items": LOGS[10:13], "remaining": 0}
+            assert r.structured_content == {"items": LOGS[10:13], "remaining": 0, "next_start": None}
             assert kept  # what was kept and what comes back are whole items, never re-crushed
 
             for turn in ["The court ruled that the contract was void.", "The judge cited the statute.",
