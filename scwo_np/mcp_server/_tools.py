@@ -27,6 +27,8 @@ from ..validation import check_budget, check_int, check_method, check_texts
 
 __all__ = ["Limits", "Tools"]
 
+_FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -53,17 +55,28 @@ class Tools:
     Parameters
     ----------
     data_dir : str or os.PathLike
-        Where the stores live: ``crush_store.sqlite`` (dropped JSON items) and
-        ``hsca_snapshots.sqlite`` (HSCA sessions).
+        A folder for the stores: ``hsca_snapshots.sqlite`` (HSCA sessions) and
+        ``crush_store.sqlite`` (dropped JSON items); or the snapshot store's file itself
+        (an existing file, or a name ending in ``.sqlite``, ``.sqlite3`` or ``.db``), with the
+        crush store beside it as ``<name>.crush.sqlite``.
     limits : Limits
         The per-call limits.
     """
 
     def __init__(self, data_dir: str | os.PathLike, limits: Limits | None = None) -> None:
-        os.makedirs(data_dir, exist_ok=True)
+        path = os.fspath(data_dir)
+        if os.path.isfile(path) or path.endswith(_FILE_SUFFIXES):  # the snapshot store's file itself
+            folder = os.path.dirname(os.path.abspath(path))
+            os.makedirs(folder, exist_ok=True)
+            snapshots = path
+            crushed = os.path.join(folder, os.path.splitext(os.path.basename(path))[0] + ".crush.sqlite")
+        else:
+            os.makedirs(path, exist_ok=True)
+            snapshots = os.path.join(path, "hsca_snapshots.sqlite")
+            crushed = os.path.join(path, "crush_store.sqlite")
         self.limits = limits or Limits()
-        self.crush_store = CrushStore(os.path.join(data_dir, "crush_store.sqlite"))
-        self.snapshots = SnapshotStore(os.path.join(data_dir, "hsca_snapshots.sqlite"))
+        self.crush_store = CrushStore(crushed)
+        self.snapshots = SnapshotStore(snapshots)
         self._engines: dict[str, HSCAEngine] = {}
         self._lock = threading.Lock()  # HSCA sessions: one ingest at a time per server
 

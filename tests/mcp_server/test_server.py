@@ -296,6 +296,20 @@ def test_a_host_other_than_loopback_is_warned_about(tmp_path):
         proc.wait(timeout=30)
 
 
+def test_store_is_a_folder_or_the_snapshot_file(tmp_path):
+    from scwo_np.mcp_server import Tools
+
+    t = Tools(tmp_path / "sessions.sqlite")
+    t.hsca_ingest("bob", "The court ruled that the contract was void.")
+    t.crush_json(json.dumps(LOGS), max_tokens=100)
+    t.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".sqlite") == [
+        "sessions.crush.sqlite", "sessions.sqlite"]  # fmt: skip
+    t = Tools(tmp_path / "data")
+    t.close()
+    assert {p.name for p in (tmp_path / "data").iterdir()} >= {"crush_store.sqlite", "hsca_snapshots.sqlite"}
+
+
 def test_cli_checks_its_arguments(tmp_path):
     from scwo_np.cli import main
 
