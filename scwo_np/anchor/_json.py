@@ -63,14 +63,15 @@ def fit_tokens(
     max_tokens: int,
     *,
     token_counter: object = None,
-    max_items: int | None = None,
+    max_items: int | str | None = None,
     store: CrushStore | str | os.PathLike | None = None,
     lossless: bool = True,
     **kw: Any,
 ) -> FitResult:
     """``doc`` within ``max_tokens`` tokens of ``token_counter`` (see the module docs).
 
-    ``max_items`` also caps the items kept; ``lossless=False`` skips the columnar form;
+    ``max_items`` (a number, or ``"auto"``: the size :func:`crush` would choose) also caps the
+    items kept; ``lossless=False`` skips the columnar form;
     ``**kw`` go to :func:`crush` (``query``, ``protect``, ``pattern``, ``config`` ...).
     Raises ``ValueError`` when not even the document around the array and a minimal marker fit.
     """
@@ -81,6 +82,11 @@ def fit_tokens(
 
     n = len(doc.items)
     everything = np.arange(n, dtype=np.int64)
+    cols = _columns(_check_items(doc.items))  # once, for "auto" and every size tried
+    if max_items == "auto":
+        max_items = crush(cols, "auto", report=True, **kw)[1].max_items if n else None
+    elif max_items is not None:
+        max_items = check_int(max_items, name="max_items", low=1)
     if max_items is None or n <= max_items:
         whole = doc.render(doc.pieces)
         t = count(whole)
@@ -96,7 +102,6 @@ def fit_tokens(
     costs = count_tokens(list(doc.pieces), counter) + 1  # each item and its separator
     frame = count(doc.render([]))
     tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
-    cols = _columns(_check_items(doc.items))  # once, for every size tried
 
     def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
         if k not in tried:
@@ -270,10 +275,6 @@ def crush_json(
         max_tokens = check_int(max_tokens, name="max_tokens", low=1)
         if marker is False:
             raise ValueError("marker=False does not go with max_tokens: every drop is announced.")
-        if max_items == "auto":
-            max_items = crush(doc.items, "auto", report=True, **kw)[1].max_items if doc.items else None
-        elif max_items is not None:
-            max_items = check_int(max_items, name="max_items", low=1)
         return fit_tokens(
             doc, max_tokens, token_counter=token_counter, max_items=max_items, store=store, **kw
         ).text

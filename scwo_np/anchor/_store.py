@@ -279,7 +279,8 @@ class CrushStore:
         start: int | None = None,
         stop: int | None = None,
         where: Mapping[str, Any] | Callable[[Any], bool] | None = None,
-    ) -> list[Any]:
+        with_positions: bool = False,
+    ) -> list[Any] | tuple[list[Any], list[int]]:
         """Items of the array under ``key``, in order: positions ``start:stop`` (as a slice), then ``where``.
 
         ``where`` is a mapping ``field -> value`` (an item matches when every field
@@ -294,11 +295,13 @@ class CrushStore:
             A slice of positions.
         where : mapping or callable, optional
             Field -> value (or predicate) conditions, or a predicate on the whole item.
+        with_positions : bool
+            Also return each item's 0-based position in the array (to page through it).
 
         Returns
         -------
         list
-            The matching items, parsed, in array order.
+            The matching items, parsed, in array order (and their positions, with ``with_positions``).
 
         Examples
         --------
@@ -309,7 +312,8 @@ class CrushStore:
         ([{'id': 2, 'ok': False}], [{'id': 3, 'ok': True}])
         """
         items, _ = self._load(key)
-        return [items[i] for i in self._select(items, start=start, stop=stop, where=where)]
+        at = [int(i) for i in self._select(items, start=start, stop=stop, where=where)]
+        return ([items[i] for i in at], at) if with_positions else [items[i] for i in at]
 
     def positions(
         self,
@@ -341,8 +345,7 @@ class CrushStore:
         >>> store.positions(key, where={"ok": True})
         [0, 2]
         """
-        items, _ = self._load(key)
-        return [int(i) for i in self._select(items, start=start, stop=stop, where=where)]
+        return self.retrieve(key, start=start, stop=stop, where=where, with_positions=True)[1]
 
     def retrieve_json(self, key: str, **kw: Any) -> str:
         """As :meth:`retrieve`, as a JSON array of the items' texts, verbatim.

@@ -89,7 +89,7 @@ def _crush_kw(args: argparse.Namespace) -> dict:
 
 def _cmd_max_tokens(args: argparse.Namespace) -> int:
     """``scwo crush --max-tokens N``: the output, marker included, within N tokens of --tokens."""
-    from ..anchor import crush, read_document
+    from ..anchor import read_document
     from ..anchor._json import fit_tokens
     from ..tokens import COUNTERS
 
@@ -99,8 +99,6 @@ def _cmd_max_tokens(args: argparse.Namespace) -> int:
     try:
         doc = read_document(text, path=args.path)
         max_items = _max_items(args.max_items) if args.max_items is not None else None
-        if max_items == "auto":
-            max_items = crush(doc.items, "auto", report=True, **kw)[1].max_items if doc.items else None
         store = None if args.no_store else _store(args)
         res = fit_tokens(
             doc, args.max_tokens, token_counter=args.tokens, max_items=max_items, store=store, **kw

@@ -220,8 +220,9 @@ class Tools:
             if v is not None:
                 check_int(v, name=name, low=-(2**62))
         try:
-            items = self.crush_store.retrieve(key, start=start, stop=stop, where=where)
-            where_at = self.crush_store.positions(key, start=start, stop=stop, where=where)
+            items, where_at = self.crush_store.retrieve(
+                key, start=start, stop=stop, where=where, with_positions=True
+            )
         except KeyError:
             raise ValueError(
                 f"key {key!r} is unknown or expired in this server's store; crush the JSON again to get a new key."
