@@ -670,8 +670,8 @@ REGISTRY = {
     ),
     "select_texts": (
         lambda **k: scwo_np.select_texts(**k),
-        dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7),
-        dict(texts="texts", query="text", budget="budget", lam="unit"),
+        dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7, separator="\n\n"),
+        dict(texts="texts", query="text", budget="budget", lam="unit", separator="text"),
     ),
     "select_texts (sentences)": (
         lambda **k: scwo_np.select_texts(TEXTS, "court ruling", 20, granularity="sentence", **k),

@@ -35,10 +35,13 @@ from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
+    MAX_COST,
     check_budget,
+    check_costs,
     check_embeddings,
     check_lam,
     check_query,
+    check_text,
     check_texts,
     check_unit_interval,
 )
@@ -93,6 +96,15 @@ class TextSelection:
         ``"chunk"`` or ``"sentence"``.
     lam : float
         The trade-off the selection used: the one given, or the one ``lam="auto"`` chose.
+    context : str
+        What to put into the prompt: ``texts`` joined by ``separator``, in this order.  Its
+        tokens, separators (and, with sentences, elision marks) included, are never more than
+        ``budget`` by ``token_counter``.
+    separator : str
+        What joins the texts in ``context`` (``"\\n\\n"`` by default).
+    context_tokens : int
+        Tokens of ``context`` by ``token_counter`` (with ``costs`` given: their sum plus the
+        separators' tokens).
 
     Examples
     --------
@@ -100,6 +112,10 @@ class TextSelection:
     >>> sel = select_texts(texts, "parse JSON", budget=14)
     >>> sel.indices, sel.total_tokens <= 14, sel.token_counter
     (array([1, 0]), True, 'estimate')
+    >>> sel.context
+    'The json module parses JSON.\\n\\nJSON is a data format.'
+    >>> sel.context_tokens <= sel.budget
+    True
     """
 
     indices: NDArray[np.int64]
@@ -115,10 +131,13 @@ class TextSelection:
     spans: tuple = ()
     granularity: str = "chunk"
     lam: float = float("nan")
+    context: str = ""
+    separator: str = "\n\n"
+    context_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
-        """Tokens of all the selected texts (never more than ``budget``)."""
+        """Tokens of the selected texts, each counted alone (``context_tokens`` counts the joined context)."""
         return int(self.tokens.sum())
 
     def __len__(self) -> int:
@@ -173,13 +192,16 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
     return np.array(out, dtype=np.int64)
 
 
-def _nothing(budget: int, counter_name: str, embedder, order: str, granularity: str) -> TextSelection:
+def _nothing(
+    budget: int, counter_name: str, embedder, order: str, granularity: str, separator: str
+) -> TextSelection:
     """The selection from no texts."""
     e = np.empty(0, dtype=np.int64)
     name = "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
     return TextSelection(
-        e, [], e, np.empty(0), e, np.empty(0), budget, counter_name, name, order, (), granularity
-    )
+        e, [], e, np.empty(0), e, np.empty(0), budget, counter_name, name, order, (), granularity,
+        separator=separator,
+    )  # fmt: skip
 
 
 def _embedder_for(embedder, texts: list[str], query) -> Callable:
@@ -203,8 +225,16 @@ def select_texts(
     granularity: str = "chunk",
     sentence_weight: float = 0.5,
     elision: str | None = None,
+    separator: str = "\n\n",
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
+
+    The budget holds for what the model reads: ``TextSelection.context``, the selected texts
+    joined by ``separator``, separators (and, with sentences, elision marks) included.  MMR runs
+    with each text costing its tokens plus the separator's and a budget one separator larger
+    (exact for a counter whose counts add up: ``n`` texts and ``n - 1`` separators); the joined
+    context is then counted again, and should a counter whose counts do not add up (BPE merging
+    across a join) put it over, the last-picked text is dropped until it fits.
 
     Parameters
     ----------
@@ -244,10 +274,14 @@ def select_texts(
     elision : str, optional
         With sentences: the marker put between two kept sentences that were not adjacent
         (``"…"``); it counts against the budget.  Default: a space.
+    separator : str, default "\\n\\n"
+        What joins the selected texts in ``TextSelection.context``; its tokens count against the
+        budget (``""``: the texts' own tokens only, as :func:`~scwo_np.mmr_select` counts them).
 
     Returns
     -------
     TextSelection
+        The picks, and ``context``: them joined, within ``budget``.
 
     Examples
     --------
@@ -265,10 +299,12 @@ def select_texts(
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     ORDERS.lookup(order)
+    separator = check_text(separator, name="separator")
     if GRANULARITIES.lookup(granularity) is GRANULARITIES["sentence"]:
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
             order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,
+            separator=separator,
         )  # fmt: skip
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
@@ -277,13 +313,13 @@ def select_texts(
         )
     counter = as_token_counter(token_counter)
     counter_name = counter.name if costs is None or token_counter is not None else "given"
-    if costs is None:
-        costs = count_tokens(texts, counter)
+    recount = costs is None  # given costs are the user's counts: the context is their sum + separators
+    costs = count_tokens(texts, counter) if costs is None else check_costs(costs, len(texts))
+    budget = check_budget(budget)
     if not texts:
-        budget = check_budget(budget)
         check_lam(lam, auto=True)
         METHODS.lookup(method)
-        return _nothing(budget, counter_name, embedder, order, "chunk")
+        return _nothing(budget, counter_name, embedder, order, "chunk", separator)
     emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
     try:
@@ -302,15 +338,28 @@ def select_texts(
         E = check_embeddings(E)
         q = check_query(q, E.shape[1])
         lam = _rule(_cosine(E, q, np.arange(len(texts))), query if isinstance(query, str) else None)
-    idx, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True)
+    # n texts and n - 1 separators within the budget: each text costs one separator more, and the
+    # budget is one separator larger (exact for a counter whose counts add up).
+    sep = int(count_tokens([separator], counter)[0]) if separator else 0
+    idx, gains = mmr_select(
+        E, q, np.minimum(costs + sep, MAX_COST), budget + sep, lam=lam, method=method, return_gains=True
+    )
     rel = _cosine(E, q, idx)
-    pos = arrange(idx, rel, order)
+    while True:  # the joined context, counted again: never over the budget
+        pos = arrange(idx, rel, order)
+        context = separator.join(texts[i] for i in idx[pos].tolist())
+        if recount:
+            used = int(count_tokens([context], counter)[0]) if context else 0
+        else:
+            used = int(costs[idx].sum()) + sep * max(len(idx) - 1, 0)
+        if used <= budget or not idx.size:
+            break
+        idx, gains, rel = idx[:-1], gains[:-1], rel[:-1]  # drop the last pick
     idx, gains, rel = idx[pos], gains[pos], rel[pos]
-    cost = np.asarray(costs, dtype=np.int64)[idx]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
-        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order,
-        tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam),
+        idx, [texts[i] for i in idx], costs[idx], gains, pos, rel, budget, counter_name, name, order,
+        tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam), context, separator, used,
     )  # fmt: skip
 
 
@@ -336,6 +385,7 @@ def _select_sentences(
     costs,
     weight,
     elision,
+    separator,
 ) -> TextSelection:
     """``select_texts`` over the texts' sentences (see :mod:`scwo_np.select._units`)."""
     weight = check_unit_interval(
@@ -360,7 +410,7 @@ def _select_sentences(
     METHODS.lookup(method)
     counter = as_token_counter(token_counter)
     if not texts:
-        return _nothing(budget, counter.name, embedder, order, "sentence")
+        return _nothing(budget, counter.name, embedder, order, "sentence", separator)
     units = Units(texts)
     emb = _embedder_for(embedder, texts, query)
     store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
@@ -392,29 +442,31 @@ def _select_sentences(
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)
     rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
-    separator = f" {elision} " if elision else " "
-    extra = int(count_tokens([separator], counter)[0])
-    unit_costs = count_tokens(units.texts, counter) + extra
+    joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
+    # Every unit but the first is preceded by a join: an elision mark inside its text or the
+    # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.
+    extra = int(count_tokens([joint, separator], counter).max())
+    unit_costs = np.minimum(count_tokens(units.texts, counter) + extra, MAX_COST)
     if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
         lam = _rule(text_rel, query if isinstance(query, str) else None)
-    picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget, lam=lam, method=method)
-    while True:  # the joined texts, counted again: never over the budget
-        parts = assemble(texts, units, picks, separator)
-        tokens = {
-            i: int(c)
-            for i, c in zip(parts, count_tokens([t for t, _ in parts.values()], counter), strict=True)
-        }
-        if sum(tokens.values()) <= budget or not picks.size:
+    picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget + extra, lam=lam, method=method)
+    while True:  # the joined context, counted again: never over the budget
+        parts = assemble(texts, units, picks, joint)
+        first = {}  # each text's first pick: its place in pick order and its gain
+        for k, u in enumerate(picks.tolist()):
+            first.setdefault(int(units.text_of[u]), (k, float(gains[k])))
+        idx = np.asarray(sorted(first, key=lambda i: first[i][0]), dtype=np.int64)
+        pos = arrange(idx, text_rel[idx], order)
+        idx = idx[pos]
+        context = separator.join(parts[i][0] for i in idx.tolist())
+        used = int(count_tokens([context], counter)[0]) if context else 0
+        if used <= budget or not picks.size:
             break
         picks, gains = picks[:-1], gains[:-1]
-    first = {}  # each text's first pick: its place in pick order and its gain
-    for k, u in enumerate(picks.tolist()):
-        first.setdefault(int(units.text_of[u]), (k, float(gains[k])))
-    idx = np.asarray(sorted(first, key=lambda i: first[i][0]), dtype=np.int64)
-    pos = arrange(idx, text_rel[idx], order)
-    idx = idx[pos]
+    tokens = count_tokens([parts[i][0] for i in idx.tolist()], counter)
     return TextSelection(
-        idx, [parts[i][0] for i in idx.tolist()], np.asarray([tokens[i] for i in idx.tolist()], dtype=np.int64),
+        idx, [parts[i][0] for i in idx.tolist()], tokens,
         np.asarray([first[i][1] for i in idx.tolist()]), pos, text_rel[idx], budget, counter.name,
         embedder_name(emb), order, tuple(tuple(parts[i][1]) for i in idx.tolist()), "sentence", float(lam),
+        context, separator, used,
     )  # fmt: skip
