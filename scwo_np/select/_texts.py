@@ -15,10 +15,11 @@ same pick order (a test proves it), then laid out by ``order``:
   next two the places just inside them, and so on inwards.
 
 The embedder defaults to :class:`~scwo_np.embed.LSAEmbedder` fitted on the texts
-and the query (needs only scikit-learn); pass :class:`~scwo_np.embed.MiniLMEmbedder`
-or any callable ``texts -> (n, d)`` for better vectors, and an
-:class:`~scwo_np.embed.EmbeddingCache` (or a path to one) so that nothing is
-embedded twice.  Token counts come from ``token_counter`` (default: the
+and the query (needs only scikit-learn); pass ``"minilm"``
+(:class:`~scwo_np.embed.MiniLMEmbedder`) or any callable ``texts -> (n, d)`` for better
+vectors.  MiniLM's vectors are kept in the user's embedding cache by default, so nothing is
+embedded twice (``cache=False`` opts out; an :class:`~scwo_np.embed.EmbeddingCache` or a path
+caches any embedder).  Token counts come from ``token_counter`` (default: the
 estimate, see :mod:`scwo_np.tokens`), and the budget is in its tokens.
 """
 
@@ -204,9 +205,21 @@ def _nothing(
     )  # fmt: skip
 
 
-def _embedder_for(embedder, texts: list[str], query) -> Callable:
+def _embedder_for(embedder, texts: list[str], query, cache) -> Callable:
     corpus = texts + [query] if isinstance(query, str) else texts
-    return as_embedder("lsa" if embedder is None else embedder, corpus)
+    return as_embedder("lsa" if embedder is None else embedder, corpus, cache=cache)
+
+
+def _open_cache(cache):
+    """``(store, own)``: an EmbeddingCache for a path (closed by the caller), else ``cache`` itself."""
+    if isinstance(cache, str | os.PathLike):
+        return EmbeddingCache(cache), True
+    if cache is not None and not isinstance(cache, EmbeddingCache | bool):
+        raise TypeError(
+            "cache must be None (the user's embedding cache, for embedders cached by default), False (no "
+            f"cache), an EmbeddingCache or the path of its file; got {type(cache).__name__}."
+        )
+    return cache, False
 
 
 def select_texts(
@@ -219,7 +232,7 @@ def select_texts(
     lam: float | str = 0.7,
     method: str = "auto",
     order: str = "pick",
-    cache: EmbeddingCache | str | os.PathLike | None = None,
+    cache: EmbeddingCache | str | os.PathLike | bool | None = None,
     embeddings: ArrayLike | None = None,
     costs: ArrayLike | None = None,
     granularity: str = "chunk",
@@ -257,8 +270,12 @@ def select_texts(
         As in :func:`~scwo_np.mmr_select`.
     order : {"pick", "original", "edges"}
         Layout of the result (see the module docs).
-    cache : EmbeddingCache or path, optional
-        Read vectors from it and store new ones there.
+    cache : None, False, EmbeddingCache or path
+        Where vectors are cached.  None (the default): the user's embedding cache for an
+        embedder cached by default (``"minilm"``: a second call on the same texts embeds
+        nothing, in this process or the next; see :func:`~scwo_np.embed.user_embedding_cache`),
+        no cache for ``"lsa"`` and your own callables; False: no cache; an
+        :class:`~scwo_np.embed.EmbeddingCache` or a path to one: that cache, for any embedder.
     embeddings : array_like, shape (n, d), optional
         The texts' vectors, when you already have them (then no text is embedded).
     costs : array_like of int, optional
@@ -320,19 +337,16 @@ def select_texts(
         check_lam(lam, auto=True)
         METHODS.lookup(method)
         return _nothing(budget, counter_name, embedder, order, "chunk", separator)
-    emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
-    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+    store, own = _open_cache(cache)
     try:
-        if embeddings is None:
-            E = store.embed(emb, texts) if store is not None else embed_texts(emb, texts)
+        if embeddings is None or isinstance(query, str):
+            emb = _embedder_for(embedder, texts, query, store)
         else:
-            E = check_embeddings(embeddings)
-        if isinstance(query, str):
-            q = (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
-        else:
-            q = query
+            emb = None
+        E = embed_texts(emb, texts) if embeddings is None else check_embeddings(embeddings)
+        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
     finally:
-        if store is not None and store is not cache:
+        if own:
             store.close()
     if check_lam(lam, auto=True) == "auto":  # from the retrieved set and, given as text, the question
         E = check_embeddings(E)
@@ -412,18 +426,14 @@ def _select_sentences(
     if not texts:
         return _nothing(budget, counter.name, embedder, order, "sentence", separator)
     units = Units(texts)
-    emb = _embedder_for(embedder, texts, query)
-    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+    store, own = _open_cache(cache)
     wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.sentences))
     try:  # one call for every distinct text, then the query
-        V = store.embed(emb, wanted) if store is not None else embed_texts(emb, wanted)
-        q = (
-            (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
-            if isinstance(query, str)
-            else query
-        )
+        emb = _embedder_for(embedder, texts, query, store)
+        V = embed_texts(emb, wanted)
+        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
     finally:
-        if store is not None and store is not cache:
+        if own:
             store.close()
     row = {t: k for k, t in enumerate(wanted)}
     E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
