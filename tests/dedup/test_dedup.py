@@ -1,4 +1,7 @@
 import itertools
+import json
+from difflib import SequenceMatcher
+from pathlib import Path
 
 import naive
 import numpy as np
@@ -258,7 +261,11 @@ def test_sequence_dedup_equals_reference(corpus, t, seed, grouping):
         return naive.sequence_similarity(texts[j], texts[i], *e)
 
     # Greedy: identical means the same text and the same entities (the similarity is then 1.0).
-    keys = texts if ents is None or grouping == "components" else [(x, frozenset(e)) for x, e in zip(texts, ents)]
+    keys = (
+        texts
+        if ents is None or grouping == "components"
+        else [(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)]
+    )
     want = REFERENCE[grouping](keys, sim, t, scores)
     assert got.keep.tolist() == want[0]
     assert got.dropped.tolist() == want[1]
@@ -490,3 +497,56 @@ def test_a_chain_is_not_a_group():
 def test_bad_grouping():
     with pytest.raises(ValueError, match="grouping must be one of 'greedy', 'components'"):
         dedup(["a"], grouping="chain")
+
+
+# --------------------------------------------------------------------------
+# Real data: Debian changelog entries (tests/dedup/data/build_changelogs.py)
+# --------------------------------------------------------------------------
+
+CHANGELOGS = Path(__file__).parent / "data" / "debian_changelog_entries.jsonl"
+
+
+def _changelogs(split):
+    rows = [json.loads(x) for x in CHANGELOGS.read_text(encoding="utf-8").splitlines()]
+    return [r for r in rows if r["split"] == split]
+
+
+def _words(t):
+    return {w for w in t.lower().split() if len(w) > 2}
+
+
+@pytest.mark.parametrize("split", ["tune", "held_out"])
+@pytest.mark.parametrize("method", list(DEDUP_METHODS))
+def test_no_drop_below_the_threshold_on_real_changelogs(method, split):
+    """300 entries from ~100 packages; similarities recomputed here, independently of the fast path."""
+    rows = _changelogs(split)
+    texts = [r["text"] for r in rows]
+    t = 0.5 if method in ("jaccard", "minhash") else DEDUP_METHODS[method]  # 0.9: no pairs at all
+    kw = {"embeddings": _lsa(texts)} if method == "cosine" else {"texts": texts}
+    r = dedup(method=method, threshold=t, **kw)
+    assert len(r.dropped) > 0
+    keep = set(r.keep.tolist())
+    for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True):
+        lo, hi = min(d, k), max(d, k)
+        assert k in keep
+        if texts[d] == texts[k]:
+            continue
+        if method == "sequence":
+            s = SequenceMatcher(None, texts[hi].lower(), texts[lo].lower()).ratio()
+        elif method == "cosine":
+            E = kw["embeddings"]
+            s = float(E[lo] @ E[hi] / np.linalg.norm(E[lo]) / np.linalg.norm(E[hi]))
+        else:
+            a, b = _words(texts[lo]), _words(texts[hi])
+            s = len(a & b) / len(a | b)
+        assert s >= t - 1e-6
+    if method == "sequence":  # what the user saw: components drop entries far below 0.7
+        c = dedup(texts, method="sequence", grouping="components")
+        assert (c.similarity < 0.7).sum() >= 5
+        assert len(c.dropped) > len(r.dropped)
+
+
+def _lsa(texts):
+    from scwo_np.embed import as_embedder, embed_texts
+
+    return embed_texts(as_embedder("lsa", texts), texts)
