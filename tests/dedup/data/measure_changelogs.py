@@ -8,7 +8,8 @@ grouping, on each split of ``debian_changelog_entries.jsonl``:
   duplicate is below the threshold, recomputed independently (difflib for
   sequence, word sets for jaccard/minhash, NumPy cosines of the same vectors);
 - ``mixed``: groups (a kept item and the items dropped against it) that hold
-  more than one package, and ``cross``: drops against another package's entry.
+  more than one package, ``cross``: drops against another package's entry, and
+  ``largest``: the most packages in one group.
 
 Run: ``python tests/dedup/data/measure_changelogs.py [--grouping components greedy]``
 (with ``PYTHONPATH`` at the checkout to measure).  ``--embedder`` picks the
@@ -71,7 +72,8 @@ def measure(rows, method, grouping, embedder):
         groups[k].add(pkg[d])
     mixed = sum(len(g) > 1 for g in groups.values())
     cross = sum(pkg[d] != pkg[k] for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True))
-    return {"dropped": len(r.dropped), "below": below, "mixed": mixed, "cross": cross}
+    largest = max(map(len, groups.values()), default=0)
+    return {"dropped": len(r.dropped), "below": below, "mixed": mixed, "cross": cross, "largest": largest}
 
 
 def main():
@@ -82,13 +84,13 @@ def main():
     a = ap.parse_args()
     rows = [json.loads(x) for x in open(a.data, encoding="utf-8")]
     splits = sorted({r["split"] for r in rows}, reverse=True)
-    print(f"{'split':9} {'method':9} {'grouping':11} dropped below mixed cross")
+    print(f"{'split':9} {'method':9} {'grouping':11} dropped below mixed cross largest")
     for sp in splits:
         part = [r for r in rows if r["split"] == sp]
         for m in DEDUP_METHODS:
             for g in a.grouping:
                 x = measure(part, m, g, a.embedder)
-                print(f"{sp:9} {m:9} {g:11} {x['dropped']:7} {x['below']:5} {x['mixed']:5} {x['cross']:5}")
+                print(f"{sp:9} {m:9} {g:11} {x['dropped']:7} {x['below']:5} {x['mixed']:5} {x['cross']:5} {x['largest']:7}")
 
 
 if __name__ == "__main__":
