@@ -455,7 +455,33 @@ def jaccard(text1, text2):
 
 
 def dedup(texts, sim, threshold, scores=None):
-    """Group all pairs ``i < j`` with identical text or ``sim(i, j) >= threshold``
+    """``grouping="greedy"``: best first, keep an item unless it reaches the threshold against a kept one.
+
+    Items are taken by score, highest first (ties and no scores: lowest index
+    first).  ``texts[i] == texts[j]`` counts as similarity 1.0 (identical
+    items); otherwise the similarity is ``sim(min, max)``.  A dropped item's
+    ``duplicate_of`` is the most similar item kept before it (ties: lowest
+    index).  Returns ``(keep, dropped, duplicate_of, similarity)`` as
+    ascending lists (``duplicate_of``/``similarity`` in ``dropped``'s order).
+    """
+    n = len(texts)
+    kept, why = [], {}
+    for i in best_first(scores, n):
+        best, best_s = None, None
+        for j in kept:
+            s = 1.0 if texts[i] == texts[j] else sim(min(i, j), max(i, j))
+            if s >= threshold and (best is None or s > best_s or (s == best_s and j < best)):
+                best, best_s = j, s
+        if best is None:
+            kept.append(i)
+        else:
+            why[i] = (best, best_s)
+    dropped = sorted(why)
+    return sorted(kept), dropped, [why[i][0] for i in dropped], [why[i][1] for i in dropped]
+
+
+def dedup_components(texts, sim, threshold, scores=None):
+    """``grouping="components"``: group all pairs ``i < j`` with identical text or ``sim(i, j) >= threshold``
     into connected components; keep the best-scoring member (ties: lowest index).
 
     Returns ``(keep, dropped, duplicate_of, similarity)`` as lists, the

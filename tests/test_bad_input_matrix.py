@@ -933,6 +933,9 @@ CAUSES = {
         lambda tmp: _learner(tmp).record_retrieval("t", 10, None), TypeError, "retrieved_indices"),
     "record_retrieval(5)": (lambda tmp: _learner(tmp).record_retrieval("t", 10, 5), TypeError, "retrieved_indices"),
     "dedup seed=-1": (lambda tmp: dedup.dedup(TEXTS, method="minhash", seed=-1), ValueError, "seed must be"),
+    "dedup grouping='chain'": (
+        lambda tmp: dedup.dedup(TEXTS, grouping="chain"), ValueError, "grouping must be one of 'greedy'"),
+    "dedup grouping=None": (lambda tmp: dedup.dedup(TEXTS, grouping=None), (ValueError, TypeError), "grouping"),
     "mmr_select_multi weights of str": (
         lambda tmp: scwo_np.mmr_select_multi(E, E[:2], COSTS, 8, weights=["a", "b"]), TypeError, "weights must be"),
     "a counter returning 10**30": (

@@ -1,12 +1,29 @@
 """Near-duplicate removal: which retrieved chunks say the same thing twice.
 
 :func:`dedup` finds every pair of items whose similarity reaches a threshold,
-joins them into groups (connected components of that duplicate graph, by
-union-find), and keeps the highest-scoring member of each group; ties go to
-the lowest index.  The result does not depend on the order in which pairs are
-found, unlike the specs' greedy "compare with the first member of each group"
-loops.  Identical items (same text, or the same embedding row) are grouped by
-hashing before any similarity is computed.
+then walks the items best first (highest score; without scores in input
+order; ties to the lowest index) and keeps each one unless it reaches the
+threshold against an item already kept: it is then dropped as a duplicate of
+the most similar kept item (ties to the lowest index).  An item is never
+dropped against an item that is itself dropped, so every reported similarity
+is at or above the threshold, as the KB Labs ADR's and MoRAG's "compare with
+what is kept" loops intend.  The result depends only on the pairs and the
+scores, not on the order in which pairs are found.  ``grouping="components"``
+keeps the former behaviour: connected components of the duplicate graph (by
+union-find), the best member of each kept; chains of pairs can then join
+items that are not alike (``a ~ b ~ c`` drops ``c`` against ``a``).
+Identical items (same text, or the same embedding row) are grouped by
+hashing before any similarity is computed and count as similarity 1.0.
+
+Exactness.  ``jaccard``, ``sequence`` and ``cosine`` report every pair at or
+above the threshold (their filters only skip pairs whose upper bound is below
+it), so the greedy result is the exact greedy result on the true similarities:
+no dropped item is below the threshold against its kept item, and no two kept
+items reach it.  ``minhash`` reports only pairs that LSH makes candidates and
+that pass an exact Jaccard check: the result is the exact greedy result *on the
+pairs it reports*.  Its dropped items are still never below the threshold
+against their kept item, but two kept items can reach the threshold when LSH
+missed their pair.
 
 Methods (``method=``), each exact unless stated:
 
@@ -32,7 +49,7 @@ Methods (``method=``), each exact unless stated:
     bands of ``r`` rows).
 """
 
-from ._common import DEDUP_METHODS, Dedup
+from ._common import DEDUP_GROUPINGS, DEDUP_METHODS, Dedup
 from ._cosine import cosine_pairs
 from ._front import dedup
 from ._jaccard import jaccard_pairs
@@ -40,6 +57,7 @@ from ._minhash import lsh_params, minhash_pairs
 from ._sequence import sequence_pairs
 
 __all__ = [
+    "DEDUP_GROUPINGS",
     "DEDUP_METHODS",
     "Dedup",
     "cosine_pairs",

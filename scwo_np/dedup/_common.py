@@ -1,4 +1,4 @@
-"""What the dedup methods share: the result type, union-find grouping, identical items, sorted-set Jaccard."""
+"""What the dedup methods share: the result type, greedy and union-find grouping, identical items."""
 
 from __future__ import annotations
 
@@ -17,16 +17,26 @@ DEDUP_METHODS: Registry[float] = Registry(
     "method", {"jaccard": 0.9, "sequence": 0.7, "cosine": 0.9, "minhash": 0.9}
 )
 
+#: Registry of groupings (``grouping=``): how duplicate pairs become kept and dropped items.
+DEDUP_GROUPINGS: Registry[str] = Registry(
+    "grouping",
+    {
+        "greedy": "best first; an item is dropped only when it reaches the threshold against a kept item",
+        "components": "connected components of the duplicate graph; the best of each kept (chains)",
+    },
+)
+
 
 class Dedup(NamedTuple):
     """What :func:`dedup` kept and dropped, and why.
 
     ``keep`` and ``dropped`` are ascending indices into the input;
-    ``duplicate_of[k]`` is the kept item that ``dropped[k]`` was grouped with
-    and ``similarity[k]`` their similarity under the method (1.0 for
-    identical items).  Groups are connected components, so a dropped item can
-    sit below the threshold against the kept one when a chain of pairs above
-    it links them.
+    ``duplicate_of[k]`` is the kept item that ``dropped[k]`` duplicates and
+    ``similarity[k]`` their similarity under the method (1.0 for identical
+    items).  With ``grouping="greedy"`` (the default) every ``similarity``
+    is at or above the threshold; with ``grouping="components"`` a dropped
+    item can sit below it against the kept one, when a chain of pairs above
+    the threshold links them.
 
     Parameters
     ----------
@@ -35,7 +45,7 @@ class Dedup(NamedTuple):
     dropped : ndarray of int64
         The items dropped, ascending.
     duplicate_of : ndarray of int64
-        For each dropped item, the kept item of its group.
+        For each dropped item, the kept item it duplicates.
     similarity : ndarray of float64
         For each dropped item, its similarity to that kept item.
 
@@ -51,6 +61,90 @@ class Dedup(NamedTuple):
     dropped: NDArray[np.int64]
     duplicate_of: NDArray[np.int64]
     similarity: NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------
+# Greedy grouping: best first, dropped only against a kept item
+# --------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _greedy_kernel(order, cls, ptr, nbr, sim, keep_of, dup_of, dup_sim):
+    """Walk ``order``; keep an item unless a kept item is a neighbour of its class.
+
+    ``cls[i]`` is the class (identical items) of item ``i``; ``ptr``/``nbr``/
+    ``sim`` are the CSR adjacency between classes (both directions, each
+    edge's similarity).  ``keep_of[c]`` is the kept item of class ``c`` or
+    -1 (filled here).  A dropped item gets the most similar kept item
+    (1.0 for its own class's), ties to the lowest index.
+    """
+    for q in range(order.shape[0]):
+        i = order[q]
+        c = cls[i]
+        if keep_of[c] >= 0:  # an identical item is kept: no other kept item can be a neighbour
+            dup_of[i] = keep_of[c]
+            dup_sim[i] = 1.0
+            continue
+        best = -1
+        best_s = 0.0
+        for k in range(ptr[c], ptr[c + 1]):
+            j = keep_of[nbr[k]]
+            if j < 0:
+                continue
+            s = sim[k]
+            if best < 0 or s > best_s or (s == best_s and j < best):
+                best = j
+                best_s = s
+        if best < 0:
+            keep_of[c] = i
+            dup_of[i] = -1
+        else:
+            dup_of[i] = best
+            dup_sim[i] = best_s
+
+
+def _best_first(scores: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Indices by score, highest first, ties to the lowest index."""
+    n = scores.shape[0]
+    return np.lexsort((np.arange(n), -scores)).astype(np.int64)
+
+
+def _greedy(
+    n: int,
+    cls: NDArray[np.int64],
+    a: NDArray[np.int64],
+    b: NDArray[np.int64],
+    s: NDArray[np.float64],
+    scores: NDArray[np.float64],
+) -> Dedup:
+    """Greedy grouping over edges ``(a, b, s)`` between class labels (``cls`` values).
+
+    Exact with respect to the edges: the result is that of walking the items
+    best first and keeping each one unless an item already kept is its twin
+    (same class) or shares an edge with its class.
+    """
+    src = np.concatenate([a, b]).astype(np.int64)
+    dst = np.concatenate([b, a]).astype(np.int64)
+    w = np.concatenate([s, s]).astype(np.float64)
+    srt = np.argsort(src, kind="stable")
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    keep_of = np.full(n, -1, np.int64)
+    dup_of = np.full(n, -1, np.int64)
+    dup_sim = np.zeros(n)
+    _greedy_kernel(
+        _best_first(scores), np.ascontiguousarray(cls, np.int64), ptr,
+        np.ascontiguousarray(dst[srt]), np.ascontiguousarray(w[srt]), keep_of, dup_of, dup_sim,
+    )  # fmt: skip
+    dropped = np.flatnonzero(dup_of >= 0)
+    return Dedup(np.flatnonzero(dup_of < 0), dropped, dup_of[dropped], dup_sim[dropped])
+
+
+def _classes(n: int, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Class label of every item from :func:`_identical`'s edges (first item -> later twin)."""
+    cls = np.arange(n, dtype=np.int64)
+    cls[b] = a
+    return cls
 
 
 # --------------------------------------------------------------------------

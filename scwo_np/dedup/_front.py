@@ -1,4 +1,4 @@
-"""The :func:`dedup` front: find duplicate pairs with one method, group them, keep the best of each group."""
+"""The :func:`dedup` front: find duplicate pairs with one method, then keep and drop items (greedy or components)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,14 @@ from ..validation import (
     check_unit_interval,
 )
 from ._common import (
+    DEDUP_GROUPINGS,
     DEDUP_METHODS,
     Dedup,
     _all_pairs_star,
+    _best_first,
+    _classes,
     _components,
+    _greedy,
     _identical,
     _identical_rows,
     _keep_best,
@@ -64,6 +68,16 @@ def _group(n, edges, scores, identical_pair, pair_sims) -> Dedup:
     return Dedup(keep, dropped, dup_of, sim)
 
 
+def _star(cls, scores, pair_sims):
+    """Threshold 0 on a similarity that is never negative: every class duplicates the best item's."""
+    reps = np.unique(cls)
+    r0 = cls[_best_first(scores)[0]]
+    others = reps[reps != r0]
+    lo = np.minimum(others, r0)
+    hi = np.maximum(others, r0)
+    return np.full(others.shape[0], r0, np.int64), others, pair_sims(lo, hi)
+
+
 def dedup(
     texts: Sequence[str] | None = None,
     *,
@@ -72,6 +86,7 @@ def dedup(
     method: str = "jaccard",
     threshold: float | None = None,
     scores: ArrayLike | None = None,
+    grouping: str = "greedy",
     entities: Sequence[Sequence[str]] | None = None,
     entity_weight: float = 0.3,
     lowercase: bool = True,
@@ -79,7 +94,19 @@ def dedup(
     seed: int = 0,
     sets: Ragged | None = None,
 ) -> Dedup:
-    """Remove near-duplicates, keeping the highest-scoring member of each group.
+    """Remove near-duplicates: best first, an item is dropped only as a duplicate of a kept item.
+
+    With ``grouping="greedy"`` (the default) the items are taken by score,
+    highest first (without scores in input order; ties to the lowest index),
+    and each is kept unless its similarity to an item already kept reaches
+    ``threshold``; then it is dropped as a duplicate of the most similar kept
+    item (ties to the lowest index).  So every reported ``similarity`` is at
+    or above the threshold, and no two kept items reach it (for the exact
+    methods; see ``method="minhash"``).  This is the "keep the best, compare
+    with what is kept" loop of the KB Labs ADR and of MoRAG's redundancy
+    filter.  ``grouping="components"`` joins items into connected
+    components of the duplicate graph and keeps the best of each: chains of
+    pairs can then join items that are not similar at all.
 
     Parameters
     ----------
@@ -96,8 +123,14 @@ def dedup(
         Items whose similarity is ``>= threshold`` are duplicates; defaults
         to ``DEDUP_METHODS[method]``.
     scores : array_like of float, optional
-        Relevance of each item; the best of each group is kept (ties, and
-        no scores, keep the lowest index).
+        Relevance of each item: items are taken highest score first (ties,
+        and no scores, in input order).
+    grouping : {"greedy", "components"}
+        ``"greedy"`` (default): an item is dropped only when it reaches the
+        threshold against a kept item.  ``"components"``: connected
+        components of all pairs at or above the threshold, the best of each
+        kept (a dropped item may be below the threshold against it).  See
+        ``DEDUP_GROUPINGS``.
     entities, entity_weight, lowercase
         For ``method="sequence"``: see :func:`sequence_pairs`.
     num_perm, seed
@@ -125,8 +158,21 @@ def dedup(
     ...         "json.load parses JSON.", "sqlite3 opens a database."]
     >>> dedup(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
     array([1])
+
+    A chain: ``b`` is close to ``a`` and to ``c``, which are not close to each
+    other.  Greedy keeps ``a`` and ``c``; components drop ``c`` as a
+    "duplicate" of ``a`` it is not similar to:
+
+    >>> E = np.array([[1.0, 0.0], [0.96, 0.28], [0.8, 0.6]])
+    >>> dedup(embeddings=E, method="cosine", threshold=0.9).keep
+    array([0, 2])
+    >>> r = dedup(embeddings=E, method="cosine", threshold=0.9, grouping="components")
+    >>> r.keep, r.dropped, np.round(r.similarity, 2)
+    (array([0]), array([1, 2]), array([0.96, 0.8 ]))
     """
     default = DEDUP_METHODS.lookup(method)
+    DEDUP_GROUPINGS.lookup(grouping)
+    greedy = grouping == "greedy"
     if threshold is None:
         t = default
     else:
@@ -161,6 +207,9 @@ def dedup(
         check_row_norms(nrm, E)  # before identical rows are merged: NaN or zero rows are errors
         ia, ib = _identical_rows(E)
         u_idx = np.flatnonzero(_unique_mask(n, ib))
+        if greedy:  # cosines can be negative: threshold 0 needs the pairs too
+            a, b, s = cosine_pairs(E[u_idx], t)
+            return _greedy(n, _classes(n, ia, ib), u_idx[a], u_idx[b], s, sc)
         if t <= 0.0:
             edges = [(ia, ib), _all_pairs_star(n)]
         else:
@@ -184,26 +233,48 @@ def dedup(
     if method == "sequence":
         ents = None if entities is None else _check_entities(entities, n)
         w = 0.0 if ents is None else check_unit_interval(entity_weight, name="entity_weight")
+        cls = _classes(n, ia, ib)
         if ents is not None:
             # Equal text with other entities scores differently against third items:
             # only (text, entity set) twins may skip the pairwise pass.
-            _, twins = _identical([(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)])
+            ta, twins = _identical([(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)])
             u_idx = np.flatnonzero(_unique_mask(n, twins))
+            cls = _classes(n, ta, twins)
         sd = _sequence_data([x.lower() for x in texts] if lowercase else texts, ents)
+
+        def sequence_sims(lo, hi):
+            return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, lo, hi)
+
+        if greedy:
+            if t <= 0.0:
+                a, b, s = _star(cls, sc, sequence_sims)
+            else:
+                a, b, s = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
+            return _greedy(n, cls, a, b, s, sc)
         if t <= 0.0:
             edges = [(ia, ib), _all_pairs_star(n)]
         else:
             a, b, _ = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
             edges = [(ia, ib), (a, b)]
-
-        def sequence_sims(lo, hi):
-            return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, lo, hi)
-
         return _group(n, edges, sc, identical_text, sequence_sims)
 
     full = word_sets(texts)[0] if sets is None else sets
     if len(full) != n:
         raise ValueError(f"sets has {len(full)} rows but there are {n} texts.")
+
+    def jaccards(lo, hi):
+        return np.array([_jaccard_sorted(full.row(x), full.row(y)) for x, y in zip(lo, hi, strict=True)])
+
+    if greedy:
+        cls = _classes(n, ia, ib)
+        if t <= 0.0:  # Jaccard is never negative: every pair qualifies
+            a, b, s = _star(cls, sc, jaccards)
+        else:
+            find = minhash_pairs if method == "minhash" else jaccard_pairs
+            kw = {"num_perm": num_perm, "seed": seed} if method == "minhash" else {}
+            a, b, s = find(full.take(u_idx), t, **kw)
+            a, b = u_idx[a], u_idx[b]
+        return _greedy(n, cls, a, b, s, sc)
     if t <= 0.0:
         edges = [(ia, ib), _all_pairs_star(n)]
     elif method == "minhash":
@@ -212,8 +283,4 @@ def dedup(
     else:
         a, b, _ = jaccard_pairs(full.take(u_idx), t)
         edges = [(ia, ib), (u_idx[a], u_idx[b])]
-
-    def jaccards(lo, hi):
-        return np.array([_jaccard_sorted(full.row(x), full.row(y)) for x, y in zip(lo, hi, strict=True)])
-
     return _group(n, edges, sc, identical_text, jaccards)

@@ -3,7 +3,9 @@
 ``optimize(matches, options)`` takes search matches as dicts and the ADR's
 options (its JSON keys, camelCase, with its defaults) and returns the
 selected matches plus a report of every removal and why.  Each step is an
-array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9),
+array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9, greedy:
+a match is dropped only against a kept one; ``deduplicationGrouping:
+"components"`` for connected components),
 :func:`~scwo_np.optimize.diversify` (3 per file, diversity 0.3),
 :func:`~scwo_np.optimize.fit_budget` (``mode="stop"``, as the ADR's "stops when
 budget reached") or, with embeddings, budgeted MMR
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dedup import dedup
+from ..dedup import DEDUP_GROUPINGS, dedup
 from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
@@ -55,6 +57,7 @@ log = logging.getLogger(__name__)
 KB_DEFAULTS: dict[str, Any] = {
     "deduplication": True,
     "deduplicationThreshold": 0.9,
+    "deduplicationGrouping": "greedy",
     "diversification": True,
     "diversityThreshold": 0.3,
     "maxChunksPerFile": 3,
@@ -225,8 +228,10 @@ class KBContextOptimizer:
 
         Notes
         -----
-        Steps, each optional: deduplication (word-set Jaccard >= the
-        threshold, keeping the best-scored), diversification (at most
+        Steps, each optional: deduplication (best-scored first, a match is
+        dropped when its word-set Jaccard with a kept match reaches the
+        threshold; option ``deduplicationGrouping``, ``"greedy"`` or
+        ``"components"``), diversification (at most
         ``maxChunksPerFile`` per source, no two above ``diversityThreshold``
         similar), the token budget (budgeted MMR when embeddings and
         ``queryEmbedding`` are given, else best-first until the budget,
@@ -277,7 +282,10 @@ class KBContextOptimizer:
         alive = best_first(scores, n)  # indices still in play, best first
 
         if opts["deduplication"] and n:
-            d = dedup(texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets)
+            d = dedup(
+                texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets,
+                grouping=opts["deduplicationGrouping"],
+            )  # fmt: skip
             why = {
                 int(x): (int(k), float(s))
                 for x, k, s in zip(d.dropped, d.duplicate_of, d.similarity, strict=True)
@@ -414,6 +422,12 @@ class KBContextOptimizer:
         for k in ("deduplicationThreshold", "diversityThreshold"):
             opts[k] = check_unit_interval(opts[k], name=f"option {k}")
         opts["lambda"] = check_lam(opts["lambda"], name="option lambda", auto=True)
+        g = opts["deduplicationGrouping"]
+        if not isinstance(g, str) or g not in DEDUP_GROUPINGS:
+            raise ValueError(
+                f"option deduplicationGrouping must be one of {', '.join(map(repr, DEDUP_GROUPINGS))}; "
+                f"got {opts['deduplicationGrouping']!r}."
+            )
         for k in ("maxChunksPerFile", "maxChunks", "avgTokensPerChunk"):
             v = opts[k]
             if v is not None and (

@@ -8,10 +8,13 @@
    similarity (difflib ratio, 0.7 content + 0.3 entity Jaccard >= 0.7,
    texts lowercased); when either chunk of a pair has no entities the
    entity term does not count and the ratio alone decides (the spec counted
-   it as 0, so chunks without entities merged only when identical); each
-   group of duplicates keeps its most relevant chunk.  Groups are connected components, so the result does not depend
-   on the input order (the spec grouped greedily against each group's first
-   member, which does);
+   it as 0, so chunks without entities merged only when identical).  Chunks
+   are taken most relevant first (ties in input order) and each is kept
+   unless it reaches the threshold against a chunk already kept, as the
+   spec's loop intends; unlike the spec's loop (which compares with each
+   group's first member in input order) the most relevant chunk of a set of
+   copies survives, and a chunk is never dropped against one that was itself
+   dropped (``dedup_grouping = "components"`` joins chains instead);
 3. **relationships** — for every pair sharing an entity: strong (> 0.5),
    moderate (> 0.2) or weak entity overlap, overridden by
    ``temporal_sequence`` (both timestamped, the first earlier; strength at
@@ -151,6 +154,9 @@ class MoragContextOptimizer:
         self.similarity_threshold = 0.7
         self.min_chunk_relevance = 0.3
         self.entity_weight = 0.3
+        #: How redundancy removal groups similar chunks (see :func:`~scwo_np.dedup.dedup`):
+        #: "greedy" (a chunk is dropped only against a kept one) or "components".
+        self.dedup_grouping = "greedy"
         self.context_metrics = {
             "chunks_processed": 0,
             "chunks_removed_redundancy": 0,
@@ -328,7 +334,7 @@ class MoragContextOptimizer:
         d = dedup(
             [c.content for c in chunks], method="sequence", threshold=self.similarity_threshold,
             scores=[c.relevance_score for c in chunks], entities=[_entities(c) for c in chunks],
-            entity_weight=self.entity_weight,
+            entity_weight=self.entity_weight, grouping=self.dedup_grouping,
         )  # fmt: skip
         unique = [chunks[i] for i in d.keep.tolist()]
         stats = {

@@ -1,4 +1,7 @@
 import itertools
+import json
+from difflib import SequenceMatcher
+from pathlib import Path
 
 import naive
 import numpy as np
@@ -7,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np.dedup import (
+    DEDUP_GROUPINGS,
     DEDUP_METHODS,
     cosine_pairs,
     dedup,
@@ -16,6 +20,9 @@ from scwo_np.dedup import (
     sequence_pairs,
 )
 from scwo_np.text import word_sets
+
+#: The plain reference of each grouping.
+REFERENCE = {"greedy": naive.dedup, "components": naive.dedup_components}
 
 #: A tiny vocabulary so that random texts share words, repeat and nearly repeat;
 #: short words (dropped by the ADR's filter), case, accents, CJK and emoji included.
@@ -52,9 +59,9 @@ def corpora(draw, max_n=12):
     return texts, scores
 
 
-def _check(texts, scores, threshold, method="jaccard"):
-    got = dedup(texts, method=method, threshold=threshold, scores=scores)
-    want = naive.dedup(texts, lambda i, j: naive.jaccard(texts[i], texts[j]), threshold, scores)
+def _check(texts, scores, threshold, grouping):
+    got = dedup(texts, threshold=threshold, scores=scores, grouping=grouping)
+    want = REFERENCE[grouping](texts, lambda i, j: naive.jaccard(texts[i], texts[j]), threshold, scores)
     assert got.keep.tolist() == want[0]
     assert got.dropped.tolist() == want[1]
     assert got.duplicate_of.tolist() == want[2]
@@ -62,9 +69,10 @@ def _check(texts, scores, threshold, method="jaccard"):
     assert got.keep.dtype == np.int64 and got.similarity.dtype == np.float64
 
 
-@given(corpora(), st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]) | st.floats(0, 1))
-def test_jaccard_dedup_equals_reference(corpus, threshold):
-    _check(*corpus, threshold)
+@pytest.mark.parametrize("grouping", list(DEDUP_GROUPINGS))
+@given(corpus=corpora(), threshold=st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]) | st.floats(0, 1))
+def test_jaccard_dedup_equals_reference(corpus, threshold, grouping):
+    _check(*corpus, threshold, grouping)
 
 
 @given(st.lists(st.lists(st.integers(0, 30), max_size=12, unique=True), max_size=15), st.floats(0, 1))
@@ -169,14 +177,21 @@ def test_cosine_pairs_equals_all_pairs(E, t, block):
     assert list(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)) == want
 
 
-@given(embedding_sets(), st.sampled_from([0.5, 0.9, 1.0]), st.none() | st.integers(0, 2**31 - 1))
-def test_cosine_dedup_equals_reference(E, t, seed):
+@pytest.mark.parametrize("grouping", list(DEDUP_GROUPINGS))
+@given(
+    E=embedding_sets(),
+    t=st.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    seed=st.none() | st.integers(0, 2**31 - 1),
+)
+def test_cosine_dedup_equals_reference(E, t, seed, grouping):
+    if grouping == "components" and t == 0.0:
+        t = 0.5  # components join everything at 0 (a star), negative cosines included
     n = E.shape[0]
     scores = None if seed is None else np.random.default_rng(seed).integers(0, 3, n).astype(float)
-    got = dedup(embeddings=E, method="cosine", threshold=t, scores=scores)
+    got = dedup(embeddings=E, method="cosine", threshold=t, scores=scores, grouping=grouping)
     keys = [tuple((E[i] + 0.0).tolist()) for i in range(n)]
     dt = E.dtype
-    want = naive.dedup(keys, lambda i, j: naive.cosine(E[i], E[j], dt), t, scores)
+    want = REFERENCE[grouping](keys, lambda i, j: naive.cosine(E[i], E[j], dt), t, scores)
     assert got.keep.tolist() == want[0]
     assert got.dropped.tolist() == want[1]
     assert got.duplicate_of.tolist() == want[2]
@@ -230,17 +245,28 @@ def test_sequence_pairs_equal_difflib(corpus, t, lowercase):
     assert list(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)) == want
 
 
-@given(sequence_corpora(), st.sampled_from([0.5, 0.7, 0.9]), st.none() | st.integers(0, 2**31 - 1))
-def test_sequence_dedup_equals_reference(corpus, t, seed):
+@pytest.mark.parametrize("grouping", list(DEDUP_GROUPINGS))
+@given(
+    corpus=sequence_corpora(),
+    t=st.sampled_from([0.0, 0.5, 0.7, 0.9]),
+    seed=st.none() | st.integers(0, 2**31 - 1),
+)
+def test_sequence_dedup_equals_reference(corpus, t, seed, grouping):
     texts, ents = corpus
     scores = None if seed is None else np.random.default_rng(seed).integers(0, 3, len(texts)).astype(float)
-    got = dedup(texts, method="sequence", threshold=t, scores=scores, entities=ents)
+    got = dedup(texts, method="sequence", threshold=t, scores=scores, entities=ents, grouping=grouping)
 
     def sim(i, j):
         e = (None, None) if ents is None else (ents[j], ents[i])
         return naive.sequence_similarity(texts[j], texts[i], *e)
 
-    want = naive.dedup(texts, sim, t, scores)
+    # Greedy: identical means the same text and the same entities (the similarity is then 1.0).
+    keys = (
+        texts
+        if ents is None or grouping == "components"
+        else [(x, frozenset(e)) for x, e in zip(texts, ents, strict=True)]
+    )
+    want = REFERENCE[grouping](keys, sim, t, scores)
     assert got.keep.tolist() == want[0]
     assert got.dropped.tolist() == want[1]
     assert got.duplicate_of.tolist() == want[2]
@@ -354,3 +380,173 @@ def test_cosine_pairs_survive_a_blas_that_writes_garbage(monkeypatch):
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
     assert (10, 12) in set(zip(got[0].tolist(), got[1].tolist(), strict=True))
+
+
+# --------------------------------------------------------------------------
+# Greedy grouping: the promises, for every registered method
+# --------------------------------------------------------------------------
+
+
+def _true_sim(method, texts, E):
+    """The method's exact similarity of items i < j (identical items: 1.0)."""
+    if method == "cosine":
+        keys = [tuple((E[i] + 0.0).tolist()) for i in range(E.shape[0])]
+        return keys, lambda i, j: naive.cosine(E[i], E[j], E.dtype)
+    if method == "sequence":
+        return texts, lambda i, j: naive.sequence_similarity(texts[j], texts[i])
+    return texts, lambda i, j: naive.jaccard(texts[i], texts[j])
+
+
+@st.composite
+def method_inputs(draw):
+    texts, scores = draw(corpora(max_n=14))
+    n = len(texts)
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    E = rng.standard_normal((n, 3))
+    for i in range(1, n):  # copies and near-copies of earlier rows
+        kind = draw(st.sampled_from(["fresh", "copy", "near"]))
+        if kind != "fresh":
+            j = draw(st.integers(0, i - 1))
+            E[i] = E[j] + (0.0 if kind == "copy" else 0.2) * rng.standard_normal(3)
+    return texts, E, scores
+
+
+@pytest.mark.parametrize("method", list(DEDUP_METHODS))
+@given(data=method_inputs(), t=st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1))
+def test_greedy_never_drops_below_the_threshold_against_a_kept_item(method, data, t):
+    texts, E, scores = data
+    kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
+    r = dedup(method=method, threshold=t, scores=scores, **kw)
+    n = E.shape[0]
+    keys, sim = _true_sim(method, texts, E)
+    assert sorted(r.keep.tolist() + r.dropped.tolist()) == list(range(n))
+    kept = set(r.keep.tolist())
+    sc = np.zeros(n) if scores is None else np.asarray(scores)
+    for d, k, s in zip(r.dropped.tolist(), r.duplicate_of.tolist(), r.similarity.tolist(), strict=True):
+        assert k in kept  # dropped only against a kept item ...
+        true = 1.0 if keys[d] == keys[k] else sim(min(d, k), max(d, k))
+        assert s == true and s >= t  # ... at or above the threshold, the similarity reported
+        assert (sc[k], -k) > (sc[d], -d)  # ... that came before it, best first
+    if method != "minhash":  # exact pairs: no two kept items reach the threshold
+        for i, j in itertools.combinations(sorted(kept), 2):
+            assert keys[i] != keys[j] and sim(i, j) < t
+
+
+@given(corpus=corpora(max_n=20), t=st.sampled_from([0.3, 0.5, 0.8, 0.9]), seed=st.integers(0, 3))
+def test_minhash_greedy_is_exact_on_the_pairs_it_reports(corpus, t, seed):
+    """LSH may miss pairs; on the pairs it reports (plus identical texts) greedy is exact."""
+    texts, scores = corpus
+    ws, _ = word_sets(texts)
+    reported = {}
+    # dedup runs LSH on the first copy of each distinct text: the same pairs, mapped back.
+    first = {}
+    u = [first.setdefault(x, i) for i, x in enumerate(texts)]
+    u_idx = sorted(set(u))
+    a, b, s = minhash_pairs(ws.take(np.asarray(u_idx, np.int64)), t, num_perm=32, seed=seed)
+    for i, j, x in zip(a.tolist(), b.tolist(), s.tolist(), strict=True):
+        reported[(u_idx[i], u_idx[j])] = x
+
+    def sim(i, j):
+        return reported.get((u[i], u[j]), reported.get((u[j], u[i]), -1.0))
+
+    got = dedup(texts, method="minhash", threshold=t, scores=scores, num_perm=32, seed=seed)
+    want = naive.dedup(texts, sim, t, scores)
+    assert got.keep.tolist() == want[0] and got.dropped.tolist() == want[1]
+    assert got.duplicate_of.tolist() == want[2] and got.similarity.tolist() == want[3]
+
+
+@pytest.mark.parametrize("method", list(DEDUP_METHODS))
+@pytest.mark.parametrize(
+    "texts, scores, keep, dropped, duplicate_of",
+    [
+        ([], None, [], [], []),
+        (["alpha beta gamma"], None, [0], [], []),
+        (["alpha beta gamma"] * 4, None, [0], [1, 2, 3], [0, 0, 0]),  # all identical
+        (["alpha beta gamma"] * 4, [0.1, 0.9, 0.9, 0.5], [1], [0, 2, 3], [1, 1, 1]),  # ties: lowest index
+        (["alpha beta gamma", "delta epsilon zeta", "alpha beta gamma"], [1.0, 1.0, 2.0], [1, 2], [0], [2]),
+        (["alpha beta gamma", "delta epsilon zeta"], [1.0, 1.0], [0, 1], [], []),
+    ],
+)
+def test_greedy_edge_cases(method, texts, scores, keep, dropped, duplicate_of):
+    vec = {"alpha beta gamma": [1.0, 0.0], "delta epsilon zeta": [0.0, 1.0]}
+    E = np.array([vec[x] for x in texts]).reshape(len(texts), 2)
+    kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
+    r = dedup(method=method, scores=scores, **kw)
+    assert r.keep.tolist() == keep and r.dropped.tolist() == dropped
+    assert r.duplicate_of.tolist() == duplicate_of and r.similarity.tolist() == [1.0] * len(dropped)
+
+
+def test_a_chain_is_not_a_group():
+    """b is close to a and to c, which are far apart: greedy keeps a and c, components drop c."""
+    texts = [
+        "one two three four five six seven eight nine ten",
+        "one two three four five six seven eight nine eleven",
+        "one two three four five six seven eight twelve eleven",
+    ]
+    # Jaccard(a, b) = 9/11, (b, c) = 9/11, (a, c) = 8/12.
+    r = dedup(texts, threshold=0.8)
+    assert r.keep.tolist() == [0, 2] and r.dropped.tolist() == [1] and r.duplicate_of.tolist() == [0]
+    c = dedup(texts, threshold=0.8, grouping="components")
+    assert c.keep.tolist() == [0] and c.dropped.tolist() == [1, 2]
+    assert c.similarity[1] < 0.8  # the chain's casualty, below the threshold
+    # The best item is kept first, whatever its position: b first keeps only b.
+    r = dedup(texts, threshold=0.8, scores=[0.0, 1.0, 0.0])
+    assert r.keep.tolist() == [1] and r.duplicate_of.tolist() == [1, 1]
+
+
+def test_bad_grouping():
+    with pytest.raises(ValueError, match="grouping must be one of 'greedy', 'components'"):
+        dedup(["a"], grouping="chain")
+
+
+# --------------------------------------------------------------------------
+# Real data: Debian changelog entries (tests/dedup/data/build_changelogs.py)
+# --------------------------------------------------------------------------
+
+CHANGELOGS = Path(__file__).parent / "data" / "debian_changelog_entries.jsonl"
+
+
+def _changelogs(split):
+    rows = [json.loads(x) for x in CHANGELOGS.read_text(encoding="utf-8").splitlines()]
+    return [r for r in rows if r["split"] == split]
+
+
+def _words(t):
+    return {w for w in t.lower().split() if len(w) > 2}
+
+
+@pytest.mark.parametrize("split", ["tune", "held_out"])
+@pytest.mark.parametrize("method", list(DEDUP_METHODS))
+def test_no_drop_below_the_threshold_on_real_changelogs(method, split):
+    """300 entries from ~100 packages; similarities recomputed here, independently of the fast path."""
+    rows = _changelogs(split)
+    texts = [r["text"] for r in rows]
+    t = 0.5 if method in ("jaccard", "minhash") else DEDUP_METHODS[method]  # 0.9: no pairs at all
+    kw = {"embeddings": _lsa(texts)} if method == "cosine" else {"texts": texts}
+    r = dedup(method=method, threshold=t, **kw)
+    assert len(r.dropped) > 0
+    keep = set(r.keep.tolist())
+    for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True):
+        lo, hi = min(d, k), max(d, k)
+        assert k in keep
+        if texts[d] == texts[k]:
+            continue
+        if method == "sequence":
+            s = SequenceMatcher(None, texts[hi].lower(), texts[lo].lower()).ratio()
+        elif method == "cosine":
+            E = kw["embeddings"]
+            s = float(E[lo] @ E[hi] / np.linalg.norm(E[lo]) / np.linalg.norm(E[hi]))
+        else:
+            a, b = _words(texts[lo]), _words(texts[hi])
+            s = len(a & b) / len(a | b)
+        assert s >= t - 1e-6
+    if method == "sequence":  # what the user saw: components drop entries far below 0.7
+        c = dedup(texts, method="sequence", grouping="components")
+        assert (c.similarity < 0.7).sum() >= 5
+        assert len(c.dropped) > len(r.dropped)
+
+
+def _lsa(texts):
+    from scwo_np.embed import as_embedder, embed_texts
+
+    return embed_texts(as_embedder("lsa", texts), texts)

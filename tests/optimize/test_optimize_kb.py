@@ -32,6 +32,7 @@ def match_lists(draw, max_n=10):
     options = {
         "deduplication": draw(st.booleans()),
         "deduplicationThreshold": draw(st.sampled_from([0.5, 0.9])),
+        "deduplicationGrouping": draw(st.sampled_from(["greedy", "components"])),
         "diversification": draw(st.booleans()),
         "diversityThreshold": draw(st.sampled_from([0.0, 0.3])),
         "maxChunksPerFile": draw(st.sampled_from([1, 3])),
@@ -49,7 +50,8 @@ def reference(matches, opts):
     scores = [m["score"] for m in matches]
     alive = naive.best_first(scores, len(matches))
     if opts["deduplication"]:
-        _, dropped, _, _ = naive.dedup(
+        ref = naive.dedup if opts["deduplicationGrouping"] == "greedy" else naive.dedup_components
+        _, dropped, _, _ = ref(
             texts, lambda i, j: naive.jaccard(texts[i], texts[j]), opts["deduplicationThreshold"], scores
         )
         alive = [i for i in alive if i not in dropped]
@@ -219,3 +221,24 @@ def test_token_budget_without_adaptive_selection_says_it_is_not_applied():
     with pytest.warns(UserWarning, match="tokenBudget=6 is not applied"):
         res = KBContextOptimizer().optimize(matches, {"tokenBudget": 6})
     assert res.indices.tolist() == [0, 1, 2]  # as the ADR says: no cut without adaptiveSelection
+
+
+def test_dedup_never_drops_a_match_against_a_dropped_one():
+    """A chain a ~ b ~ c (Jaccard 9/11 each) with a, c far apart (8/12): c stays by default."""
+    texts = [
+        "one two three four five six seven eight nine ten",
+        "one two three four five six seven eight nine eleven",
+        "one two three four five six seven eight twelve eleven",
+    ]
+    matches = [{"id": k, "text": t, "score": 1.0 - k / 10} for k, t in enumerate(texts)]
+    opts = {"deduplicationThreshold": 0.8, "diversification": False}
+    res = KBContextOptimizer().optimize(matches, opts)
+    assert [m["id"] for m in res.chunks] == [0, 2]
+    [r] = res.removed_by("deduplication")
+    assert r.index == 1 and r.detail["duplicate_of"] == 0 and r.detail["similarity"] >= 0.8
+    res = KBContextOptimizer().optimize(matches, {**opts, "deduplicationGrouping": "components"})
+    assert [m["id"] for m in res.chunks] == [0]
+    with pytest.raises(ValueError, match="deduplicationGrouping must be one of 'greedy', 'components'"):
+        KBContextOptimizer().optimize(matches, {"deduplicationGrouping": "chains"})
+    with pytest.raises(ValueError, match="deduplicationGrouping"):
+        KBContextOptimizer().optimize(matches, {"deduplicationGrouping": ["greedy"]})

@@ -247,3 +247,33 @@ def test_cli_report_lists_every_removal(tmp_path):
     subprocess.run(cmd, check=True, capture_output=True)
     got = [json.loads(line) for line in rep.read_text().splitlines()]
     assert [(r["id"], r["step"]) for r in got] == [("c", "relevance_filter"), ("b", "redundancy")]
+
+
+def test_redundancy_on_real_changelogs_drops_only_against_kept_chunks():
+    """Real Debian changelog entries (tests/dedup/data): every chunk removed as redundant
+    reaches 0.7 (difflib, recomputed here) against a chunk that is in the context."""
+    import json
+    from difflib import SequenceMatcher
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "dedup" / "data" / "debian_changelog_entries.jsonl"
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["split"] == "held_out"][:150]
+    chunks = [
+        ContextChunk(f"{r['package']}#{r['entry']}", r["text"], 1.0 - k / 1000, r["package"], [], [])
+        for k, r in enumerate(rows)
+    ]
+    text = {c.id: c.content.lower() for c in chunks}
+    order = {c.id: k for k, c in enumerate(chunks)}
+    opt = MoragContextOptimizer(max_tokens=10**6)
+    unique, stats = opt.remove_redundancy(chunks)
+    kept = {c.id for c in unique}
+    _, _, d = opt._dedup(chunks)
+    assert stats["removed_count"] == len(d.dropped) > 0
+    for x, k in zip(d.dropped.tolist(), d.duplicate_of.tolist(), strict=True):
+        a, b = chunks[max(x, k)].id, chunks[min(x, k)].id
+        assert chunks[k].id in kept and order[chunks[k].id] < order[chunks[x].id]
+        assert SequenceMatcher(None, text[a], text[b]).ratio() >= 0.7
+    opt.dedup_grouping = "components"  # chains: some removals fall below 0.7 against their kept chunk
+    _, _, c = opt._dedup(chunks)
+    assert (c.similarity < 0.7).any()
