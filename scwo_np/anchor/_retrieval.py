@@ -18,7 +18,8 @@ even if null; ``False``: absent), ``gt``, ``gte``, ``lt``, ``lte`` (a number aga
 numbers, a string against strings, so ISO dates and times compare as dates; a value
 of another type does not match).  A dict with no operator names is a plain value
 (compare with an object literally through ``{"eq": {...}}``).  ``where`` may also be
-a predicate on the whole item.  An item that is not an object has no fields.
+a predicate on the whole item.  An item that is not an object matches no field
+condition (a predicate on the whole item sees it).
 
 BM25 (Robertson's, with Lucene's positive idf; ``k1 = 1.2``, ``b = 0.75``) runs over
 the candidates' words: each item's keys and values (numbers as their JSON text),
