@@ -597,7 +597,7 @@ class CrushStore:
             The most tokens the page's text may take (>= 1).
         token_counter : name, TokenCounter or callable ``str -> int``, optional
             What counts them (default ``"estimate"``).
-        where, fields, start, stop, offset, limit, dropped_only, query
+        where, fields, start, stop, offset, limit, dropped_only, query : optional
             As in :meth:`retrieve` (``offset`` is where this page starts, ``limit``
             the most items on it).
 
@@ -708,11 +708,30 @@ class CrushStore:
 class Page:
     """One page of a crush's items (:meth:`CrushStore.page`).
 
-    ``text`` is the compact JSON array handed over (within the budget, ``tokens`` of
-    it by the counter); ``items`` the same items parsed (projected with ``fields``),
-    ``positions`` their 0-based positions in the array; ``offset`` where the page
-    starts among the matching items, ``next_offset`` where the next one does (None
-    after the last page) and ``remaining`` how many matching items come after it.
+    Parameters
+    ----------
+    text : str
+        The compact JSON array handed over, within the budget.
+    tokens : int
+        Its tokens, by the page's counter, the whole text counted.
+    items : list
+        The same items, parsed (projected with ``fields``).
+    positions : list of int
+        Their 0-based positions in the array.
+    offset : int
+        Where the page starts among the matching items.
+    next_offset : int or None
+        Where the next page starts (None after the last page).
+    remaining : int
+        Matching items after this page.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import CrushStore
+    >>> store = CrushStore(":memory:")
+    >>> key = store.put(['{"id": 1}', '{"id": 2}', '{"id": 3}'], kept=[0])
+    >>> store.page(key, budget=100)
+    Page(text='[{"id":2},{"id":3}]', tokens=5, items=[{'id': 2}, {'id': 3}], positions=[1, 2], offset=0, next_offset=None, remaining=0)
     """
 
     text: str
