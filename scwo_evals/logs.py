@@ -10,7 +10,9 @@ checks what the model reads (the output text, parsed back):
 * wherever 20 or more records are kept, **every tenth of the timeline** (the
   records in time order cut into ten equal runs) has a kept record;
 * the output is **within the ceiling** by the counter;
-* the marker's dropped ranges are exactly the positions not kept.
+* the marker's dropped ranges are exactly the positions not kept;
+* the kept items' mean place in the timeline (0 the oldest, 1 the newest), which a
+  query about the latest items should raise and one about the first should lower.
 
 The sets (the split is fixed; nothing held out was looked at while tuning):
 
@@ -65,7 +67,9 @@ def dpkg_records(lines: list[str]) -> list[dict]:
         elif t[2] in ("conffile",):
             rec.update(file=t[3], decision=" ".join(t[4:]))
         else:
-            rec.update(package=t[3], old_version=t[4] if len(t) > 4 else "", new_version=t[5] if len(t) > 5 else "")
+            rec.update(
+                package=t[3], old_version=t[4] if len(t) > 4 else "", new_version=t[5] if len(t) > 5 else ""
+            )
         out.append(rec)
     return out
 
@@ -205,30 +209,35 @@ def check_output(records: list[dict], out: str, budget: int, count: Callable[[st
     arr = json.loads(out)
     marker = arr[-1]["_omitted"] if arr and isinstance(arr[-1], dict) and "_omitted" in arr[-1] else None
     kept_items = arr[:-1] if marker else arr
-    index: dict[str, list[int]] = {}
-    for i, p in enumerate(pieces):
-        index.setdefault(p, []).append(i)
-    kept: list[int] = []
-    for it in kept_items:  # positions of the kept items, in order (copies: the next unused)
-        cands = index[json.dumps(it, separators=(",", ":"))]
-        kept.append(next(i for i in cands if not kept or i > kept[-1]))
+    n = len(records)
+    kept_pieces = [json.dumps(it, separators=(",", ":")) for it in kept_items]
+    exact = False
+    if marker is None:
+        kept, exact = list(range(n)), kept_pieces == pieces
+    elif "ranges" in marker:  # the positions not listed must be the kept items, in order
+        kept = sorted(set(range(n)) - _ranges_to_positions(marker["ranges"]))
+        exact = [pieces[i] for i in kept] == kept_pieces
+    if not exact:  # no usable ranges: the kept items' positions from their text (copies: the next unused)
+        index: dict[str, list[int]] = {}
+        for i, p in enumerate(pieces):
+            index.setdefault(p, []).append(i)
+        kept = []
+        for p in kept_pieces:
+            kept.append(next(i for i in index[p] if not kept or i > kept[-1]))
     order = _timeline(records)
     rank = np.empty(len(records), np.int64)
     rank[order] = np.arange(len(records))
-    n = len(records)
     tenths = set((rank[kept] * 10 // n).tolist()) if kept else set()
     newest_time = order[-1]
     same = [i for i in range(n) if pieces[i] == pieces[newest_time]]
-    dropped_ok = marker is None and len(kept) == n  # no marker: nothing may be missing
-    if marker is not None and "ranges" in marker:
-        dropped_ok = _ranges_to_positions(marker["ranges"]) == set(range(n)) - set(kept)
     return {
         "tokens": count(out),
         "over": count(out) > budget,
         "kept": len(kept),
         "newest": any(i in kept for i in same),
         "tenths": len(tenths),
-        "ranges_exact": dropped_ok,
+        "place": float(np.mean(rank[kept] / max(n - 1, 1))) if kept else 0.5,
+        "ranges_exact": exact,
         "marker": marker,
     }
 
@@ -251,7 +260,8 @@ def evaluate(budgets=(500, 1500), *, tuning: bool = False, query: str = "", verb
     """Crush every set at every budget and counter; the totals of the checks."""
     from scwo_np.anchor import crush_json
 
-    tot = {"outputs": 0, "newest_kept": 0, "over": 0, "tenths_cases": 0, "tenths_ok": 0, "ranges_exact": 0}
+    tot = {"outputs": 0, "newest_kept": 0, "over": 0, "tenths_cases": 0, "tenths_ok": 0, "ranges_exact": 0,
+           "mean_place": 0.0}  # fmt: skip
     for name, records in log_sets(tuning=tuning):
         if len(records) < 40:
             continue
@@ -264,6 +274,7 @@ def evaluate(budgets=(500, 1500), *, tuning: bool = False, query: str = "", verb
                 tot["newest_kept"] += r["newest"]
                 tot["over"] += r["over"]
                 tot["ranges_exact"] += r["ranges_exact"]
+                tot["mean_place"] += r["place"]
                 if r["kept"] >= 20:
                     tot["tenths_cases"] += 1
                     tot["tenths_ok"] += r["tenths"] == 10
@@ -275,12 +286,15 @@ def evaluate(budgets=(500, 1500), *, tuning: bool = False, query: str = "", verb
                         f"newest {'yes' if r['newest'] else 'NO '}, tenths {r['tenths']:2d}/10, "
                         f"ranges {'exact' if r['ranges_exact'] else 'NOT exact'} {extra}"
                     )
+    tot["mean_place"] = round(tot["mean_place"] / max(tot["outputs"], 1), 3)
     return tot
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m scwo_evals.logs", description=__doc__.splitlines()[0])
-    ap.add_argument("--tuning", action="store_true", help="the tuning half of dpkg.log instead of the held-out sets")
+    ap.add_argument(
+        "--tuning", action="store_true", help="the tuning half of dpkg.log instead of the held-out sets"
+    )
     ap.add_argument("--query", default="", help="the query passed to crush_json")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -289,7 +303,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"newest kept {tot['newest_kept']}/{tot['outputs']}; every tenth covered {tot['tenths_ok']}/"
         f"{tot['tenths_cases']} (outputs keeping >= 20); over the ceiling {tot['over']}; "
-        f"marker ranges exact {tot['ranges_exact']}/{tot['outputs']}"
+        f"marker ranges exact {tot['ranges_exact']}/{tot['outputs']}; kept items' mean place in the "
+        f"timeline {tot['mean_place']:.2f} (0 oldest, 1 newest)"
     )
 
 

@@ -27,7 +27,9 @@ _DATE_VALUE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}$")
 _CLOCK_VALUE = re.compile(r"^\d{1,2}:\d{2}(:\d{2}([.,]\d+)?)?$")
 _DATE_NAME = re.compile(r"date|day", re.I)
 _CLOCK_NAME = re.compile(r"time|clock|hour", re.I)
-_LINE_NAME = re.compile(r"^(line|lineno|line_no|line_number|linenumber|lnum|seq|seqno|seq_no|sequence)$", re.I)
+_LINE_NAME = re.compile(
+    r"^(line|lineno|line_no|line_number|linenumber|lnum|seq|seqno|seq_no|sequence)$", re.I
+)
 
 
 def _mostly(c: Columns, f: int, ok) -> bool:

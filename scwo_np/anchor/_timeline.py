@@ -11,8 +11,8 @@ records in time order (the ``logs`` and ``time_series`` patterns) keeps, in this
    time order, ending at its newest one (worst severity or most query terms first;
    the rare kinds share theirs between each rare value; a query about the latest
    items takes a kind's newest instead, one about the first its oldest);
-3. one record in each of ten equal runs of the timeline (fewer runs below 20 items)
-   that has none yet;
+3. one record in each of ten equal runs of the timeline that has none yet (fewer
+   runs when fewer than 20 items are kept: half as many as the items);
 4. the newest few records (the oldest few when the query asks for the first ones);
 5. the rest at evenly spaced quantiles of a density over the timeline, half even and
    half the pattern's front/back weights (a query about the latest items makes it
@@ -33,7 +33,9 @@ MUST_KINDS = ("query_matches", "errors", "anomalies", "rare")
 SPREAD_RUNS = 10
 
 
-def _distinct_latest(cands: NDArray[np.int64], rank: NDArray[np.int64], c: Columns, taken: set) -> NDArray[np.int64]:
+def _distinct_latest(
+    cands: NDArray[np.int64], rank: NDArray[np.int64], c: Columns, taken: set
+) -> NDArray[np.int64]:
     """``cands`` in time order, one per distinct item (its latest copy), none identical to a taken one."""
     if cands.size == 0:
         return cands
@@ -158,7 +160,9 @@ def choose_must(
     return out
 
 
-def _nearest_free(order: NDArray[np.int64], lo: int, hi: int, target: int, c: Columns, taken: set) -> int | None:
+def _nearest_free(
+    order: NDArray[np.int64], lo: int, hi: int, target: int, c: Columns, taken: set
+) -> int | None:
     """The item of ``order[lo:hi]`` nearest ``target`` whose copy is not taken (None: every one is)."""
     for d in range(hi - lo):
         for p in (target - d, target + d):
@@ -192,21 +196,22 @@ def timeline_crush(
 
     recency = "recency" in intents and "historical" not in intents
     historical = "historical" in intents and not recency
+    runs = min(SPREAD_RUNS, (k - len(kept)) // 2)
     add(int(order[-1]))  # 1. the newest record
     if historical:
         add(int(order[0]))
     rest = k - len(kept)
-    runs = min(SPREAD_RUNS, (rest + 1) // 2)
     # 2. must-keep items, across the timeline, leaving room for the spread
     lean = "latest" if recency else "earliest" if historical else None
     for i in choose_must(kinds, rest - runs, rank, c, taken, groups, lean):
         add(i)
     # 3. one record in each run of the timeline that has none
     if runs > 0:
-        bounds = (np.arange(runs + 1) * n) // runs
+        # run j holds the ranks r with r * runs // n == j
+        bounds = (np.arange(runs + 1, dtype=np.int64) * n + runs - 1) // runs
         covered = np.zeros(runs, dtype=bool)
         if have:
-            covered[np.searchsorted(bounds, rank[np.fromiter(have, np.int64)], side="right") - 1] = True
+            covered[rank[np.fromiter(have, np.int64)] * runs // n] = True
         for j in np.flatnonzero(~covered).tolist():
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             if hi <= lo:
@@ -254,7 +259,9 @@ def timeline_slots(kept: NDArray[np.int64], order: NDArray[np.int64]) -> tuple[i
 
 
 def dropped_by_kind(
-    kinds: dict[str, tuple[NDArray[np.int64], NDArray[np.float64] | None]], kept: NDArray[np.int64], c: Columns
+    kinds: dict[str, tuple[NDArray[np.int64], NDArray[np.float64] | None]],
+    kept: NDArray[np.int64],
+    c: Columns,
 ) -> dict[str, int]:
     """Per must-keep kind, its distinct items (each counted in its first kind) with no copy kept."""
     kept_codes = set(c.item_code[kept].tolist())
