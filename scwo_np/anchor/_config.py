@@ -191,7 +191,10 @@ class CrushReport:
     errors, anomalies, query_matches : int
         Items kept because they are errors, anomalies, or match the query.
     must_keep_dropped : int
-        Must-keep items that did not fit in ``max_items``.
+        Must-keep items (distinct ones) that did not fit in ``max_items``: none of their copies is kept.
+    must_keep_by_kind : dict
+        The same per kind: ``"query_matches"``, ``"errors"``, ``"anomalies"``, ``"rare"`` (each
+        item counted in the first kind it belongs to; kinds with none left out are absent).
     learned : bool
         Whether learned position weights were used.
     passthrough : bool
@@ -230,3 +233,4 @@ class CrushReport:
     rare: int = 0
     columns: Any = field(default=None, repr=False)  # the Columns built (None on passthrough)
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
+    must_keep_by_kind: dict = field(default_factory=dict)

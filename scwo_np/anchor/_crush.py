@@ -21,7 +21,7 @@ from ._keep import (
     information_scores,
     protected_items,
     query_matches,
-    rare_categories,
+    rare_groups,
     stratified_middle,
 )
 from ._patterns import (
@@ -31,7 +31,9 @@ from ._patterns import (
     pattern_weights,
     query_intents,
     split_slots,
+    timeline_order,
 )
+from ._timeline import choose_must, dropped_by_kind, timeline_crush, timeline_slots
 
 # ----------------------------------------------------------------------------------------
 # crush
@@ -149,8 +151,10 @@ def crush(
     qm = query_matches(c, query, cfg) if (query and cfg.keep_query_matches) else np.zeros(n, np.int64)
     ano_mask = (z > cfg.anomaly_z) & (sev == 0)
     rare_mask = np.zeros(n, dtype=bool)
+    groups = None
     if cfg.keep_rare_categories:
-        rare_mask = rare_categories(c, cfg.rare_share) & (sev == 0) & ~ano_mask
+        groups = rare_groups(c, cfg.rare_share)
+        rare_mask = (groups >= 0) & (sev == 0) & ~ano_mask
     if auto:  # the information the data carries, and never fewer than what must be kept
         must_mask = (sev > 0) | ano_mask | (qm > 0) | rare_mask
         must_n = len(set(c.item_code[must_mask].tolist()) - set(c.item_code[prot].tolist()))
@@ -178,26 +182,33 @@ def crush(
     taken: set = set(c.item_code[prot].tolist())
     max_items_left = max_items - len(kept)
 
-    # 1. Always kept, most severe first.
+    # 1. Always kept (as far as they fit): query matches (at most half), errors, anomalies, rare kinds.
     ar = np.arange(n)
-    err = ar[sev > 0][np.lexsort((ar[sev > 0], -sev[sev > 0]))]
-    q_mask = qm > 0
-    # Among equally good matches, the query's position intent decides: "latest" wants the last ones.
-    latest = "recency" in intents and "historical" not in intents
-    qry = ar[q_mask][np.lexsort((-ar[q_mask] if latest else ar[q_mask], -qm[q_mask]))][
-        : max(1, max_items // 2)
-    ]
-    ano = ar[ano_mask][np.lexsort((ar[ano_mask], -z[ano_mask]))]
+    err = ar[sev > 0]
+    qry = ar[qm > 0]
+    if qry.size > max(1, max_items // 2):  # the best matches; among equals, spread over the array
+        qry = np.sort(qry[np.lexsort((ar[qry], -qm[qry]))][: max(1, max_items // 2)])
+    ano = ar[ano_mask]
     rare = ar[rare_mask]
-    # What the user named comes first (at most half the budget), then errors, anomalies, rare categories.
-    must = np.concatenate([qry, err, ano, rare]).astype(np.int64)
-    must_codes = len(set(c.item_code[must].tolist()) - taken)
-    kept += _pick(must, max_items_left, None, taken, c)
-    dropped = must_codes - (len(kept) - prot.size)
-
+    kinds = {
+        "query_matches": (qry, qm.astype(np.float64)),
+        "errors": (err, sev),
+        "anomalies": (ano, None),
+        "rare": (rare, None),
+    }
+    timeline = pat in ("logs", "time_series") and cfg.strategy != "static"
+    fs = bs = ms = 0
+    if timeline:  # records in time order: the newest, the must-keep across the timeline, a spread
+        order = timeline_order(c)
+        kept = timeline_crush(c, order, max_items, kept, taken, kinds, groups, w, intents)
+    else:
+        lean = "latest" if "recency" in intents and "historical" not in intents else None
+        kept += choose_must(kinds, max_items_left, ar, c, taken, groups, lean)
     # 2. Position anchors.
     rest = max_items - len(kept)
-    if cfg.strategy == "static":
+    if timeline:
+        pass
+    elif cfg.strategy == "static":
         fs, bs, ms = min(3, rest), min(2, max(rest - 3, 0)), 0
         kept += [i for i in range(fs) if i not in kept]
         kept += [i for i in range(n - bs, n) if i not in kept]
@@ -218,11 +229,15 @@ def crush(
         # 3. Fill the rest along the same position weights.
         kept += _fill(c, max_items - len(kept), w, taken)
     idx = np.unique(np.asarray(kept, dtype=np.int64))[:max_items]
+    by_kind = dropped_by_kind(kinds, idx, c)
+    if timeline:
+        fs, bs, ms = timeline_slots(idx, order)
     if not report:
         return idx
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
-        query_matches=int(qry.size), must_keep_dropped=max(dropped, 0), learned=use_learned, kept=idx,
+        query_matches=int(qry.size), must_keep_dropped=sum(by_kind.values()), learned=use_learned, kept=idx,
+        must_keep_by_kind=by_kind,
         rare=int(rare.size),
         protected=int(prot.size), columns=c,
     )  # fmt: skip

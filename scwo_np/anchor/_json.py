@@ -5,8 +5,9 @@ To a token ceiling (``max_tokens``): :func:`crush` keeps a number of *items*; an
 fits; else its lossless columnar form when that fits (nothing dropped); else the largest
 item count, searched from the items' own token counts (two to four :func:`crush` calls in
 practice), whose output with its omission marker fits.  Kept items are verbatim, every field
-of them; the marker counts every dropped item, and says how many errors, anomalies or
-query matches did not fit (``must_keep_dropped``) when even those are too many.  Nothing is
+of them; the marker counts every dropped item, lists every dropped position (as runs), and
+says how many errors, anomalies, query matches or rare kinds did not fit
+(``must_keep_dropped``, and per kind ``must_keep_by_kind``) when even those are too many.  Nothing is
 returned that the counter puts above ``max_tokens``.
 """
 
@@ -37,6 +38,8 @@ __all__ = ["FitResult", "crush_json", "fit_tokens"]
 _MARKER_GUESS = 80
 #: Items sampled to tell whether the columnar form could fit.
 _SAMPLE = 256
+#: The marker's JSON spelling: compact (no spaces after separators).
+_COMPACT = (",", ":")
 #: At most this many crushes while searching for the item count.
 _MAX_TRIES = 12
 
@@ -163,29 +166,28 @@ def _render(
 ) -> tuple[str, int, NDArray[np.int64]]:
     """The document with ``k`` items crushed to and its marker; its tokens; the kept indices.
 
-    The marker is the full one (ranges and a field summary) when the output fits ``limit``
-    with it, else the short one (how many were dropped, of how many, the key).
+    The marker is the full one (the dropped ranges, the must-keep items left out per kind, a
+    field summary) when the output fits ``limit`` with it, else the short one (the same
+    without the field summary).
     """
     n = len(doc.items)
-    if k >= 1:
-        idx, rep = crush(cols, k, report=True, **kw)
-        must = rep.must_keep_dropped
-    else:  # nothing kept: crush to one item only to learn the must-keep count
+    idx, rep = crush(cols, max(k, 1), report=True, **kw)
+    if k < 1:  # nothing kept: the crush to one item only tells the must-keep kinds
         idx = np.empty(0, np.int64)
-        _, rep = crush(cols, 1, report=True, **kw)
-        must = rep.errors + rep.anomalies + rep.query_matches
+        must = {name: v for name, v in ((
+            ("query_matches", rep.query_matches), ("errors", rep.errors), ("anomalies", rep.anomalies),
+            ("rare", rep.rare))) if v}  # fmt: skip
+    else:
+        must = rep.must_keep_by_kind
     pieces = [doc.pieces[i] for i in idx.tolist()]
     if idx.size == n:
         text = doc.render(pieces)
         return text, count(text), idx
     key = _crush_key(key, idx) if key else None  # the key of this crush (what put(kept=idx) returns)
-    full = omission_marker(cols, n, idx, key=key)
-    short = {MARKER_KEY: {"count": n - int(idx.size), "of": n, **({"key": key} if key else {})}}
-    text = ""
-    for m in (full, short):
-        if must:
-            m[MARKER_KEY]["must_keep_dropped"] = int(must)
-        text = doc.render([*pieces, json.dumps(m, ensure_ascii=False)])
+    text, t = "", 0
+    for fields in (12, 0):  # the full marker, else the short one (no field summary)
+        m = omission_marker(cols, n, idx, key=key, max_fields=fields, must_keep=must)
+        text = doc.render([*pieces, json.dumps(m, ensure_ascii=False, separators=_COMPACT)])
         t = count(text)
         if t <= limit:
             break
@@ -302,6 +304,6 @@ def _crush_document(
         elif store is not None:
             with CrushStore(store) as s:
                 key = s.put(doc.pieces, kept=idx)
-        m = omission_marker(rep.columns, len(doc.items), idx, key=key)
-        pieces.append(json.dumps(m, ensure_ascii=False))
+        m = omission_marker(rep.columns, len(doc.items), idx, key=key, must_keep=rep.must_keep_by_kind)
+        pieces.append(json.dumps(m, ensure_ascii=False, separators=_COMPACT))
     return doc.render(pieces), rep

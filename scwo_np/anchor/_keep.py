@@ -49,7 +49,19 @@ def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> 
     fewer than ``1 / share`` items have none).  A ``remove`` among thousands of
     ``install`` events, a ``CRITICAL`` among ``INFO`` lines.
     """
-    out = np.zeros(c.n, dtype=bool)
+    return rare_groups(c, share, max_distinct) >= 0
+
+
+def rare_groups(c: Columns, share: float = 0.01, max_distinct: int = 20) -> NDArray[np.int64]:
+    """For each item, which rare value it holds (-1: none); an item with several holds its rarest.
+
+    The same rule as :func:`rare_categories`; the number names one (field, value) pair, so
+    that a crush can share its room between the rare kinds (``startup`` and ``trigproc``
+    both, not the first few of whichever comes first).
+    """
+    out = np.full(c.n, -1, dtype=np.int64)
+    best = np.full(c.n, np.inf)
+    base = 0
     for f in range(len(c.names)):
         values = c.values[f]
         if not 2 <= len(values) <= max_distinct or not c.kinds[f] <= {str, bool}:
@@ -60,7 +72,11 @@ def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> 
             continue
         rare = c.counts[f] < share * m
         if rare.any() and not rare.all():
-            out |= np.append(rare, False)[codes]
+            held = np.append(np.where(rare, c.counts[f], np.inf), np.inf)[codes]  # code -1: the last slot
+            better = held < best
+            out[better] = base + codes[better]
+            best[better] = held[better]
+        base += len(values)
     return out
 
 

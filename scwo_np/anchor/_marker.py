@@ -5,8 +5,9 @@ JSON Lines)::
 
     {"_omitted": {
         "count": 9990, "of": 10000,                 # items dropped / items in the input
-        "ranges": [[3, 119], [121, 9996]],          # dropped positions, inclusive, 0-based
-        "more_ranges": 0,                           # runs not listed (only the first 20 are)
+        "ranges": [[3, 119], [121, 9996]],          # every dropped position, as inclusive runs, 0-based
+        "must_keep_dropped": 12,                    # must-keep items left out (when some were) ...
+        "must_keep_by_kind": {"errors": 2, "rare": 10},  # ... and of which kind
         "fields": {                                 # per field, over the dropped items only
             "latency_ms": {"count": 9990, "min": 0.4, "max": 912.5},
             "level": {"count": 9990, "distinct": 2, "top": [["INFO", 9001], ["WARN", 989]]},
@@ -15,7 +16,12 @@ JSON Lines)::
         "key": "3f2a9c0d5e6b7a81"                   # present when the array was stored
     }}
 
-Kept items are never altered; the marker is the only object added.  ``fields``
+Kept items are never altered; the marker is the only object added.  ``ranges``
+lists every run of dropped positions, however many (there are at most one more
+than the kept items), so the positions not listed are exactly the kept ones; the
+short form (``fields=False``, what :func:`fit_tokens` falls back to when the full
+one does not fit) drops only the field summary.  The must-keep kinds are
+``query_matches``, ``errors``, ``anomalies`` and ``rare`` (a rare category value).  ``fields``
 is computed on the columns :func:`crush` already built: numbers get ``min`` and
 ``max`` (as they are spelled in the data's type), categories (some value repeats)
 their three most frequent values, and every field its number of ``distinct``
@@ -36,7 +42,6 @@ __all__ = ["MARKER_KEY", "is_marker", "omission_marker"]
 
 #: The marker object's only key.
 MARKER_KEY = "_omitted"
-MAX_RANGES = 20
 
 
 def is_marker(item: Any) -> bool:
@@ -67,6 +72,7 @@ def omission_marker(
     *,
     key: str | None = None,
     max_fields: int = 12,
+    must_keep: dict[str, int] | None = None,
 ) -> dict[str, Any] | None:
     """The marker for the items of an ``n``-item array not in ``kept`` (None when nothing was dropped).
 
@@ -83,12 +89,16 @@ def omission_marker(
     key : str, optional
         The :class:`CrushStore` key of the whole array, to retrieve the dropped items.
     max_fields : int
-        The most fields summarised.
+        The most fields summarised (0: none, the short form).
+    must_keep : dict, optional
+        Must-keep items left out, per kind (``CrushReport.must_keep_by_kind``); given and not
+        empty, the marker says ``must_keep_dropped`` (their sum) and ``must_keep_by_kind``.
 
     Returns
     -------
     dict or None
-        ``{"_omitted": {"count", "of", "ranges", "fields", "key"}}``, or None when nothing was dropped.
+        ``{"_omitted": {"count", "of", "ranges", ["must_keep_dropped", "must_keep_by_kind"], "fields",
+        "key"}}``, or None when nothing was dropped.
 
     Examples
     --------
@@ -97,6 +107,8 @@ def omission_marker(
     >>> m = omission_marker(columns(items), 10, [0, 9])
     >>> m["_omitted"]["ranges"], m["_omitted"]["fields"]["ms"]
     ([[1, 8]], {'count': 8, 'distinct': 8, 'min': 1, 'max': 8})
+    >>> omission_marker(None, 10, [0, 5, 9], must_keep={"errors": 1})
+    {'_omitted': {'count': 7, 'of': 10, 'ranges': [[1, 4], [6, 8]], 'must_keep_dropped': 1, 'must_keep_by_kind': {'errors': 1}}}
     """
     mask = np.ones(n, dtype=bool)
     mask[np.asarray(kept, dtype=np.int64)] = False
@@ -107,9 +119,10 @@ def omission_marker(
     starts = np.concatenate([dropped[:1], dropped[breaks + 1]])
     ends = np.concatenate([dropped[breaks], dropped[-1:]])
     body: dict[str, Any] = {"count": int(dropped.size), "of": int(n)}
-    body["ranges"] = [[int(a), int(b)] for a, b in zip(starts[:MAX_RANGES], ends[:MAX_RANGES], strict=True)]
-    if starts.size > MAX_RANGES:
-        body["more_ranges"] = int(starts.size - MAX_RANGES)
+    body["ranges"] = np.stack([starts, ends], axis=1).tolist()
+    if must_keep:
+        body["must_keep_dropped"] = int(sum(must_keep.values()))
+        body["must_keep_by_kind"] = {k: int(v) for k, v in must_keep.items()}
     if c is not None and max_fields > 0:
         body["fields"] = _field_summary(c, dropped, max_fields)
     if key is not None:

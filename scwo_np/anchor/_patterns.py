@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..validation import check_int, check_text
 from ._columns import Columns, _check_columns
@@ -20,6 +21,118 @@ _TIME_NAME = re.compile(r"(time|date|timestamp|created|updated|^ts$|_at$|_on$)",
 _SCORE_NAME = re.compile(r"(score|relevance|similarity|confidence)", re.I)
 _LOG_NAME = re.compile(r"^(level|severity|loglevel|message|msg|log)$", re.I)
 _TIMEISH = re.compile(r"^\d{4}-\d{2}(-\d{2})?([T ]\d{2}(:\d{2}){0,2})?")
+
+
+_DATE_VALUE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}$")
+_CLOCK_VALUE = re.compile(r"^\d{1,2}:\d{2}(:\d{2}([.,]\d+)?)?$")
+_DATE_NAME = re.compile(r"date|day", re.I)
+_CLOCK_NAME = re.compile(r"time|clock|hour", re.I)
+_LINE_NAME = re.compile(
+    r"^(line|lineno|line_no|line_number|linenumber|lnum|seq|seqno|seq_no|sequence)$", re.I
+)
+
+
+def _mostly(c: Columns, f: int, ok) -> bool:
+    """Whether field ``f`` is on 90% of the items and 90% of a sample of its distinct values pass ``ok``."""
+    if np.count_nonzero(c.codes[f] >= 0) < 0.9 * c.n:
+        return False
+    vals = c.values[f][:: max(1, len(c.values[f]) // 64)]
+    return bool(vals) and sum(1 for v in vals if ok(v)) >= 0.9 * len(vals)
+
+
+def timeline_fields(c: Columns) -> tuple[str, ...]:
+    """The fields that hold each record's time: a date and a time field, a timestamp, or a line number.
+
+    Empty when the records carry none (their position is then their order).
+
+    Parameters
+    ----------
+    c : Columns
+        The array's columns.
+
+    Returns
+    -------
+    tuple of str
+        ``(date, time)``, ``(timestamp,)``, ``(line,)`` or ``()``.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import columns
+    >>> timeline_fields(columns([{"date": "2025-06-24", "time": "14:36:25", "action": "install"}]))
+    ('date', 'time')
+    >>> timeline_fields(columns([{"line": 7, "text": "Unpacking"}])), timeline_fields(columns([{"a": 1}]))
+    (('line',), ())
+    """
+    c = _check_columns(c)
+    dates = [
+        f for f, nm in enumerate(c.names)
+        if _DATE_NAME.search(nm) and _mostly(c, f, lambda v: isinstance(v, str) and _DATE_VALUE.match(v))
+    ]  # fmt: skip
+    clocks = [
+        f for f, nm in enumerate(c.names)
+        if _CLOCK_NAME.search(nm) and _mostly(c, f, lambda v: isinstance(v, str) and _CLOCK_VALUE.match(v))
+    ]  # fmt: skip
+    if dates and clocks:
+        return (c.names[dates[0]], c.names[clocks[0]])
+    t = _time_field(c)
+    if t is not None:
+        return (c.names[t],)
+    for f, nm in enumerate(c.names):
+        if _LINE_NAME.match(nm) and _mostly(c, f, lambda v: type(v) is int):
+            return (nm,)
+    return ()
+
+
+def _field_rank(c: Columns, f: int) -> NDArray[np.float64]:
+    """Each item's value of field ``f`` as a sortable number (NaN: missing or not comparable)."""
+    if c.kinds[f] and c.kinds[f] <= {int, float}:
+        return c.numeric[f].copy()
+    vals = c.values[f]
+    strs = [(v, k) for k, v in enumerate(vals) if isinstance(v, str)]
+    table = np.full(len(vals) + 1, np.nan)
+    for r, (_, k) in enumerate(sorted(strs)):
+        table[k] = r
+    return table[c.codes[f]]
+
+
+def timeline_order(c: Columns, fields: Sequence[str] | None = None) -> NDArray[np.int64]:
+    """The positions in time order, oldest first (the last one is the newest record).
+
+    The time is read from ``fields`` (default :func:`timeline_fields`): the array order when
+    there are none or they already rise; a record missing its time takes its predecessor's;
+    arrays written newest first (the first time later than the last) are read backwards, so
+    that among records of the same time the first written counts as the newest.
+
+    Examples
+    --------
+    >>> from scwo_np.anchor import columns
+    >>> rows = [{"date": d, "time": "10:00"} for d in ("2025-03-01", "2025-02-01", "2025-01-01")]
+    >>> timeline_order(columns(rows)).tolist()
+    [2, 1, 0]
+    """
+    n = c.n
+    fields = timeline_fields(c) if fields is None else tuple(fields)
+    if not fields or n < 2:
+        return np.arange(n, dtype=np.int64)
+    key = np.zeros(n)
+    for name in fields:
+        r = _field_rank(c, c.field_index(name))
+        top = np.nanmax(r) if np.isfinite(r).any() else 0.0
+        key = key * (top + 2) + np.where(np.isnan(r), np.nan, r)
+    miss = np.isnan(key)
+    if miss.all():
+        return np.arange(n, dtype=np.int64)
+    if miss.any():  # forward fill (a leading gap takes the first known time)
+        idx = np.where(~miss, np.arange(n), 0)
+        np.maximum.accumulate(idx, out=idx)
+        key = key[idx]
+        key[: int(np.argmax(~miss))] = key[int(np.argmax(~miss))]
+    d = np.diff(key)
+    if (d >= 0).all():
+        return np.arange(n, dtype=np.int64)
+    if key[0] > key[-1]:
+        return np.argsort(-key, kind="stable")[::-1].astype(np.int64)
+    return np.argsort(key, kind="stable").astype(np.int64)
 
 
 def _time_field(c: Columns) -> int | None:
@@ -40,8 +153,10 @@ def detect_pattern(c: Columns) -> str:
     """``search_results``, ``logs``, ``time_series`` or ``generic``, from the data alone.
 
     A score-like numeric field that never increases down the array means search
-    results; a timestamp plus a level or message field means logs; a timestamp
-    plus another numeric field means a time series.
+    results; a time (see :func:`timeline_fields`: a timestamp, a date and a time
+    field, a line number) plus a level or message field means logs; a timestamp
+    plus another numeric field means a time series; a time plus any text field
+    (an action, a package) means logs.
 
     Parameters
     ----------
@@ -68,13 +183,18 @@ def detect_pattern(c: Columns) -> str:
             x = x[~np.isnan(x)]
             if x.size >= 2 and x.size >= 0.9 * c.n and np.all(np.diff(x) <= 0) and x[0] > x[-1]:
                 return "search_results"
-    t = _time_field(c)
-    if t is not None:
+    tf = timeline_fields(c)
+    if tf:
         if any(_LOG_NAME.match(name) for name in c.names):
             return "logs"
-        for f in range(len(c.names)):
-            if f != t and np.count_nonzero(~np.isnan(c.numeric[f])) >= 0.9 * c.n:
-                return "time_series"
+        if len(tf) == 1 and not _LINE_NAME.match(tf[0]):
+            t = c.field_index(tf[0])
+            for f in range(len(c.names)):
+                if f != t and np.count_nonzero(~np.isnan(c.numeric[f])) >= 0.9 * c.n:
+                    return "time_series"
+        # records in time order with text besides their time (an action, a package, a message)
+        if any(c.names[f] not in tf and str in c.kinds[f] for f in range(len(c.names))):
+            return "logs"
     return "generic"
 
 
