@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 
 from ..anchor import PATTERNS
@@ -21,6 +22,22 @@ def _read(path: str) -> bytes:
             return fh.read()  # bytes: read_document decodes UTF-8 and says where it is not
     except OSError as exc:
         raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
+
+
+_MALFORMED = re.compile(r"^malformed JSON at character (\d+)(?: \([^)]*\))?: (.*)$", re.S)
+
+
+def _bad(exc: Exception, raw: bytes, path: str) -> SystemExit:
+    """The library's error as one line; a JSON syntax error gets the file, line and column, whole."""
+    m = _MALFORMED.match(str(exc))
+    if m is None:
+        return SystemExit(f"scwo: {exc}")
+    pos, msg = int(m.group(1)), m.group(2).rstrip(".")
+    text = raw.decode("utf-8", errors="replace")
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    where = "standard input" if path == "-" else path
+    return SystemExit(f"scwo: {where}:{line}: not valid JSON: {msg}: line {line} column {col} (char {pos})")
 
 
 def _store(args: argparse.Namespace):
@@ -71,7 +88,7 @@ def _cmd_crush(args: argparse.Namespace) -> int:
                 f"must-keep dropped {rep.must_keep_dropped}\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, text, args.file) from None
     return _write(args, out)
 
 
@@ -111,7 +128,7 @@ def _cmd_max_tokens(args: argparse.Namespace) -> int:
                 + "\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, text, args.file) from None
     return _write(args, res.text)
 
 
@@ -138,7 +155,7 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
                 f"characters, {before:,} -> {after:,} tokens ({counter.name})\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, raw, args.file) from None
     return _write(args, out)
 
 
