@@ -23,7 +23,7 @@ class _UsageError(Exception):
 
 def _closest(word: str, choices) -> str:
     """``" (did you mean X?)"`` for the nearest of ``choices`` (difflib), or ``""``."""
-    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return f" (did you mean {near[0]}?)" if near else ""
 
 
