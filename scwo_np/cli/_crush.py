@@ -10,6 +10,7 @@ import sys
 
 from ..anchor import PATTERNS
 from ._io import (
+    _count,
     _output,
     _positive,
     _stdin,
@@ -52,6 +53,9 @@ def _store(args: argparse.Namespace):
 def _cmd_crush(args: argparse.Namespace) -> int:
     if args.retrieve is not None:
         return _cmd_retrieve(args)
+    for flag in ("range", "where", "fields", "all", "offset", "limit"):
+        if getattr(args, flag):
+            raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
     if args.report:
@@ -64,9 +68,6 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         raise SystemExit("scwo: give --max-items (a number, or auto), --max-tokens N, or both")
     if args.max_tokens is not None:
         return _cmd_max_tokens(args)
-    for flag in ("range", "where"):
-        if getattr(args, flag):
-            raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     from ..anchor import read_document
     from ..anchor._json import _crush_document
 
@@ -177,35 +178,120 @@ def _max_items(value: str) -> int | str:
     return n
 
 
+_OPS = {">=": "gte", "<=": "lte", ">": "gt", "<": "lt", "~": "contains", "=": "eq"}
+
+
+def _where_value(raw: str):
+    """A condition's value: JSON when it parses (500, 2.5, true, null, "x"), else the text itself."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return raw
+
+
+def _parse_where(conds: list[str]) -> dict:
+    """``--where`` conditions -> the store's ``where`` mapping (field -> value or operator dict).
+
+    ``FIELD=VALUE`` equality (VALUE read as JSON when it is: ``500``, ``true``, ``"500"``),
+    ``FIELD~TEXT`` substring of the value as text, ``FIELD>=N`` ``FIELD>N`` ``FIELD<=N``
+    ``FIELD<N`` ranges (numbers; ISO dates compare as text), ``FIELD?`` the field exists,
+    ``!FIELD?`` it does not.  Conditions on one field combine (``--where 'size>=100' --where
+    'size<200'``); every condition must hold.
+    """
+    where: dict = {}
+    for cond in conds:
+        at = min((i for i in (cond.find(c) for c in "<>=~") if i > 0), default=-1)
+        if at < 0:
+            name = cond[1:-1] if cond.startswith("!") else cond[:-1]
+            if not cond.endswith("?") or not name:
+                raise SystemExit(
+                    f"scwo: --where takes FIELD=VALUE, FIELD~TEXT, FIELD>=N (>, <=, <), FIELD? or !FIELD? "
+                    f"(like action=install, package~libc, size>=100, error?); got {cond!r}"
+                )
+            ops = {"exists": not cond.startswith("!")}
+        else:
+            name, rest = cond[:at], cond[at:]
+            op = rest[:2] if rest[:2] in _OPS else rest[0]
+            raw = rest[len(op) :]
+            if op in (">=", "<=", ">", "<"):
+                value = _where_value(raw)
+                if not raw or not isinstance(value, int | float | str) or isinstance(value, bool):
+                    raise SystemExit(f"scwo: --where {cond!r}: {op} takes a number or an ISO date/time")
+            else:
+                value = raw if op == "~" else _where_value(raw)
+            ops = {_OPS[op]: value}
+        old = where.get(name)
+        if old is None:
+            where[name] = ops
+        else:
+            for k, v in ops.items():
+                if k in old and old[k] != v:
+                    raise SystemExit(f"scwo: --where gives {name} two different {k!r} conditions; keep one")
+                old[k] = v
+    # a lone equality stays a plain value unless that value is itself an object (an operator dict)
+    return {
+        n: (c["eq"] if set(c) == {"eq"} and not isinstance(c["eq"], dict) else c) for n, c in where.items()
+    }
+
+
+def _parse_range(text: str | None) -> tuple[int | None, int | None]:
+    if not text:
+        return None, None
+    a, sep, b = text.partition(":")
+    try:
+        if not sep:
+            return int(a), int(a) + 1
+        return (int(a) if a else None), (int(b) if b else None)
+    except ValueError:
+        raise SystemExit(
+            f"scwo: --range takes START:STOP positions (like 10:20, :5, 7); got {text!r}"
+        ) from None
+
+
 def _cmd_retrieve(args: argparse.Namespace) -> int:
+    """``scwo crush --retrieve KEY``: filters first (--range, --where, dropped only), then --query, then a page."""
     if args.file is not None:
         raise SystemExit("scwo: --retrieve reads the store, not a file; drop the file argument")
-    start = stop = None
-    if args.range:
-        a, sep, b = args.range.partition(":")
-        try:
-            if not sep:
-                start, stop = int(a), int(a) + 1
-            else:
-                start, stop = (int(a) if a else None), (int(b) if b else None)
-        except ValueError:
-            raise SystemExit(
-                f"scwo: --range takes START:STOP positions (like 10:20, :5, 7); got {args.range!r}"
-            ) from None
-    where = {}
-    for cond in args.where or ():
-        name, sep, raw = cond.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"scwo: --where takes FIELD=VALUE (like status=error); got {cond!r}")
-        try:
-            where[name] = json.loads(raw)  # 500 -> a number, true -> a boolean, "x" -> a string
-        except json.JSONDecodeError:
-            where[name] = raw
+    for flag in ("max_items", "marker", "lossless", "expand", "protect", "pattern", "keep_protected"):
+        if getattr(args, flag):
+            raise SystemExit(f"scwo: --{flag.replace('_', '-')} does not go with --retrieve")
+    start, stop = _parse_range(args.range)
+    kw: dict = {"start": start, "stop": stop, "where": _parse_where(args.where or []) or None}
+    if args.fields:
+        kw["fields"] = [f.strip() for f in args.fields.split(",") if f.strip()]
+        if not kw["fields"]:
+            raise SystemExit(f"scwo: --fields takes comma-separated field names; got {args.fields!r}")
+    if args.query:
+        kw["query"] = args.query
+    if args.all:
+        kw["dropped_only"] = False
+    if args.max_tokens is None:
+        kw.update(
+            {"offset": args.offset} if args.offset else {}, **({"limit": args.limit} if args.limit else {})
+        )
+    elif args.limit is not None:
+        raise SystemExit("scwo: --limit pages by count and --max-tokens by tokens; pass one")
     with _store(args) as store:
         try:
-            out = store.retrieve_json(args.retrieve, start=start, stop=stop, where=where or None)
+            if args.max_tokens is not None:
+                page = store.page(
+                    args.retrieve, budget=args.max_tokens, token_counter=args.tokens, offset=args.offset, **kw
+                )
+                out = page.text
+                if page.next_offset is not None or args.report:
+                    more = (
+                        f"; {page.remaining} more match: --offset {page.next_offset}"
+                        if page.next_offset is not None
+                        else ""
+                    )
+                    sys.stderr.write(f"scwo crush: {len(page.items)} items{more}\n")
+            else:
+                items = store.retrieve(args.retrieve, **kw)
+                out = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
+        except (ValueError, TypeError) as exc:
+            raise SystemExit(f"scwo: {exc}") from None
     return _write(args, out)
 
 
@@ -263,13 +349,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"
     )
-    c.add_argument("--range", help="with --retrieve: positions START:STOP (0-based, STOP excluded)")
+    c.add_argument(
+        "--range",
+        help="with --retrieve: only items at array positions START:STOP (0-based, STOP excluded; a filter, "
+        "not a page: see --offset/--limit)",
+    )
     c.add_argument(
         "--where",
         action="append",
-        metavar="FIELD=VALUE",
-        help="with --retrieve: items whose FIELD equals VALUE (repeatable)",
+        metavar="COND",
+        help="with --retrieve: FIELD=VALUE, FIELD~TEXT (substring), FIELD>=N (>, <=, <), FIELD? (exists), "
+        "!FIELD? (absent); repeatable, all must hold",
     )
+    c.add_argument("--fields", help="with --retrieve: give each item only these fields (comma-separated)")
+    c.add_argument(
+        "--all",
+        action="store_true",
+        help="with --retrieve: the kept items too (default: only the dropped ones)",
+    )
+    c.add_argument(
+        "--offset", type=_count, default=0, help="with --retrieve: skip the first N matching items (0)"
+    )
+    c.add_argument("--limit", type=_positive, help="with --retrieve: at most N matching items")
     c.add_argument("--report", action="store_true", help="print what was decided to stderr")
     c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
     c.set_defaults(func=_cmd_crush)
