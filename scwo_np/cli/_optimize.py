@@ -35,7 +35,9 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     texts = _texts(records, field)
     try:
         if args.pipeline == "kb":
-            matches = [{**r, "text": t} for r, t in zip(records, texts, strict=True)]
+            matches = [  # a match without an id is known by its line number, as MoRAG's chunks
+                {"id": ln, **r, "text": t} for r, t, ln in zip(records, texts, lines, strict=True)
+            ]
             res = KBContextOptimizer().optimize(matches, opts)
             _write_jsonl((records[i] for i in res.indices.tolist()), args.output)  # as given
             removed = res.removed

@@ -50,9 +50,7 @@ def _cases():
     for words, p in LEAVES:
         cmd = list(words)
         name = " ".join(words)
-        yield pytest.param(
-            cmd, [*cmd, "--xyzzy"], "unrecognized option --xyzzy$", id=f"{name}-unknown"
-        )
+        yield pytest.param(cmd, [*cmd, "--xyzzy"], "unrecognized option --xyzzy$", id=f"{name}-unknown")
         if any(a.required for a in p._actions) or any(g.required for g in p._mutually_exclusive_groups):
             yield pytest.param(cmd, cmd, "(required|give)", id=f"{name}-missing-required")
         for a in _options(p):
