@@ -125,7 +125,9 @@ def test_json_errors_are_whole_and_name_the_line(tmp_path):
     for extra in (["--max-items", "1"], ["--max-tokens", "50"], ["--lossless"]):
         err = _one_line(["crush", str(doc), *extra], "bad.json:2: not valid JSON: ")
         assert err.rstrip().endswith("Invalid control character at: line 2 column 10 (char 20)"), err
-    _one_line(["select", str(bad), "--query-embedding", "[1, 2", "--budget", "9"],
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"embedding": [1.0, 0.0], "tokens": 3}\n')
+    _one_line(["select", str(good), "--query-embedding", "[1, 2", "--budget", "9"],
               r"--query-embedding is not valid JSON \(Expecting ',' delimiter: line 1 column 6 \(char 5\)\)")  # fmt: skip
 
 
