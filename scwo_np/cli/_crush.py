@@ -53,7 +53,7 @@ def _store(args: argparse.Namespace):
 def _cmd_crush(args: argparse.Namespace) -> int:
     if args.retrieve is not None:
         return _cmd_retrieve(args)
-    for flag in ("range", "where", "fields", "all", "offset", "limit"):
+    for flag in ("range", "positions", "where", "fields", "all", "offset", "limit"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     if args.file is None:
@@ -234,18 +234,20 @@ def _parse_where(conds: list[str]) -> dict:
     }
 
 
-def _parse_range(text: str | None) -> tuple[int | None, int | None]:
+def _parse_span(text: str | None, option: str) -> tuple[int | None, int | None]:
+    """``START:STOP`` (either may be left out) or ``N`` (``N:N+1``): 0-based whole numbers, STOP excluded."""
     if not text:
         return None, None
     a, sep, b = text.partition(":")
     try:
-        if not sep:
-            return int(a), int(a) + 1
-        return (int(a) if a else None), (int(b) if b else None)
+        start, stop = (int(a), int(a) + 1) if not sep else ((int(a) if a else None), (int(b) if b else None))
     except ValueError:
+        start = stop = -1
+    if (start is not None and start < 0) or (stop is not None and stop < 0):
         raise SystemExit(
-            f"scwo: --range takes START:STOP positions (like 10:20, :5, 7); got {text!r}"
-        ) from None
+            f"scwo: {option} takes START:STOP (like 10:20, :5, 7; 0-based, STOP excluded); got {text!r}"
+        )
+    return start, stop
 
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:
@@ -255,8 +257,19 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
     for flag in ("max_items", "marker", "lossless", "expand", "protect", "pattern", "keep_protected"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag.replace('_', '-')} does not go with --retrieve")
-    start, stop = _parse_range(args.range)
+    start, stop = _parse_span(args.positions, "--positions")
     kw: dict = {"start": start, "stop": stop, "where": _parse_where(args.where or []) or None}
+    first, last = _parse_span(args.range, "--range")  # a page of the matching items: --offset/--limit
+    if args.range and (args.offset or args.limit is not None):
+        raise SystemExit(
+            "scwo: --range START:STOP is --offset START --limit STOP-START; pass one or the other"
+        )
+    if args.range:
+        args.offset = first or 0
+        if last is not None:
+            if last <= args.offset:
+                raise SystemExit(f"scwo: --range {args.range}: STOP must be above START")
+            args.limit = last - args.offset
     if args.fields:
         kw["fields"] = [f.strip() for f in args.fields.split(",") if f.strip()]
         if not kw["fields"]:
@@ -265,29 +278,26 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
         kw["query"] = args.query
     if args.all:
         kw["dropped_only"] = False
-    if args.max_tokens is None:
-        kw.update(
-            {"offset": args.offset} if args.offset else {}, **({"limit": args.limit} if args.limit else {})
-        )
-    elif args.limit is not None:
-        raise SystemExit("scwo: --limit pages by count and --max-tokens by tokens; pass one")
+    if args.offset:
+        kw["offset"] = args.offset
+    if args.limit is not None:
+        kw["limit"] = args.limit
     with _store(args) as store:
         try:
-            if args.max_tokens is not None:
-                page = store.page(
-                    args.retrieve, budget=args.max_tokens, token_counter=args.tokens, offset=args.offset, **kw
-                )
+            if args.max_tokens is not None:  # a page within the ceiling; the next one's offset on stderr
+                page = store.page(args.retrieve, budget=args.max_tokens, token_counter=args.tokens, **kw)
                 out = page.text
-                if page.next_offset is not None or args.report:
-                    more = (
-                        f"; {page.remaining} more match: --offset {page.next_offset}"
-                        if page.next_offset is not None
-                        else ""
+                if page.next_offset is not None:
+                    sys.stderr.write(
+                        f"scwo crush: {len(page.items)} items, {page.tokens} tokens; {page.remaining} more match "
+                        f"(next page: --offset {page.next_offset})\n"
                     )
-                    sys.stderr.write(f"scwo crush: {len(page.items)} items{more}\n")
+                elif args.report:
+                    sys.stderr.write(
+                        f"scwo crush: {len(page.items)} items, {page.tokens} tokens; no more match\n"
+                    )
             else:
-                items = store.retrieve(args.retrieve, **kw)
-                out = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+                out = store.retrieve_json(args.retrieve, **kw)  # the items' text verbatim
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
         except (ValueError, TypeError) as exc:
@@ -351,8 +361,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument(
         "--range",
-        help="with --retrieve: only items at array positions START:STOP (0-based, STOP excluded; a filter, "
-        "not a page: see --offset/--limit)",
+        metavar="START:STOP",
+        help="with --retrieve: the matching items START to STOP (0-based, after the filters; the same as "
+        "--offset START --limit STOP-START)",
+    )
+    c.add_argument(
+        "--positions",
+        metavar="START:STOP",
+        help="with --retrieve: only items at these positions of the array (0-based, STOP excluded; the "
+        "positions a marker names)",
     )
     c.add_argument(
         "--where",

@@ -210,6 +210,8 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
     assert {"id": 7, "status": "ok", "ms": 10.5} in rows
     key = rows[-1]["_omitted"]["key"]
     assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "status=error"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # both errors were kept: only dropped items come back
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "status=error", "--all"]) == 0
     assert json.loads(capsys.readouterr().out) == [items[5], items[70]]
     assert (
         main(
@@ -219,8 +221,9 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
                 key,
                 "--store",
                 str(store),
-                "--range",
+                "--positions",
                 "10:12",
+                "--all",
                 "-o",
                 str(tmp_path / "r.json"),
             ]
@@ -228,12 +231,17 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
         == 0
     )
     assert json.loads((tmp_path / "r.json").read_text()) == items[10:12]
-    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "ms=3.0"]) == 0
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "ms=3.0", "--all"]) == 0
     assert json.loads(capsys.readouterr().out) == [items[2]]
     _fails(["crush", "--retrieve", "ffff", "--store", str(store)], "no array under key 'ffff'")
     _fails(["crush", "--retrieve", key, "--store", str(store), "--range", "a:b"], "--range takes START:STOP")
     _fails(
-        ["crush", "--retrieve", key, "--store", str(store), "--where", "status"], "--where takes FIELD=VALUE"
+        ["crush", "--retrieve", key, "--store", str(store), "--positions=-1:"],
+        "--positions takes START:STOP",
+    )
+    _fails(
+        ["crush", "--retrieve", key, "--store", str(store), "--where", "status"],
+        "--where takes FIELD=VALUE, FIELD~TEXT",
     )
     _fails(["crush", str(path), "--retrieve", key], "drop the file argument")
     _fails(["crush", str(path)], "give --max-items .a number, or auto., --max-tokens N, or both")
@@ -408,8 +416,10 @@ def test_crush_max_tokens(tmp_path, capsys):
     assert -(-len(cap.out.strip()) // 4) <= 300 and logs[77] in out  # the estimate: ceil(characters / 4)
     key = out[-1]["_omitted"]["key"]
     assert "crushed: kept" in cap.err and key in cap.err
-    assert main(["crush", "--retrieve", key, "--store", str(store), "--range", "77"]) == 0
-    assert json.loads(capsys.readouterr().out) == [logs[77]]
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--positions", "77", "--all"]) == 0
+    assert json.loads(capsys.readouterr().out) == [logs[77]]  # kept: only with --all
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--positions", "77"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
     _fails(
         ["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless"
     )
