@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 
 from ..anchor import PATTERNS
 from ._io import (
+    _count,
     _output,
     _positive,
     _stdin,
@@ -23,6 +25,22 @@ def _read(path: str) -> bytes:
         raise SystemExit(f"scwo: cannot read {path}: {exc.strerror}") from None
 
 
+_MALFORMED = re.compile(r"^malformed JSON at character (\d+)(?: \([^)]*\))?: (.*)$", re.S)
+
+
+def _bad(exc: Exception, raw: bytes, path: str) -> SystemExit:
+    """The library's error as one line; a JSON syntax error gets the file, line and column, whole."""
+    m = _MALFORMED.match(str(exc))
+    if m is None:
+        return SystemExit(f"scwo: {exc}")
+    pos, msg = int(m.group(1)), m.group(2).rstrip(".")
+    text = raw.decode("utf-8", errors="replace")
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    where = "standard input" if path == "-" else path
+    return SystemExit(f"scwo: {where}:{line}: not valid JSON: {msg}: line {line} column {col} (char {pos})")
+
+
 def _store(args: argparse.Namespace):
     from ..anchor import CrushStore
 
@@ -35,6 +53,9 @@ def _store(args: argparse.Namespace):
 def _cmd_crush(args: argparse.Namespace) -> int:
     if args.retrieve is not None:
         return _cmd_retrieve(args)
+    for flag in ("range", "positions", "where", "fields", "all", "offset", "limit"):
+        if getattr(args, flag):
+            raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
     if args.report:
@@ -47,9 +68,6 @@ def _cmd_crush(args: argparse.Namespace) -> int:
         raise SystemExit("scwo: give --max-items (a number, or auto), --max-tokens N, or both")
     if args.max_tokens is not None:
         return _cmd_max_tokens(args)
-    for flag in ("range", "where"):
-        if getattr(args, flag):
-            raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     from ..anchor import read_document
     from ..anchor._json import _crush_document
 
@@ -71,7 +89,7 @@ def _cmd_crush(args: argparse.Namespace) -> int:
                 f"must-keep dropped {rep.must_keep_dropped}\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, text, args.file) from None
     return _write(args, out)
 
 
@@ -111,7 +129,7 @@ def _cmd_max_tokens(args: argparse.Namespace) -> int:
                 + "\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, text, args.file) from None
     return _write(args, res.text)
 
 
@@ -138,7 +156,7 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
                 f"characters, {before:,} -> {after:,} tokens ({counter.name})\n"
             )
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise _bad(exc, raw, args.file) from None
     return _write(args, out)
 
 
@@ -160,35 +178,130 @@ def _max_items(value: str) -> int | str:
     return n
 
 
+_OPS = {">=": "gte", "<=": "lte", ">": "gt", "<": "lt", "~": "contains", "=": "eq"}
+
+
+def _where_value(raw: str):
+    """A condition's value: JSON when it parses (500, 2.5, true, null, "x"), else the text itself."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return raw
+
+
+def _parse_where(conds: list[str]) -> dict:
+    """``--where`` conditions -> the store's ``where`` mapping (field -> value or operator dict).
+
+    ``FIELD=VALUE`` equality (VALUE read as JSON when it is: ``500``, ``true``, ``"500"``),
+    ``FIELD~TEXT`` substring of the value as text, ``FIELD>=N`` ``FIELD>N`` ``FIELD<=N``
+    ``FIELD<N`` ranges (numbers; ISO dates compare as text), ``FIELD?`` the field exists,
+    ``!FIELD?`` it does not.  Conditions on one field combine (``--where 'size>=100' --where
+    'size<200'``); every condition must hold.
+    """
+    where: dict = {}
+    for cond in conds:
+        at = min((i for i in (cond.find(c) for c in "<>=~") if i > 0), default=-1)
+        if at < 0:
+            name = cond[1:-1] if cond.startswith("!") else cond[:-1]
+            if not cond.endswith("?") or not name:
+                raise SystemExit(
+                    f"scwo: --where takes FIELD=VALUE, FIELD~TEXT, FIELD>=N (>, <=, <), FIELD? or !FIELD? "
+                    f"(like action=install, package~libc, size>=100, error?); got {cond!r}"
+                )
+            ops = {"exists": not cond.startswith("!")}
+        else:
+            name, rest = cond[:at], cond[at:]
+            op = rest[:2] if rest[:2] in _OPS else rest[0]
+            raw = rest[len(op) :]
+            if op in (">=", "<=", ">", "<"):
+                value = _where_value(raw)
+                if not raw or not isinstance(value, int | float | str) or isinstance(value, bool):
+                    raise SystemExit(f"scwo: --where {cond!r}: {op} takes a number or an ISO date/time")
+            else:
+                value = raw if op == "~" else _where_value(raw)
+            ops = {_OPS[op]: value}
+        old = where.get(name)
+        if old is None:
+            where[name] = ops
+        else:
+            for k, v in ops.items():
+                if k in old and old[k] != v:
+                    raise SystemExit(f"scwo: --where gives {name} two different {k!r} conditions; keep one")
+                old[k] = v
+    # a lone equality stays a plain value unless that value is itself an object (an operator dict)
+    return {
+        n: (c["eq"] if set(c) == {"eq"} and not isinstance(c["eq"], dict) else c) for n, c in where.items()
+    }
+
+
+def _parse_span(text: str | None, option: str) -> tuple[int | None, int | None]:
+    """``START:STOP`` (either may be left out) or ``N`` (``N:N+1``): 0-based whole numbers, STOP excluded."""
+    if not text:
+        return None, None
+    a, sep, b = text.partition(":")
+    try:
+        start, stop = (int(a), int(a) + 1) if not sep else ((int(a) if a else None), (int(b) if b else None))
+    except ValueError:
+        start = stop = -1
+    if (start is not None and start < 0) or (stop is not None and stop < 0):
+        raise SystemExit(
+            f"scwo: {option} takes START:STOP (like 10:20, :5, 7; 0-based, STOP excluded); got {text!r}"
+        )
+    return start, stop
+
+
 def _cmd_retrieve(args: argparse.Namespace) -> int:
+    """``scwo crush --retrieve KEY``: filters first (--range, --where, dropped only), then --query, then a page."""
     if args.file is not None:
         raise SystemExit("scwo: --retrieve reads the store, not a file; drop the file argument")
-    start = stop = None
+    for flag in ("max_items", "marker", "lossless", "expand", "protect", "pattern", "keep_protected"):
+        if getattr(args, flag):
+            raise SystemExit(f"scwo: --{flag.replace('_', '-')} does not go with --retrieve")
+    start, stop = _parse_span(args.positions, "--positions")
+    kw: dict = {"start": start, "stop": stop, "where": _parse_where(args.where or []) or None}
+    first, last = _parse_span(args.range, "--range")  # a page of the matching items: --offset/--limit
+    if args.range and (args.offset or args.limit is not None):
+        raise SystemExit(
+            "scwo: --range START:STOP is --offset START --limit STOP-START; pass one or the other"
+        )
     if args.range:
-        a, sep, b = args.range.partition(":")
-        try:
-            if not sep:
-                start, stop = int(a), int(a) + 1
-            else:
-                start, stop = (int(a) if a else None), (int(b) if b else None)
-        except ValueError:
-            raise SystemExit(
-                f"scwo: --range takes START:STOP positions (like 10:20, :5, 7); got {args.range!r}"
-            ) from None
-    where = {}
-    for cond in args.where or ():
-        name, sep, raw = cond.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"scwo: --where takes FIELD=VALUE (like status=error); got {cond!r}")
-        try:
-            where[name] = json.loads(raw)  # 500 -> a number, true -> a boolean, "x" -> a string
-        except json.JSONDecodeError:
-            where[name] = raw
+        args.offset = first or 0
+        if last is not None:
+            if last <= args.offset:
+                raise SystemExit(f"scwo: --range {args.range}: STOP must be above START")
+            args.limit = last - args.offset
+    if args.fields:
+        kw["fields"] = [f.strip() for f in args.fields.split(",") if f.strip()]
+        if not kw["fields"]:
+            raise SystemExit(f"scwo: --fields takes comma-separated field names; got {args.fields!r}")
+    if args.query:
+        kw["query"] = args.query
+    if args.all:
+        kw["dropped_only"] = False
+    if args.offset:
+        kw["offset"] = args.offset
+    if args.limit is not None:
+        kw["limit"] = args.limit
     with _store(args) as store:
         try:
-            out = store.retrieve_json(args.retrieve, start=start, stop=stop, where=where or None)
+            if args.max_tokens is not None:  # a page within the ceiling; the next one's offset on stderr
+                page = store.page(args.retrieve, budget=args.max_tokens, token_counter=args.tokens, **kw)
+                out = page.text
+                if page.next_offset is not None:
+                    sys.stderr.write(
+                        f"scwo crush: {len(page.items)} items, {page.tokens} tokens; {page.remaining} more match "
+                        f"(next page: --offset {page.next_offset})\n"
+                    )
+                elif args.report:
+                    sys.stderr.write(
+                        f"scwo crush: {len(page.items)} items, {page.tokens} tokens; no more match\n"
+                    )
+            else:
+                out = store.retrieve_json(args.retrieve, **kw)  # the items' text verbatim
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
+        except (ValueError, TypeError) as exc:
+            raise SystemExit(f"scwo: {exc}") from None
     return _write(args, out)
 
 
@@ -246,13 +359,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"
     )
-    c.add_argument("--range", help="with --retrieve: positions START:STOP (0-based, STOP excluded)")
+    c.add_argument(
+        "--range",
+        metavar="START:STOP",
+        help="with --retrieve: the matching items START to STOP (0-based, after the filters; the same as "
+        "--offset START --limit STOP-START)",
+    )
+    c.add_argument(
+        "--positions",
+        metavar="START:STOP",
+        help="with --retrieve: only items at these positions of the array (0-based, STOP excluded; the "
+        "positions a marker names)",
+    )
     c.add_argument(
         "--where",
         action="append",
-        metavar="FIELD=VALUE",
-        help="with --retrieve: items whose FIELD equals VALUE (repeatable)",
+        metavar="COND",
+        help="with --retrieve: FIELD=VALUE, FIELD~TEXT (substring), FIELD>=N (>, <=, <), FIELD? (exists), "
+        "!FIELD? (absent); repeatable, all must hold",
     )
+    c.add_argument("--fields", help="with --retrieve: give each item only these fields (comma-separated)")
+    c.add_argument(
+        "--all",
+        action="store_true",
+        help="with --retrieve: the kept items too (default: only the dropped ones)",
+    )
+    c.add_argument(
+        "--offset", type=_count, default=0, help="with --retrieve: skip the first N matching items (0)"
+    )
+    c.add_argument("--limit", type=_positive, help="with --retrieve: at most N matching items")
     c.add_argument("--report", action="store_true", help="print what was decided to stderr")
     c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
     c.set_defaults(func=_cmd_crush)

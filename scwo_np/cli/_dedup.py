@@ -8,9 +8,13 @@ import sys
 import numpy as np
 
 from ..dedup import DEDUP_METHODS
+from ..embed import EMBEDDERS
 from ._io import (
     _field,
     _read_jsonl,
+    _text_field,
+    _texts,
+    _where,
     _write_jsonl,
 )
 
@@ -18,20 +22,40 @@ from ._io import (
 def _cmd_dedup(args: argparse.Namespace) -> int:
     from ..dedup import dedup
 
-    records = _read_jsonl(args.file)
-    kw: dict = {"method": args.method, "threshold": args.threshold}
-    if args.method == "cosine":
-        kw["embeddings"] = np.array(
-            [_field(r, [args.embedding_field], k, args.file) for k, r in enumerate(records)]
+    if args.embedder is not None and args.method != "cosine":
+        raise SystemExit(
+            f"scwo: --embedder goes with --method cosine (the {args.method} method compares texts)"
         )
+    records = _read_jsonl(args.file)
+    lines, path = records.lines, args.file
+    kw: dict = {"method": args.method, "threshold": args.threshold}
+    if args.method == "cosine" and args.embedder is None:
+        missing = next(
+            (ln for ln, r in zip(lines, records, strict=True) if args.embedding_field not in r), None
+        )
+        if missing is not None:
+            raise SystemExit(
+                f"scwo: {_where(path)}:{missing}: no {args.embedding_field!r} field for --method cosine; "
+                f"give --embedder ({', '.join(EMBEDDERS)}) to embed the texts, or --embedding-field NAME"
+            )
+        kw["embeddings"] = np.array([r[args.embedding_field] for r in records])
     else:
-        kw["texts"] = [_field(r, [args.text_field, "content"], k, args.file) for k, r in enumerate(records)]
+        field = _text_field(records, args.text_field, "dedup")
+        kw["texts"] = _texts(records, field)
+        if args.embedder is not None:
+            kw["embedder"] = args.embedder
     if any(args.score_field in r for r in records):
-        kw["scores"] = [_field(r, [args.score_field], k, args.file, 0.0) for k, r in enumerate(records)]
+        kw["scores"] = [
+            _field(r, [args.score_field], ln, path, 0.0) for ln, r in zip(lines, records, strict=True)
+        ]
     if args.method == "sequence" and any(args.entities_field in r for r in records):
-        kw["entities"] = [_field(r, [args.entities_field], k, args.file, []) for k, r in enumerate(records)]
+        kw["entities"] = [
+            _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
+        ]
     try:
         res = dedup(**kw) if records else None
+    except ImportError as exc:  # --embedder minilm without the embed extra
+        raise SystemExit(f"scwo: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
     keep = [] if res is None else res.keep.tolist()
@@ -39,14 +63,15 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
     if res is not None and args.report:
         _write_jsonl(
             (
-                {"index": d, "duplicate_of": k, "similarity": s}
+                {"line": lines[d], "duplicate_of_line": lines[k], "similarity": s}
                 for d, k, s in zip(
                     res.dropped.tolist(), res.duplicate_of.tolist(), res.similarity.tolist(), strict=True
                 )
             ),
             args.report,
         )
-    sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({args.method})\n")
+    how = args.method + (f", {args.embedder}" if args.embedder else "")
+    sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({how})\n")
     return 0
 
 
@@ -56,10 +81,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     dd.add_argument("file", help="JSONL, one record per line (- for stdin)")
     dd.add_argument("--method", choices=list(DEDUP_METHODS), default="jaccard")
     dd.add_argument("--threshold", type=float, default=None, help="similarity threshold (method's default)")
-    dd.add_argument("--text-field", default="text")
+    dd.add_argument(
+        "--text-field",
+        help="the records' text (default text; records with only content are read from content)",
+    )
     dd.add_argument("--score-field", default="score", help="keep the best-scoring of each group")
     dd.add_argument("--entities-field", default="entities", help="for --method sequence")
-    dd.add_argument("--embedding-field", default="embedding", help="for --method cosine")
+    dd.add_argument(
+        "--embedder",
+        choices=list(EMBEDDERS),
+        help="for --method cosine: embed the texts with this model (lsa, or minilm with the embed extra) "
+        "instead of reading --embedding-field",
+    )
+    dd.add_argument("--embedding-field", default="embedding", help="for --method cosine without --embedder")
     dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
-    dd.add_argument("--report", help="write dropped records (index, duplicate_of, similarity) as JSONL")
+    dd.add_argument(
+        "--report",
+        help="write the dropped records as JSONL: line, duplicate_of_line (input line numbers), similarity",
+    )
     dd.set_defaults(func=_cmd_dedup)

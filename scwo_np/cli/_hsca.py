@@ -10,20 +10,23 @@ from ._io import (
 )
 
 
-def _read_texts(path: str, fmt: str, text_field: str) -> tuple[list[str], list[dict]]:
+def _read_texts(path: str, fmt: str, text_field: str | None, command: str) -> tuple[list[str], list[dict]]:
     """Chunks from ``path`` (``-`` = stdin): one per non-blank line, or JSONL records with ``text_field``.
 
     Returns the texts and, per text, the fields that identify it in the output
-    (``line``, plus ``id`` when a JSONL record has one).
+    (``line``, the input line it is on, plus ``id`` when a JSONL record has one).
     """
-    from ._io import _field, _lines, _read_jsonl
+    from ._io import _lines, _read_jsonl, _text_field, _texts
 
     if fmt == "auto":
         fmt = "jsonl" if path.endswith((".jsonl", ".ndjson")) else "lines"
     if fmt == "jsonl":
         records = _read_jsonl(path)
-        texts = [_field(r, [text_field, "content"], k, path) for k, r in enumerate(records)]
-        keys = [{"record": k, **({"id": r["id"]} if "id" in r else {})} for k, r in enumerate(records)]
+        texts = _texts(records, _text_field(records, text_field, command))
+        keys = [
+            {"line": ln, **({"id": r["id"]} if "id" in r else {})}
+            for ln, r in zip(records.lines, records, strict=True)
+        ]
         return texts, keys
     texts, keys = [], []
     for lineno, line in _lines(path):
@@ -39,7 +42,7 @@ def _cmd_hsca_score(args: argparse.Namespace) -> int:
     from ..hsca import coherence, domain_tags, nuance_flags, relational_weights
     from ._io import _write_jsonl
 
-    texts, keys = _read_texts(args.file, args.format, args.text_field)
+    texts, keys = _read_texts(args.file, args.format, args.text_field, "hsca score")
     l1 = relational_weights(texts, window=args.window) if texts else None
 
     def rows():
@@ -67,7 +70,7 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
     from ..hsca import HSCAEngine, SnapshotStore
     from ._io import _write_jsonl
 
-    texts, _ = _read_texts(args.file, "jsonl", args.text_field)
+    texts, _ = _read_texts(args.file, "jsonl", args.text_field, "hsca ingest")
     store = SnapshotStore(args.store)
     eng = HSCAEngine(cooccurrence_window=args.window)
     for text in texts:
@@ -107,7 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--format", choices=("auto", "lines", "jsonl"), default="auto",
                    help="auto: JSONL for .jsonl/.ndjson files, else one chunk per line "
                         "(use JSONL for text whose line breaks matter, such as poems)")  # fmt: skip
-    s.add_argument("--text-field", default="text", help="JSONL field holding the text (text, else content)")
+    s.add_argument(
+        "--text-field", help="JSONL field holding the text (default text; else content, with a note)"
+    )
     s.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     s.set_defaults(func=_cmd_hsca_score)
@@ -121,7 +126,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("file", help="conversation turns as JSONL ('-' = stdin)")
     g.add_argument("--store", required=True, help="SQLite snapshot store (created if missing)")
     g.add_argument("--session", default="default", help="session id in the store (default 'default')")
-    g.add_argument("--text-field", default="text", help="JSONL field holding the turn (text, else content)")
+    g.add_argument(
+        "--text-field", help="JSONL field holding the turn (default text; else content, with a note)"
+    )
     g.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
     g.add_argument("--macro", action="store_true", help="print the macro map instead of the snapshots")
     g.add_argument("-o", "--output", default="-", help="output JSONL of snapshots (default stdout)")

@@ -80,25 +80,80 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
                 ) from None
 
 
-def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> list[dict]:
+class _Records(list):
+    """JSONL records (a list of dicts) and, in ``lines``, the input line each one is on (1-based).
+
+    Every command names a record by that line number, in its output and its errors, so
+    ``sed -n 12p FILE`` shows the record a message or a report is about.
+    """
+
+    lines: list[int]
+    path: str
+
+
+def _where(path: str) -> str:
+    return "standard input" if path == "-" else path
+
+
+def _json_error(exc: json.JSONDecodeError, lineno: int) -> str:
+    """The whole of json's message, with the line of the file (not of the one-line text) in it."""
+    return f"not valid JSON: {exc.msg}: line {lineno} column {exc.colno}"
+
+
+def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
     """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
-    records = []
+    records, lines = _Records(), []
     for lineno, line in _lines(path):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SystemExit(f"scwo: {path}:{lineno}: not valid JSON ({exc.msg})") from None
+            raise SystemExit(f"scwo: {_where(path)}:{lineno}: {_json_error(exc, lineno)}") from None
         except RecursionError:
-            raise SystemExit(f"scwo: {path}:{lineno}: JSON nested too deeply to parse") from None
+            raise SystemExit(f"scwo: {_where(path)}:{lineno}: JSON nested too deeply to parse") from None
         if not isinstance(rec, dict):
-            raise SystemExit(f"scwo: {path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+            raise SystemExit(
+                f"scwo: {_where(path)}:{lineno}: expected a JSON object, got {type(rec).__name__}"
+            )
         for f in required:
             if f not in rec:
-                raise SystemExit(f"scwo: {path}:{lineno}: missing field {f!r}")
+                raise SystemExit(f"scwo: {_where(path)}:{lineno}: missing field {f!r}")
         records.append(rec)
+        lines.append(lineno)
+    records.lines, records.path = lines, path
     return records
+
+
+def _text_field(records: _Records, given: str | None, command: str) -> str:
+    """The field that holds each record's text: ``--text-field`` if given, else ``text``.
+
+    Without ``--text-field``, records that have no ``text`` field but a ``content`` one (the
+    MoRAG and KB optimizers' name) are read from ``content``, with a note on stderr saying so.
+    """
+    if given is not None:
+        return given
+    if records and not any("text" in r for r in records) and any("content" in r for r in records):
+        sys.stderr.write(
+            f"scwo {command}: note: the records have no 'text' field; reading 'content' "
+            "(pass --text-field content to say so)\n"
+        )
+        return "content"
+    return "text"
+
+
+def _texts(records: _Records, field: str) -> list[str]:
+    """Each record's text from ``field``; a missing, empty or non-string one is an error naming its line."""
+    out = []
+    for line, r in zip(records.lines, records, strict=True):
+        t = r.get(field)
+        if not isinstance(t, str) or not t.strip():
+            what = "missing" if t is None else ("empty" if isinstance(t, str) else f"a {type(t).__name__}")
+            raise SystemExit(
+                f"scwo: {_where(records.path)}:{line}: text field {field!r} is {what} (choose the field with --text-field)"
+            )
+        out.append(t)
+    return out
 
 
 @contextlib.contextmanager
@@ -176,7 +231,7 @@ def _vector_option(text: str, option: str) -> np.ndarray:
     try:
         v = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        msg = getattr(exc, "msg", "nested too deeply")
+        msg = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
         raise SystemExit(
             f"scwo: {option} is not valid JSON ({msg}); give a list of numbers like [0.1, -0.2]"
         ) from None
@@ -190,18 +245,18 @@ def _json_object_option(text: str, option: str) -> dict:
     try:
         v = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise SystemExit(
-            f"scwo: {option} is not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})"
-        ) from None
+        msg = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise SystemExit(f"scwo: {option} is not valid JSON ({msg})") from None
     if not isinstance(v, dict):
         raise SystemExit(f'scwo: {option} must be a JSON object like {{"maxChunks": 5}}; got {text[:60]!r}')
     return v
 
 
 def _field(rec: dict, names: list[str], lineno: int, path: str, default=...):
+    """The first of ``names`` that ``rec`` has; else ``default``, else an error naming the line."""
     for n in names:
         if n in rec:
             return rec[n]
     if default is not ...:
         return default
-    raise SystemExit(f"scwo: {path}: record {lineno}: missing field {names[0]!r}")
+    raise SystemExit(f"scwo: {_where(path)}:{lineno}: missing field {names[0]!r}")

@@ -4,11 +4,107 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
+import re
 import sys
 import warnings
 
 from . import _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
+
+
+class _UsageError(Exception):
+    """A usage error found while parsing: the parser's ``prog`` (``scwo select``) and one line."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog, self.message = prog, " ".join(message.split())
+
+
+def _closest(word: str, choices) -> str:
+    """``" (did you mean X?)"`` for the nearest of ``choices`` (difflib), or ``""``."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f" (did you mean {near[0]}?)" if near else ""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (raised, printed by :func:`main`), never usage + exit."""
+
+    def error(self, message: str):  # argparse's own errors come here
+        m = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if m:  # a bad --method, --embedder ... value: name the nearest choice
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            message += _closest(m.group(1), choices)
+        sp = _subparsers(self)
+        if sp is not None and message.endswith(f"required: {sp.metavar or sp.dest}"):
+            message = f"give a command: {', '.join(sp.choices)}"
+        raise _UsageError(self.prog, message)
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for o in parser._option_string_actions if o.startswith("--")]
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _is_unknown_option(parser: argparse.ArgumentParser, token: str) -> bool | None:
+    """True for a token argparse would take as an option this parser does not have; None for a positional."""
+    try:
+        found = parser._parse_optional(token)  # argparse's own test: option, positional, or unknown
+    except _UsageError:
+        raise
+    except Exception:  # noqa: BLE001 - a future argparse: let parse_args judge
+        return False
+    if found is None:
+        return None
+    first = found[0] if isinstance(found, tuple) else found[0][0]  # 3.11: a tuple; 3.12.7+: a list of them
+    return first is None
+
+
+def _prescan(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Find a misspelt command or option before argparse does (it would report a missing --budget for
+    ``--budjet``, or the top-level usage for an option of a sub-command), and name the closest one."""
+    p, needs_command = parser, _subparsers(parser)
+    for tok in argv:
+        if tok == "--":
+            return
+        if tok in ("-h", "--help"):
+            return  # help is printed whatever else is wrong
+        unknown = _is_unknown_option(p, tok)
+        if unknown is None:  # a positional: maybe the sub-command
+            if needs_command is not None:
+                if tok not in needs_command.choices:
+                    names = list(needs_command.choices)
+                    raise _UsageError(
+                        p.prog,
+                        f"unknown command {tok!r}{_closest(tok, names)}; the commands are {', '.join(names)}",
+                    )
+                p = needs_command.choices[tok]
+                needs_command = _subparsers(p)
+            continue
+        if unknown:
+            name = tok.split("=", 1)[0]
+            hint = _closest(name, _long_options(p)) if name.startswith("--") else ""
+            raise _UsageError(p.prog, f"unrecognized option {name}{hint}")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; any usage error raises :class:`_UsageError` (one line)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    _prescan(parser, argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # leftover words (a second file ...): name the sub-command they were given to
+        p = parser
+        for name in ("command", "hsca_command"):
+            sp = _subparsers(p)
+            if sp is None or getattr(args, name, None) is None:
+                break
+            p = sp.choices[getattr(args, name)]
+        raise _UsageError(p.prog, f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.budget
     ('select', 800)
     """
-    p = argparse.ArgumentParser(prog="scwo", description="Decide what goes into an LLM's context window.")
+    p = _Parser(prog="scwo", description="Decide what goes into an LLM's context window.")
     sub = p.add_subparsers(dest="command", required=True)
     for module in (_select, _dedup, _optimize, _crush, _hsca, _rerank, _mcp):
         module.register(sub)
@@ -55,7 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["sample", "-n", "1", "-o", "/dev/null"])
     0
     """
-    args = build_parser().parse_args(argv)
+    try:
+        args = _parse(argv)
+    except _UsageError as exc:  # argparse's own errors, and misspellings: one line, status 2
+        sys.stderr.write(f"{exc.prog}: error: {exc.message}; see {exc.prog} --help\n")
+        return 2
+    except SystemExit as exc:  # --help printed its text
+        return exc.code if isinstance(exc.code, int) else 0
     if sys.stdout is None and getattr(args, "output", "-") == "-":  # started with stdout closed (>&-)
         if sys.stderr is not None:
             hint = "; give -o FILE" if hasattr(args, "output") else ""

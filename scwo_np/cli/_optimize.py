@@ -9,6 +9,8 @@ from ..optimize import STRATEGIES
 from ._io import (
     _json_object_option,
     _read_jsonl,
+    _text_field,
+    _texts,
     _write_jsonl,
 )
 
@@ -16,39 +18,54 @@ from ._io import (
 def _cmd_optimize(args: argparse.Namespace) -> int:
     from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 
+    opts = _json_object_option(args.options, "--options") if args.options else {}
+    if args.token_budget is not None:
+        opts["tokenBudget"] = args.token_budget
+        opts.setdefault("adaptiveSelection", True)
+    if args.max_chunks is not None:
+        opts["maxChunks"] = args.max_chunks
+    if args.pipeline == "kb":
+        try:  # the options are checked before the input is read
+            KBContextOptimizer().optimize([], opts)
+        except (ValueError, TypeError) as exc:
+            raise SystemExit(f"scwo: {exc}") from None
     records = _read_jsonl(args.file)
+    lines = records.lines
+    field = _text_field(records, args.text_field, "optimize")
+    texts = _texts(records, field)
     try:
         if args.pipeline == "kb":
-            opts = _json_object_option(args.options, "--options") if args.options else {}
-            if args.token_budget is not None:
-                opts["tokenBudget"] = args.token_budget
-                opts.setdefault("adaptiveSelection", True)
-            if args.max_chunks is not None:
-                opts["maxChunks"] = args.max_chunks
-            res = KBContextOptimizer().optimize(records, opts)
-            _write_jsonl(res.chunks, args.output)
-            report = ({"index": r.index, "id": r.id, "step": r.step, "reason": r.reason} for r in res.removed)
+            matches = [  # a match without an id is known by its line number, as MoRAG's chunks
+                {"id": ln, **r, "text": t} for r, t, ln in zip(records, texts, lines, strict=True)
+            ]
+            res = KBContextOptimizer().optimize(matches, opts)
+            _write_jsonl((records[i] for i in res.indices.tolist()), args.output)  # as given
+            removed = res.removed
             kept = len(res.chunks)
         else:
-            chunks = [ContextChunk.from_dict(r, index=k) for k, r in enumerate(records)]
+            chunks = [
+                ContextChunk.from_dict({**r, "content": t}, index=ln)  # the default id: the line number
+                for r, t, ln in zip(records, texts, lines, strict=True)
+            ]
             opt = MoragContextOptimizer(max_tokens=args.max_tokens, response_reserve=args.reserve)
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
                 sys.stdout.write(opt.format_context(ctx, args.query) + "\n")
             else:
                 _write_jsonl(
-                    ({"id": c.id, "content": c.content, "priority": c.relevance_score, "source": c.source_document}
+                    ({"id": c.id, field: c.content, "priority": c.relevance_score, "source": c.source_document}
                      for c in ctx.chunks),
                     args.output,
                 )  # fmt: skip
-            report = (
-                {"index": r.index, "id": r.id, "step": r.step, "reason": r.reason} for r in ctx.removals
-            )
+            removed = ctx.removals
             kept = len(ctx.chunks)
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
     if args.report:
-        _write_jsonl(report, args.report)
+        _write_jsonl(
+            ({"line": lines[r.index], "id": r.id, "step": r.step, "reason": r.reason} for r in removed),
+            args.report,
+        )
     sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
 
@@ -61,6 +78,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--options", help="kb: the ADR's options as JSON")
     o.add_argument("--token-budget", type=int, help="kb: tokenBudget (turns on adaptive selection)")
     o.add_argument("--max-chunks", type=int, help="kb: maxChunks")
+    o.add_argument(
+        "--text-field",
+        help="the chunks' text (default text; records with only content are read from content)",
+    )
     o.add_argument("--query", default="", help="morag: the query")
     o.add_argument("--max-tokens", type=int, default=4000, help="morag: context size (4000)")
     o.add_argument(
@@ -74,5 +95,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--format", choices=["jsonl", "text"], default="jsonl", help="morag: text = format_context"
     )
     o.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
-    o.add_argument("--report", help="write what was removed, and why, as JSONL")
+    o.add_argument("--report", help="write what was removed, and why, as JSONL (line: the input line)")
     o.set_defaults(func=_cmd_optimize)

@@ -35,6 +35,8 @@ from ._io import (
     _out,
     _read_chunks,
     _read_jsonl,
+    _text_field,
+    _texts,
     _vector_option,
     _write_jsonl,
 )
@@ -61,8 +63,14 @@ def _cmd_select(args: argparse.Namespace) -> int:
     else:
         q = _vector_option(args.query_embedding, "--query-embedding")
     try:
+        lam = args.lam
+        if lam == "auto" and len(records):  # the choice mmr_select would make, made here to report it
+            with np.errstate(all="ignore"):
+                Ef = np.asarray(E, dtype=np.float64)
+                rel_all = Ef @ q / (np.linalg.norm(Ef, axis=1) * np.linalg.norm(q))
+            lam = auto_lam(rel_all) if np.isfinite(rel_all).all() else "auto"  # bad vectors: mmr_select says
         idx, gains = mmr_select(
-            E, q, costs, args.budget, lam=args.lam, method=args.method, cost_aware=args.cost_aware,
+            E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
             cost_exponent=args.cost_exponent, return_gains=True,
         )  # fmt: skip
     except (ValueError, TypeError) as exc:
@@ -71,17 +79,36 @@ def _cmd_select(args: argparse.Namespace) -> int:
     rel = X @ q / (np.linalg.norm(X, axis=1) * np.linalg.norm(q)) if len(idx) else np.empty(0)
     pos = arrange(idx, rel, args.order)
     tokens = np.asarray(costs, dtype=np.int64)
-    _write_picks(records, idx[pos], gains[pos], pos, rel[pos], tokens[idx[pos]], args, args.tokens_field)
+    lam_used = float(lam) if lam != "auto" else None
+    _write_picks(
+        records, idx[pos], gains[pos], pos, rel[pos], tokens[idx[pos]], args, args.tokens_field, lam=lam_used
+    )
+    if not args.quiet:
+        sys.stderr.write(
+            f"scwo select: kept {len(idx)} of {len(records)} chunks, {int(tokens[idx].sum()) if len(idx) else 0} "
+            f"of {args.budget} tokens ({args.tokens_field!r}); {_lam_note(args.lam, lam_used)}\n"
+        )
     return 0
 
 
-def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str, sel=None) -> None:
+def _lam_note(given, used: float | None) -> str:
+    """``lam 0.7``, or ``lam auto: 0.9`` (what ``--lam auto`` chose)."""
+    if used is None:
+        return "lam auto"
+    return f"lam auto: {used:g}" if given == "auto" else f"lam {used:g}"
+
+
+def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str, sel=None, lam=None) -> None:
     """The chosen records, in order; with ``--annotate`` each gets a ``_scwo`` field.
+
+    ``_scwo`` names the record by its input ``line`` (1-based; a .npz's chunks by their row,
+    ``index``, 0-based) and gives the ``lam`` the selection used (the one ``--lam auto`` chose).
 
     With sentences (``sel.granularity == "sentence"``) a record's text field holds its kept
     sentences and the record gets ``_scwo_spans``: the character spans of the original text kept.
     """
     by_sentence = sel is not None and sel.granularity == "sentence"
+    lines = getattr(records, "lines", None)
 
     def out():
         for k, i in enumerate(idx.tolist()):
@@ -90,9 +117,11 @@ def _write_picks(records, idx, gains, ranks, rel, tokens, args, counter: str, se
                 rec = {**rec, args.text_field: sel.texts[k], args.tokens_field: int(tokens[k]),
                        "_scwo_spans": [list(x) for x in sel.spans[k]]}  # fmt: skip
             if args.annotate:
+                where = {"line": lines[i]} if lines is not None else {"index": i}
                 rec = {**rec, "_scwo": {
-                    "rank": int(ranks[k]), "index": i, "gain": round(float(gains[k]), 6),
+                    "rank": int(ranks[k]), **where, "gain": round(float(gains[k]), 6),
                     "relevance": round(float(rel[k]), 6), "tokens": int(tokens[k]), "token_counter": counter,
+                    **({} if lam is None else {"lam": lam}),
                 }}  # fmt: skip
             yield rec
 
@@ -134,13 +163,14 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     records = _read_jsonl(path)
     has_emb = bool(records) and all(args.embedding_field in r for r in records)
     need_text = not has_emb or args.tokens is not None or not all(args.tokens_field in r for r in records)
-    texts = []
-    for k, r in enumerate(records, 1):
-        t = r.get(args.text_field)
-        if need_text and (not isinstance(t, str) or not t.strip()):
-            what = "missing" if t is None else ("empty" if isinstance(t, str) else f"a {type(t).__name__}")
-            raise SystemExit(f"scwo: {path}: record {k}: text field {args.text_field!r} is {what}")
-        texts.append(t if isinstance(t, str) and t.strip() else f"record {k}")
+    args.text_field = _text_field(records, args.text_field, "select")
+    if need_text:
+        texts = _texts(records, args.text_field)
+    else:  # embeddings and token counts given: a text is only shown, never needed
+        texts = [
+            t if isinstance(t := r.get(args.text_field), str) and t.strip() else f"line {ln}"
+            for ln, r in zip(records.lines, records, strict=True)
+        ]
     if args.tokens is not None or not all(args.tokens_field in r for r in records):
         try:
             counter = as_token_counter(args.tokens or "estimate")
@@ -183,14 +213,25 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
             cache.close()
     if sentences:
         counter_name = sel.token_counter
+    lam_used = float(sel.lam) if records and np.isfinite(sel.lam) else None
     _write_picks(
-        records, sel.indices, sel.gains, sel.ranks, sel.relevance, sel.tokens, args, counter_name, sel
+        records,
+        sel.indices,
+        sel.gains,
+        sel.ranks,
+        sel.relevance,
+        sel.tokens,
+        args,
+        counter_name,
+        sel,
+        lam_used,
     )
     if not args.quiet:
         what = "chunks (sentences of them)" if sentences else "chunks"
         sys.stderr.write(
             f"scwo select: kept {len(sel)} of {len(records)} {what}, {sel.total_tokens} of {args.budget} tokens "
-            f"({counter_name}); embedder {emb.name if emb is not None else '-'}; order {args.order}\n"
+            f"({counter_name}); embedder {emb.name if emb is not None else '-'}; order {args.order}; "
+            f"{_lam_note(args.lam, lam_used)}\n"
         )
     return 0
 
@@ -456,7 +497,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--embedding-field", default="embedding")
     s.add_argument("--tokens-field", default="tokens")
-    s.add_argument("--text-field", default="text", help="with --query: the chunks' text (text)")
+    s.add_argument(
+        "--text-field",
+        help="with --query: the chunks' text (default text; records with only content are read from content)",
+    )
     s.add_argument(
         "--embedder",
         choices=list(EMBEDDERS),

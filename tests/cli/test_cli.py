@@ -75,9 +75,10 @@ def test_select_bad_input_names_file_and_line(tmp_path, line, message):
 def test_select_bad_lambda_and_index(chunks, capsys):
     path, _, _ = chunks
     _fails(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "2"], "lam")
-    with pytest.raises(SystemExit) as info:  # argparse's usage error: status 2, one message
-        main(["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "automatic"])
-    assert info.value.code == 2 and "--lam: must be a number in [0, 1] or auto" in capsys.readouterr().err
+    _fails(  # argparse's usage error: status 2, one line
+        ["select", str(path), "--query-index", "0", "--budget", "5", "--lam", "automatic"],
+        r"^scwo select: error: argument --lam: must be a number in \[0, 1\] or auto",
+    )
     _fails(["select", str(path), "--query-index", "99", "--budget", "5"], "--query-index must be in")
 
 
@@ -134,7 +135,7 @@ def test_dedup_keeps_the_best_of_each_group_and_reports(texts_file, tmp_path, ca
     captured = capsys.readouterr()
     assert [json.loads(x)["id"] for x in captured.out.splitlines()] == ["b", "c"]
     assert [json.loads(x) for x in report.read_text().splitlines()] == [
-        {"index": 0, "duplicate_of": 1, "similarity": 1.0}
+        {"line": 1, "duplicate_of_line": 2, "similarity": 1.0}  # input line numbers
     ]
     assert "kept 2 of 3" in captured.err
 
@@ -165,7 +166,7 @@ def test_dedup_and_optimize_errors(tmp_path):
     _fails(["dedup", str(tmp_path / "missing.jsonl")], "cannot read")
     notext = tmp_path / "notext.jsonl"
     notext.write_text('{"score": 1}\n')
-    _fails(["dedup", str(notext)], "missing field 'text'")
+    _fails(["dedup", str(notext)], r"notext.jsonl:1: text field 'text' is missing")
     _fails(["optimize", str(notext), "--pipeline", "kb", "--options", '{"bogus": 1}'], "unknown option")
 
 
@@ -209,6 +210,8 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
     assert {"id": 7, "status": "ok", "ms": 10.5} in rows
     key = rows[-1]["_omitted"]["key"]
     assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "status=error"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # both errors were kept: only dropped items come back
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "status=error", "--all"]) == 0
     assert json.loads(capsys.readouterr().out) == [items[5], items[70]]
     assert (
         main(
@@ -218,8 +221,9 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
                 key,
                 "--store",
                 str(store),
-                "--range",
+                "--positions",
                 "10:12",
+                "--all",
                 "-o",
                 str(tmp_path / "r.json"),
             ]
@@ -227,12 +231,17 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
         == 0
     )
     assert json.loads((tmp_path / "r.json").read_text()) == items[10:12]
-    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "ms=3.0"]) == 0
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--where", "ms=3.0", "--all"]) == 0
     assert json.loads(capsys.readouterr().out) == [items[2]]
     _fails(["crush", "--retrieve", "ffff", "--store", str(store)], "no array under key 'ffff'")
     _fails(["crush", "--retrieve", key, "--store", str(store), "--range", "a:b"], "--range takes START:STOP")
     _fails(
-        ["crush", "--retrieve", key, "--store", str(store), "--where", "status"], "--where takes FIELD=VALUE"
+        ["crush", "--retrieve", key, "--store", str(store), "--positions=-1:"],
+        "--positions takes START:STOP",
+    )
+    _fails(
+        ["crush", "--retrieve", key, "--store", str(store), "--where", "status"],
+        "--where takes FIELD=VALUE, FIELD~TEXT",
     )
     _fails(["crush", str(path), "--retrieve", key], "drop the file argument")
     _fails(["crush", str(path)], "give --max-items .a number, or auto., --max-tokens N, or both")
@@ -340,9 +349,7 @@ def test_crush_lossless_and_expand(tmp_path, capsys):
 
 
 def test_issue_32_cli_arguments_are_checked_before_any_work(tmp_path, capsys):
-    with pytest.raises(SystemExit) as info:  # argparse's usage error: status 2, one message
-        main(["sample", "-n", "-1"])
-    assert info.value.code == 2 and "argument -n: must be a whole number >= 0" in capsys.readouterr().err
+    _fails(["sample", "-n", "-1"], "^scwo sample: error: argument -n: must be a whole number >= 0")
     doc = tmp_path / "a.json"
     doc.write_text('[{"a": 1}, {"a": 2}, {"a": 3}]')
     _fails(
@@ -409,8 +416,10 @@ def test_crush_max_tokens(tmp_path, capsys):
     assert -(-len(cap.out.strip()) // 4) <= 300 and logs[77] in out  # the estimate: ceil(characters / 4)
     key = out[-1]["_omitted"]["key"]
     assert "crushed: kept" in cap.err and key in cap.err
-    assert main(["crush", "--retrieve", key, "--store", str(store), "--range", "77"]) == 0
-    assert json.loads(capsys.readouterr().out) == [logs[77]]
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--positions", "77", "--all"]) == 0
+    assert json.loads(capsys.readouterr().out) == [logs[77]]  # kept: only with --all
+    assert main(["crush", "--retrieve", key, "--store", str(store), "--positions", "77"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
     _fails(
         ["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless"
     )
