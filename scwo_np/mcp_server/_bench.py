@@ -70,7 +70,7 @@ def mcp_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
     budget = check_budget(budget)
     texts = _texts()
     question = "How do I parse a JSON document from a file?"
-    args = {"texts": texts, "question": question, "budget": budget}
+    args = {"texts": texts, "query": question, "budget": budget}
     with tempfile.TemporaryDirectory() as store:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "scwo_np.cli", "mcp", "--store", store]

@@ -1,36 +1,93 @@
 """The MCP server: :class:`~scwo_np.mcp_server._tools.Tools` on the official SDK's ``MCPServer``.
 
-Each tool is registered with its input schema (from the signature), structured output
-(from the ``TypedDict`` it returns) and honest annotations.  A call runs in a worker
-thread under the time limit; a bad argument, an over-limit call or a timeout comes back
-as an MCP tool error whose message names the argument and the fix, and the server goes
-on answering.
+Each tool is registered with an input schema built from its signature: every parameter has a
+description that gives its unit and default, names taken from a registry (``strategy``,
+``granularity``, ``order``, ``embedder``, ``token_counter``, ``method``) are enums generated
+from that registry, and no other property is allowed (an unknown argument is a tool error
+that names it and suggests the closest known one).  Each answer is a ``CallToolResult``
+whose one text block is what the model reads (for a tool with a token ceiling: the document
+itself, compact, within the ceiling) and whose structured content carries the metadata,
+matching the tool's output schema.  A call runs in a worker thread under the time limit; a
+bad argument, an over-limit call or a timeout comes back as an MCP tool error whose message
+names the argument and the fix, and the server goes on answering.
 """
 
+import difflib
 import functools
 import inspect
 import os
-import typing
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads TypedDicts from here on Python < 3.12
 
+from .. import __version__
 from .._config import _user_cache_root
-from ._tools import Limits, Tools
+from .._registry import Registry
+from ..dedup import DEDUP_METHODS
+from ..embed import EMBEDDERS
+from ..select import GRANULARITIES, ORDERS, STRATEGIES
+from ..tokens import COUNTERS
+from ._tools import Answer, Limits, Tools
 
-__all__ = ["build_server", "default_data_dir"]
+__all__ = ["RENAMED", "build_server", "default_data_dir"]
+
+#: Argument names of earlier versions -> the name each is now (one name per idea).
+RENAMED = {"question": "query", "counter": "token_counter", "max_tokens": "budget"}
+
+
+def _names(registry: Registry, described: bool = False) -> str:
+    """The registry's names for a description: ``'a', 'b'``, or ``'a' (what a is); ...``."""
+    if described:
+        return "; ".join(f"{n!r}: {d}" for n, d in registry.items())
+    return ", ".join(map(repr, registry))
+
+
+def _choice(registry: Registry, text: str) -> Any:
+    """A string parameter whose schema is an enum of the registry's names (generated, not copied)."""
+    return Annotated[str, Field(description=text, json_schema_extra={"enum": list(registry)})]
+
+
+TokenCounter = _choice(
+    COUNTERS,
+    "How tokens are counted, for every token figure of this call: 'estimate' (4 characters a "
+    "token, the default), 'wordpiece' (BERT's WordPiece), 'tiktoken' or 'cl100k_base' (OpenAI "
+    f"cl100k), 'o200k_base' (OpenAI o200k). One of {_names(COUNTERS)}.",
+)
+
+
+# -- structured content: one TypedDict per tool -----------------------------------------
 
 
 class SelectResult(TypedDict):
-    indices: list[int]
-    texts: list[str]
-    tokens: list[int]
-    total_tokens: int
+    """What select_context chose; the text block is the context itself."""
+
+    indices: Annotated[
+        list[int], Field(description="Positions in texts of the kept texts, in the context's order.")
+    ]
+    tokens: Annotated[list[int], Field(description="Each kept text's tokens by token_counter.")]
+    relevance: Annotated[list[float], Field(description="Each kept text's cosine similarity to the query.")]
+    spans: Annotated[
+        list[list[list[int]]],
+        Field(
+            description="For each kept text, the [start, end) character spans of the input text it keeps "
+            "(the whole text with granularity 'chunk', the kept sentences with 'sentence')."
+        ),
+    ]
+    lam: Annotated[
+        float | None, Field(description="The lam used (the one 'auto' chose); null if the strategy has none.")
+    ]
+    context_tokens: Annotated[
+        int, Field(description="Tokens of the text block, separators included (<= budget).")
+    ]
+    budget: int
+    token_counter: str
 
 
 class Dropped(TypedDict):
@@ -45,16 +102,38 @@ class DedupResult(TypedDict):
 
 
 class CrushResult(TypedDict):
-    json: str
-    kept: int
-    dropped: int
-    key: str | None
+    """What crush_json did; the text block is the crushed JSON, omission marker inside."""
+
+    key: Annotated[
+        str | None,
+        Field(
+            description="The store key of the whole array, for retrieve_dropped; null if nothing was dropped."
+        ),
+    ]
+    items: Annotated[int, Field(description="Items in the input array.")]
+    kept: Annotated[int, Field(description="Items in the text block.")]
+    dropped: Annotated[int, Field(description="Items left out (retrievable under key).")]
+    kept_ranges: Annotated[list[list[int]], Field(description="Kept positions as [start, stop) runs.")]
+    form: Annotated[
+        str, Field(description="'whole' (unchanged), 'lossless' (columnar, nothing dropped) or 'crushed'.")
+    ]
+    tokens: Annotated[int, Field(description="Tokens of the text block by token_counter.")]
+    budget: int | None
+    token_counter: str
 
 
 class RetrieveResult(TypedDict):
-    items: list[Any]
-    remaining: int
-    next_start: int | None
+    """One page of retrieve_dropped; the text block is the page's items as a JSON array."""
+
+    key: str
+    positions: Annotated[list[int], Field(description="Each returned item's position in the crushed array.")]
+    next_offset: Annotated[
+        int | None, Field(description="Pass as offset (same filters) for the next page; null at the end.")
+    ]
+    remaining: Annotated[int, Field(description="Matching items after this page.")]
+    tokens: Annotated[int, Field(description="Tokens of the text block by token_counter (<= budget).")]
+    budget: int
+    token_counter: str
 
 
 class CountResult(TypedDict):
@@ -93,6 +172,245 @@ def default_data_dir() -> str:
 
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITES_IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+
+Texts = Annotated[
+    list[str],
+    Field(
+        description="The texts, each a non-empty string (at most the server's --max-items, default 100,000)."
+    ),
+]
+
+
+def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]:
+    """Each tool as a function whose signature is its input schema, with its hints and description."""
+
+    def select_context(
+        texts: Annotated[
+            list[str],
+            Field(description="The candidate texts (e.g. retrieved chunks), each a non-empty string."),
+        ],
+        query: Annotated[str, Field(description="The question the context is for (text).")],
+        budget: Annotated[
+            int,
+            Field(
+                description="The most tokens the returned context may take, separators included, by token_counter (tokens; required).",
+                ge=0,
+            ),
+        ],
+        strategy: _choice(
+            STRATEGIES,
+            f"The selection algorithm, one of {_names(STRATEGIES)}. Default 'mmr' (budgeted maximal marginal relevance).",
+        ) = "mmr",
+        lam: Annotated[
+            float | Literal["auto"],
+            Field(
+                description="Relevance/diversity trade-off in [0, 1] (1 = relevance only), or 'auto' to choose it for this query; for strategies that take one. Default 0.7."
+            ),
+        ] = 0.7,
+        granularity: _choice(
+            GRANULARITIES, f"What is kept: {_names(GRANULARITIES, True)}. Default 'chunk'."
+        ) = "chunk",
+        order: _choice(
+            ORDERS, f"The layout of the context: {_names(ORDERS, True)}. Default 'pick'."
+        ) = "pick",
+        embedder: _choice(
+            EMBEDDERS,
+            "How texts are embedded: 'lsa' (fitted on these texts, no model; the default) or 'minilm' (all-MiniLM-L6-v2, needs the embed extra).",
+        ) = "lsa",
+        token_counter: TokenCounter = "estimate",
+        separator: Annotated[
+            str,
+            Field(
+                description="Put between the kept texts in the context; counted within budget. Default two newlines."
+            ),
+        ] = "\n\n",
+    ) -> Answer:
+        return tools.select_context(
+            texts, query, budget, strategy, lam, granularity, order, embedder, token_counter, separator
+        )
+
+    def dedup_texts(
+        texts: Texts,
+        method: _choice(
+            DEDUP_METHODS,
+            f"The similarity, one of {_names(DEDUP_METHODS)} (cosine over LSA vectors of the texts). Default 'jaccard' (word sets).",
+        ) = "jaccard",
+        threshold: Annotated[
+            float | None,
+            Field(
+                description="Similarity in [0, 1] at or above which two texts are duplicates. Default: the method's own ("
+                + ", ".join(f"{k} {v}" for k, v in DEDUP_METHODS.items())
+                + ")."
+            ),
+        ] = None,
+    ) -> Answer:
+        return tools.dedup_texts(texts, method, threshold)
+
+    def crush_json(
+        json: Annotated[
+            str,
+            Field(
+                description="The JSON tool output, as text: an array, an object holding one, or JSON Lines (at most the server's --max-request-mb, default 8 MB)."
+            ),
+        ],
+        budget: Annotated[
+            int | None,
+            Field(
+                description="The most tokens the returned JSON may take, omission marker included, by token_counter (tokens). Default: no token ceiling (give budget, max_items or both).",
+                ge=1,
+            ),
+        ] = None,
+        max_items: Annotated[
+            int | None, Field(description="The most array items to keep (items). Default: no item cap.", ge=1)
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                description="What the caller is looking for (text): matching items are kept first. Default: none."
+            ),
+        ] = None,
+        token_counter: TokenCounter = "estimate",
+    ) -> Answer:
+        return tools.crush_json(json, budget, max_items, query, token_counter)
+
+    def retrieve_dropped(
+        key: Annotated[
+            str,
+            Field(description="The key crush_json gave (in its structured content and its omission marker)."),
+        ],
+        budget: Annotated[
+            int,
+            Field(
+                description="The most tokens the returned page may take, by token_counter (tokens). Default 1000.",
+                ge=1,
+            ),
+        ] = 1000,
+        where: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='Keep items whose fields match: field -> a value (equality) or an object of operators eq, contains (substring), exists (true/false), gt, gte, lt, lte (numbers; ISO dates and times compare as text), e.g. {"level": "ERROR", "date": {"gte": "2026-01-01"}}. Default: no filter.'
+            ),
+        ] = None,
+        fields: Annotated[
+            list[str] | None,
+            Field(description="Return only these fields of each item. Default: every field."),
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                description="Rank the matching items by relevance to this text (most relevant first). Default: array order."
+            ),
+        ] = None,
+        start: Annotated[
+            int | None,
+            Field(
+                description="First position of the crushed array to consider (a slice bound; negative counts from the end). Default: the first."
+            ),
+        ] = None,
+        stop: Annotated[
+            int | None, Field(description="Position to stop before (a slice bound). Default: the end.")
+        ] = None,
+        offset: Annotated[
+            int,
+            Field(
+                description="Skip this many matching items (items): pass the last page's next_offset. Default 0.",
+                ge=0,
+            ),
+        ] = 0,
+        limit: Annotated[
+            int | None,
+            Field(description="The most items on this page (items). Default: as many as fit budget.", ge=1),
+        ] = None,
+        dropped_only: Annotated[
+            bool,
+            Field(
+                description="Only the items the crush left out (true, the default), or every item (false)."
+            ),
+        ] = True,
+        token_counter: TokenCounter = "estimate",
+    ) -> Answer:
+        return tools.retrieve_dropped(
+            key, budget, where, fields, query, start, stop, offset, limit, dropped_only, token_counter
+        )
+
+    def count_tokens(texts: Texts, token_counter: TokenCounter = "estimate") -> Answer:
+        return tools.count_tokens(texts, token_counter)
+
+    def hsca_ingest(
+        session: Annotated[
+            str, Field(description="The conversation's name: at most 200 characters, no '/'.")
+        ],
+        text: Annotated[str, Field(description="One conversation turn (non-empty text).")],
+    ) -> Answer:
+        return tools.hsca_ingest(session, text)
+
+    def hsca_context(
+        session: Annotated[str, Field(description="The conversation's name, as given to hsca_ingest.")],
+        last: Annotated[
+            int | None,
+            Field(description="Only the last this many snapshots (snapshots). Default: all.", ge=1),
+        ] = None,
+    ) -> Answer:
+        return tools.hsca_context(session, last)
+
+    return [
+        (select_context, SelectResult, READ_ONLY,
+         "Pick, from retrieved texts, what to put into an LLM's context for a query within a token budget "
+         "(budgeted MMR by default; granularity='sentence' keeps only the sentences that matter; lam='auto' "
+         "chooses the relevance/diversity trade-off per query). The text is the context itself: the kept texts "
+         "joined by separator, within budget; the structured content gives their indices, spans, relevance and "
+         "the lam used."),
+        (dedup_texts, DedupResult, READ_ONLY,
+         "Find near-duplicate texts: which are kept, and which are dropped as a copy of which, with their "
+         "similarity."),
+        (crush_json, CrushResult, WRITES_IDEMPOTENT,
+         "Cut a large JSON tool output (an array, an object holding one, or JSON Lines) to at most budget "
+         "tokens and/or max_items items. The text is the crushed JSON itself, compact, within budget: errors, "
+         "anomalies and the newest records are kept first, kept items keep every field, and a marker inside "
+         "says which positions were dropped and the key that retrieve_dropped reads them back with."),
+        (retrieve_dropped, RetrieveResult, READ_ONLY,
+         "Get back items of a JSON array that crush_json cut, by default only the dropped ones: filter (where, "
+         "start/stop), rank (query), then one page within budget tokens. The text is the page as a JSON array of "
+         "whole items (never cut again); call again with offset=next_offset for the next page."),
+        (count_tokens, CountResult, READ_ONLY, "Count the tokens of each text by token_counter."),
+        (hsca_ingest, IngestResult, WRITES,
+         "Add one conversation turn to a session's HSCA map (relational weights, domains, nuance); snapshots "
+         "it takes are committed to the server's SQLite store before the answer is sent."),
+        (hsca_context, ContextResult, READ_ONLY,
+         "A session's committed HSCA snapshots (the last 'last' of them) and the turns since the last snapshot."),
+    ]  # fmt: skip
+
+
+class _Server(MCPServer):
+    """``MCPServer`` that refuses an argument its tool does not have, naming it and the closest known one."""
+
+    _scwo_params: Mapping[str, tuple[str, ...]] = {}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self._scwo_params.get(name)
+        if known is not None:
+            unknown = [a for a in arguments if a not in known]
+            if unknown:
+                raise ToolError(_unknown_arguments(name, unknown, known))
+        return await super().call_tool(name, arguments, context)
+
+
+def _unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) -> str:
+    """``select_context has no argument 'question': it is now 'query'. Its arguments: ...``."""
+    parts = []
+    for a in unknown:
+        if RENAMED.get(a) in known:
+            parts.append(f"{tool} has no argument {a!r}: it is now called {RENAMED[a]!r}")
+        else:
+            close = difflib.get_close_matches(a, known, n=1, cutoff=0.6)
+            parts.append(f"{tool} has no argument {a!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+    return "; ".join(parts) + f". Its arguments: {', '.join(known)}."
 
 
 def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | None = None) -> MCPServer:
@@ -114,141 +432,64 @@ def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | Non
     --------
     >>> import tempfile
     >>> server = build_server(tempfile.mkdtemp())
-    >>> server.name
-    'scwo_np'
+    >>> server.name, server.version == __version__
+    ('scwo_np', True)
     """
     tools = Tools(data_dir or default_data_dir(), limits)
-    server = MCPServer(
+    limit = tools.limits.time_limit
+    registered = [_tool(fn, result, hints, text, limit) for fn, result, hints, text in _tool_functions(tools)]
+    server = _Server(
         "scwo_np",
+        version=__version__,
         log_level="WARNING",  # a tool error is the caller's answer, not a server log line
         instructions=(
-            "Context tools: select_context picks the texts (or sentences) that fit a token budget for a "
-            "question; dedup_texts finds near-duplicates; crush_json cuts a large JSON tool output to a token "
-            "ceiling, keeping errors and anomalies and storing the rest under a key that retrieve_dropped reads; "
-            "count_tokens counts; hsca_ingest and hsca_context keep a conversation's compressed map."
+            "Context tools. Token ceilings are called budget and bound the text you read. select_context picks "
+            "the texts (or sentences) that fit a budget for a query; dedup_texts finds near-duplicates; "
+            "crush_json cuts a large JSON tool output to a budget, keeping errors, anomalies and the newest "
+            "records and storing the rest under a key that retrieve_dropped pages through; count_tokens counts; "
+            "hsca_ingest and hsca_context keep a conversation's compressed map."
         ),
+        tools=registered,
     )
-    limit = tools.limits.time_limit
-
-    def register(fn: Callable, result: type, annotations: ToolAnnotations, description: str) -> None:
-        @functools.wraps(fn)
-        async def call(**kwargs: Any) -> Any:
-            try:
-                with anyio.fail_after(limit):
-                    return await anyio.to_thread.run_sync(
-                        functools.partial(fn, **kwargs), abandon_on_cancel=True
-                    )
-            except TimeoutError:
-                raise ToolError(
-                    f"{fn.__name__} took longer than this server's limit of {limit:g} s; send less, or start "
-                    "it with a larger --time-limit."
-                ) from None
-            except (ValueError, TypeError) as exc:
-                raise ToolError(str(exc)) from None
-            except ImportError as exc:  # an embedder or counter whose extra is not installed here
-                raise ToolError(
-                    f"{exc}; this server's Python lacks that package: install the extra it belongs to "
-                    "(embed for minilm and wordpiece, tiktoken for tiktoken), or pick another."
-                ) from None
-
-        sig = _resolved(fn).replace(return_annotation=result)  # the schema from the real signature
-        call.__signature__ = sig
-        call.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()} | {"return": result}
-        server.add_tool(call, name=fn.__name__, description=description, annotations=annotations,
-                        structured_output=True)  # fmt: skip
-
-    register(
-        _select_context(tools), SelectResult, READ_ONLY,
-        "Pick, from retrieved texts, what to put into an LLM's context for a question within a token budget "
-        "(budgeted MMR by default; granularity='sentence' keeps only the sentences that matter; lam='auto' "
-        "chooses the relevance/diversity trade-off per question). Returns the chosen indices and texts.",
-    )  # fmt: skip
-    register(
-        _bind(tools.dedup_texts, "dedup_texts"), DedupResult, READ_ONLY,
-        "Find near-duplicate texts (jaccard, sequence, cosine or minhash similarity): which are kept, and "
-        "which are dropped as a copy of which, with their similarity.",
-    )  # fmt: skip
-    register(
-        _crush(tools), CrushResult,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        "Cut a large JSON tool output (an array, an object holding one, or JSON Lines) to at most max_tokens "
-        "tokens and/or max_items items. Errors and anomalies are kept first, kept items keep every field, a "
-        "marker says what was dropped, and the dropped items are stored under 'key' for retrieve_dropped.",
-    )  # fmt: skip
-    register(
-        _bind(tools.retrieve_dropped, "retrieve_dropped"), RetrieveResult, READ_ONLY,
-        "Get back items of a JSON array that crush_json cut: a slice of positions (start/stop), those whose "
-        "fields equal 'where', in pages of at most max_tokens ('remaining' says how many did not fit; call again "
-        "with start=next_start for the next page). "
-        "Items come back whole and are never cut again.",
-    )  # fmt: skip
-    register(
-        _bind(tools.count_tokens, "count_tokens"), CountResult, READ_ONLY,
-        "Count tokens of texts: estimate (4 characters a token, the default), wordpiece or tiktoken.",
-    )  # fmt: skip
-    register(
-        _bind(tools.hsca_ingest, "hsca_ingest"), IngestResult,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-        "Add one conversation turn to a session's HSCA map (relational weights, domains, nuance); snapshots "
-        "it takes are committed to the server's SQLite store before the answer is sent.",
-    )  # fmt: skip
-    register(
-        _bind(tools.hsca_context, "hsca_context"), ContextResult, READ_ONLY,
-        "A session's committed HSCA snapshots (the last 'last' of them) and the turns since the last snapshot.",
-    )  # fmt: skip
+    server._scwo_params = {t.name: tuple(t.parameters["properties"]) for t in registered}
     server._scwo_tools = tools  # the stores, for closing
     return server
 
 
-def _resolved(fn: Callable) -> inspect.Signature:
-    """``fn``'s signature with its annotations evaluated (the modules use postponed annotations)."""
-    hints = typing.get_type_hints(fn)
-    sig = inspect.signature(fn)
-    return sig.replace(
-        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
-    )
+def _tool(fn: Callable, result: type, annotations: ToolAnnotations, description: str, limit: float) -> Tool:
+    """``fn`` as an SDK tool: run in a worker thread under ``limit`` seconds, its :class:`Answer` as a
+    ``CallToolResult`` (the text block, and the structured content checked against ``result``)."""
+
+    @functools.wraps(fn)
+    async def call(**kwargs: Any) -> Any:
+        try:
+            with anyio.fail_after(limit):
+                ans = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+        except TimeoutError:
+            raise ToolError(
+                f"{fn.__name__} took longer than this server's limit of {limit:g} s; send less, or start "
+                "it with a larger --time-limit."
+            ) from None
+        except (ValueError, TypeError) as exc:
+            raise ToolError(str(exc)) from None
+        except ImportError as exc:  # an embedder or counter whose extra is not installed here
+            raise ToolError(
+                f"{exc}; this server's Python lacks that package: install the extra it belongs to "
+                "(embed for minilm and wordpiece, tiktoken for tiktoken), or pick another."
+            ) from None
+        return CallToolResult(content=[TextContent(type="text", text=ans.text)], structured_content=ans.data)
+
+    ret = Annotated[CallToolResult, result]
+    call.__signature__ = inspect.signature(fn).replace(return_annotation=ret)
+    call.__annotations__ = {**fn.__annotations__, "return": ret}
+    tool = Tool.from_function(call, name=fn.__name__, description=description, annotations=annotations,
+                              structured_output=True)  # fmt: skip
+    tool.parameters = _tidy(tool.parameters)
+    return tool
 
 
-def _bind(method: Callable, name: str) -> Callable:
-    """The bound method as a plain function with the method's name and signature."""
-
-    @functools.wraps(method)
-    def fn(**kwargs: Any) -> Any:
-        return method(**kwargs)
-
-    fn.__name__ = name
-    fn.__signature__ = _resolved(method)
-    del fn.__wrapped__  # the signature above, not the method's (it has self bound)
-    return fn
-
-
-def _select_context(tools: Tools) -> Callable:
-    def select_context(
-        texts: list[str],
-        question: str,
-        budget: int,
-        strategy: str = "mmr",
-        lam: float | Literal["auto"] = 0.7,
-        granularity: Literal["chunk", "sentence"] = "chunk",
-        order: Literal["pick", "original", "edges"] = "pick",
-        embedder: str = "lsa",
-        counter: str = "estimate",
-    ) -> SelectResult:
-        return tools.select_context(
-            texts, question, budget, strategy, lam, granularity, order, embedder, counter
-        )
-
-    return select_context
-
-
-def _crush(tools: Tools) -> Callable:
-    def crush_json(
-        json: str,
-        max_tokens: int | None = None,
-        max_items: int | None = None,
-        query: str | None = None,
-        counter: str = "estimate",
-    ) -> CrushResult:
-        return tools.crush_json(json, max_tokens, max_items, query, counter)
-
-    return crush_json
+def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
+    """The input schema without pydantic's generated titles ("Lam"), and closed to other properties."""
+    props = {k: {a: b for a, b in v.items() if a != "title"} for k, v in schema["properties"].items()}
+    out = {k: v for k, v in schema.items() if k != "title"}
+    return {**out, "properties": props, "additionalProperties": False}

@@ -1,5 +1,6 @@
 """What each MCP tool does, as plain functions of plain values (the server wraps them).
 
+Each returns an :class:`Answer`: the text the model reads and the structured data beside it.
 Every function checks its arguments through the library's validation and raises
 ``ValueError``/``TypeError`` naming the argument and the fix; the server turns those into
 MCP tool errors.  Nothing here knows about the protocol, so the tests can call these
@@ -8,10 +9,13 @@ directly as well as through the SDK's client.
 
 from __future__ import annotations
 
-import json
+import inspect
+import json as _json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -21,13 +25,23 @@ from ..anchor._json import fit_tokens
 from ..dedup import DEDUP_METHODS, dedup
 from ..embed import EMBEDDERS, as_embedder, embed_texts
 from ..hsca import HSCAEngine, SnapshotStore
-from ..select import GRANULARITIES, ORDERS, STRATEGIES, select_by_strategy, select_texts
+from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ..validation import check_budget, check_int, check_method, check_texts
+from ..validation import check_budget, check_int, check_lam, check_method, check_texts
 
-__all__ = ["Limits", "Tools"]
+__all__ = ["Answer", "Limits", "Tools"]
 
 _FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a tool gives back: ``text``, what the model reads (for a tool with a token ceiling,
+    the document itself, within it), and ``data``, the structured content (keys, counts, positions).
+    """
+
+    text: str
+    data: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -113,145 +127,217 @@ class Tools:
     def select_context(
         self,
         texts: list[str],
-        question: str,
+        query: str,
         budget: int,
         strategy: str = "mmr",
         lam: float | str = 0.7,
         granularity: str = "chunk",
         order: str = "pick",
         embedder: str = "lsa",
-        counter: str = "estimate",
-    ) -> dict[str, Any]:
-        """The texts to put into the context for ``question`` within ``budget`` tokens."""
+        token_counter: str = "estimate",
+        separator: str = "\n\n",
+    ) -> Answer:
+        """The context for ``query``: the chosen texts joined by ``separator``, within ``budget`` tokens."""
         texts = check_texts(texts, name="texts", nonempty=True)
         self._count("texts", len(texts))
-        self._size("texts", texts, question)
-        if not isinstance(question, str) or not question.strip():
-            raise ValueError("question must be a non-empty string: the question the context is for.")
+        self._size("texts", texts, query)
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string: the question the context is for.")
         budget = check_budget(budget)
         strategy = check_method(strategy, list(STRATEGIES), name="strategy")
         check_method(granularity, list(GRANULARITIES), name="granularity")
         check_method(order, list(ORDERS), name="order")
         check_method(embedder, list(EMBEDDERS), name="embedder")
-        check_method(counter, list(COUNTERS), name="counter")
+        check_method(token_counter, list(COUNTERS), name="token_counter")
+        if not isinstance(separator, str):
+            raise TypeError(f"separator must be a string; got {type(separator).__name__}.")
+        count = _counter(token_counter)
         if strategy == "mmr" or granularity == "sentence":
             if strategy != "mmr":
                 raise ValueError("granularity='sentence' selects with MMR; use strategy='mmr' with it.")
-            sel = select_texts(texts, question, budget, embedder=embedder, token_counter=counter, lam=lam,
-                               granularity=granularity, order=order)  # fmt: skip
-            return {
-                "indices": sel.indices.tolist(),
-                "texts": list(sel.texts),
-                "tokens": sel.tokens.tolist(),
-                "total_tokens": sel.total_tokens,
-            }
-        emb = as_embedder(embedder, [*texts, question])
-        E = embed_texts(emb, [*texts, question])
-        costs = count_tokens(texts, counter)
-        idx = select_by_strategy(E[:-1], E[-1], costs, budget, strategy=strategy, lam=lam)
-        return {
-            "indices": idx.tolist(),
-            "texts": [texts[i] for i in idx.tolist()],
-            "tokens": costs[idx].tolist(),
-            "total_tokens": int(costs[idx].sum()),
-        }
+
+            def pick(b: int) -> Any:
+                return select_texts(texts, query, b, embedder=embedder, token_counter=token_counter, lam=lam,
+                                    granularity=granularity, order=order)  # fmt: skip
+
+            sel, context = _within(pick, lambda s: separator.join(s.texts), count, budget)
+            idx, lam_used = sel.indices.tolist(), float(sel.lam)
+            tokens, relevance = sel.tokens.tolist(), sel.relevance.tolist()
+            spans = [[list(map(int, sp)) for sp in spans] for spans in sel.spans]
+        else:
+            E = embed_texts(as_embedder(embedder, [*texts, query]), [*texts, query])
+            rel = _cosines(E[:-1], E[-1])
+            costs = count_tokens(texts, token_counter)
+            opts: dict[str, Any] = {}
+            lam_used = None
+            if "lam" in inspect.signature(STRATEGIES[strategy]).parameters:
+                lam_used = auto_lam(rel, query) if lam == "auto" else float(check_lam(lam))
+                opts["lam"] = lam_used
+            elif lam not in (0.7, "auto"):
+                raise ValueError(
+                    f"strategy={strategy!r} takes no lam; leave lam out, or pick another strategy."
+                )
+
+            def pick(b: int) -> list[int]:
+                idx = select_by_strategy(E[:-1], E[-1], costs, b, strategy=strategy, **opts)
+                return arrange(idx, rel[idx], order).tolist() if len(idx) else []
+
+            idx, context = _within(pick, lambda ix: separator.join(texts[i] for i in ix), count, budget)
+            tokens, relevance = costs[idx].tolist(), rel[idx].tolist()
+            spans = [[[0, len(texts[i])]] for i in idx]
+        return Answer(
+            context,
+            {
+                "indices": idx,
+                "tokens": tokens,
+                "relevance": [round(r, 6) for r in relevance],
+                "spans": spans,
+                "lam": lam_used,
+                "context_tokens": count(context),
+                "budget": budget,
+                "token_counter": token_counter,
+            },
+        )
 
     def dedup_texts(
         self, texts: list[str], method: str = "jaccard", threshold: float | None = None
-    ) -> dict[str, Any]:
+    ) -> Answer:
         """Near-duplicates among ``texts``: which are kept, which dropped and as a copy of which."""
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
         method = check_method(method, list(DEDUP_METHODS), name="method")
         r = dedup(texts, method=method, threshold=threshold)
-        return {
-            "kept": r.keep.tolist(),
-            "dropped": [
-                {"index": int(i), "duplicate_of": int(j), "similarity": round(float(s), 6)}
-                for i, j, s in zip(
-                    r.dropped.tolist(), r.duplicate_of.tolist(), r.similarity.tolist(), strict=True
-                )
-            ],
-        }
+        return _answer(
+            {
+                "kept": r.keep.tolist(),
+                "dropped": [
+                    {"index": int(i), "duplicate_of": int(j), "similarity": round(float(s), 6)}
+                    for i, j, s in zip(
+                        r.dropped.tolist(), r.duplicate_of.tolist(), r.similarity.tolist(), strict=True
+                    )
+                ],
+            }
+        )
 
     def crush_json(
         self,
-        json_text: str,
-        max_tokens: int | None = None,
+        json: str,
+        budget: int | None = None,
         max_items: int | None = None,
         query: str | None = None,
-        counter: str = "estimate",
-    ) -> dict[str, Any]:
-        """A JSON tool output cut to ``max_tokens`` tokens and/or ``max_items`` items; dropped items stored."""
-        if not isinstance(json_text, str):
-            raise TypeError(f"json must be JSON text (a string); got {type(json_text).__name__}.")
-        self._size("json", json_text)
-        if max_tokens is None and max_items is None:
-            raise ValueError("give max_tokens, max_items or both: the size to cut the JSON to.")
-        check_method(counter, list(COUNTERS), name="counter")
-        doc = read_document(json_text)
+        token_counter: str = "estimate",
+    ) -> Answer:
+        """A JSON tool output cut to ``budget`` tokens and/or ``max_items`` items; dropped items stored.
+
+        The text is the crushed document itself (compact, the omission marker inside), within
+        ``budget`` tokens of ``token_counter``.
+        """
+        if not isinstance(json, str):
+            raise TypeError(f"json must be JSON text (a string); got {type(json).__name__}.")
+        self._size("json", json)
+        if budget is None and max_items is None:
+            raise ValueError("give budget (tokens), max_items or both: the size to cut the JSON to.")
+        check_method(token_counter, list(COUNTERS), name="token_counter")
+        doc = read_document(json)
         self._count("json", len(doc.items))
-        kw = {"query": query or ""}
         if max_items is not None:
             max_items = check_int(max_items, name="max_items", low=1)
-        if max_tokens is None:  # items only: the same search, with no token ceiling
-            max_tokens = 2**62
-        max_tokens = check_int(max_tokens, name="max_tokens", low=1)
-        res = fit_tokens(doc, max_tokens, token_counter=counter, max_items=max_items, store=self.crush_store,
-                         lossless=max_items is None, **kw)  # fmt: skip
-        return {"json": res.text, "kept": len(res.kept), "dropped": res.dropped, "key": res.key}
+        ceiling = 2**62 if budget is None else check_budget(budget)  # items only: no token ceiling
+        if ceiling < 1:
+            raise ValueError(
+                "budget must be at least 1 token; give the most tokens the crushed JSON may take."
+            )
+        try:
+            res = fit_tokens(doc, ceiling, token_counter=token_counter, max_items=max_items, store=self.crush_store,
+                             lossless=max_items is None, query=query or "")  # fmt: skip
+        except ValueError as exc:  # the library's argument is max_tokens; this tool's is budget
+            raise ValueError(str(exc).replace("max_tokens", "budget")) from None
+        return Answer(
+            res.text,
+            {
+                "key": res.key,
+                "items": res.n,
+                "kept": len(res.kept),
+                "dropped": res.dropped,
+                "kept_ranges": _ranges(res.kept),
+                "form": res.form,
+                "tokens": res.tokens,
+                "budget": budget,
+                "token_counter": token_counter,
+            },
+        )
 
     def retrieve_dropped(
         self,
         key: str,
+        budget: int = 1000,
+        where: dict[str, Any] | None = None,
+        fields: list[str] | None = None,
+        query: str | None = None,
         start: int | None = None,
         stop: int | None = None,
-        where: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        counter: str = "estimate",
-    ) -> dict[str, Any]:
-        """Items of a crushed array, whole and never crushed again: a slice, a field filter, a page."""
+        offset: int = 0,
+        limit: int | None = None,
+        dropped_only: bool = True,
+        token_counter: str = "estimate",
+    ) -> Answer:
+        """A page of a crushed array's items (by default the dropped ones), within ``budget`` tokens.
+
+        Filters first (``start:stop``, ``where``, ``dropped_only``), then ``query`` ranking, then
+        the page (``offset``, ``limit``, ``budget``); ``fields`` projects each item.  The text is
+        the page as a compact JSON array; ``next_offset`` (None at the end) goes on.
+        """
         if not isinstance(key, str) or not key:
             raise ValueError("key must be the key a crush_json result (or its marker) gave.")
         if where is not None and not isinstance(where, dict):
-            raise TypeError('where must be an object of field -> value conditions, like {"level": "ERROR"}.')
+            raise TypeError('where must be an object of field -> condition, like {"level": "ERROR"}.')
+        if fields is not None and (
+            not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
+        ):
+            raise TypeError('fields must be a list of field names, like ["date", "package"].')
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise ValueError("query must be a non-empty string (what to rank the items by), or left out.")
+        if not isinstance(dropped_only, bool):
+            raise TypeError("dropped_only must be true or false.")
         for name, v in (("start", start), ("stop", stop)):
             if v is not None:
                 check_int(v, name=name, low=-(2**62))
+        offset = check_int(offset, name="offset", low=0)
+        if limit is not None:
+            limit = check_int(limit, name="limit", low=1)
+        budget = check_budget(budget)
+        check_method(token_counter, list(COUNTERS), name="token_counter")
         try:
-            items, where_at = self.crush_store.retrieve(
-                key, start=start, stop=stop, where=where, with_positions=True
-            )
+            page = _page(self.crush_store, key, budget=budget, token_counter=token_counter, where=where,
+                         fields=fields, query=query, start=start, stop=stop, offset=offset, limit=limit,
+                         dropped_only=dropped_only)  # fmt: skip
         except KeyError:
             raise ValueError(
                 f"key {key!r} is unknown or expired in this server's store; crush the JSON again to get a new key."
             ) from None
-        fit = len(items)
-        if max_tokens is not None:
-            max_tokens = check_int(max_tokens, name="max_tokens", low=1)
-            texts = [json.dumps(x, ensure_ascii=False) for x in items]
-            costs = count_tokens(texts, as_token_counter(counter)) + 1 if texts else np.zeros(0, np.int64)
-            fit = int(np.searchsorted(np.cumsum(costs) + 2, max_tokens, side="right"))  # "[" and "]"
-            if fit == 0 and items:
-                raise ValueError(
-                    f"the first matching item alone takes {int(costs[0]) + 1} tokens, above max_tokens={max_tokens}; "
-                    "raise max_tokens (retrieved items are never cut)."
-                )
-        # next_start: where the next page begins (pass it as start, with the same stop and where)
-        next_start = where_at[fit] if fit < len(items) else None
-        return {"items": items[:fit], "remaining": len(items) - fit, "next_start": next_start}
+        return Answer(
+            page.text,
+            {
+                "key": key,
+                "positions": list(page.positions),
+                "next_offset": page.next_offset,
+                "remaining": page.remaining,
+                "tokens": _counter(token_counter)(page.text),
+                "budget": budget,
+                "token_counter": token_counter,
+            },
+        )
 
-    def count_tokens(self, texts: list[str], counter: str | None = None) -> dict[str, Any]:
-        """Tokens of each text by ``counter`` (default the estimate, 4 characters a token)."""
+    def count_tokens(self, texts: list[str], token_counter: str = "estimate") -> Answer:
+        """Tokens of each text by ``token_counter`` (default the estimate, 4 characters a token)."""
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
-        if counter is not None:
-            check_method(counter, list(COUNTERS), name="counter")
-        return {"tokens": count_tokens(texts, counter or "estimate").tolist()}
+        check_method(token_counter, list(COUNTERS), name="token_counter")
+        return _answer({"tokens": count_tokens(texts, token_counter).tolist()})
 
-    def hsca_ingest(self, session: str, text: str) -> dict[str, Any]:
+    def hsca_ingest(self, session: str, text: str) -> Answer:
         """One conversation turn into ``session``'s HSCA engine; new snapshots committed to the store."""
         self._check_session(session)
         if not isinstance(text, str) or not text.strip():
@@ -265,16 +351,18 @@ class Tools:
             new = snaps[before:]
             if new:
                 self.snapshots.save(session, new)  # committed before the answer is sent
-        return {
-            "chunk_id": chunk.chunk_id,
-            "domain_tags": list(chunk.domain_tags),
-            "nuance_flags": list(chunk.nuance_flags),
-            # as the store (and hsca_context) names them: "<session>/<id>"
-            "committed_snapshots": [SnapshotStore._ns(session, s.snapshot_id) for s in new],
-            "buffered_turns": len(eng.buffer),
-        }
+        return _answer(
+            {
+                "chunk_id": chunk.chunk_id,
+                "domain_tags": list(chunk.domain_tags),
+                "nuance_flags": list(chunk.nuance_flags),
+                # as the store (and hsca_context) names them: "<session>/<id>"
+                "committed_snapshots": [SnapshotStore._ns(session, s.snapshot_id) for s in new],
+                "buffered_turns": len(eng.buffer),
+            }
+        )
 
-    def hsca_context(self, session: str, last: int | None = None) -> dict[str, Any]:
+    def hsca_context(self, session: str, last: int | None = None) -> Answer:
         """``session``'s committed snapshots (the last ``last``) and the turns since the last one."""
         self._check_session(session)
         if last is not None:
@@ -283,12 +371,87 @@ class Tools:
         if last is not None:
             stored = stored[-last:]
         eng = self._engines.get(session)
-        return {
-            "snapshots": [s.to_dict() for s in stored],
-            "buffered_turns": [c.text for c in eng.buffer] if eng is not None else [],
-        }
+        return _answer(
+            {
+                "snapshots": [s.to_dict() for s in stored],
+                "buffered_turns": [c.text for c in eng.buffer] if eng is not None else [],
+            }
+        )
 
     @staticmethod
     def _check_session(session: object) -> None:
         if not isinstance(session, str) or not session or "/" in session or len(session) > 200:
             raise ValueError("session must be a non-empty name of at most 200 characters, without '/'.")
+
+
+def _answer(data: dict[str, Any]) -> Answer:
+    """An answer whose text is its data as compact JSON (the tools without a token ceiling)."""
+    return Answer(_json.dumps(data, ensure_ascii=False, separators=(",", ":")), data)
+
+
+def _counter(name: object) -> Callable[[str], int]:
+    """``text -> tokens`` by the named counter."""
+    c = as_token_counter(name)
+    return lambda text: int(count_tokens([text], c)[0])
+
+
+def _within(pick: Callable[[int], Any], join: Callable[[Any], str], count: Callable[[str], int], budget: int):
+    """``pick(b)`` and its joined text, with ``b`` lowered from ``budget`` until the text fits ``budget``.
+
+    The picks' own costs leave out the separators between them (and a tokenizer may count a
+    joined text differently from its parts); each retry lowers the inner budget by the
+    overflow, so it ends, at worst with nothing picked.
+    """
+    b = budget
+    while True:
+        sel = pick(b)
+        text = join(sel)
+        over = count(text) - budget
+        if over <= 0:
+            return sel, text
+        b = max(0, b - over)
+
+
+def _cosines(E: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's cosine similarity to ``q`` (0 for a zero row)."""
+    E = np.asarray(E, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    den = np.linalg.norm(E, axis=1) * np.linalg.norm(q)
+    return np.divide(E @ q, den, out=np.zeros(len(E)), where=den > 0)
+
+
+def _ranges(positions: Any) -> list[list[int]]:
+    """Sorted positions as ``[start, stop)`` runs: ``[0, 1, 2, 7]`` -> ``[[0, 3], [7, 8]]``."""
+    p = np.sort(np.asarray(positions, dtype=np.int64))
+    if not len(p):
+        return []
+    cut = np.flatnonzero(np.diff(p) != 1) + 1
+    return [[int(r[0]), int(r[-1]) + 1] for r in np.split(p, cut)]
+
+
+def _page(store: CrushStore, key: str, *, budget: int, token_counter: str, where: Any, fields: Any, query: Any,
+          start: Any, stop: Any, offset: int, limit: Any, dropped_only: bool) -> Any:  # fmt: skip
+    """A page of the stored array within ``budget`` tokens (until ``CrushStore.page`` exists)."""
+    items, positions = store.retrieve(key, start=start, stop=stop, where=where, with_positions=True)
+    if fields is not None:
+        items = [{f: x[f] for f in fields if f in x} if isinstance(x, dict) else x for x in items]
+    items, positions = items[offset:], positions[offset:]
+    if limit is not None:
+        items, positions = items[:limit], positions[:limit]
+    count = _counter(token_counter)
+    n = len(items)
+    while n and count(_compact(items[:n])) > budget:
+        n -= 1
+    if n == 0 and items:
+        raise ValueError(
+            f"the first matching item alone takes more than budget={budget} tokens; raise budget "
+            "(retrieved items are never cut)."
+        )
+    total = len(store.retrieve(key, start=start, stop=stop, where=where)) - offset
+    nxt = offset + n if n < total else None
+    return SimpleNamespace(text=_compact(items[:n]), items=items[:n], positions=positions[:n], next_offset=nxt,
+                           remaining=total - n)  # fmt: skip
+
+
+def _compact(value: Any) -> str:
+    return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))

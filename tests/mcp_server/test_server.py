@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from scwo_np.hsca import SnapshotStore
+from scwo_np.tokens import count_tokens
 
 TOOLS = {"select_context", "dedup_texts", "crush_json", "retrieve_dropped", "count_tokens", "hsca_ingest",
          "hsca_context"}  # fmt: skip
@@ -62,53 +63,74 @@ def test_every_tool_over_stdio(tmp_path):
                 and not tools["hsca_ingest"].annotations.idempotent_hint
             )
             assert set(tools["select_context"].input_schema["properties"]) >= {
-                "texts", "question", "budget", "strategy", "lam", "granularity", "order"}  # fmt: skip
+                "texts", "query", "budget", "strategy", "lam", "granularity", "order", "token_counter"}  # fmt: skip
 
             r = await c.call_tool(
-                "select_context", {"texts": TEXTS, "question": "How do I parse JSON?", "budget": 40}
+                "select_context", {"texts": TEXTS, "query": "How do I parse JSON?", "budget": 40}
             )
             s = r.structured_content
-            assert (
-                not r.is_error and s["total_tokens"] <= 40 and s["texts"] == [TEXTS[i] for i in s["indices"]]
+            assert not r.is_error and _text(r) == "\n\n".join(TEXTS[i] for i in s["indices"])
+            assert s["context_tokens"] == count_tokens([_text(r)])[0] <= 40 and s["lam"] == 0.7
+            assert s["spans"] == [[[0, len(TEXTS[i])]] for i in s["indices"]] and len(s["relevance"]) == len(
+                s["indices"]
             )
-            r = await c.call_tool("select_context", {"texts": TEXTS, "question": "How do I parse JSON?", "budget": 30,
+            r = await c.call_tool("select_context", {"texts": TEXTS, "query": "How do I parse JSON?", "budget": 30,
                                                      "granularity": "sentence", "lam": "auto"})  # fmt: skip
-            assert not r.is_error and r.structured_content["total_tokens"] <= 30
-            r = await c.call_tool("select_context", {"texts": TEXTS, "question": "parse JSON", "budget": 40,
+            s = r.structured_content
+            assert not r.is_error and count_tokens([_text(r)])[0] <= 30 and 0 <= s["lam"] <= 1
+            for i, spans in zip(
+                s["indices"], s["spans"], strict=True
+            ):  # each kept sentence is in the context
+                assert all(TEXTS[i][a:b] in _text(r) for a, b in spans)
+            r = await c.call_tool("select_context", {"texts": TEXTS, "query": "parse JSON", "budget": 40,
                                                      "strategy": "dpp", "lam": 0.5})  # fmt: skip
-            assert not r.is_error and r.structured_content["indices"]
+            assert not r.is_error and r.structured_content["indices"] and r.structured_content["lam"] == 0.5
+            r = await c.call_tool("select_context", {"texts": TEXTS, "query": "parse JSON", "budget": 40,
+                                                     "strategy": "knapsack", "separator": "\n---\n"})  # fmt: skip
+            s = r.structured_content
+            assert s["lam"] is None and _text(r) == "\n---\n".join(TEXTS[i] for i in s["indices"])
 
             r = await c.call_tool("dedup_texts", {"texts": TEXTS})
             assert r.structured_content == {
                 "kept": [0, 1, 2, 3], "dropped": [{"index": 4, "duplicate_of": 0, "similarity": 1.0}]}  # fmt: skip
+            assert json.loads(_text(r)) == r.structured_content
 
             r = await c.call_tool("count_tokens", {"texts": ["abcdefgh", "x"]})
             assert r.structured_content == {"tokens": [2, 1]}
 
-            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "max_tokens": 300})
-            s = r.structured_content
-            out = json.loads(s["json"])
-            assert -(-len(s["json"]) // 4) <= 300 and s["kept"] + s["dropped"] == 400 and s["key"]
-            assert LOGS[17] in out and LOGS[230] in out and out[-1]["_omitted"]["key"] == s["key"]
-            kept = {x["i"] for x in out[:-1]}
-
-            r = await c.call_tool(
-                "retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"}, "max_tokens": 100}
-            )
-            page = r.structured_content
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "budget": 300})
+            s, text = r.structured_content, _text(r)
             assert (
-                page["items"] and all(x["level"] == "INFO" for x in page["items"]) and page["remaining"] > 0
+                count_tokens([text])[0] == s["tokens"] <= 300
+                and s["kept"] + s["dropped"] == s["items"] == 400
             )
-            got, start = list(page["items"]), page["next_start"]
-            while start is not None:  # page through every INFO item, 100 tokens at a time
-                r = await c.call_tool("retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"},
-                                                           "max_tokens": 100, "start": start})  # fmt: skip
-                got += r.structured_content["items"]
-                start = r.structured_content["next_start"]
-            assert got == [x for x in LOGS if x["level"] == "INFO"]
-            r = await c.call_tool("retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13})
-            assert r.structured_content == {"items": LOGS[10:13], "remaining": 0, "next_start": None}
-            assert kept  # what was kept and what comes back are whole items, never re-crushed
+            assert s["key"] and s["key"] in text and s["form"] == "crushed" and "\n" not in text
+            out = [x for x in json.loads(text) if "_omitted" not in x]
+            assert LOGS[17] in out and LOGS[230] in out and len(out) == s["kept"]
+            kept = [x["i"] for x in out]
+            assert [i for a, b in s["kept_ranges"] for i in range(a, b)] == kept
+
+            info = [x for x in LOGS if x["level"] == "INFO"]
+            got, offset = [], 0
+            while offset is not None:  # page through every INFO item, 100 tokens at a time
+                r = await c.call_tool("retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"}, "budget": 100,
+                                                           "offset": offset, "dropped_only": False})  # fmt: skip
+                page = r.structured_content
+                assert count_tokens([_text(r)])[0] == page["tokens"] <= 100
+                items = json.loads(_text(r))
+                assert [LOGS[p] for p in page["positions"]] == items and all(
+                    x["level"] == "INFO" for x in items
+                )
+                got += items
+                offset = page["next_offset"]
+            assert got == info
+            r = await c.call_tool(
+                "retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13, "dropped_only": False}
+            )
+            assert json.loads(_text(r)) == LOGS[10:13] and r.structured_content["next_offset"] is None
+            r = await c.call_tool("retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13, "dropped_only": False,
+                                                       "fields": ["i"]})  # fmt: skip
+            assert json.loads(_text(r)) == [{"i": 10}, {"i": 11}, {"i": 12}]
 
             for turn in ["The court ruled that the contract was void.", "The judge cited the statute.",
                          "Meanwhile the patient's fever rose after the dose.", "The doctor changed the drug."]:  # fmt: skip
@@ -122,26 +144,42 @@ def test_every_tool_over_stdio(tmp_path):
 
 
 BAD = [
-    ("select_context", {"texts": TEXTS, "question": "", "budget": 10}, "question must be a non-empty string"),
-    ("select_context", {"texts": TEXTS, "question": "q", "budget": -1}, "budget"),
-    ("select_context", {"texts": TEXTS, "question": "q", "budget": 10, "lam": 2}, "lam must be in"),
+    ("select_context", {"texts": TEXTS, "query": "", "budget": 10}, "query must be a non-empty string"),
+    ("select_context", {"texts": TEXTS, "query": "q", "budget": -1}, "budget"),
+    ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "lam": 2}, "lam must be in"),
     (
         "select_context",
-        {"texts": TEXTS, "question": "q", "budget": 10, "strategy": "best"},
+        {"texts": TEXTS, "query": "q", "budget": 10, "strategy": "best"},
         "strategy must be one of",
     ),
-    ("select_context", {"texts": TEXTS, "question": "q", "budget": 10, "granularity": "word"}, "granularity"),
-    ("select_context", {"texts": ["a", 3], "question": "q", "budget": 10}, "texts"),
+    ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "granularity": "word"}, "granularity"),
+    ("select_context", {"texts": ["a", 3], "query": "q", "budget": 10}, "texts"),
+    (
+        "select_context",
+        {"texts": TEXTS, "query": "q", "budget": 10, "strategy": "knapsack", "lam": 0.3},
+        "takes no lam",
+    ),
     ("dedup_texts", {"texts": TEXTS, "method": "exact"}, "method must be one of"),
     ("dedup_texts", {"texts": TEXTS, "threshold": 1.5}, "threshold"),
-    ("crush_json", {"json": "[1, 2,"}, "give max_tokens, max_items or both"),
-    ("crush_json", {"json": "[1, 2,", "max_tokens": 10}, "JSON"),
-    ("crush_json", {"json": json.dumps(LOGS), "max_tokens": 2}, "give max_tokens >="),
+    ("crush_json", {"json": "[1, 2,"}, "give budget (tokens), max_items or both"),
+    ("crush_json", {"json": "[1, 2,", "budget": 10}, "JSON"),
+    ("crush_json", {"json": json.dumps(LOGS), "budget": 2}, "give budget >="),
     ("retrieve_dropped", {"key": "0123456789abcdef"}, "unknown or expired"),
-    ("count_tokens", {"texts": ["a"], "counter": "bpe"}, "counter must be one of"),
+    ("count_tokens", {"texts": ["a"], "token_counter": "bpe"}, "token_counter must be one of"),
     ("hsca_ingest", {"session": "a/b", "text": "hello"}, "session must be"),
     ("hsca_ingest", {"session": "a", "text": "  "}, "text must be a non-empty string"),
-    ("hsca_context", {"session": "a", "last": 0}, "last must be"),
+    ("hsca_context", {"session": "a", "last": 0}, "last"),
+    # unknown arguments: named, with the closest known one, and the old names with their new one
+    ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "top_k": 5}, "has no argument 'top_k'"),
+    ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "budjet": 5}, "did you mean 'budget'?"),
+    (
+        "select_context",
+        {"texts": TEXTS, "question": "q", "budget": 10},
+        "'question': it is now called 'query'",
+    ),
+    ("crush_json", {"json": "[1]", "max_tokens": 10}, "'max_tokens': it is now called 'budget'"),
+    ("count_tokens", {"texts": ["a"], "counter": "estimate"}, "'counter': it is now called 'token_counter'"),
+    ("retrieve_dropped", {"key": "k", "max_tokens": 10}, "'max_tokens': it is now called 'budget'"),
 ]
 
 
@@ -184,7 +222,7 @@ def test_time_limit(tmp_path):
     async def go():
         async with _stdio(tmp_path, "--time-limit", "0.5") as c:
             many = [f"text number {i} about topic {i % 17}" for i in range(50)]
-            r = await c.call_tool("select_context", {"texts": many, "question": "topic 3", "budget": 100,
+            r = await c.call_tool("select_context", {"texts": many, "query": "topic 3", "budget": 100,
                                                      "embedder": "minilm"})  # fmt: skip
             assert r.is_error and "took longer than this server's limit of 0.5 s" in _text(r)
             r = await c.call_tool("count_tokens", {"texts": ["fine"]})
@@ -227,10 +265,10 @@ def test_http_several_clients_at_once_and_a_body_over_the_limit(http_server):
     async def one(k, out):
         async with Client(url) as c:
             r = await c.call_tool(
-                "select_context", {"texts": TEXTS, "question": f"parse JSON {k}", "budget": 40}
+                "select_context", {"texts": TEXTS, "query": f"parse JSON {k}", "budget": 40}
             )
             assert not r.is_error
-            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "max_tokens": 200 + k})
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "budget": 200 + k})
             out[k] = r.structured_content["kept"]
 
     async def go():
@@ -301,7 +339,7 @@ def test_store_is_a_folder_or_the_snapshot_file(tmp_path):
 
     t = Tools(tmp_path / "sessions.sqlite")
     t.hsca_ingest("bob", "The court ruled that the contract was void.")
-    t.crush_json(json.dumps(LOGS), max_tokens=100)
+    t.crush_json(json.dumps(LOGS), budget=100)
     t.close()
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".sqlite") == [
         "sessions.crush.sqlite", "sessions.sqlite"]  # fmt: skip
