@@ -55,6 +55,7 @@ def _text() -> None:
     texts += texts[:5]
     for method in ("jaccard", "sequence", "minhash"):
         dedup(texts, method=method)
+    dedup(texts, grouping="components")  # the union-find kernels (greedy is the default)
     E = rng.standard_normal((45, 16))
     dedup(embeddings=E, method="cosine")
     dedup(embeddings=E.astype(np.float32), method="cosine")

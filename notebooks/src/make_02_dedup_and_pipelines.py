@@ -46,9 +46,11 @@ print(len(texts), "paragraphs,", len(src), "planted near-copies; defaults:", DED
 
 md("""## Four ways to find near-duplicates
 
-Every method groups all pairs above its threshold into connected components and keeps the
-best-scoring member of each group (here: no scores, so the first). `jaccard`, `sequence` and
-`cosine` are exact; `minhash` is the approximate one (verified, so it never reports a false pair).""")
+Every method finds the pairs at or above its threshold; then the items are taken best first
+(here: no scores, so in input order) and each is kept unless it reaches the threshold against
+an item already kept (`grouping="greedy"`, the default; `grouping="components"` joins chains of
+pairs instead). `jaccard`, `sequence` and `cosine` are exact; `minhash` is the approximate one
+(verified, so it never reports a false pair).""")
 
 code("""results = {}
 for method in ["jaccard", "sequence", "cosine", "minhash"]:

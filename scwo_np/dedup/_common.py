@@ -103,6 +103,30 @@ def _greedy_kernel(order, cls, ptr, nbr, sim, keep_of, dup_of, dup_sim):
             dup_sim[i] = best_s
 
 
+@njit(**JIT)
+def _csr(n, a, b, s):
+    """Both directions of every edge ``(a[k], b[k], s[k])`` as CSR rows (a counting sort, O(n + m))."""
+    ptr = np.zeros(n + 1, np.int64)
+    for k in range(a.shape[0]):
+        ptr[a[k] + 1] += 1
+        ptr[b[k] + 1] += 1
+    for i in range(n):
+        ptr[i + 1] += ptr[i]
+    fill = ptr[:-1].copy()
+    nbr = np.empty(2 * a.shape[0], np.int64)
+    sim = np.empty(2 * a.shape[0])
+    for k in range(a.shape[0]):
+        x = a[k]
+        y = b[k]
+        nbr[fill[x]] = y
+        sim[fill[x]] = s[k]
+        fill[x] += 1
+        nbr[fill[y]] = x
+        sim[fill[y]] = s[k]
+        fill[y] += 1
+    return ptr, nbr, sim
+
+
 def _best_first(scores: NDArray[np.float64]) -> NDArray[np.int64]:
     """Indices by score, highest first, ties to the lowest index."""
     n = scores.shape[0]
@@ -123,19 +147,16 @@ def _greedy(
     best first and keeping each one unless an item already kept is its twin
     (same class) or shares an edge with its class.
     """
-    src = np.concatenate([a, b]).astype(np.int64)
-    dst = np.concatenate([b, a]).astype(np.int64)
-    w = np.concatenate([s, s]).astype(np.float64)
-    srt = np.argsort(src, kind="stable")
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    ptr, nbr, sim = _csr(
+        n, np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64),
+        np.ascontiguousarray(s, np.float64),
+    )  # fmt: skip
     keep_of = np.full(n, -1, np.int64)
     dup_of = np.full(n, -1, np.int64)
     dup_sim = np.zeros(n)
     _greedy_kernel(
-        _best_first(scores), np.ascontiguousarray(cls, np.int64), ptr,
-        np.ascontiguousarray(dst[srt]), np.ascontiguousarray(w[srt]), keep_of, dup_of, dup_sim,
-    )  # fmt: skip
+        _best_first(scores), np.ascontiguousarray(cls, np.int64), ptr, nbr, sim, keep_of, dup_of, dup_sim
+    )
     dropped = np.flatnonzero(dup_of >= 0)
     return Dedup(np.flatnonzero(dup_of < 0), dropped, dup_of[dropped], dup_sim[dropped])
 

@@ -121,7 +121,9 @@ def dedup(
         Similarity (see the module documentation).
     threshold : float in [0, 1], optional
         Items whose similarity is ``>= threshold`` are duplicates; defaults
-        to ``DEDUP_METHODS[method]``.
+        to ``DEDUP_METHODS[method]``.  At 0 the text methods (never
+        negative) drop everything but the best item at once; greedy cosine
+        at 0 finds every pair with a cosine ``>= 0`` (up to ``n^2 / 2``).
     scores : array_like of float, optional
         Relevance of each item: items are taken highest score first (ties,
         and no scores, in input order).

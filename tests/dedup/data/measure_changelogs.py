@@ -90,7 +90,9 @@ def main():
         for m in DEDUP_METHODS:
             for g in a.grouping:
                 x = measure(part, m, g, a.embedder)
-                print(f"{sp:9} {m:9} {g:11} {x['dropped']:7} {x['below']:5} {x['mixed']:5} {x['cross']:5} {x['largest']:7}")
+                print(
+                    f"{sp:9} {m:9} {g:11} {x['dropped']:7} {x['below']:5} {x['mixed']:5} {x['cross']:5} {x['largest']:7}"
+                )
 
 
 if __name__ == "__main__":
