@@ -132,7 +132,7 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
         return lambda item: field in item and bool(cond(item[field]))
     ops = [k for k in cond if isinstance(k, str) and k in OPERATORS] if isinstance(cond, Mapping) else []
     if not ops:  # a plain value
-        return lambda item: field in item and same(item[field], cond)
+        return _equals(field, cond)
     other = [k for k in cond if k not in OPERATORS]
     if other:
         raise ValueError(
@@ -142,7 +142,7 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
     tests: list[Callable[[Mapping], bool]] = []
     for op, v in cond.items():
         if op == "eq":
-            tests.append(lambda item, v=v: field in item and same(item[field], v))
+            tests.append(_equals(field, v))
         elif op == "exists":
             if not isinstance(v, bool):
                 raise TypeError(
@@ -158,7 +158,20 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
         else:
             b = _check_bound(op, field, v)
             tests.append(lambda item, op=op, b=b: field in item and compare(item[field], op, b))
-    return lambda item: all(t(item) for t in tests)
+    return tests[0] if len(tests) == 1 else lambda item: all(t(item) for t in tests)
+
+
+_MISSING = object()
+
+
+def _equals(field: str, want: object) -> Callable[[Mapping], bool]:
+    """``item[field]`` equals ``want`` (JSON equality); the common scalar cases without :func:`same`."""
+    kind = type(want)
+    if kind is str or kind is bool or want is None:  # JSON gives exactly these types
+        return lambda item: type(got := item.get(field, _MISSING)) is kind and got == want
+    if kind is int or kind is float:
+        return lambda item: type(got := item.get(field, _MISSING)) in (int, float) and got == want
+    return lambda item: field in item and same(item[field], want)
 
 
 def _matcher(where: object) -> Callable[[Any], bool]:
@@ -175,7 +188,10 @@ def _matcher(where: object) -> Callable[[Any], bool]:
         if not isinstance(field, str):
             raise TypeError(f"where's field names must be str; got {type(field).__name__} {field!r}.")
         tests.append(_condition(field, cond))
-    return lambda item: isinstance(item, Mapping) and all(t(item) for t in tests)
+    if len(tests) == 1:
+        (test,) = tests
+        return lambda item: (type(item) is dict or isinstance(item, Mapping)) and test(item)
+    return lambda item: (type(item) is dict or isinstance(item, Mapping)) and all(t(item) for t in tests)
 
 
 # ----------------------------------------------------------------------------------------
