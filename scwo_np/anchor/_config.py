@@ -88,10 +88,10 @@ class AnchorConfig:
     logs_back_weight: float = 0.8
     time_series_balance: float = 0.5
     recency_keywords: list[str] = field(
-        default_factory=lambda: ["latest", "recent", "last", "newest", "current"]
+        default_factory=lambda: ["latest", "recent", "recently", "last", "newest", "current", "lately", "now"]
     )
     historical_keywords: list[str] = field(
-        default_factory=lambda: ["first", "oldest", "earliest", "original", "initial"]
+        default_factory=lambda: ["first", "oldest", "earliest", "original", "initial", "beginning"]
     )
     range_keywords: list[str] = field(default_factory=lambda: ["all", "every", "complete", "full"])
     use_information_density: bool = True

@@ -33,6 +33,7 @@ from ._patterns import (
     split_slots,
     timeline_order,
 )
+from ._timeline import _take_tiers as take_tiers
 from ._timeline import choose_must, dropped_by_kind, timeline_crush, timeline_slots
 
 # ----------------------------------------------------------------------------------------
@@ -186,8 +187,11 @@ def crush(
     ar = np.arange(n)
     err = ar[sev > 0]
     qry = ar[qm > 0]
-    if qry.size > max(1, max_items // 2):  # the best matches; among equals, spread over the array
-        qry = np.sort(qry[np.lexsort((ar[qry], -qm[qry]))][: max(1, max_items // 2)])
+    lean = "latest" if "recency" in intents and "historical" not in intents else None
+    lean = "earliest" if "historical" in intents and "recency" not in intents else lean
+    if qry.size > max(1, max_items // 2):  # the best matches; among equals, the intent's end or a spread
+        tiers = [qry[qm[qry] == v] for v in np.unique(qm[qry])[::-1]]
+        qry = np.sort(np.asarray(take_tiers(tiers, max(1, max_items // 2), lean), dtype=np.int64))
     ano = ar[ano_mask]
     rare = ar[rare_mask]
     kinds = {
@@ -202,7 +206,6 @@ def crush(
         order = timeline_order(c)
         kept = timeline_crush(c, order, max_items, kept, taken, kinds, groups, w, intents)
     else:
-        lean = "latest" if "recency" in intents and "historical" not in intents else None
         kept += choose_must(kinds, max_items_left, ar, c, taken, groups, lean)
     # 2. Position anchors.
     rest = max_items - len(kept)

@@ -29,7 +29,7 @@ from ._config import CrushReport
 from ._crush import crush
 from ._inputs import Document, read_document
 from ._lossless import _encode_document, _encode_pieces, lossless_encode
-from ._marker import MARKER_KEY, omission_marker
+from ._marker import omission_marker
 from ._store import CrushStore
 
 __all__ = ["FitResult", "crush_json", "fit_tokens"]
