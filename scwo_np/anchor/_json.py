@@ -260,7 +260,7 @@ def crush_json(
     >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
     '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
     >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
-    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
+    '[{"id": 1},{"id": 3},{"_omitted":{"count":1,"of":3,"ranges":[[1,1]],"fields":{"id":{"count":1,"distinct":1,"min":2,"max":2}}}}]'
     >>> logs = [{"id": i, "level": "ERROR" if i == 70 else "INFO", "msg": f"GET /item/{7 * i} took {i % 13} ms"}
     ...         for i in range(100)]
     >>> out = crush_json(json.dumps(logs), max_tokens=300)  # the estimate: 4 characters a token
