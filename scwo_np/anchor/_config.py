@@ -187,7 +187,9 @@ class CrushReport:
     intents : tuple of str
         What the query asked for (``"recency"``, ``"historical"``, ``"range"``).
     anchor_slots : tuple of int
-        Anchor slots at the front, back and middle.
+        Anchor slots at the front, back and middle; for records in time order (patterns
+        ``logs`` and ``time_series``), the kept items in the oldest 30% of the timeline,
+        the newest 30%, and between.
     errors, anomalies, query_matches : int
         Items kept because they are errors, anomalies, or match the query.
     must_keep_dropped : int

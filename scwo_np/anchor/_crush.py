@@ -85,7 +85,10 @@ def crush(
         The user's request: its position intents shift the anchors, its terms
         keep matching items.
     pattern : {"search_results", "logs", "time_series", "generic"}, optional
-        Overrides the detected pattern.
+        Overrides the detected pattern.  Records in time order (``logs``, ``time_series``:
+        a timestamp, a date and a time field, a line number, or the position) keep the
+        newest record, their must-keep items chosen across the timeline, and a record in
+        every tenth of it (see :mod:`scwo_np.anchor._timeline`).
     config : AnchorConfig, optional
     learned : AnchorWeights, optional
         Learned position weights (``PositionLearner.weights(tool)``); used in
@@ -121,6 +124,11 @@ def crush(
     >>> idx = crush(items, 10)
     >>> len(idx) <= 10, 50 in idx, int(idx[0]), int(idx[-1])
     (True, True, 0, 99)
+    >>> log = [{"date": "2025-06-24", "time": f"14:{i // 60:02d}:{i % 60:02d}", "action": "install",
+    ...         "package": f"p{i}"} for i in range(600)]
+    >>> idx, rep = crush(log, 20, report=True)
+    >>> rep.pattern, int(idx[-1]), sorted(set((idx * 10 // 600).tolist())) == list(range(10))
+    ('logs', 599, True)
     """
     if config is not None and not isinstance(config, AnchorConfig):
         raise TypeError(
