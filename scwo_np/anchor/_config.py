@@ -194,8 +194,10 @@ class CrushReport:
         Items kept because they are errors, anomalies, or match the query.
     must_keep_dropped : int
         Must-keep items (distinct ones) that did not fit in ``max_items``: none of their copies is kept.
+    must_keep_counts : dict
+        The must-keep items (distinct ones) per kind, kept or not.
     must_keep_by_kind : dict
-        The same per kind: ``"query_matches"``, ``"errors"``, ``"anomalies"``, ``"rare"`` (each
+        The ones left out, per kind: ``"query_matches"``, ``"errors"``, ``"anomalies"``, ``"rare"`` (each
         item counted in the first kind it belongs to; kinds with none left out are absent).
     learned : bool
         Whether learned position weights were used.
@@ -236,3 +238,4 @@ class CrushReport:
     columns: Any = field(default=None, repr=False)  # the Columns built (None on passthrough)
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     must_keep_by_kind: dict = field(default_factory=dict)
+    must_keep_counts: dict = field(default_factory=dict)

@@ -171,11 +171,9 @@ def _render(
     """
     n = len(doc.items)
     idx, rep = crush(cols, max(k, 1), report=True, **kw)
-    if k < 1:  # nothing kept: the crush to one item only tells the must-keep kinds
+    if k < 1:  # nothing kept: the crush to one item only tells the must-keep items, all left out
         idx = np.empty(0, np.int64)
-        must = {name: v for name, v in ((
-            ("query_matches", rep.query_matches), ("errors", rep.errors), ("anomalies", rep.anomalies),
-            ("rare", rep.rare))) if v}  # fmt: skip
+        must = rep.must_keep_counts
     else:
         must = rep.must_keep_by_kind
     pieces = [doc.pieces[i] for i in idx.tolist()]
