@@ -1063,3 +1063,66 @@ def crush_page(items, pieces, kept, budget, count, **filters):
     k = len(texts)
     remaining = len(every) - min(offset, len(every)) - k
     return "[" + ",".join(texts) + "]", window[:k], (offset + k if remaining > 0 else None), remaining
+# anchor: records in time order (scwo_np/anchor/_timeline.py, _patterns.py, _keep.py)
+# --------------------------------------------------------------------------
+
+
+def timeline_order(keys):
+    """Positions in time order from per-item sortable keys (None: missing), as ``timeline_order`` defines it.
+
+    A missing key takes the previous known one (a leading gap the first known); already
+    rising keys keep the array order; when the first key is later than the last, the array
+    is read backwards (ties: the later position first); otherwise a stable sort.
+    """
+    n = len(keys)
+    known = [k for k in keys if k is not None]
+    if n < 2 or not known:
+        return list(range(n))
+    filled, last = [], known[0]
+    for k in keys:
+        last = k if k is not None else last
+        filled.append(last)
+    if all(filled[i] <= filled[i + 1] for i in range(n - 1)):
+        return list(range(n))
+    if filled[0] > filled[-1]:
+        return sorted(range(n), key=lambda i: (filled[i], -i))
+    return sorted(range(n), key=lambda i: (filled[i], i))
+
+
+def rare_groups(rows, share=0.01, max_distinct=20):
+    """Per item, its rarest rare categorical value as (field, value), or None (``rare_groups``'s rule).
+
+    ``rows`` is a list of dicts holding only str/bool values; returns the (field, value)
+    pairs instead of ``rare_groups``'s numbers.
+    """
+    n = len(rows)
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    out, best = [None] * n, [math.inf] * n
+    for f in fields:
+        held = [r[f] for r in rows if f in r]
+        counts = {}
+        for v in held:
+            key = (type(v), v)
+            counts[key] = counts.get(key, 0) + 1
+        if not 2 <= len(counts) <= max_distinct or len(held) < 0.5 * n:
+            continue
+        rare = {key for key, c in counts.items() if c < share * len(held)}
+        if not rare or len(rare) == len(counts):
+            continue
+        for i, r in enumerate(rows):
+            if f in r and (type(r[f]), r[f]) in rare and counts[(type(r[f]), r[f])] < best[i]:
+                best[i] = counts[(type(r[f]), r[f])]
+                out[i] = (f, r[f])
+    return out
+
+
+def water_fill(needs, room):
+    """One slot at a time to the kind furthest below its need relative to the others (first on ties)."""
+    give = [0] * len(needs)
+    for _ in range(max(room, 0)):
+        open_ = [k for k in range(len(needs)) if give[k] < needs[k]]
+        if not open_:
+            break
+        k = min(open_, key=lambda j: (give[j], j))
+        give[k] += 1
+    return give

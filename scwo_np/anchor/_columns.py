@@ -138,9 +138,26 @@ def _to_float(v: int | float) -> float:
         return math.nan
 
 
+_PLAIN = {str, int, float, bool, type(None)}
+
+
+def _check_names(items: list[Mapping], names: list) -> None:
+    """A TypeError naming the first item with a key that is not a string (JSON keys are strings)."""
+    if all(type(name) is str for name in names):
+        return
+    for k, it in enumerate(items):
+        for name in it:
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"items[{k}] has the key {name!r} ({type(name).__name__}); crush reads JSON objects, whose "
+                    "keys are strings: convert them, e.g. [{str(k): v for k, v in item.items()} for item in items]."
+                )
+
+
 def _columns(items: list[Mapping]) -> Columns:
     n = len(items)
     names, cols = _fields(items)
+    _check_names(items, names)
     F = len(names)
     codes = np.full((F, n), -1, dtype=np.int64)
     numeric = np.full((F, n), np.nan)
@@ -151,8 +168,13 @@ def _columns(items: list[Mapping]) -> Columns:
     dnums: list[NDArray[np.float64]] = []
     for f, name in enumerate(names):
         col = cols[f] if cols is not None else _column(items, name)
-        kinds = set(map(type, col)) - {object}
-        slow = bool(kinds & {dict, list}) or (bool in kinds and bool(kinds & {int, float}))
+        kinds = set(map(type, col))
+        if object in kinds:  # the missing marker is an object(); a value may be one too
+            kinds.discard(object)
+            if any(type(v) is object and v is not _MISSING for v in col):
+                kinds.add(object)
+        # hashable, type-aware keys for nested values, sets, unhashable objects, and true vs 1
+        slow = bool(kinds - _PLAIN) or (bool in kinds and bool(kinds & {int, float}))
         if slow:
             col = [_key(v) for v in col]  # hashable, type-aware keys (true vs 1, nested values)
         # Distinct values in first-seen order (missing first, as code -1), then one lookup per
@@ -285,16 +307,34 @@ def _row_ids(codes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.int64]:
 def _key(v: Any) -> Any:
     if v is _MISSING:
         return v
-    if isinstance(v, dict | list):
-        return ("json", json.dumps(v, sort_keys=True, default=str))
+    if isinstance(v, dict | list | tuple):
+        try:
+            return ("json", json.dumps(v, sort_keys=True, default=_plain))
+        except (TypeError, ValueError):  # keys of mixed types, circular references
+            return ("repr", repr(v))
+    if isinstance(v, set | frozenset):  # a set: its members' JSON, sorted (the order of a set is not data)
+        return ("set", json.dumps(sorted(json.dumps(x, sort_keys=True, default=_plain) for x in v)))
     if isinstance(v, float) and math.isnan(v):
         return ("nan",)
+    try:
+        hash(v)
+    except TypeError:  # an unhashable object: compared by its repr
+        return ("repr", repr(v))
     return (type(v).__name__, v)
+
+
+def _plain(v: Any) -> Any:
+    """JSON for what JSON has no spelling of: sets as sorted lists, anything else as its text."""
+    if isinstance(v, set | frozenset):
+        return sorted(v, key=repr)
+    return str(v)
 
 
 def _unkey(k: Any) -> Any:
     if k[0] == "json":
         return json.loads(k[1])
+    if k[0] == "set":
+        return [json.loads(x) for x in json.loads(k[1])]
     if k[0] == "nan":
         return math.nan
     return k[1]

@@ -88,10 +88,10 @@ class AnchorConfig:
     logs_back_weight: float = 0.8
     time_series_balance: float = 0.5
     recency_keywords: list[str] = field(
-        default_factory=lambda: ["latest", "recent", "last", "newest", "current"]
+        default_factory=lambda: ["latest", "recent", "recently", "last", "newest", "current", "lately", "now"]
     )
     historical_keywords: list[str] = field(
-        default_factory=lambda: ["first", "oldest", "earliest", "original", "initial"]
+        default_factory=lambda: ["first", "oldest", "earliest", "original", "initial", "beginning"]
     )
     range_keywords: list[str] = field(default_factory=lambda: ["all", "every", "complete", "full"])
     use_information_density: bool = True
@@ -187,13 +187,17 @@ class CrushReport:
     intents : tuple of str
         What the query asked for (``"recency"``, ``"historical"``, ``"range"``).
     anchor_slots : tuple of int
-        Anchor slots at the front, back and middle.
+        Anchor slots at the front, back and middle; for records in time order (patterns
+        ``logs`` and ``time_series``), the kept items in the oldest 30% of the timeline,
+        the newest 30%, and between.
     errors, anomalies, query_matches : int
         Items kept because they are errors, anomalies, or match the query.
     must_keep_dropped : int
         Must-keep items (distinct ones) that did not fit in ``max_items``: none of their copies is kept.
+    must_keep_counts : dict
+        The must-keep items (distinct ones) per kind, kept or not.
     must_keep_by_kind : dict
-        The same per kind: ``"query_matches"``, ``"errors"``, ``"anomalies"``, ``"rare"`` (each
+        The ones left out, per kind: ``"query_matches"``, ``"errors"``, ``"anomalies"``, ``"rare"`` (each
         item counted in the first kind it belongs to; kinds with none left out are absent).
     learned : bool
         Whether learned position weights were used.
@@ -234,3 +238,4 @@ class CrushReport:
     columns: Any = field(default=None, repr=False)  # the Columns built (None on passthrough)
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     must_keep_by_kind: dict = field(default_factory=dict)
+    must_keep_counts: dict = field(default_factory=dict)

@@ -33,6 +33,7 @@ from ._patterns import (
     split_slots,
     timeline_order,
 )
+from ._timeline import _take_tiers as take_tiers
 from ._timeline import choose_must, dropped_by_kind, timeline_crush, timeline_slots
 
 # ----------------------------------------------------------------------------------------
@@ -84,7 +85,10 @@ def crush(
         The user's request: its position intents shift the anchors, its terms
         keep matching items.
     pattern : {"search_results", "logs", "time_series", "generic"}, optional
-        Overrides the detected pattern.
+        Overrides the detected pattern.  Records in time order (``logs``, ``time_series``:
+        a timestamp, a date and a time field, a line number, or the position) keep the
+        newest record, their must-keep items chosen across the timeline, and a record in
+        every tenth of it (see :mod:`scwo_np.anchor._timeline`).
     config : AnchorConfig, optional
     learned : AnchorWeights, optional
         Learned position weights (``PositionLearner.weights(tool)``); used in
@@ -120,6 +124,11 @@ def crush(
     >>> idx = crush(items, 10)
     >>> len(idx) <= 10, 50 in idx, int(idx[0]), int(idx[-1])
     (True, True, 0, 99)
+    >>> log = [{"date": "2025-06-24", "time": f"14:{i // 60:02d}:{i % 60:02d}", "action": "install",
+    ...         "package": f"p{i}"} for i in range(600)]
+    >>> idx, rep = crush(log, 20, report=True)
+    >>> rep.pattern, int(idx[-1]), sorted(set((idx * 10 // 600).tolist())) == list(range(10))
+    ('logs', 599, True)
     """
     if config is not None and not isinstance(config, AnchorConfig):
         raise TypeError(
@@ -186,8 +195,11 @@ def crush(
     ar = np.arange(n)
     err = ar[sev > 0]
     qry = ar[qm > 0]
-    if qry.size > max(1, max_items // 2):  # the best matches; among equals, spread over the array
-        qry = np.sort(qry[np.lexsort((ar[qry], -qm[qry]))][: max(1, max_items // 2)])
+    lean = "latest" if "recency" in intents and "historical" not in intents else None
+    lean = "earliest" if "historical" in intents and "recency" not in intents else lean
+    if qry.size > max(1, max_items // 2):  # the best matches; among equals, the intent's end or a spread
+        tiers = [qry[qm[qry] == v] for v in np.unique(qm[qry])[::-1]]
+        qry = np.sort(np.asarray(take_tiers(tiers, max(1, max_items // 2), lean), dtype=np.int64))
     ano = ar[ano_mask]
     rare = ar[rare_mask]
     kinds = {
@@ -202,7 +214,6 @@ def crush(
         order = timeline_order(c)
         kept = timeline_crush(c, order, max_items, kept, taken, kinds, groups, w, intents)
     else:
-        lean = "latest" if "recency" in intents and "historical" not in intents else None
         kept += choose_must(kinds, max_items_left, ar, c, taken, groups, lean)
     # 2. Position anchors.
     rest = max_items - len(kept)
@@ -237,7 +248,7 @@ def crush(
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=sum(by_kind.values()), learned=use_learned, kept=idx,
-        must_keep_by_kind=by_kind,
+        must_keep_by_kind=by_kind, must_keep_counts=dropped_by_kind(kinds, np.empty(0, np.int64), c),
         rare=int(rare.size),
         protected=int(prot.size), columns=c,
     )  # fmt: skip

@@ -29,7 +29,7 @@ from ._config import CrushReport
 from ._crush import crush
 from ._inputs import Document, read_document
 from ._lossless import _encode_document, _encode_pieces, lossless_encode
-from ._marker import MARKER_KEY, omission_marker
+from ._marker import omission_marker
 from ._store import CrushStore, _crush_key, array_key
 
 __all__ = ["FitResult", "crush_json", "fit_tokens"]
@@ -172,11 +172,9 @@ def _render(
     """
     n = len(doc.items)
     idx, rep = crush(cols, max(k, 1), report=True, **kw)
-    if k < 1:  # nothing kept: the crush to one item only tells the must-keep kinds
+    if k < 1:  # nothing kept: the crush to one item only tells the must-keep items, all left out
         idx = np.empty(0, np.int64)
-        must = {name: v for name, v in ((
-            ("query_matches", rep.query_matches), ("errors", rep.errors), ("anomalies", rep.anomalies),
-            ("rare", rep.rare))) if v}  # fmt: skip
+        must = rep.must_keep_counts
     else:
         must = rep.must_keep_by_kind
     pieces = [doc.pieces[i] for i in idx.tolist()]
@@ -262,12 +260,12 @@ def crush_json(
     >>> crush_json('{"took": 7, "hits": [{"id": 1}, {"id": 2}, {"id": 3}]}', 2)
     '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
     >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
-    '[{"id": 1},{"id": 3},{"_omitted": {"count": 1, "of": 3, "ranges": [[1, 1]], "fields": {"id": {"count": 1, "distinct": 1, "min": 2, "max": 2}}}}]'
+    '[{"id": 1},{"id": 3},{"_omitted":{"count":1,"of":3,"ranges":[[1,1]],"fields":{"id":{"count":1,"distinct":1,"min":2,"max":2}}}}]'
     >>> logs = [{"id": i, "level": "ERROR" if i == 70 else "INFO", "msg": f"GET /item/{7 * i} took {i % 13} ms"}
     ...         for i in range(100)]
     >>> out = crush_json(json.dumps(logs), max_tokens=300)  # the estimate: 4 characters a token
     >>> -(-len(out) // 4) <= 300, '"ERROR"' in out, json.loads(out)[-1]["_omitted"]["count"]
-    (True, True, 82)
+    (True, True, 83)
     """
     if lossless:
         return lossless_encode(text, path=path)

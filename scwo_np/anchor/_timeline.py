@@ -5,7 +5,8 @@ records in time order (the ``logs`` and ``time_series`` patterns) keeps, in this
 
 1. the newest record (and the oldest when the query asks for the first ones);
 2. the errors, anomalies, query matches and rare kinds, within what is left after a
-   reserve for the spread: when they do not all fit, each kind gets an equal share
+   reserve for the spread: when they do not all fit, the query matches take up to half
+   of it first, then each kind gets an equal share of the rest
    (what one kind does not need goes to the others, then in the order query matches,
    errors, anomalies, rare kinds) and a kind's share is spread evenly over its items in
    time order, ending at its newest one (worst severity or most query terms first;
@@ -16,7 +17,7 @@ records in time order (the ``logs`` and ``time_series`` patterns) keeps, in this
 4. the newest few records (the oldest few when the query asks for the first ones);
 5. the rest at evenly spaced quantiles of a density over the timeline, half even and
    half the pattern's front/back weights (a query about the latest items makes it
-   heavier at the end, one about the first at the start).
+   heavier at the end, one about the first at the start, and 80% of it the weights').
 """
 
 from __future__ import annotations
@@ -146,7 +147,9 @@ def choose_must(
             tiers = [cands]
         lists.append(tiers)
     needs = [sum(t.size for t in tiers) for tiers in lists]
-    give = water_fill(needs, room)
+    first = min(needs[0], max(room // 2, min(room, 1)))  # what the user named: up to half the room first
+    give = water_fill([needs[0] - first, *needs[1:]], room - first)
+    give[0] += first
     out: list[int] = []
     for name, tiers, r in zip(MUST_KINDS, lists, give, strict=True):
         if r <= 0:
@@ -235,7 +238,8 @@ def timeline_crush(
     if rest > 0:
         x = (np.arange(n) + 0.5) / n
         wf, wb, wm = w
-        dens = 0.5 + 0.5 * (2 * wf * (1 - x) + 2 * wb * x + wm)
+        even = 0.2 if (recency or historical) else 0.5  # a query's intent leans harder
+        dens = even + (1 - even) * (2 * wf * (1 - x) + 2 * wb * x + wm)
         cdf = np.cumsum(dens)
         cdf /= cdf[-1]
         targets = np.minimum(np.searchsorted(cdf, (np.arange(rest) + 0.5) / rest), n - 1)

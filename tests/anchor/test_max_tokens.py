@@ -70,9 +70,13 @@ def test_the_ceiling_holds_kept_items_are_whole_and_drops_are_announced(items, m
     else:
         assert marker["count"] == len(items) - len(kept) and marker["of"] == len(items)
     errors = {i for i, it in enumerate(items) if it["level"] == "ERROR"}
-    if errors - set(seqs):  # an error was dropped: then nothing but errors was kept
-        assert set(seqs) <= errors
+    if marker is not None:  # the positions not listed are exactly the kept ones
+        listed = {p for a, b in marker["ranges"] for p in range(a, b + 1)}
+        assert sorted(set(range(len(items))) - listed) == seqs
+    if errors - set(seqs):  # an error was dropped: the marker says so, and the newest record is kept
         assert marker.get("must_keep_dropped", 0) >= 1
+        assert marker["must_keep_by_kind"].get("errors", 0) >= 1
+        assert not seqs or seqs[-1] == len(items) - 1  # whenever anything fits
 
 
 def _logs(n=2000):
@@ -84,16 +88,19 @@ def _logs(n=2000):
 
 
 @pytest.mark.parametrize("max_tokens", [60, 300, 2000, 10_000])
-def test_logs_keep_their_errors_first(max_tokens):
+def test_logs_keep_their_errors_across_the_timeline(max_tokens):
     items = _logs()
     out = crush_json(json.dumps(items), max_tokens=max_tokens)
     assert count_tokens([out])[0] <= max_tokens
     kept, marker = _parts(out)
     errors = [it for it in items if it["level"] == "ERROR"]
     kept_errors = [k for k in kept if k["level"] == "ERROR"]
-    assert kept_errors == errors[: len(kept_errors)] or len(kept_errors) == len(errors)
+    assert kept and kept[-1] == items[-1]  # the newest record
+    if kept_errors and len(kept_errors) < len(errors):  # not the first ones: the newest error, and spread
+        assert kept_errors[-1] == errors[-1] and kept_errors != errors[: len(kept_errors)]
     if len(kept_errors) < len(errors):
         assert marker["must_keep_dropped"] == len(errors) - len(kept_errors)
+        assert marker["must_keep_by_kind"] == {"errors": len(errors) - len(kept_errors)}
     # the budget is used: within 20% of the ceiling, or one more item (about 26 tokens) would not fit
     assert count_tokens([out])[0] >= min(0.8 * max_tokens, max_tokens - 30) or marker is None
 
