@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from ..dedup import DEDUP_METHODS
 from ..embed import EMBEDDERS
 from ._io import (
+    _embeddings,
     _field,
+    _is_number,
     _read_jsonl,
     _text_field,
     _texts,
@@ -38,7 +38,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
                 f"scwo: {_where(path)}:{missing}: no {args.embedding_field!r} field for --method cosine; "
                 f"give --embedder ({', '.join(EMBEDDERS)}) to embed the texts, or --embedding-field NAME"
             )
-        kw["embeddings"] = np.array([r[args.embedding_field] for r in records])
+        kw["embeddings"] = _embeddings(records, args.embedding_field)
     else:
         field = _text_field(records, args.text_field, "dedup")
         kw["texts"] = _texts(records, field)
@@ -48,6 +48,9 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
         kw["scores"] = [
             _field(r, [args.score_field], ln, path, 0.0) for ln, r in zip(lines, records, strict=True)
         ]
+        bad = next((ln for ln, x in zip(lines, kw["scores"], strict=True) if not _is_number(x)), None)
+        if bad is not None:
+            raise SystemExit(f"scwo: {_where(path)}:{bad}: {args.score_field!r} must be a number")
     if args.method == "sequence" and any(args.entities_field in r for r in records):
         kw["entities"] = [
             _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
