@@ -22,6 +22,8 @@ from ._io import (
 def _cmd_dedup(args: argparse.Namespace) -> int:
     from ..dedup import dedup
 
+    if args.no_cache and args.embedder is None:
+        raise SystemExit("scwo: --no-cache goes with --embedder")
     if args.embedder is not None and args.method != "cosine":
         raise SystemExit(
             f"scwo: --embedder goes with --method cosine (the {args.method} method compares texts)"
@@ -42,8 +44,17 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
     else:
         field = _text_field(records, args.text_field, "dedup")
         kw["texts"] = _texts(records, field)
-        if args.embedder is not None:
-            kw["embedder"] = args.embedder
+        if (
+            args.embedder is not None
+        ):  # minilm's vectors cached per user (the library's default) unless --no-cache
+            from ..embed import as_embedder
+
+            try:
+                kw["embedder"] = as_embedder(
+                    args.embedder, kw["texts"], cache=False if args.no_cache else None
+                )
+            except ImportError as exc:
+                raise SystemExit(f"scwo: {exc}") from None
     if any(args.score_field in r for r in records):
         kw["scores"] = [
             _field(r, [args.score_field], ln, path, 0.0) for ln, r in zip(lines, records, strict=True)
@@ -95,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=list(EMBEDDERS),
         help="for --method cosine: embed the texts with this model (lsa, or minilm with the embed extra) "
         "instead of reading --embedding-field",
+    )
+    dd.add_argument(
+        "--no-cache", action="store_true", help="with --embedder: do not use the user's embedding cache"
     )
     dd.add_argument("--embedding-field", default="embedding", help="for --method cosine without --embedder")
     dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")

@@ -173,6 +173,8 @@ def test_dedup_cosine_with_an_embedder(tmp_path, docs):
     want = dedup(docs, method="cosine", embedder="lsa")
     assert status == 0 and [json.loads(x)["id"] for x in out.splitlines()] == want.keep.tolist()
     assert "(cosine, lsa)" in err and len(want.dropped) >= 5
+    assert _run(["dedup", str(path), "--method", "cosine", "--embedder", "lsa", "--no-cache"])[1] == out
+    _one_line(["dedup", str(path), "--no-cache"], "--no-cache goes with --embedder")
     _one_line(["dedup", str(path), "--method", "cosine"],
               r"d.jsonl:1: no 'embedding' field for --method cosine; give --embedder \(lsa, minilm\)")  # fmt: skip
     _one_line(["dedup", str(path), "--embedder", "lsa"], "--embedder goes with --method cosine")
