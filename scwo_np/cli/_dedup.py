@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from ..dedup import DEDUP_METHODS
 from ..embed import EMBEDDERS
 from ._io import (
+    _embeddings,
     _field,
+    _is_number,
     _read_jsonl,
     _text_field,
     _texts,
@@ -22,6 +22,8 @@ from ._io import (
 def _cmd_dedup(args: argparse.Namespace) -> int:
     from ..dedup import dedup
 
+    if args.no_cache and args.embedder is None:
+        raise SystemExit("scwo: --no-cache goes with --embedder")
     if args.embedder is not None and args.method != "cosine":
         raise SystemExit(
             f"scwo: --embedder goes with --method cosine (the {args.method} method compares texts)"
@@ -38,16 +40,28 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
                 f"scwo: {_where(path)}:{missing}: no {args.embedding_field!r} field for --method cosine; "
                 f"give --embedder ({', '.join(EMBEDDERS)}) to embed the texts, or --embedding-field NAME"
             )
-        kw["embeddings"] = np.array([r[args.embedding_field] for r in records])
+        kw["embeddings"] = _embeddings(records, args.embedding_field)
     else:
         field = _text_field(records, args.text_field, "dedup")
         kw["texts"] = _texts(records, field)
-        if args.embedder is not None:
-            kw["embedder"] = args.embedder
+        if (
+            args.embedder is not None
+        ):  # minilm's vectors cached per user (the library's default) unless --no-cache
+            from ..embed import as_embedder
+
+            try:
+                kw["embedder"] = as_embedder(
+                    args.embedder, kw["texts"], cache=False if args.no_cache else None
+                )
+            except ImportError as exc:
+                raise SystemExit(f"scwo: {exc}") from None
     if any(args.score_field in r for r in records):
         kw["scores"] = [
             _field(r, [args.score_field], ln, path, 0.0) for ln, r in zip(lines, records, strict=True)
         ]
+        bad = next((ln for ln, x in zip(lines, kw["scores"], strict=True) if not _is_number(x)), None)
+        if bad is not None:
+            raise SystemExit(f"scwo: {_where(path)}:{bad}: {args.score_field!r} must be a number")
     if args.method == "sequence" and any(args.entities_field in r for r in records):
         kw["entities"] = [
             _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
@@ -92,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=list(EMBEDDERS),
         help="for --method cosine: embed the texts with this model (lsa, or minilm with the embed extra) "
         "instead of reading --embedding-field",
+    )
+    dd.add_argument(
+        "--no-cache", action="store_true", help="with --embedder: do not use the user's embedding cache"
     )
     dd.add_argument("--embedding-field", default="embedding", help="for --method cosine without --embedder")
     dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")

@@ -219,11 +219,44 @@ def _read_chunks(path: str, emb_field: str, tok_field: str):
     records = _read_jsonl(path, (emb_field, tok_field))
     if not records:
         return [], np.empty((0, 1)), np.empty(0, dtype=np.int64)
-    return (
-        records,
-        np.array([r[emb_field] for r in records], dtype=np.float64),
-        [r[tok_field] for r in records],
-    )
+    return records, _embeddings(records, emb_field), _token_counts(records, tok_field)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _embeddings(records: _Records, field: str) -> np.ndarray:
+    """Each record's ``field`` as one row; a record whose vector is not like the first is an error naming its line."""
+    where, dim = _where(records.path), None
+    for line, r in zip(records.lines, records, strict=True):
+        v = r[field]
+        if not isinstance(v, list) or not v or not all(_is_number(x) for x in v):
+            raise SystemExit(f"scwo: {where}:{line}: {field!r} must be a non-empty list of numbers")
+        if dim is None:
+            dim = len(v)
+        elif len(v) != dim:
+            raise SystemExit(
+                f"scwo: {where}:{line}: {field!r} has {len(v)} numbers where the first record's has {dim}"
+            )
+        if not all(np.isfinite(v)):
+            raise SystemExit(f"scwo: {where}:{line}: {field!r} holds NaN or infinity")
+        if not any(v):
+            raise SystemExit(
+                f"scwo: {where}:{line}: {field!r} is all zeros (cosine similarity is undefined); drop or re-embed it"
+            )
+    return np.array([r[field] for r in records], dtype=np.float64)
+
+
+def _token_counts(records: _Records, field: str) -> list[int]:
+    """Each record's ``field`` as a token count; one that is not a whole number >= 0 is an error naming its line."""
+    for line, r in zip(records.lines, records, strict=True):
+        t = r[field]
+        if not (_is_number(t) and t >= 0 and float(t).is_integer()):
+            raise SystemExit(
+                f"scwo: {_where(records.path)}:{line}: {field!r} must be a whole number >= 0; got {t!r}"
+            )
+    return [int(r[field]) for r in records]
 
 
 def _vector_option(text: str, option: str) -> np.ndarray:

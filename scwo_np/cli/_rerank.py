@@ -56,7 +56,9 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         sys.stderr.write(
             f"scwo rerank: {s['sets']:,} sets, {s['candidates']:,} candidates, kept {s['kept']:,}; tokens kept "
             f"{s['tokens_kept']:,} of {s['tokens_offered']:,} offered ({share:.1%}); {dt:.2f} s "
-            f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)\n"
+            f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)"
+            + ("; lam auto: chosen per set (0.7 or 0.9)" if args.lam == "auto" else f"; lam {args.lam:g}")
+            + "\n"
         )
     return 0
 

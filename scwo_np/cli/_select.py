@@ -31,12 +31,14 @@ from ..select import (
 from ..tokens import COUNTERS
 from ._io import (
     _count,
+    _embeddings,
     _lam,
     _out,
     _read_chunks,
     _read_jsonl,
     _text_field,
     _texts,
+    _token_counts,
     _vector_option,
     _write_jsonl,
 )
@@ -178,8 +180,8 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
             raise SystemExit(f"scwo: --tokens {args.tokens}: {exc}") from None
         costs, counter_name = counter.count(texts), counter.name
     else:
-        costs, counter_name = [r[args.tokens_field] for r in records], f"field {args.tokens_field!r}"
-    E = np.array([r[args.embedding_field] for r in records], dtype=np.float64) if has_emb else None
+        costs, counter_name = _token_counts(records, args.tokens_field), f"field {args.tokens_field!r}"
+    E = _embeddings(records, args.embedding_field) if has_emb else None
     # The library's embedding cache: --cache FILE caches any embedder there; by default minilm's
     # vectors go to the user's cache (user_embedding_cache), lsa's nowhere; --no-cache: none.
     cache = None

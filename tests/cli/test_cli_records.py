@@ -173,7 +173,29 @@ def test_dedup_cosine_with_an_embedder(tmp_path, docs):
     want = dedup(docs, method="cosine", embedder="lsa")
     assert status == 0 and [json.loads(x)["id"] for x in out.splitlines()] == want.keep.tolist()
     assert "(cosine, lsa)" in err and len(want.dropped) >= 5
+    assert _run(["dedup", str(path), "--method", "cosine", "--embedder", "lsa", "--no-cache"])[1] == out
+    _one_line(["dedup", str(path), "--no-cache"], "--no-cache goes with --embedder")
     _one_line(["dedup", str(path), "--method", "cosine"],
               r"d.jsonl:1: no 'embedding' field for --method cosine; give --embedder \(lsa, minilm\)")  # fmt: skip
     _one_line(["dedup", str(path), "--embedder", "lsa"], "--embedder goes with --method cosine")
     _one_line(["dedup", str(path), "--method", "cosine", "--embedder", "bert"], "invalid choice: 'bert'")
+
+
+@pytest.mark.parametrize(
+    "record, argv, message",
+    [('{"embedding": [0, 0], "tokens": 3}', ["select", "--query-index", "0", "--budget", "9"], "'embedding' is all zeros"),
+     ('{"embedding": [1, "x"], "tokens": 3}', ["select", "--query-index", "0", "--budget", "9"],
+      "'embedding' must be a non-empty list of numbers"),
+     ('{"embedding": [1, 0, 0], "tokens": 3}', ["select", "--query-index", "0", "--budget", "9"],
+      "'embedding' has 3 numbers where the first record's has 2"),
+     ('{"embedding": [1, 0], "tokens": -3}', ["select", "--query-index", "0", "--budget", "9"],
+      "'tokens' must be a whole number >= 0; got -3"),
+     ('{"embedding": [1, 0], "tokens": 2.5}', ["select", "--query-index", "0", "--budget", "9"],
+      "'tokens' must be a whole number >= 0; got 2.5"),
+     ('{"embedding": [0, 0], "text": "x"}', ["dedup", "--method", "cosine"], "'embedding' is all zeros"),
+     ('{"text": "a b c", "score": "high"}', ["dedup"], "'score' must be a number")],
+)  # fmt: skip
+def test_a_bad_record_is_named_by_its_line(tmp_path, record, argv, message):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"embedding": [1, 0], "tokens": 3, "text": "a b c", "score": 1}\n\n' + record + "\n")
+    _one_line([argv[0], str(path), *argv[1:]], f"^scwo {argv[0]}: .*r.jsonl:3: {re.escape(message)}")

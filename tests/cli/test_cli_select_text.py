@@ -67,11 +67,11 @@ def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
     out, err = _run([*argv, "--order", "original", "--annotate", "-q"], capsys)
     assert err == ""
     want = select_texts(texts, QUESTION, 700, token_counter="wordpiece", order="original")
-    assert [r["_scwo"]["index"] for r in out] == want.indices.tolist()
+    assert [r["_scwo"]["line"] - 1 for r in out] == want.indices.tolist()  # no blank lines
     assert [r["_scwo"]["tokens"] for r in out] == want.tokens.tolist()
     assert {r["_scwo"]["token_counter"] for r in out} == {"wordpiece:all-MiniLM-L6-v2"}
     assert sum(r["_scwo"]["tokens"] for r in out) <= 700
-    assert [r["_scwo"]["index"] for r in out] == sorted(r["_scwo"]["index"] for r in out)
+    assert [r["_scwo"]["line"] for r in out] == sorted(r["_scwo"]["line"] for r in out)
 
 
 @pytest.mark.integration
