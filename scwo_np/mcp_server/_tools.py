@@ -439,9 +439,11 @@ def _page(store: CrushStore, key: str, *, budget: int, token_counter: str, where
     if limit is not None:
         items, positions = items[:limit], positions[:limit]
     count = _counter(token_counter)
-    n = len(items)
-    while n and count(_compact(items[:n])) > budget:
-        n -= 1
+    lo, hi = 0, len(items) + 1  # the most items whose array fits, by bisection on the joined text
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if count(_compact(items[:mid])) <= budget else (lo, mid)
+    n = lo
     if n == 0 and items:
         raise ValueError(
             f"the first matching item alone takes more than budget={budget} tokens; raise budget "
