@@ -835,3 +835,200 @@ def auto_lam(rel, question=None):
     k = n // 10
     top = sorted(rel)[-k:]
     return 0.9 if (sum(top) / k - mean) / sd > 2.45 else 0.7
+
+
+# --------------------------------------------------------------------------
+# Crush store retrieval (CrushStore.retrieve / page): filter, rank, page, project
+# --------------------------------------------------------------------------
+
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def _json_equal(a, b):
+    """JSON equality: True/False equal only themselves; numbers by value; containers element by element."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        if sorted(a) != sorted(b):
+            return False
+        return all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        if len(a) != len(b):
+            return False
+        return all(_json_equal(a[k], b[k]) for k in range(len(a)))
+    if isinstance(a, dict | list | tuple) or isinstance(b, dict | list | tuple):
+        return False
+    return a == b
+
+
+def _value_text(v):
+    import json
+
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+def _is_num(v):
+    return isinstance(v, int | float) and type(v) is not bool
+
+
+def _holds(item, field, cond):
+    """Whether ``item`` (a dict) meets one field's condition."""
+    ops = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
+    if callable(cond):
+        return field in item and bool(cond(item[field]))
+    if isinstance(cond, dict) and any(k in ops for k in cond):
+        for op in cond:
+            want = cond[op]
+            if op == "exists":
+                if (field in item) != want:
+                    return False
+                continue
+            if field not in item:
+                return False
+            got = item[field]
+            if op == "eq":
+                ok = _json_equal(got, want)
+            elif op == "contains":
+                ok = want in _value_text(got)
+            elif isinstance(want, str):
+                ok = isinstance(got, str) and {"gt": got > want, "gte": got >= want, "lt": got < want,
+                                                "lte": got <= want}[op]  # fmt: skip
+            else:
+                ok = _is_num(got) and {"gt": got > want, "gte": got >= want, "lt": got < want,
+                                       "lte": got <= want}[op]  # fmt: skip
+            if not ok:
+                return False
+        return True
+    return field in item and _json_equal(item[field], cond)
+
+
+def _words_of(v, out):
+    import re
+
+    if isinstance(v, str):
+        out += re.findall(r"\w+", v.lower())
+    elif isinstance(v, dict):
+        for k in v:
+            out += re.findall(r"\w+", str(k).lower())
+            _words_of(v[k], out)
+    elif isinstance(v, list | tuple):
+        for x in v:
+            _words_of(x, out)
+    elif v is not None and type(v) is not bool:
+        out += re.findall(r"\w+", _value_text(v).lower())
+
+
+def _query_terms(query):
+    import re
+
+    from scwo_np.anchor._config import AnchorConfig
+    from scwo_np.anchor._keep import _STOP
+
+    c = AnchorConfig()
+    intent = {k.lower() for k in (*c.recency_keywords, *c.historical_keywords, *c.range_keywords)}
+    terms = []
+    for t in re.findall(r"\w+", query.lower()):
+        if len(t) > 1 and t not in _STOP and t not in intent and t not in terms:
+            terms.append(t)
+    return terms
+
+
+def bm25(docs, terms):
+    """BM25 of each word list (k1 1.2, b 0.75, Lucene's idf; a plural term also counts its singular)."""
+    n = len(docs)
+    scores = [0.0] * n
+    if n == 0:
+        return scores
+    avg = sum(len(d) for d in docs) / n or 1.0
+    for t in terms:
+        forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
+        tf = [sum(1 for w in d if w in forms) for d in docs]
+        df = sum(1 for x in tf if x > 0)
+        if df == 0:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for i in range(n):
+            if tf[i] > 0:
+                denom = tf[i] + BM25_K1 * (1.0 - BM25_B + BM25_B * len(docs[i]) / avg)
+                scores[i] += idf * (tf[i] * (BM25_K1 + 1.0)) / denom
+    return scores
+
+
+def crush_retrieve(items, kept, *, where=None, fields=None, start=None, stop=None, offset=0, limit=None,
+                   dropped_only=True, query=None):  # fmt: skip
+    """``CrushStore.retrieve(..., with_positions=True)`` written out: (projected items, positions)."""
+    n = len(items)
+    first, last, _ = slice(start, stop).indices(n)
+    out = []
+    for i in range(first, last):
+        if dropped_only and kept is not None and i in set(kept):
+            continue
+        if where is not None:
+            if callable(where):
+                if not where(items[i]):
+                    continue
+            elif not isinstance(items[i], dict) or not all(_holds(items[i], f, c) for f, c in where.items()):
+                continue
+        out.append(i)
+    if query is not None and query.strip():
+        terms = _query_terms(query)
+        if terms:
+            docs = []
+            for i in out:
+                words = []
+                _words_of(items[i], words)
+                docs.append(words)
+            scores = bm25(docs, terms)
+            out = [i for _, _, i in sorted((-scores[k], k, i) for k, i in enumerate(out))]
+    out = out[offset:] if limit is None else out[offset : offset + limit]
+    got = []
+    for i in out:
+        x = items[i]
+        if fields is not None and isinstance(x, dict):
+            x = {f: x[f] for f in dict.fromkeys(fields) if f in x}
+        got.append(x)
+    return got, out
+
+
+def compact_json(text):
+    """A JSON text without the whitespace outside its strings (character by character)."""
+    out, in_str, escaped = [], False, False
+    for ch in text:
+        if in_str:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+            out.append(ch)
+        elif ch not in " \t\n\r":
+            out.append(ch)
+    return "".join(out)
+
+
+def crush_page(items, pieces, kept, budget, count, **filters):
+    """``CrushStore.page`` written out: the items from ``offset`` on, one at a time, while the whole
+    text ``[a,b,...]`` counts at most ``budget``. Returns (text, positions, next_offset, remaining)."""
+    import json
+
+    offset, limit = filters.get("offset", 0), filters.get("limit")
+    _, every = crush_retrieve(items, kept, **{**filters, "offset": 0, "limit": None})
+    window = every[offset:] if limit is None else every[offset : offset + limit]
+    fields = filters.get("fields")
+    texts = []
+    for i in window:
+        if fields is not None and isinstance(items[i], dict):
+            proj = {f: items[i][f] for f in dict.fromkeys(fields) if f in items[i]}
+            t = json.dumps(proj, ensure_ascii=False, separators=(",", ":"))
+        else:
+            t = compact_json(pieces[i])
+        if count("[" + ",".join([*texts, t]) + "]") > budget:
+            break
+        texts.append(t)
+    k = len(texts)
+    remaining = len(every) - min(offset, len(every)) - k
+    return "[" + ",".join(texts) + "]", window[:k], (offset + k if remaining > 0 else None), remaining

@@ -259,6 +259,46 @@ def arrow_table_bad(v):
     return {"None": None, "str": "abc", "dict": {"query_id": ["q"]}, "list": [1, 2]}
 
 
+def where_bad(v):
+    return {
+        "int": 3,
+        "str": "status=ok",
+        "pairs": [("status", "ok")],
+        "unknown operator": {"ms": {"gte": 1, "between": [1, 2]}},
+        "contains int": {"status": {"contains": 3}},
+        "exists str": {"status": {"exists": "yes"}},
+        "NaN bound": {"ms": {"gt": math.nan}},
+        "list bound": {"ms": {"lt": [1]}},
+        "bool bound": {"ms": {"lte": True}},
+        "int field name": {3: "ok"},
+    }
+
+
+def fields_bad(v):
+    return {"str": "id", "empty": [], "int in list": ["id", 3], "int": 3, "dict": {"id": 1}, "bytes": [b"id"]}
+
+
+def kept_bad(v):
+    return {
+        "str": "0,1",
+        "bool": [True, False],
+        "float": [0.5],
+        "negative": [-1],
+        "past the end": [10**6],
+        "nested": [[0]],
+        "[None]": [None],
+        "dict": {0: 1},
+    }
+
+
+def flag_bad(v):
+    return {"int": 1, "str": "yes", "None": None}
+
+
+def index_bad(v):
+    return {"2.5": 2.5, "str": "3", "True": True, "NaN": math.nan}
+
+
 CATEGORIES = {
     "embeddings": embeddings_bad,
     "query": query_bad,
@@ -279,6 +319,11 @@ CATEGORIES = {
     "matches": matches_bad,
     "nonneg": nonneg_bad,
     "arrow_table": arrow_table_bad,
+    "where": where_bad,
+    "fields": fields_bad,
+    "kept": kept_bad,
+    "flag": flag_bad,
+    "index": index_bad,
     # Arguments where None means "the default" / "no limit":
     "unit_or_none": _without(unit_bad, "None"),
     "posint_or_none": _without(posint_bad, "None"),
@@ -339,6 +384,19 @@ def _store(timeout=30.0):
 
 def _batch(embeddings=E, queries=E[:2], costs=COSTS, budgets=6):
     return scwo_np.select_batch(embeddings, queries, costs, budgets, offsets=[0, 3, 6])
+
+
+def _crushed(method, **k):
+    """A CrushStore holding one crush of ITEMS (3 kept), and ``method`` called on its key."""
+    store = anchor.CrushStore(":memory:")
+    key = store.put([json.dumps(x) for x in ITEMS], kept=[0, 7, 14])
+    return getattr(store, method)(key, **k)
+
+
+_FILTERS = dict(where={"status": "ok", "ms": {"gte": 1}}, fields=["id", "ms"], start=0, stop=30, offset=1, limit=5,
+                dropped_only=True, query="error 3")  # fmt: skip
+_FILTER_CATS = dict(where="where", fields="fields", start="index", stop="index", offset="count", limit="count",
+                    dropped_only="flag", query="text_or_none")  # fmt: skip
 
 
 REGISTRY = {
@@ -603,8 +661,24 @@ REGISTRY = {
     ),
     "array_key": (
         lambda **k: anchor.array_key(**k),
-        dict(pieces=[json.dumps(t) for t in TEXTS]),
-        dict(pieces="texts"),
+        dict(pieces=[json.dumps(t) for t in TEXTS], kept=[1, 3]),
+        dict(pieces="texts", kept="kept"),
+    ),
+    "CrushStore.put": (
+        lambda **k: anchor.CrushStore(":memory:").put(**k),
+        dict(pieces=[json.dumps(t) for t in TEXTS], kept=[0, 2]),
+        dict(pieces="texts", kept="kept"),
+    ),
+    "CrushStore.retrieve": (
+        lambda **k: _crushed("retrieve", **k),
+        dict(_FILTERS, with_positions=True),
+        dict(_FILTER_CATS, with_positions="flag"),
+    ),
+    "CrushStore.retrieve_json": (lambda **k: _crushed("retrieve_json", **k), _FILTERS, _FILTER_CATS),
+    "CrushStore.page": (
+        lambda **k: _crushed("page", **k),
+        dict(_FILTERS, budget=200, token_counter="estimate"),
+        dict(_FILTER_CATS, budget="budget"),
     ),
     "lossless_encode": (
         lambda **k: anchor.lossless_encode(**k),
@@ -728,6 +802,7 @@ NOT_FUNCTIONS = {
     "Columns": "a result type of columns()",
     "CrushReport": "a result type",
     "Document": "a result type of read_document()",
+    "Page": "a result type of CrushStore.page",
     "omission_marker": "takes the Columns crush built; covered through crush_json(marker=True)",
     "is_marker": "a predicate that accepts any value",
     "PositionRetrievalPattern": "a result type of PositionLearner.pattern()",

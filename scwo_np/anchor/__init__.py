@@ -35,7 +35,9 @@ array, an object holding one, JSON Lines, concatenated values);
 ``max_items="auto"`` chooses the size from the data (:func:`auto_size`, on
 :func:`information_curve`); ``protect=`` keeps matching items first; the omission
 marker (:func:`omission_marker`)
-says what was dropped and :class:`CrushStore` gives it back; and
+says what was dropped and :class:`CrushStore` gives it back (only what the crush
+dropped, filtered by ``where`` with the :data:`OPERATORS`, ranked by a ``query``,
+in pages (:class:`Page`) within a token ceiling); and
 :func:`lossless_encode` drops nothing, writing the array in columnar form that
 :func:`lossless_decode` turns back into exactly the input.
 """
@@ -50,13 +52,15 @@ from ._learning import BUCKETS, PositionLearner, PositionRetrievalPattern, class
 from ._lossless import COLUMNAR_KEY, lossless_decode, lossless_encode
 from ._marker import MARKER_KEY, is_marker, omission_marker
 from ._patterns import anchor_budget, detect_pattern, query_intents
-from ._store import CrushStore, array_key
+from ._retrieval import OPERATORS
+from ._store import CrushStore, Page, array_key
 
 __all__ = [
     "BIASES",
     "BUCKETS",
     "COLUMNAR_KEY",
     "MARKER_KEY",
+    "OPERATORS",
     "PATTERNS",
     "AnchorConfig",
     "AnchorWeights",
@@ -64,6 +68,7 @@ __all__ = [
     "CrushReport",
     "CrushStore",
     "Document",
+    "Page",
     "PositionLearner",
     "PositionRetrievalPattern",
     "anchor_budget",

@@ -29,7 +29,7 @@ from ._crush import crush
 from ._inputs import Document, read_document
 from ._lossless import _encode_document, _encode_pieces, lossless_encode
 from ._marker import MARKER_KEY, omission_marker
-from ._store import CrushStore
+from ._store import CrushStore, _crush_key, array_key
 
 __all__ = ["FitResult", "crush_json", "fit_tokens"]
 
@@ -97,7 +97,7 @@ def fit_tokens(
             t = count(enc)
             if t <= max_tokens:
                 return FitResult(enc, t, everything, n, None, "lossless")
-    key = _store(store, doc)
+    key = array_key(doc.pieces) if store is not None else None  # stored with the kept positions at the end
     cap = n if max_items is None else min(n, max_items)
     costs = count_tokens(list(doc.pieces), counter) + 1  # each item and its separator
     frame = count(doc.render([]))
@@ -128,6 +128,7 @@ def fit_tokens(
             k = (lo + hi) // 2
     text, t, idx = attempt(max(lo, 0))
     if t <= max_tokens:
+        key = _store(store, doc, idx)  # the crush's key (the one in the marker), its kept positions recorded
         return FitResult(text, t, idx, n, key, "crushed")
     raise ValueError(  # not even an empty array and the short marker fit
         f"max_tokens={max_tokens} is too small for this document: the text around the array and "
@@ -147,14 +148,14 @@ def _lossless_may_fit(doc: Document, whole: int, max_tokens: int, count) -> bool
     return ratio * whole <= 1.25 * max_tokens
 
 
-def _store(store: CrushStore | str | os.PathLike | None, doc: Document) -> str | None:
-    """Store the whole array when a store is given; its key."""
+def _store(store: CrushStore | str | os.PathLike | None, doc: Document, kept=None) -> str | None:
+    """Store the whole array (and the positions kept) when a store is given; its key."""
     if store is None:
         return None
     if isinstance(store, CrushStore):
-        return store.put(doc.pieces)
+        return store.put(doc.pieces, kept=kept)
     with CrushStore(store) as s:
-        return s.put(doc.pieces)
+        return s.put(doc.pieces, kept=kept)
 
 
 def _render(
@@ -177,6 +178,7 @@ def _render(
     if idx.size == n:
         text = doc.render(pieces)
         return text, count(text), idx
+    key = _crush_key(key, idx) if key else None  # the key of this crush (what put(kept=idx) returns)
     full = omission_marker(cols, n, idx, key=key)
     short = {MARKER_KEY: {"count": n - int(idx.size), "of": n, **({"key": key} if key else {})}}
     text = ""
@@ -296,10 +298,10 @@ def _crush_document(
     if marker and idx.size < len(doc.items):
         key = None
         if isinstance(store, CrushStore):
-            key = store.put(doc.pieces)
+            key = store.put(doc.pieces, kept=idx)
         elif store is not None:
             with CrushStore(store) as s:
-                key = s.put(doc.pieces)
+                key = s.put(doc.pieces, kept=idx)
         m = omission_marker(rep.columns, len(doc.items), idx, key=key)
         pieces.append(json.dumps(m, ensure_ascii=False))
     return doc.render(pieces), rep

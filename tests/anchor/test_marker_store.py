@@ -69,31 +69,38 @@ def test_store_and_retrieve_by_range_and_by_field(tmp_path):
     path = tmp_path / "store.sqlite"
     out = json.loads(crush_json(json.dumps(items), 15, store=path))
     key = out[-1]["_omitted"]["key"]
+    kept = set(crush(items, 15).tolist())
+    dropped = [it for i, it in enumerate(items) if i not in kept]
     with CrushStore(path) as store:
-        assert key in store and len(store) == 1
-        assert store.retrieve(key) == items
-        assert store.retrieve(key, start=10, stop=13) == items[10:13]
-        assert store.retrieve(key, start=-2) == items[-2:]
-        errors = [it for it in items if it["level"] == "ERROR"]
-        assert errors and store.retrieve(key, where={"level": "ERROR"}) == errors
-        assert store.retrieve(key, where={"ms": lambda v: v > 100}) == [it for it in items if it["ms"] > 100]
-        assert store.retrieve(key, where=lambda it: "trace" in it) == items[::50]
-        assert json.loads(store.retrieve_json(key, start=0, stop=2)) == items[:2]
+        assert key in store and len(store) == 2  # the crush's key and its array's own
+        assert store.retrieve(key) == dropped  # what was dropped, never what was kept (issue 40)
+        assert store.retrieve(key, dropped_only=False) == items
+        assert store.retrieve(key, start=10, stop=13, dropped_only=False) == items[10:13]
+        assert store.retrieve(key, start=-2, dropped_only=False) == items[-2:]
+        errors = [it for it in dropped if it["level"] == "ERROR"]
+        assert store.retrieve(key, where={"level": "ERROR"}) == errors
+        assert store.retrieve(key, where={"ms": lambda v: v > 100}) == [
+            it for it in dropped if it["ms"] > 100
+        ]
+        assert store.retrieve(key, where=lambda it: "trace" in it) == [it for it in dropped if "trace" in it]
+        assert json.loads(store.retrieve_json(key, start=0, stop=2, dropped_only=False)) == items[:2]
         with pytest.raises(KeyError, match="never stored there, or evicted"):
             store.retrieve("0" * 16)
         with pytest.raises(TypeError, match="where must be"):
             store.retrieve(key, where=3)
 
 
-def test_retrieve_json_is_verbatim_and_the_key_is_the_content():
+def test_retrieve_json_is_verbatim_and_the_key_is_the_crush():
     store = CrushStore(":memory:")
     text = '[{"x": 1.50}, {"x": 2.0}, {"x": 3}, {"x": 4}]'
     out = json.loads(crush_json(text, 2, store=store, config=None))
     key = out[-1]["_omitted"]["key"]
-    assert key == array_key(['{"x": 1.50}', '{"x": 2.0}', '{"x": 3}', '{"x": 4}'])
-    assert store.retrieve_json(key, start=0, stop=2) == '[{"x": 1.50},{"x": 2.0}]'
-    crush_json(text, 2, store=store)  # the same array again: one entry
-    assert len(store) == 1
+    pieces = ['{"x": 1.50}', '{"x": 2.0}', '{"x": 3}', '{"x": 4}']
+    kept = crush(json.loads(text), 2)
+    assert key == array_key(pieces, kept=kept) != array_key(pieces)
+    assert store.retrieve_json(key, dropped_only=False, start=0, stop=2) == '[{"x": 1.50},{"x": 2.0}]'
+    crush_json(text, 2, store=store)  # the same crush again: the same entries
+    assert len(store) == 2
 
 
 def test_the_store_evicts_the_least_recently_used(tmp_path):

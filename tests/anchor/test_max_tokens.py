@@ -114,8 +114,12 @@ def test_a_store_keeps_what_was_dropped(tmp_path):
     with CrushStore(tmp_path / "s.sqlite") as store:
         out = crush_json(json.dumps(items), max_tokens=400, store=store)
         kept, marker = _parts(out)
-        back = store.retrieve(marker["key"])
-    assert [json.loads(p) for p in back] == items if isinstance(back[0], str) else back == items
+        back, at = store.retrieve(marker["key"], with_positions=True)
+        everything = store.retrieve(marker["key"], dropped_only=False)
+    assert everything == items
+    # what was dropped, each once, in order: the kept items are not given back (issue 40)
+    assert back == [items[i] for i in at] and len(at) == marker["count"] == len(items) - len(kept)
+    assert not {json.dumps(x) for x in back} & {json.dumps(x) for x in kept}
 
 
 def test_object_and_json_lines_forms():

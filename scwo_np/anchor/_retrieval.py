@@ -1,0 +1,323 @@
+"""What :class:`~scwo_np.anchor.CrushStore` does with a stored array: filter, rank, page, project.
+
+The order is fixed (``tests/naive.py`` restates it plainly and the property tests
+compare the two):
+
+1. **filter** -- the positions ``start:stop`` (a slice), then the dropped items only
+   (``dropped_only``: positions the crush did not keep), then ``where``;
+2. **rank** -- with ``query``, by BM25 relevance to it (ties keep array order);
+3. **page** -- ``offset`` and ``limit`` over that sequence (or, in
+   :meth:`CrushStore.page`, as many items as fit in ``budget`` tokens);
+4. **project** -- ``fields`` keeps only those fields of each item.
+
+``where`` maps a field to a condition: a plain value (equality; ``True`` never
+equals ``1``), a predicate ``value -> bool``, or a dict of operators, all of which
+must hold: ``eq`` (equality), ``contains`` (a substring of the value's text: a string
+itself, anything else its compact JSON), ``exists`` (``True``: the field is present,
+even if null; ``False``: absent), ``gt``, ``gte``, ``lt``, ``lte`` (a number against
+numbers, a string against strings, so ISO dates and times compare as dates; a value
+of another type does not match).  A dict with no operator names is a plain value
+(compare with an object literally through ``{"eq": {...}}``).  ``where`` may also be
+a predicate on the whole item.  An item that is not an object matches no field
+condition (a predicate on the whole item sees it).
+
+BM25 (Robertson's, with Lucene's positive idf; ``k1 = 1.2``, ``b = 0.75``) runs over
+the candidates' words: each item's keys and values (numbers as their JSON text),
+lowercased and split into ``\\w+`` words, and the query's terms, found as the crush's
+query matching finds them (:func:`~scwo_np.anchor._keep.query_matches`: common words
+and position intents left out, a plural also matching its singular).  Document
+frequencies are over the candidates themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..validation import check_int, check_text
+from ._config import AnchorConfig
+from ._keep import _STOP
+
+__all__ = ["OPERATORS", "check_filters", "filter_positions", "project", "rank", "query_terms"]
+
+#: The operators of a ``where`` condition.
+OPERATORS = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
+_K1, _B = 1.2, 0.75
+_WORD = re.compile(r"\w+")
+_cfg = AnchorConfig()
+_INTENT = {k.lower() for k in (*_cfg.recency_keywords, *_cfg.historical_keywords, *_cfg.range_keywords)}
+
+
+# ----------------------------------------------------------------------------------------
+# checking the arguments
+# ----------------------------------------------------------------------------------------
+
+
+def check_filters(
+    *,
+    where: object = None,
+    fields: object = None,
+    start: object = None,
+    stop: object = None,
+    offset: object = 0,
+    limit: object = None,
+    dropped_only: object = True,
+    query: object = None,
+) -> dict[str, Any]:
+    """The filter arguments checked (errors name the argument), as keyword arguments."""
+    for name, v in (("start", start), ("stop", stop)):
+        if v is not None:
+            check_int(v, name=name, low=-(2**62))
+    offset = check_int(offset, name="offset", low=0)
+    if limit is not None:
+        limit = check_int(limit, name="limit", low=0)
+    if not isinstance(dropped_only, bool):
+        raise TypeError(
+            f"dropped_only must be True (only the items the crush dropped) or False (every item); "
+            f"got {type(dropped_only).__name__} {dropped_only!r}."
+        )
+    if query is not None:
+        query = check_text(query, name="query")
+        if not query.strip():
+            query = None
+    return dict(
+        where=_matcher(where) if where is not None else None,
+        fields=_check_fields(fields),
+        start=start,
+        stop=stop,
+        offset=offset,
+        limit=limit,
+        dropped_only=dropped_only,
+        query=query,
+    )
+
+
+def _check_fields(fields: object) -> tuple[str, ...] | None:
+    if fields is None:
+        return None
+    if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
+        raise TypeError(
+            f'fields must be a list of field names, like ["date", "action"]; got {type(fields).__name__} '
+            f"{fields!r}."
+        )
+    if not fields:
+        raise ValueError("fields must name at least one field (pass None for whole items); got [].")
+    for f in fields:
+        if not isinstance(f, str):
+            raise TypeError(f"fields must hold field names (str); got {type(f).__name__} {f!r}.")
+    return tuple(dict.fromkeys(fields))
+
+
+def _check_bound(op: str, field: str, v: object) -> object:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(
+            f"where[{field!r}][{op!r}] must be a number or a string (an ISO date or time); "
+            f"got {type(v).__name__} {v!r}."
+        )
+    if math.isnan(float(v)):
+        raise ValueError(f"where[{field!r}][{op!r}] is NaN; give a number or a string to compare with.")
+    return v
+
+
+def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
+    """One field's test on an item (a mapping)."""
+    if callable(cond):
+        return lambda item: field in item and bool(cond(item[field]))
+    ops = [k for k in cond if isinstance(k, str) and k in OPERATORS] if isinstance(cond, Mapping) else []
+    if not ops:  # a plain value
+        return lambda item: field in item and same(item[field], cond)
+    other = [k for k in cond if k not in OPERATORS]
+    if other:
+        raise ValueError(
+            f"where[{field!r}] has unknown operator(s) {other}; the operators are {', '.join(OPERATORS)} "
+            f'(to compare with an object literally, write {{"eq": {{...}}}}).'
+        )
+    tests: list[Callable[[Mapping], bool]] = []
+    for op, v in cond.items():
+        if op == "eq":
+            tests.append(lambda item, v=v: field in item and same(item[field], v))
+        elif op == "exists":
+            if not isinstance(v, bool):
+                raise TypeError(
+                    f"where[{field!r}]['exists'] must be True or False; got {type(v).__name__} {v!r}."
+                )
+            tests.append(lambda item, v=v: (field in item) is v)
+        elif op == "contains":
+            if not isinstance(v, str):
+                raise TypeError(
+                    f"where[{field!r}]['contains'] must be a str (a substring to find); got {type(v).__name__} {v!r}."
+                )
+            tests.append(lambda item, v=v: field in item and v in value_text(item[field]))
+        else:
+            b = _check_bound(op, field, v)
+            tests.append(lambda item, op=op, b=b: field in item and compare(item[field], op, b))
+    return lambda item: all(t(item) for t in tests)
+
+
+def _matcher(where: object) -> Callable[[Any], bool]:
+    """``where`` as a predicate on an item (checked once, before any item is read)."""
+    if callable(where) and not isinstance(where, Mapping):
+        return lambda item: bool(where(item))
+    if not isinstance(where, Mapping):
+        raise TypeError(
+            f'where must be a mapping field -> condition (like {{"level": "ERROR"}}) or a predicate on an item; '
+            f"got {type(where).__name__}."
+        )
+    tests = []
+    for field, cond in where.items():
+        if not isinstance(field, str):
+            raise TypeError(f"where's field names must be str; got {type(field).__name__} {field!r}.")
+        tests.append(_condition(field, cond))
+    return lambda item: isinstance(item, Mapping) and all(t(item) for t in tests)
+
+
+# ----------------------------------------------------------------------------------------
+# values
+# ----------------------------------------------------------------------------------------
+
+
+def same(a: object, b: object) -> bool:
+    """JSON equality: numbers by value, ``True``/``False`` only equal to themselves, containers deeply."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping | list | tuple) or isinstance(b, Mapping | list | tuple):
+        return False
+    return bool(a == b)
+
+
+def value_text(v: object) -> str:
+    """A value's text for ``contains``: a string itself, anything else its compact JSON."""
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def compare(v: object, op: str, b: object) -> bool:
+    """``v op b`` for numbers against a number, strings against a string; anything else is no match."""
+    if isinstance(b, str):
+        if not isinstance(v, str):
+            return False
+    elif not _is_number(v):
+        return False
+    if op == "gt":
+        return v > b
+    if op == "gte":
+        return v >= b
+    if op == "lt":
+        return v < b
+    return v <= b
+
+
+def project(item: object, fields: tuple[str, ...] | None) -> object:
+    """``item`` with only ``fields`` (in that order; absent ones left out); a non-object unchanged."""
+    if fields is None or not isinstance(item, Mapping):
+        return item
+    return {f: item[f] for f in fields if f in item}
+
+
+# ----------------------------------------------------------------------------------------
+# filter, rank
+# ----------------------------------------------------------------------------------------
+
+
+def filter_positions(
+    items: Sequence[Any],
+    kept: Sequence[int] | None,
+    *,
+    where: Callable[[Any], bool] | None,
+    start: int | None,
+    stop: int | None,
+    dropped_only: bool,
+) -> list[int]:
+    """Positions ``start:stop``, not kept (with ``dropped_only``), matching ``where``, ascending."""
+    positions = range(len(items))[slice(start, stop)]
+    if dropped_only and kept is not None and len(kept):
+        skip = set(kept)
+        positions = [i for i in positions if i not in skip]
+    if where is None:
+        return list(positions)
+    return [i for i in positions if where(items[i])]
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's distinct terms, as the crush's query matching takes them."""
+    return [
+        t
+        for t in dict.fromkeys(_WORD.findall(query.lower()))
+        if len(t) > 1 and t not in _STOP and t not in _INTENT
+    ]
+
+
+def _words(v: object, out: list[str]) -> None:
+    if isinstance(v, str):
+        out.extend(_WORD.findall(v.lower()))
+    elif isinstance(v, Mapping):
+        for k, x in v.items():
+            out.extend(_WORD.findall(str(k).lower()))
+            _words(x, out)
+    elif isinstance(v, list | tuple):
+        for x in v:
+            _words(x, out)
+    elif v is not None and not isinstance(v, bool):
+        out.extend(_WORD.findall(value_text(v).lower()))
+
+
+def item_words(item: object) -> list[str]:
+    """An item's words for ranking: its keys and values, lowercased, ``\\w+`` split."""
+    out: list[str] = []
+    _words(item, out)
+    return out
+
+
+def _forms(t: str) -> tuple[str, ...]:
+    # A plural term also matches its singular ("errors" finds "error"), as in query_matches.
+    return (t, t[:-1]) if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else (t,)
+
+
+def bm25_scores(docs: Sequence[Sequence[str]], terms: Sequence[str]) -> list[float]:
+    """BM25 of each word list against the terms (df over ``docs``; k1 1.2, b 0.75)."""
+    n = len(docs)
+    if not n or not terms:
+        return [0.0] * n
+    counts = [Counter(d) for d in docs]
+    lens = [len(d) for d in docs]
+    avg = sum(lens) / n or 1.0
+    scores = [0.0] * n
+    for t in terms:
+        forms = _forms(t)
+        tf = [sum(c[f] for f in forms) for c in counts]
+        df = sum(1 for x in tf if x)
+        if not df:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for i, x in enumerate(tf):
+            if x:
+                scores[i] += idf * (x * (_K1 + 1.0)) / (x + _K1 * (1.0 - _B + _B * lens[i] / avg))
+    return scores
+
+
+def rank(items: Sequence[Any], positions: list[int], query: str | None) -> list[int]:
+    """``positions`` by BM25 relevance of their items to ``query``, best first; ties keep array order."""
+    if query is None or len(positions) < 2:
+        return positions
+    terms = query_terms(query)
+    if not terms:
+        return positions
+    scores = bm25_scores([item_words(items[i]) for i in positions], terms)
+    order = sorted(range(len(positions)), key=lambda k: -scores[k])  # stable: ties in array order
+    return [positions[k] for k in order]
