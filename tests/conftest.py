@@ -9,6 +9,16 @@ from hypothesis.extra import numpy as hnp
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# MiniLM's vectors go to the user's embedding cache by default: the tests (and the servers and
+# commands they start, which inherit the environment) use a fresh file of their own, not the
+# user's, so a test run neither reads stale vectors nor fills the user's cache.
+if "SCWO_NP_EMBEDDING_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["SCWO_NP_EMBEDDING_CACHE"] = os.path.join(
+        tempfile.mkdtemp(prefix="scwo-tests-"), "embeddings.sqlite"
+    )
+
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )

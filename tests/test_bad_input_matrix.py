@@ -731,7 +731,11 @@ REGISTRY = {
         ),
     ),
     "SnapshotStore": (_store, {}, dict(timeout="nonneg")),
-    "EmbeddingCache": (lambda **k: embed.EmbeddingCache(":memory:", **k), {}, dict(timeout="nonneg")),
+    "EmbeddingCache": (
+        lambda **k: embed.EmbeddingCache(":memory:", **k),
+        dict(max_bytes=2**20),
+        dict(timeout="nonneg", max_bytes="posint_or_none"),
+    ),
     "LSAEmbedder": (
         lambda **k: embed.LSAEmbedder(**k),
         dict(corpus=TEXTS, dim=4, seed=0),
@@ -744,8 +748,8 @@ REGISTRY = {
     ),
     "select_texts": (
         lambda **k: scwo_np.select_texts(**k),
-        dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7),
-        dict(texts="texts", query="text", budget="budget", lam="unit"),
+        dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7, separator="\n\n"),
+        dict(texts="texts", query="text", budget="budget", lam="unit", separator="text"),
     ),
     "select_texts (sentences)": (
         lambda **k: scwo_np.select_texts(TEXTS, "court ruling", 20, granularity="sentence", **k),
@@ -839,6 +843,10 @@ NOT_FUNCTIONS = {
     "TextSelection": "a result type of select_texts",
     "TokenCounter": "the base class of the counters (a subclass's counts are checked: tests/test_tokens.py)",
     "EstimateCounter": "takes no arguments; count() is estimate_tokens, registered above",
+    "CachedEmbedder": "wraps an embedder as as_embedder does; a cache that is not an EmbeddingCache is a "
+    "TypeError (tests/embed/test_user_cache.py)",
+    "embedding_cache_path": "takes no arguments (reads SCWO_NP_EMBEDDING_CACHE)",
+    "user_embedding_cache": "takes no arguments (bad SCWO_NP_EMBEDDING_CACHE_MB: tests/embed/test_user_cache.py)",
 }
 # Names exported under a registry key that differs from the export name.
 ALIASES = {"dedup": "dedup text"}

@@ -120,7 +120,7 @@ def _text_embedder(args, texts, has_emb):
 
 def _cmd_select_text(args: argparse.Namespace) -> int:
     """``scwo select FILE --query TEXT``: embed (cached), count, select, write the chosen records."""
-    from ..embed import EmbeddingCache
+    from ..embed import EmbeddingCache, user_embedding_cache
     from ..select import select_texts
     from ..tokens import as_token_counter
 
@@ -150,25 +150,28 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     else:
         costs, counter_name = [r[args.tokens_field] for r in records], f"field {args.tokens_field!r}"
     E = np.array([r[args.embedding_field] for r in records], dtype=np.float64) if has_emb else None
+    # The library's embedding cache: --cache FILE caches any embedder there; by default minilm's
+    # vectors go to the user's cache (user_embedding_cache), lsa's nowhere; --no-cache: none.
     cache = None
-    if records and not args.no_cache:
-        from .._config import _user_cache_root
-
-        where = args.cache or (
-            os.path.join(_user_cache_root(), "embeddings.sqlite") if _user_cache_root() else None
-        )
-        if where:
-            if not args.cache:  # the user cache folder is ours to make; a --cache folder is the user's
-                os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
-            cache = EmbeddingCache(where)
+    if records and args.cache and not args.no_cache:
+        cache = EmbeddingCache(args.cache)
     try:
         emb = _text_embedder(args, texts, has_emb) if records else None
-        if emb is not None and cache is not None and not args.quiet and sys.stderr.isatty():
-            cache.embed(emb, texts if E is None else [], progress=True)  # fill the cache with a bar
+        store = cache
+        if (
+            store is None
+            and emb is not None
+            and not args.no_cache
+            and getattr(emb, "cache_by_default", False)
+        ):
+            store = user_embedding_cache()
+        if emb is not None and store is not None and not args.quiet and sys.stderr.isatty():
+            store.embed(emb, texts if E is None else [], progress=True)  # fill the cache with a bar
         sentences = args.granularity == "sentence"
         sel = select_texts(
             texts, args.query, args.budget, embedder=emb, costs=None if sentences else costs, embeddings=E,
-            lam=args.lam, method=args.method, order=args.order, cache=cache, granularity=args.granularity,
+            lam=args.lam, method=args.method, order=args.order, granularity=args.granularity,
+            cache=False if args.no_cache else cache,
             **({"elision": args.elision, "token_counter": args.tokens or "estimate"} if sentences else {}),
         )  # fmt: skip
     except ImportError as exc:
@@ -414,14 +417,8 @@ def _bench_quality(args: argparse.Namespace) -> int:
             f"scwo bench: --budgets takes integers like 200,400,800; got {args.budgets!r}"
         ) from None
     split = None if args.split == "both" else (args.split or "held_out")
-    cache = None
-    if not args.no_cache:
-        from .._config import _user_cache_root
-
-        root = _user_cache_root()
-        cache = args.cache or (os.path.join(root, "embeddings.sqlite") if root else None)
-        if cache and not args.cache:
-            os.makedirs(os.path.dirname(cache), exist_ok=True)
+    # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
+    cache = False if args.no_cache else (args.cache or None)
     rows = quality_at_budget(
         sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
         progress=sys.stderr.isatty(),

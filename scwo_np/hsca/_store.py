@@ -39,6 +39,49 @@ from ._types import ContextSnapshot, WeightedChunk
 
 __all__ = ["SessionState", "SnapshotStore", "support_strength"]
 
+_FIX = "set it to a float in [0, 1], as HSCAEngine computes it"
+
+
+def _check_weights(s: ContextSnapshot, where: str) -> None:
+    """The snapshot's numbers are numbers: a ``TypeError``/``ValueError`` naming the field and the fix.
+
+    (``to_dict`` rounds them, and ``round("high", 4)`` says only "doesn't define __round__".)
+    """
+    for attr, meaning in (("macro_weight", "the beat's structural density"),):
+        _weight(getattr(s, attr), f"{where}.{attr}", meaning)
+    if not isinstance(s.domain_summary, dict):
+        raise TypeError(
+            f"{where}.domain_summary must be a dict of domain tag -> weight; got {type(s.domain_summary).__name__}."
+        )
+    for k, v in s.domain_summary.items():
+        if not isinstance(k, str):
+            raise TypeError(f"{where}.domain_summary keys must be domain tags (str); got {k!r}.")
+        try:
+            check_finite_float(v, name=f"{where}.domain_summary[{k!r}]")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{exc} Set it to the domain's weight, a float.") from None
+    if not isinstance(s.chunks, list):
+        raise TypeError(f"{where}.chunks must be a list of WeightedChunk; got {type(s.chunks).__name__}.")
+    for k, c in enumerate(s.chunks):
+        if not isinstance(c, WeightedChunk):
+            raise TypeError(f"{where}.chunks[{k}] must be a WeightedChunk; got {type(c).__name__}.")
+        for attr, meaning in (
+            ("layer1_score", "layer 1's relational weight"),
+            ("coherence_score", "coherence"),
+        ):
+            _weight(getattr(c, attr), f"{where}.chunks[{k}].{attr}", meaning)
+
+
+def _weight(value: object, name: str, meaning: str) -> None:
+    try:
+        check_unit_interval(value, name=name, meaning=meaning)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a number in [0, 1] ({meaning}); got {type(value).__name__} {value!r:.40}: {_FIX}."
+        ) from None
+    except ValueError as exc:
+        raise ValueError(f"{str(exc).rstrip('.')}: {_FIX}.") from None
+
 
 @dataclass
 class SessionState:
@@ -227,6 +270,7 @@ class SnapshotStore:
         for i, s in enumerate(snapshots):
             if not isinstance(s, ContextSnapshot):
                 raise TypeError(f"snapshots[{i}] must be a ContextSnapshot; got {type(s).__name__}.")
+            _check_weights(s, f"snapshots[{i}]")
             try:  # every field as from_dict checks it (a NaN time would reach SQLite as NULL)
                 ContextSnapshot.from_dict(s.to_dict())
             except ValueError as exc:

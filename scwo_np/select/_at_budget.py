@@ -89,13 +89,9 @@ def _measure(context: str, answer: list[list[set]]) -> tuple[float, float, float
 def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> list[dict]:
     qs = load_questions(name)
     keep = [i for i, s in enumerate(qs.split) if split in (None, s)]
-    emb = as_embedder(emb_arg, [*qs.paragraphs, *qs.questions])
-    if cache is not None:
-        P = cache.embed(emb, qs.paragraphs)
-        Q = cache.embed(emb, [qs.questions[i] for i in keep])
-    else:
-        P = embed_texts(emb, qs.paragraphs)
-        Q = embed_texts(emb, [qs.questions[i] for i in keep])
+    emb = as_embedder(emb_arg, [*qs.paragraphs, *qs.questions], cache=cache)  # behind the cache, if any
+    P = embed_texts(emb, qs.paragraphs)
+    Q = embed_texts(emb, [qs.questions[i] for i in keep])
     costs = count_tokens(qs.paragraphs, counter)
     sums: dict[tuple[str, str, int], list[float]] = {}
     for qv, i in zip(Q, keep, strict=True):
@@ -154,7 +150,7 @@ def quality_at_budget(
     budgets: Sequence[int] = (200, 400, 800),
     methods: Mapping[str, Mapping[str, Any]] | Iterable[str] | None = None,
     split: str | None = "held_out",
-    cache: EmbeddingCache | str | os.PathLike | None = None,
+    cache: EmbeddingCache | str | os.PathLike | bool | None = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """How much of the known answer each method puts into the context, per set, split, method and budget.
@@ -174,9 +170,11 @@ def quality_at_budget(
         Names of :data:`QUALITY_METHODS` (all by default), or name -> keyword arguments.
     split : {"held_out", "tune", None}
         Which questions to ask (``None``: both, reported apart).
-    cache : EmbeddingCache or path, optional
+    cache : None, False, EmbeddingCache or path
         Read vectors from it and store new ones there (MiniLM embeds about 30,000
-        sentences for all the sets: minutes the first time, nothing after).
+        sentences for all the sets: minutes the first time, nothing after).  None: the
+        user's embedding cache for ``"minilm"`` (as :func:`~scwo_np.embed.as_embedder`);
+        False: no cache.
     progress : bool
         Show a progress bar (tqdm, on stderr) over the questions.
 

@@ -15,10 +15,11 @@ same pick order (a test proves it), then laid out by ``order``:
   next two the places just inside them, and so on inwards.
 
 The embedder defaults to :class:`~scwo_np.embed.LSAEmbedder` fitted on the texts
-and the query (needs only scikit-learn); pass :class:`~scwo_np.embed.MiniLMEmbedder`
-or any callable ``texts -> (n, d)`` for better vectors, and an
-:class:`~scwo_np.embed.EmbeddingCache` (or a path to one) so that nothing is
-embedded twice.  Token counts come from ``token_counter`` (default: the
+and the query (needs only scikit-learn); pass ``"minilm"``
+(:class:`~scwo_np.embed.MiniLMEmbedder`) or any callable ``texts -> (n, d)`` for better
+vectors.  MiniLM's vectors are kept in the user's embedding cache by default, so nothing is
+embedded twice (``cache=False`` opts out; an :class:`~scwo_np.embed.EmbeddingCache` or a path
+caches any embedder).  Token counts come from ``token_counter`` (default: the
 estimate, see :mod:`scwo_np.tokens`), and the budget is in its tokens.
 """
 
@@ -35,10 +36,13 @@ from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
+    MAX_COST,
     check_budget,
+    check_costs,
     check_embeddings,
     check_lam,
     check_query,
+    check_text,
     check_texts,
     check_unit_interval,
 )
@@ -93,6 +97,15 @@ class TextSelection:
         ``"chunk"`` or ``"sentence"``.
     lam : float
         The trade-off the selection used: the one given, or the one ``lam="auto"`` chose.
+    context : str
+        What to put into the prompt: ``texts`` joined by ``separator``, in this order.  Its
+        tokens, separators (and, with sentences, elision marks) included, are never more than
+        ``budget`` by ``token_counter``.
+    separator : str
+        What joins the texts in ``context`` (``"\\n\\n"`` by default).
+    context_tokens : int
+        Tokens of ``context`` by ``token_counter`` (with ``costs`` given: their sum plus the
+        separators' tokens).
 
     Examples
     --------
@@ -100,6 +113,10 @@ class TextSelection:
     >>> sel = select_texts(texts, "parse JSON", budget=14)
     >>> sel.indices, sel.total_tokens <= 14, sel.token_counter
     (array([1, 0]), True, 'estimate')
+    >>> sel.context
+    'The json module parses JSON.\\n\\nJSON is a data format.'
+    >>> sel.context_tokens <= sel.budget
+    True
     """
 
     indices: NDArray[np.int64]
@@ -115,10 +132,13 @@ class TextSelection:
     spans: tuple = ()
     granularity: str = "chunk"
     lam: float = float("nan")
+    context: str = ""
+    separator: str = "\n\n"
+    context_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
-        """Tokens of all the selected texts (never more than ``budget``)."""
+        """Tokens of the selected texts, each counted alone (``context_tokens`` counts the joined context)."""
         return int(self.tokens.sum())
 
     def __len__(self) -> int:
@@ -173,18 +193,33 @@ def arrange(picks: ArrayLike, relevance: ArrayLike, order: str = "pick") -> NDAr
     return np.array(out, dtype=np.int64)
 
 
-def _nothing(budget: int, counter_name: str, embedder, order: str, granularity: str) -> TextSelection:
+def _nothing(
+    budget: int, counter_name: str, embedder, order: str, granularity: str, separator: str
+) -> TextSelection:
     """The selection from no texts."""
     e = np.empty(0, dtype=np.int64)
     name = "none" if embedder is None else embedder if isinstance(embedder, str) else embedder_name(embedder)
     return TextSelection(
-        e, [], e, np.empty(0), e, np.empty(0), budget, counter_name, name, order, (), granularity
-    )
+        e, [], e, np.empty(0), e, np.empty(0), budget, counter_name, name, order, (), granularity,
+        separator=separator,
+    )  # fmt: skip
 
 
-def _embedder_for(embedder, texts: list[str], query) -> Callable:
+def _embedder_for(embedder, texts: list[str], query, cache) -> Callable:
     corpus = texts + [query] if isinstance(query, str) else texts
-    return as_embedder("lsa" if embedder is None else embedder, corpus)
+    return as_embedder("lsa" if embedder is None else embedder, corpus, cache=cache)
+
+
+def _open_cache(cache):
+    """``(store, own)``: an EmbeddingCache for a path (closed by the caller), else ``cache`` itself."""
+    if isinstance(cache, str | os.PathLike):
+        return EmbeddingCache(cache), True
+    if cache is not None and not isinstance(cache, EmbeddingCache | bool):
+        raise TypeError(
+            "cache must be None (the user's embedding cache, for embedders cached by default), False (no "
+            f"cache), an EmbeddingCache or the path of its file; got {type(cache).__name__}."
+        )
+    return cache, False
 
 
 def select_texts(
@@ -197,14 +232,22 @@ def select_texts(
     lam: float | str = 0.7,
     method: str = "auto",
     order: str = "pick",
-    cache: EmbeddingCache | str | os.PathLike | None = None,
+    cache: EmbeddingCache | str | os.PathLike | bool | None = None,
     embeddings: ArrayLike | None = None,
     costs: ArrayLike | None = None,
     granularity: str = "chunk",
     sentence_weight: float = 0.5,
     elision: str | None = None,
+    separator: str = "\n\n",
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
+
+    The budget holds for what the model reads: ``TextSelection.context``, the selected texts
+    joined by ``separator``, separators (and, with sentences, elision marks) included.  MMR runs
+    with each text costing its tokens plus the separator's and a budget one separator larger
+    (exact for a counter whose counts add up: ``n`` texts and ``n - 1`` separators); the joined
+    context is then counted again, and should a counter whose counts do not add up (BPE merging
+    across a join) put it over, the last-picked text is dropped until it fits.
 
     Parameters
     ----------
@@ -227,8 +270,12 @@ def select_texts(
         As in :func:`~scwo_np.mmr_select`.
     order : {"pick", "original", "edges"}
         Layout of the result (see the module docs).
-    cache : EmbeddingCache or path, optional
-        Read vectors from it and store new ones there.
+    cache : None, False, EmbeddingCache or path
+        Where vectors are cached.  None (the default): the user's embedding cache for an
+        embedder cached by default (``"minilm"``: a second call on the same texts embeds
+        nothing, in this process or the next; see :func:`~scwo_np.embed.user_embedding_cache`),
+        no cache for ``"lsa"`` and your own callables; False: no cache; an
+        :class:`~scwo_np.embed.EmbeddingCache` or a path to one: that cache, for any embedder.
     embeddings : array_like, shape (n, d), optional
         The texts' vectors, when you already have them (then no text is embedded).
     costs : array_like of int, optional
@@ -244,10 +291,14 @@ def select_texts(
     elision : str, optional
         With sentences: the marker put between two kept sentences that were not adjacent
         (``"…"``); it counts against the budget.  Default: a space.
+    separator : str, default "\\n\\n"
+        What joins the selected texts in ``TextSelection.context``; its tokens count against the
+        budget (``""``: the texts' own tokens only, as :func:`~scwo_np.mmr_select` counts them).
 
     Returns
     -------
     TextSelection
+        The picks, and ``context``: them joined, within ``budget``.
 
     Examples
     --------
@@ -265,10 +316,12 @@ def select_texts(
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     ORDERS.lookup(order)
+    separator = check_text(separator, name="separator")
     if GRANULARITIES.lookup(granularity) is GRANULARITIES["sentence"]:
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
             order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,
+            separator=separator,
         )  # fmt: skip
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
@@ -277,40 +330,50 @@ def select_texts(
         )
     counter = as_token_counter(token_counter)
     counter_name = counter.name if costs is None or token_counter is not None else "given"
-    if costs is None:
-        costs = count_tokens(texts, counter)
+    recount = costs is None  # given costs are the user's counts: the context is their sum + separators
+    costs = count_tokens(texts, counter) if costs is None else check_costs(costs, len(texts))
+    budget = check_budget(budget)
     if not texts:
-        budget = check_budget(budget)
         check_lam(lam, auto=True)
         METHODS.lookup(method)
-        return _nothing(budget, counter_name, embedder, order, "chunk")
-    emb = _embedder_for(embedder, texts, query) if embeddings is None or isinstance(query, str) else None
-    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+        return _nothing(budget, counter_name, embedder, order, "chunk", separator)
+    store, own = _open_cache(cache)
     try:
-        if embeddings is None:
-            E = store.embed(emb, texts) if store is not None else embed_texts(emb, texts)
+        if embeddings is None or isinstance(query, str):
+            emb = _embedder_for(embedder, texts, query, store)
         else:
-            E = check_embeddings(embeddings)
-        if isinstance(query, str):
-            q = (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
-        else:
-            q = query
+            emb = None
+        E = embed_texts(emb, texts) if embeddings is None else check_embeddings(embeddings)
+        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
     finally:
-        if store is not None and store is not cache:
+        if own:
             store.close()
     if check_lam(lam, auto=True) == "auto":  # from the retrieved set and, given as text, the question
         E = check_embeddings(E)
         q = check_query(q, E.shape[1])
         lam = _rule(_cosine(E, q, np.arange(len(texts))), query if isinstance(query, str) else None)
-    idx, gains = mmr_select(E, q, costs, budget, lam=lam, method=method, return_gains=True)
+    # n texts and n - 1 separators within the budget: each text costs one separator more, and the
+    # budget is one separator larger (exact for a counter whose counts add up).
+    sep = int(count_tokens([separator], counter)[0]) if separator else 0
+    idx, gains = mmr_select(
+        E, q, np.minimum(costs + sep, MAX_COST), budget + sep, lam=lam, method=method, return_gains=True
+    )
     rel = _cosine(E, q, idx)
-    pos = arrange(idx, rel, order)
+    while True:  # the joined context, counted again: never over the budget
+        pos = arrange(idx, rel, order)
+        context = separator.join(texts[i] for i in idx[pos].tolist())
+        if recount:
+            used = int(count_tokens([context], counter)[0]) if context else 0
+        else:
+            used = int(costs[idx].sum()) + sep * max(len(idx) - 1, 0)
+        if used <= budget or not idx.size:
+            break
+        idx, gains, rel = idx[:-1], gains[:-1], rel[:-1]  # drop the last pick
     idx, gains, rel = idx[pos], gains[pos], rel[pos]
-    cost = np.asarray(costs, dtype=np.int64)[idx]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
-        idx, [texts[i] for i in idx], cost, gains, pos, rel, int(budget), counter_name, name, order,
-        tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam),
+        idx, [texts[i] for i in idx], costs[idx], gains, pos, rel, budget, counter_name, name, order,
+        tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam), context, separator, used,
     )  # fmt: skip
 
 
@@ -336,6 +399,7 @@ def _select_sentences(
     costs,
     weight,
     elision,
+    separator,
 ) -> TextSelection:
     """``select_texts`` over the texts' sentences (see :mod:`scwo_np.select._units`)."""
     weight = check_unit_interval(
@@ -360,20 +424,16 @@ def _select_sentences(
     METHODS.lookup(method)
     counter = as_token_counter(token_counter)
     if not texts:
-        return _nothing(budget, counter.name, embedder, order, "sentence")
+        return _nothing(budget, counter.name, embedder, order, "sentence", separator)
     units = Units(texts)
-    emb = _embedder_for(embedder, texts, query)
-    store = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
+    store, own = _open_cache(cache)
     wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.sentences))
     try:  # one call for every distinct text, then the query
-        V = store.embed(emb, wanted) if store is not None else embed_texts(emb, wanted)
-        q = (
-            (store.embed(emb, [query]) if store is not None else embed_texts(emb, [query]))[0]
-            if isinstance(query, str)
-            else query
-        )
+        emb = _embedder_for(embedder, texts, query, store)
+        V = embed_texts(emb, wanted)
+        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
     finally:
-        if store is not None and store is not cache:
+        if own:
             store.close()
     row = {t: k for k, t in enumerate(wanted)}
     E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
@@ -392,29 +452,31 @@ def _select_sentences(
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)
     rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
-    separator = f" {elision} " if elision else " "
-    extra = int(count_tokens([separator], counter)[0])
-    unit_costs = count_tokens(units.texts, counter) + extra
+    joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
+    # Every unit but the first is preceded by a join: an elision mark inside its text or the
+    # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.
+    extra = int(count_tokens([joint, separator], counter).max())
+    unit_costs = np.minimum(count_tokens(units.texts, counter) + extra, MAX_COST)
     if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
         lam = _rule(text_rel, query if isinstance(query, str) else None)
-    picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget, lam=lam, method=method)
-    while True:  # the joined texts, counted again: never over the budget
-        parts = assemble(texts, units, picks, separator)
-        tokens = {
-            i: int(c)
-            for i, c in zip(parts, count_tokens([t for t, _ in parts.values()], counter), strict=True)
-        }
-        if sum(tokens.values()) <= budget or not picks.size:
+    picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget + extra, lam=lam, method=method)
+    while True:  # the joined context, counted again: never over the budget
+        parts = assemble(texts, units, picks, joint)
+        first = {}  # each text's first pick: its place in pick order and its gain
+        for k, u in enumerate(picks.tolist()):
+            first.setdefault(int(units.text_of[u]), (k, float(gains[k])))
+        idx = np.asarray(sorted(first, key=lambda i: first[i][0]), dtype=np.int64)
+        pos = arrange(idx, text_rel[idx], order)
+        idx = idx[pos]
+        context = separator.join(parts[i][0] for i in idx.tolist())
+        used = int(count_tokens([context], counter)[0]) if context else 0
+        if used <= budget or not picks.size:
             break
         picks, gains = picks[:-1], gains[:-1]
-    first = {}  # each text's first pick: its place in pick order and its gain
-    for k, u in enumerate(picks.tolist()):
-        first.setdefault(int(units.text_of[u]), (k, float(gains[k])))
-    idx = np.asarray(sorted(first, key=lambda i: first[i][0]), dtype=np.int64)
-    pos = arrange(idx, text_rel[idx], order)
-    idx = idx[pos]
+    tokens = count_tokens([parts[i][0] for i in idx.tolist()], counter)
     return TextSelection(
-        idx, [parts[i][0] for i in idx.tolist()], np.asarray([tokens[i] for i in idx.tolist()], dtype=np.int64),
+        idx, [parts[i][0] for i in idx.tolist()], tokens,
         np.asarray([first[i][1] for i in idx.tolist()]), pos, text_rel[idx], budget, counter.name,
         embedder_name(emb), order, tuple(tuple(parts[i][1]) for i in idx.tolist()), "sentence", float(lam),
+        context, separator, used,
     )  # fmt: skip

@@ -100,3 +100,41 @@ def test_save_checks_what_it_is_given(tmp_path):
     with pytest.raises(ValueError, match=r"snapshots\[0\]: .*'created_at' must be finite"):
         store.save("s1", [snap])
     assert store.load("s1") == []  # nothing half-saved
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        (
+            dict(macro_weight="high"),
+            TypeError,
+            r"snapshots\[0\]\.macro_weight must be a number in \[0, 1\].*got str",
+        ),
+        (
+            dict(macro_weight=None),
+            TypeError,
+            r"snapshots\[0\]\.macro_weight .*got NoneType.*set it to a float",
+        ),
+        (dict(macro_weight=1 + 2j), TypeError, r"snapshots\[0\]\.macro_weight .*got complex"),
+        (dict(macro_weight=math.nan), ValueError, r"snapshots\[0\]\.macro_weight must be in \[0, 1\]"),
+        (dict(domain_summary={"legal": "x"}), TypeError, r"domain_summary\['legal'\] must be a number"),
+        (dict(domain_summary=[("legal", 1.0)]), TypeError, r"domain_summary must be a dict"),
+        (dict(chunks="c1"), TypeError, r"snapshots\[0\]\.chunks must be a list of WeightedChunk"),
+    ],
+)
+def test_save_names_a_weight_that_is_not_a_number(tmp_path, change, error, match):
+    """Issue 40 part 8: a weight that is not a number gave "type str doesn't define __round__ method"."""
+    import dataclasses
+
+    store = SnapshotStore(tmp_path / "s.sqlite")
+    eng = HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    snap = eng.take_snapshot()
+    with pytest.raises(error, match=match):
+        store.save("s1", [dataclasses.replace(snap, **change)])
+    bad_chunk = dataclasses.replace(snap.chunks[0], layer1_score="high")
+    with pytest.raises(TypeError, match=r"snapshots\[0\]\.chunks\[0\]\.layer1_score must be a number"):
+        store.save("s1", [dataclasses.replace(snap, chunks=[bad_chunk])])
+    assert store.load("s1") == []  # nothing half-saved
+    store.save("s1", [snap])
+    assert len(store.load("s1")) == 1

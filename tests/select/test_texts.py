@@ -29,7 +29,7 @@ def test_identical_to_mmr_select_on_the_same_vectors_and_costs(sample, pool):
     E, q, c = sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand]
     for lam in (0.3, 0.7, 1.0):
         for method in ("exact", "lazy", "auto"):
-            sel = select_texts(texts, q, 900, embeddings=E, costs=c, lam=lam, method=method)
+            sel = select_texts(texts, q, 900, embeddings=E, costs=c, lam=lam, method=method, separator="")
             idx, gains = mmr_select(E, q, c, 900, lam=lam, method=method, return_gains=True)
             np.testing.assert_array_equal(sel.indices, idx)
             np.testing.assert_array_equal(sel.gains, gains)

@@ -1,0 +1,164 @@
+"""TextSelection.context: the picks joined by the separator, within the budget by the selection's counter.
+
+What the model reads is the joined context, so the budget holds for it, separators and elision
+marks included, for both granularities and for counters whose counts do not add up.  Real text:
+paragraphs of the Python documentation (the bundled sample) and its questions.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.tokens import as_token_counter, count_tokens
+
+SEPARATORS = ["\n\n", "", " ", "\n---\n", "\n\n\n\n", "\n\n## source\n\n"]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+def words(text):
+    return len(text.split())
+
+
+def squares(text):
+    """Superadditive: the joined text costs more than its parts (a join can only add tokens)."""
+    return len(text) ** 2 // 2000
+
+
+def lines(text):
+    """Subadditive and counting the separator's newlines: a counter unlike the estimate."""
+    return text.count("\n") + (len(text) + 9) // 10
+
+
+COUNTERS = {"estimate": None, "words": words, "squares": squares, "lines": lines}
+
+
+def problems(sample):
+    n = len(sample.texts)
+    return st.fixed_dictionaries(
+        {
+            "picks": st.lists(st.integers(0, n - 1), min_size=0, max_size=25, unique=True),
+            "query": st.integers(0, len(sample.queries) - 1),
+            "budget": st.integers(0, 900) | st.sampled_from([0, 1, 2, 3, 10**9]),
+            "separator": st.sampled_from(SEPARATORS),
+            "order": st.sampled_from(["pick", "original", "edges"]),
+            "lam": st.sampled_from([0.0, 0.5, 0.7, 1.0, "auto"]),
+        }
+    )
+
+
+def _check(sel, budget, counter, separator):
+    assert sel.context == separator.join(sel.texts)
+    assert sel.separator == separator
+    n = int(count_tokens([sel.context], counter)[0]) if sel.context else 0
+    assert sel.context_tokens == n <= budget
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+def test_the_joined_context_is_within_the_budget(sample, counter, granularity):
+    @settings(max_examples=25, deadline=None)
+    @given(p=problems(sample))
+    def run(p):
+        texts = [sample.texts[i] for i in p["picks"]]
+        tc = COUNTERS[counter]
+        sel = select_texts(texts, sample.queries[p["query"]], p["budget"], token_counter=tc, lam=p["lam"],
+                           order=p["order"], separator=p["separator"], granularity=granularity,
+                           elision="[…]" if granularity == "sentence" else None)  # fmt: skip
+        _check(sel, p["budget"], tc, p["separator"])
+        if granularity == "chunk":
+            np.testing.assert_array_equal(sel.tokens, count_tokens(sel.texts, tc))
+
+    run()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("counter", ["tiktoken", "wordpiece"])
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+def test_the_joined_context_is_within_the_budget_by_real_tokenizers(sample, counter, granularity):
+    """BPE merges across a join ("\\n" at a text's end + "\\n\\n"): the context is counted whole."""
+    if counter == "tiktoken":
+        pytest.importorskip("tiktoken")
+    tc = as_token_counter(counter)
+
+    @settings(max_examples=20, deadline=None)
+    @given(p=problems(sample), trailing=st.booleans())
+    def run(p, trailing):
+        texts = [sample.texts[i] + ("\n" if trailing else "") for i in p["picks"]]
+        sel = select_texts(texts, sample.queries[p["query"]], p["budget"], token_counter=tc, lam=p["lam"],
+                           order=p["order"], separator=p["separator"], granularity=granularity)  # fmt: skip
+        _check(sel, p["budget"], tc, p["separator"])
+
+    run()
+
+
+def test_a_superadditive_counter_drops_the_last_pick_until_the_context_fits(sample):
+    """The picks are the longest prefix of MMR's pick order (separator-inclusive costs) that fits."""
+    texts = list(sample.texts[:40])
+    E, q = sample.embeddings[:40], sample.query_embeddings[0]
+    s = squares("\n\n")
+    want = mmr_select(E, q, count_tokens(texts, squares) + s, 300 + s).tolist()
+    sel = select_texts(texts, q, 300, embedder=lambda ts: E[[texts.index(t) for t in ts]], embeddings=E,
+                       token_counter=squares)  # fmt: skip
+    k = len(sel.indices)
+    assert sel.indices.tolist() == want[:k] and k < len(want)  # the recount dropped picks
+    assert sel.context_tokens == squares(sel.context) <= 300
+    assert squares("\n\n".join(texts[i] for i in want[: k + 1])) > 300  # one more would not fit
+
+
+def test_separators_are_counted_in_mmr_s_costs(sample):
+    """select_texts == mmr_select with each text costing one separator more and a budget one larger."""
+    cand = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:60]
+    texts = [sample.texts[i] for i in cand]
+    E, q, c = sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand]
+    for separator in SEPARATORS:
+        s = int(count_tokens([separator])[0]) if separator else 0
+        for budget in (0, 50, 300, 900, 5000):
+            sel = select_texts(texts, q, budget, embeddings=E, costs=c, separator=separator)
+            want = mmr_select(E, q, c + s, budget + s)
+            np.testing.assert_array_equal(sel.indices, want)
+            assert sel.context_tokens == c[want].sum() + s * max(len(want) - 1, 0) <= budget
+            assert sel.context == separator.join(texts[i] for i in want)
+
+
+def test_the_default_separator_is_a_blank_line_and_empty_is_mmr_select(sample):
+    cand = np.arange(80)
+    texts = [sample.texts[i] for i in cand]
+    E, q, c = sample.embeddings[cand], sample.query_embeddings[3], sample.costs[cand]
+    sel = select_texts(texts, q, 700, embeddings=E, costs=c)
+    assert sel.separator == "\n\n" and sel.context == "\n\n".join(sel.texts)
+    bare = select_texts(texts, q, 700, embeddings=E, costs=c, separator="")
+    np.testing.assert_array_equal(bare.indices, mmr_select(E, q, c, 700))
+    assert bare.context_tokens == bare.total_tokens <= 700
+
+
+def test_elision_marks_count(sample):
+    """With sentences, the elision marks between kept units are in the context, and counted."""
+    texts = list(sample.texts[100:130])
+    for elision in (None, "…", " [several sentences left out] "):
+        for budget in (20, 80, 250):
+            sel = select_texts(texts, sample.queries[5], budget, granularity="sentence", elision=elision)
+            assert sel.context_tokens == count_tokens([sel.context])[0] <= budget
+            assert sel.context == "\n\n".join(sel.texts)
+            if elision:
+                marked = [t for t in sel.texts if f" {elision} " in t]
+                assert all(len(sp) > 1 for t, sp in zip(sel.texts, sel.spans, strict=True) if t in marked)
+
+
+def test_nothing_selected_is_an_empty_context(sample):
+    for g in ("chunk", "sentence"):
+        sel = select_texts([], "anything", 100, granularity=g, separator="\n--\n")
+        assert sel.context == "" and sel.context_tokens == 0 and sel.separator == "\n--\n"
+        sel = select_texts(list(sample.texts[:5]), sample.queries[0], 0, granularity=g)
+        assert sel.context == "" and sel.context_tokens == 0
+
+
+@pytest.mark.parametrize("bad, err", [(3, TypeError), (b"\n", TypeError), (None, TypeError)])
+def test_a_bad_separator_is_named(sample, bad, err):
+    with pytest.raises(err, match="separator must be a str"):
+        select_texts(list(sample.texts[:5]), sample.queries[0], 100, separator=bad)
