@@ -10,7 +10,8 @@ client receives from ``scwo mcp`` (the one on ``PYTHONPATH``) for ``crush_json``
 tokens, ``retrieve_dropped`` at 300 and ``select_context`` at 300, by the server's counter
 (the estimate), WordPiece and tiktoken cl100k, and prints one JSON line.  It speaks both the
 old argument names (``max_tokens``, ``question``, ``counter``) and the new ones (``budget``,
-``query``, ``token_counter``), read from the tools' input schemas.
+``query``, ``token_counter``), read from the tools' input schemas; ``--token-counter NAME`` makes
+the server count with NAME (new names only).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _counts(text: str) -> dict:
     return {c: int(count_tokens([text], c)[0]) for c in ("estimate", "wordpiece", "tiktoken")}
 
 
-def measure() -> dict:
+def measure(token_counter: str | None = None) -> dict:
     """Token counts of the text blocks a client receives (see the module docs)."""
     import tempfile
 
@@ -87,7 +88,12 @@ def measure() -> dict:
 
     records = dpkg_records()
     entries = changelog_entries(100)
-    result: dict = {"records": len(records), "entries": len(entries)}
+    result: dict = {
+        "records": len(records),
+        "entries": len(entries),
+        "server_counter": token_counter or "estimate",
+    }
+    tc = {"token_counter": token_counter} if token_counter else {}
 
     async def go(store: str) -> None:
         params = StdioServerParameters(
@@ -97,17 +103,17 @@ def measure() -> dict:
             props = {t.name: t.input_schema["properties"] for t in (await c.list_tools()).tools}
             ceiling = "budget" if "budget" in props["crush_json"] else "max_tokens"
             doc = "json" if "json" in props["crush_json"] else "json_text"
-            r = await c.call_tool("crush_json", {doc: json.dumps(records), ceiling: 500})
+            r = await c.call_tool("crush_json", {doc: json.dumps(records), ceiling: 500, **tc})
             text = "".join(b.text for b in r.content)
             result["crush_json@500"] = _counts(text)
             key = r.structured_content["key"]
             rc = "budget" if "budget" in props["retrieve_dropped"] else "max_tokens"
-            r = await c.call_tool("retrieve_dropped", {"key": key, rc: 300})
+            r = await c.call_tool("retrieve_dropped", {"key": key, rc: 300, **tc})
             result["retrieve_dropped@300"] = _counts("".join(b.text for b in r.content))
             q = "query" if "query" in props["select_context"] else "question"
             r = await c.call_tool(
                 "select_context",
-                {"texts": entries, q: "security fix for a buffer overflow (CVE)", "budget": 300},
+                {"texts": entries, q: "security fix for a buffer overflow (CVE)", "budget": 300, **tc},
             )
             result["select_context@300"] = _counts("".join(b.text for b in r.content))
 
@@ -118,4 +124,5 @@ def measure() -> dict:
 
 if __name__ == "__main__":
     label = sys.argv[sys.argv.index("--label") + 1] if "--label" in sys.argv else "run"
-    print(json.dumps({"label": label, **measure()}))
+    counter = sys.argv[sys.argv.index("--token-counter") + 1] if "--token-counter" in sys.argv else None
+    print(json.dumps({"label": label, **measure(counter)}))
