@@ -12,7 +12,7 @@ import sys
 
 import anyio.from_thread
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -28,7 +28,7 @@ RECORDS = dpkg_records()
 ENTRIES = changelog_entries(60)
 COUNTED = ["estimate", "wordpiece", "tiktoken"]
 # each example is real round trips: few of them, and no shrinking (a failure prints its inputs)
-FEW = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+FEW = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                phases=[Phase.explicit, Phase.generate])  # fmt: skip
 
 
@@ -59,8 +59,14 @@ def _tokens(text: str, counter: str) -> int:
     budget=st.integers(40, 900),
     counter=st.sampled_from(COUNTED),
     query=st.sampled_from([None, "errors", "what was installed most recently", "libc"]),
+    where=st.sampled_from(
+        [None, {"action": "install"}, {"date": {"gte": "2026-01-01"}}, {"state": {"exists": True}}]
+    ),
+    fields=st.sampled_from([None, ["date", "time", "package"]]),
 )
-def test_crush_json_and_retrieve_dropped_stay_within_their_budget(call, start, n, budget, counter, query):
+def test_crush_json_and_retrieve_dropped_stay_within_their_budget(
+    call, start, n, budget, counter, query, where, fields
+):
     run = call[0]
     rows = RECORDS[start : start + n]
     args = {"json": json.dumps(rows), "budget": budget, "token_counter": counter}
@@ -69,21 +75,40 @@ def test_crush_json_and_retrieve_dropped_stay_within_their_budget(call, start, n
     r = run("crush_json", args)
     if r.is_error:  # only when not even the marker fits
         assert "give budget >=" in _text(r)
+        event("crush: budget below the marker")
         return
     text, s = _text(r), r.structured_content
     assert _tokens(text, counter) == s["tokens"] <= budget
     assert "\n" not in text and s["kept"] + s["dropped"] == s["items"] == len(rows)
+    event(f"crush: {s['form']}")
     if not s["dropped"]:
         return
     assert s["key"] in text  # the key is in the document the model reads
     page_budget = max(40, budget // 2)
-    r = run("retrieve_dropped", {"key": s["key"], "budget": page_budget, "token_counter": counter})
+    args = {
+        "key": s["key"],
+        "budget": page_budget,
+        "token_counter": counter,
+        "where": where,
+        "fields": fields,
+    }
+    if query:
+        args["query"] = query
+    r = run("retrieve_dropped", args)
     if r.is_error:  # a single record above the page ceiling: said so, never cut
         assert "raise budget" in _text(r), _text(r)
+        event("page: an item above budget")
         return
     page = r.structured_content
+    event(f"page: {'empty' if not page['positions'] else 'items'}")
     assert _tokens(_text(r), counter) == page["tokens"] <= page_budget
-    assert json.loads(_text(r)) == [rows[p] for p in page["positions"]]
+    kept = {i for a, b in s["kept_ranges"] for i in range(a, b)}
+    assert not kept & set(page["positions"])  # only what the model has not seen
+    want = [
+        rows[p] if fields is None else {f: rows[p][f] for f in fields if f in rows[p]}
+        for p in page["positions"]
+    ]
+    assert json.loads(_text(r)) == want
 
 
 @FEW
