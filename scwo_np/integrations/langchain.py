@@ -565,13 +565,13 @@ def _text_content(content: Any) -> str | None:
 
 
 def _ranges(positions: Any) -> list[list[int]]:
-    """Sorted positions as ``[start, stop)`` runs."""
+    """Sorted positions as inclusive ``[first, last]`` runs (as the marker writes its dropped ranges)."""
     out: list[list[int]] = []
     for p in sorted(int(x) for x in positions):
-        if out and out[-1][1] == p:
-            out[-1][1] = p + 1
+        if out and out[-1][1] == p - 1:
+            out[-1][1] = p
         else:
-            out.append([p, p + 1])
+            out.append([p, p])
     return out
 
 

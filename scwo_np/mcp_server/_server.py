@@ -113,7 +113,10 @@ class CrushResult(TypedDict):
     items: Annotated[int, Field(description="Items in the input array.")]
     kept: Annotated[int, Field(description="Items in the text block.")]
     dropped: Annotated[int, Field(description="Items left out (retrievable under key).")]
-    kept_ranges: Annotated[list[list[int]], Field(description="Kept positions as [start, stop) runs.")]
+    kept_ranges: Annotated[
+        list[list[int]],
+        Field(description="Kept positions as inclusive [first, last] runs (as the marker's dropped ranges)."),
+    ]
     form: Annotated[
         str, Field(description="'whole' (unchanged), 'lossless' (columnar, nothing dropped) or 'crushed'.")
     ]

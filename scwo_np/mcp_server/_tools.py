@@ -418,12 +418,13 @@ def _cosines(E: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _ranges(positions: Any) -> list[list[int]]:
-    """Sorted positions as ``[start, stop)`` runs: ``[0, 1, 2, 7]`` -> ``[[0, 3], [7, 8]]``."""
+    """Sorted positions as inclusive ``[first, last]`` runs, as the marker writes its dropped ranges:
+    ``[0, 1, 2, 7]`` -> ``[[0, 2], [7, 7]]``."""
     p = np.sort(np.asarray(positions, dtype=np.int64))
     if not len(p):
         return []
     cut = np.flatnonzero(np.diff(p) != 1) + 1
-    return [[int(r[0]), int(r[-1]) + 1] for r in np.split(p, cut)]
+    return [[int(r[0]), int(r[-1])] for r in np.split(p, cut)]
 
 
 def _compact(value: Any) -> str:

@@ -347,4 +347,4 @@ def test_what_the_model_reads_is_within_budget_in_the_agent_loop(
     if scwo["form"] == "crushed":
         assert scwo["key"] in tm.content and "\n" not in tm.content  # the marker is in what the model reads
         kept = [x for x in json.loads(tm.content) if "_omitted" not in x]
-        assert kept == [rows[i] for a, b in scwo["kept_ranges"] for i in range(a, b)]
+        assert kept == [rows[i] for a, b in scwo["kept_ranges"] for i in range(a, b + 1)]

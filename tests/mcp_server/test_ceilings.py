@@ -102,7 +102,7 @@ def test_crush_json_and_retrieve_dropped_stay_within_their_budget(
     page = r.structured_content
     event(f"page: {'empty' if not page['positions'] else 'items'}")
     assert _tokens(_text(r), counter) == page["tokens"] <= page_budget
-    kept = {i for a, b in s["kept_ranges"] for i in range(a, b)}
+    kept = {i for a, b in s["kept_ranges"] for i in range(a, b + 1)}
     assert not kept & set(page["positions"])  # only what the model has not seen
     want = [
         rows[p] if fields is None else {f: rows[p][f] for f in fields if f in rows[p]}

@@ -108,7 +108,7 @@ def test_every_tool_over_stdio(tmp_path):
             out = [x for x in json.loads(text) if "_omitted" not in x]
             assert LOGS[17] in out and LOGS[230] in out and len(out) == s["kept"]
             kept = [x["i"] for x in out]
-            assert [i for a, b in s["kept_ranges"] for i in range(a, b)] == kept
+            assert [i for a, b in s["kept_ranges"] for i in range(a, b + 1)] == kept
 
             info = [x for x in LOGS if x["level"] == "INFO"]
             got, offset = [], 0
