@@ -905,17 +905,20 @@ def _holds(item, field, cond):
 def _words_of(v, out):
     import re
 
+    import snowballstemmer
+
+    stem = snowballstemmer.stemmer("english").stemWord
     if isinstance(v, str):
-        out += re.findall(r"\w+", v.lower())
+        out += [stem(w) for w in re.findall(r"\w+", v.lower())]
     elif isinstance(v, dict):
         for k in v:
-            out += re.findall(r"\w+", str(k).lower())
+            out += [stem(w) for w in re.findall(r"\w+", str(k).lower())]
             _words_of(v[k], out)
     elif isinstance(v, list | tuple):
         for x in v:
             _words_of(x, out)
     elif v is not None and type(v) is not bool:
-        out += re.findall(r"\w+", _value_text(v).lower())
+        out += [stem(w) for w in re.findall(r"\w+", _value_text(v).lower())]
 
 
 def _query_terms(query):
@@ -926,23 +929,25 @@ def _query_terms(query):
 
     c = AnchorConfig()
     intent = {k.lower() for k in (*c.recency_keywords, *c.historical_keywords, *c.range_keywords)}
+    import snowballstemmer
+
+    stem = snowballstemmer.stemmer("english").stemWord
     terms = []
     for t in re.findall(r"\w+", query.lower()):
-        if len(t) > 1 and t not in _STOP and t not in intent and t not in terms:
-            terms.append(t)
+        if len(t) > 1 and t not in _STOP and t not in intent and stem(t) not in terms:
+            terms.append(stem(t))
     return terms
 
 
 def bm25(docs, terms):
-    """BM25 of each word list (k1 1.2, b 0.75, Lucene's idf; a plural term also counts its singular)."""
+    """BM25 of each (stemmed) word list against the (stemmed) terms (k1 1.2, b 0.75, Lucene's idf)."""
     n = len(docs)
     scores = [0.0] * n
     if n == 0:
         return scores
     avg = sum(len(d) for d in docs) / n or 1.0
     for t in terms:
-        forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
-        tf = [sum(1 for w in d if w in forms) for d in docs]
+        tf = [sum(1 for w in d if w == t) for d in docs]
         df = sum(1 for x in tf if x > 0)
         if df == 0:
             continue

@@ -23,21 +23,26 @@ condition (a predicate on the whole item sees it).
 
 BM25 (Robertson's, with Lucene's positive idf; ``k1 = 1.2``, ``b = 0.75``) runs over
 the candidates' words: each item's keys and values (numbers as their JSON text),
-lowercased and split into ``\\w+`` words, and the query's terms, found as the crush's
-query matching finds them (:func:`~scwo_np.anchor._keep.query_matches`: common words
-and position intents left out, a plural also matching its singular).  Document
-frequencies are over the candidates themselves.
+lowercased, split into ``\\w+`` words and stemmed (Snowball English, so "installed"
+finds "install" and "errors" finds "error"), against the query's words taken as the
+crush's query matching takes them (:func:`~scwo_np.anchor._keep.query_matches`: common
+words and position intents such as "latest" left out), stemmed the same way.
+Document frequencies are over the candidates themselves.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import snowballstemmer
 
 from ..validation import check_int, check_text
 from ._config import AnchorConfig
@@ -132,7 +137,7 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
         return lambda item: field in item and bool(cond(item[field]))
     ops = [k for k in cond if isinstance(k, str) and k in OPERATORS] if isinstance(cond, Mapping) else []
     if not ops:  # a plain value
-        return lambda item: field in item and same(item[field], cond)
+        return _equals(field, cond)
     other = [k for k in cond if k not in OPERATORS]
     if other:
         raise ValueError(
@@ -142,7 +147,7 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
     tests: list[Callable[[Mapping], bool]] = []
     for op, v in cond.items():
         if op == "eq":
-            tests.append(lambda item, v=v: field in item and same(item[field], v))
+            tests.append(_equals(field, v))
         elif op == "exists":
             if not isinstance(v, bool):
                 raise TypeError(
@@ -158,7 +163,20 @@ def _condition(field: str, cond: object) -> Callable[[Mapping], bool]:
         else:
             b = _check_bound(op, field, v)
             tests.append(lambda item, op=op, b=b: field in item and compare(item[field], op, b))
-    return lambda item: all(t(item) for t in tests)
+    return tests[0] if len(tests) == 1 else lambda item: all(t(item) for t in tests)
+
+
+_MISSING = object()
+
+
+def _equals(field: str, want: object) -> Callable[[Mapping], bool]:
+    """``item[field]`` equals ``want`` (JSON equality); the common scalar cases without :func:`same`."""
+    kind = type(want)
+    if kind is str or kind is bool or want is None:  # JSON gives exactly these types
+        return lambda item: type(got := item.get(field, _MISSING)) is kind and got == want
+    if kind is int or kind is float:
+        return lambda item: type(got := item.get(field, _MISSING)) in (int, float) and got == want
+    return lambda item: field in item and same(item[field], want)
 
 
 def _matcher(where: object) -> Callable[[Any], bool]:
@@ -175,7 +193,10 @@ def _matcher(where: object) -> Callable[[Any], bool]:
         if not isinstance(field, str):
             raise TypeError(f"where's field names must be str; got {type(field).__name__} {field!r}.")
         tests.append(_condition(field, cond))
-    return lambda item: isinstance(item, Mapping) and all(t(item) for t in tests)
+    if len(tests) == 1:
+        (test,) = tests
+        return lambda item: (type(item) is dict or isinstance(item, Mapping)) and test(item)
+    return lambda item: (type(item) is dict or isinstance(item, Mapping)) and all(t(item) for t in tests)
 
 
 # ----------------------------------------------------------------------------------------
@@ -254,43 +275,46 @@ def filter_positions(
     return [i for i in positions if where(items[i])]
 
 
+_STEMMERS = threading.local()  # a Snowball stemmer is not thread-safe: one per thread
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
+
+
 def query_terms(query: str) -> list[str]:
-    """The query's distinct terms, as the crush's query matching takes them."""
-    return [
-        t
-        for t in dict.fromkeys(_WORD.findall(query.lower()))
-        if len(t) > 1 and t not in _STOP and t not in _INTENT
-    ]
+    """The query's distinct terms, stemmed: its words but the common ones and the position intents."""
+    words = [t for t in _WORD.findall(query.lower()) if len(t) > 1 and t not in _STOP and t not in _INTENT]
+    return list(dict.fromkeys(_stem(t) for t in words))
 
 
 def _words(v: object, out: list[str]) -> None:
     if isinstance(v, str):
-        out.extend(_WORD.findall(v.lower()))
+        out.extend(map(_stem, _WORD.findall(v.lower())))
     elif isinstance(v, Mapping):
         for k, x in v.items():
-            out.extend(_WORD.findall(str(k).lower()))
+            out.extend(map(_stem, _WORD.findall(str(k).lower())))
             _words(x, out)
     elif isinstance(v, list | tuple):
         for x in v:
             _words(x, out)
     elif v is not None and not isinstance(v, bool):
-        out.extend(_WORD.findall(value_text(v).lower()))
+        out.extend(map(_stem, _WORD.findall(value_text(v).lower())))
 
 
 def item_words(item: object) -> list[str]:
-    """An item's words for ranking: its keys and values, lowercased, ``\\w+`` split."""
+    """An item's words for ranking: its keys and values, lowercased, ``\\w+`` split, stemmed."""
     out: list[str] = []
     _words(item, out)
     return out
 
 
-def _forms(t: str) -> tuple[str, ...]:
-    # A plural term also matches its singular ("errors" finds "error"), as in query_matches.
-    return (t, t[:-1]) if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else (t,)
-
-
 def bm25_scores(docs: Sequence[Sequence[str]], terms: Sequence[str]) -> list[float]:
-    """BM25 of each word list against the terms (df over ``docs``; k1 1.2, b 0.75)."""
+    """BM25 of each (stemmed) word list against the (stemmed) terms (df over ``docs``; k1 1.2, b 0.75)."""
     n = len(docs)
     if not n or not terms:
         return [0.0] * n
@@ -299,8 +323,7 @@ def bm25_scores(docs: Sequence[Sequence[str]], terms: Sequence[str]) -> list[flo
     avg = sum(lens) / n or 1.0
     scores = [0.0] * n
     for t in terms:
-        forms = _forms(t)
-        tf = [sum(c[f] for f in forms) for c in counts]
+        tf = [c[t] for c in counts]
         df = sum(1 for x in tf if x)
         if not df:
             continue

@@ -359,7 +359,12 @@ class CrushStore:
 
     # -- reading ---------------------------------------------------------------------------
     def __contains__(self, key: object) -> bool:
-        return key in self._keys()
+        if not isinstance(key, str):
+            return False
+        db = self._db
+        if self._crushes and db.execute("SELECT 1 FROM crushes WHERE key = ?", (key,)).fetchone():
+            return True
+        return db.execute("SELECT 1 FROM arrays WHERE key = ?", (key,)).fetchone() is not None
 
     def __len__(self) -> int:
         return len(self._keys())
