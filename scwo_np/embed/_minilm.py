@@ -6,7 +6,7 @@ The model is loaded once per process and device, on first use, from the files
 inside that package (``local_files_only``: nothing is downloaded), and
 shared by every :class:`MiniLMEmbedder` (a long-lived process such as ``scwo mcp`` loads it
 once).  Given by name (``embedder="minilm"``), its vectors are also kept in the user's
-embedding cache (:mod:`scwo_np.embed._default`).  Vectors are unit length
+embedding cache (:func:`~scwo_np.embed.user_embedding_cache`).  Vectors are unit length
 (``normalize_embeddings=True``), 384 dimensions; these are the vectors of the
 bundled sample (:func:`scwo_np.load_sample`), so a question embedded here can
 be matched against them.
