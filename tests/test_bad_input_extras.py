@@ -93,8 +93,8 @@ EXTRA_REGISTRY = {
     ),
     "ScwoToolOutputMiddleware": (
         lambda **k: lc.ScwoToolOutputMiddleware(**k, store=":memory:"),
-        dict(max_tokens=100),
-        dict(max_tokens="posint"),
+        dict(budget=100),
+        dict(budget="posint"),
     ),
     "ScwoNodePostprocessor": (
         lambda **k: li.ScwoNodePostprocessor(**k).postprocess_nodes(

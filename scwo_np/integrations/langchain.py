@@ -11,9 +11,10 @@
 * :class:`ScwoDedupTransformer` — a ``BaseDocumentTransformer`` that drops
   near-duplicate documents (:func:`scwo_np.dedup.dedup`).
 * :class:`ScwoToolOutputMiddleware` — a LangChain v1 agent middleware: a JSON tool
-  result above ``max_tokens`` is crushed to that many tokens (errors and anomalies
-  first, kept items whole, :func:`scwo_np.anchor.crush_json`) before the model reads
-  it; the rest is stored, and the message carries the key that gets it back.
+  result above ``budget`` tokens is crushed to that many tokens, the marker inside
+  (errors and anomalies first, kept items whole, :func:`scwo_np.anchor.crush_json`)
+  before the model reads it; the rest is stored, and the message carries the key that
+  gets it back.
 * :class:`ScwoEmbeddings` — any scwo_np embedder (MiniLM, LSA, a callable) as a
   LangChain ``Embeddings``, optionally cached in an
   :class:`~scwo_np.embed.EmbeddingCache`, for vector stores.
@@ -401,45 +402,68 @@ class ScwoEmbeddings(Embeddings):
 
 
 class ScwoToolOutputMiddleware(AgentMiddleware):
-    """Crush JSON tool results above ``max_tokens`` before the model reads them.
+    """Crush JSON tool results above ``budget`` tokens before the model reads them.
 
     A tool result whose text is JSON (an array, an object holding one, JSON Lines) and
-    counts more than ``max_tokens`` tokens is cut to at most ``max_tokens``: whole if it
-    fits, its lossless columnar form if that fits, else the most items that fit, errors
-    and anomalies first, every kept item with every field; the last human message is the
-    query (items that match it are kept first).  The dropped items go to ``store``, and
-    the marker in the message says how many were dropped and under which ``key``
-    (``CrushStore.retrieve(key)`` gives them back).  Other results pass unchanged.
+    counts more than ``budget`` tokens is cut to at most ``budget``: whole if it fits, its
+    lossless columnar form if that fits, else the most items that fit, errors and anomalies
+    first, every kept item with every field; the last human message is the query (items
+    that match it are kept first).  The message's content is then that JSON itself, compact,
+    with the omission marker inside it (which positions were dropped, and the ``key``), and
+    within ``budget`` tokens of ``token_counter``, the marker included.  What the crush did
+    (kept, of, key, form, tokens, kept_ranges) goes in ``response_metadata["scwo"]``, which
+    the model does not read.  The dropped items go to ``store``
+    (``CrushStore.retrieve(key)`` gives them back).  A result whose content is a list of
+    text blocks is read as their joined text.  Other results (small, or not JSON) pass
+    unchanged.
 
     Parameters
     ----------
-    max_tokens : int
+    budget : int
         The most tokens a tool result may take.
     token_counter : name, TokenCounter or callable ``str -> int``, optional
         Counts them (default ``"estimate"``).
     store : CrushStore or path, optional
         Where dropped items go (default: ``crush_store.sqlite`` in the user cache folder).
+    max_tokens : int, optional
+        The former name of ``budget``, still accepted.
 
     Examples
     --------
     >>> import json, tempfile, os
     >>> from langchain_core.messages import ToolMessage
-    >>> mw = ScwoToolOutputMiddleware(max_tokens=120, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+    >>> mw = ScwoToolOutputMiddleware(budget=120, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
     >>> rows = [{"id": i, "level": "ERROR" if i == 33 else "INFO"} for i in range(200)]
     >>> msg = mw.shrink(ToolMessage(content=json.dumps(rows), tool_call_id="1"), query="")
     >>> out = json.loads(msg.content)
-    >>> {"id": 33, "level": "ERROR"} in out, out[-1]["_omitted"]["count"] + len(out) - 1
-    (True, 200)
+    >>> {"id": 33, "level": "ERROR"} in out, len(msg.content) <= 4 * 120, msg.response_metadata["scwo"]["of"]
+    (True, True, 200)
     """
 
-    def __init__(self, max_tokens: int, *, token_counter: object = None, store: Any = None) -> None:
+    def __init__(
+        self,
+        budget: int | None = None,
+        *,
+        token_counter: object = None,
+        store: Any = None,
+        max_tokens: int | None = None,
+    ) -> None:
         super().__init__()
-        self.max_tokens = check_int(max_tokens, name="max_tokens", low=1)
+        if budget is not None and max_tokens is not None:
+            raise TypeError("give budget (tokens) or its former name max_tokens, not both.")
+        if budget is None and max_tokens is None:
+            raise TypeError("budget is required: the most tokens a tool result may take.")
+        self.budget = check_int(budget if budget is not None else max_tokens, name="budget", low=1)
         self.counter = as_token_counter(token_counter)
         self.store = store if isinstance(store, CrushStore) else CrushStore(store)
 
+    @property
+    def max_tokens(self) -> int:
+        """The former name of :attr:`budget`."""
+        return self.budget
+
     def shrink(self, message: Any, query: str = "") -> Any:
-        """``message`` with its JSON content crushed to ``max_tokens`` (unchanged when it fits or is not JSON).
+        """``message`` with its JSON content crushed to ``budget`` tokens (unchanged when it fits or is not JSON).
 
         Parameters
         ----------
@@ -452,19 +476,30 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         -------
         ToolMessage
             A new message (the input is not modified), or ``message`` itself.
+
+        Examples
+        --------
+        >>> import json, tempfile, os
+        >>> from langchain_core.messages import ToolMessage
+        >>> mw = ScwoToolOutputMiddleware(60, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+        >>> blocks = [{"type": "text", "text": json.dumps([{"n": i} for i in range(100)])}]
+        >>> msg = mw.shrink(ToolMessage(content=blocks, tool_call_id="1"))
+        >>> isinstance(msg.content, str), len(msg.content) <= 4 * 60
+        (True, True)
         """
-        if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        if not isinstance(message, ToolMessage):
             return message
-        text = message.content
-        if int(count_tokens([text], self.counter)[0]) <= self.max_tokens:
+        text = _text_content(message.content)
+        if text is None or int(count_tokens([text], self.counter)[0]) <= self.budget:
             return message
         try:
             doc = read_document(text)
         except ValueError:
             return message  # not JSON: not ours to cut
-        res = fit_tokens(doc, self.max_tokens, token_counter=self.counter, store=self.store, query=query)
-        meta = {**message.response_metadata, "scwo": {"kept": len(res.kept), "of": res.n, "key": res.key,
-                                                      "form": res.form, "tokens": res.tokens}}  # fmt: skip
+        res = fit_tokens(doc, self.budget, token_counter=self.counter, store=self.store, query=query)
+        scwo = {"kept": len(res.kept), "of": res.n, "key": res.key, "form": res.form, "tokens": res.tokens,
+                "budget": self.budget, "kept_ranges": _ranges(res.kept)}  # fmt: skip
+        meta = {**message.response_metadata, "scwo": scwo}
         return message.model_copy(update={"content": res.text, "response_metadata": meta})
 
     @staticmethod
@@ -488,7 +523,7 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         Returns
         -------
         ToolMessage or Command
-            The tool's result, its JSON crushed when it is above ``max_tokens``.
+            The tool's result, its JSON crushed when it is above ``budget`` tokens.
         """
         return self.shrink(handler(request), self._query(request))
 
@@ -505,9 +540,39 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         Returns
         -------
         ToolMessage or Command
-            The tool's result, its JSON crushed when it is above ``max_tokens``.
+            The tool's result, its JSON crushed when it is above ``budget`` tokens.
         """
         return self.shrink(await handler(request), self._query(request))
+
+
+def _text_content(content: Any) -> str | None:
+    """A message content's text: the string, or a list of strings and text blocks joined; else None."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content:
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif (
+                isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            ):
+                parts.append(block["text"])
+            else:
+                return None  # an image, a tool call ...: not a text result
+        return "".join(parts)
+    return None
+
+
+def _ranges(positions: Any) -> list[list[int]]:
+    """Sorted positions as inclusive ``[first, last]`` runs (as the marker writes its dropped ranges)."""
+    out: list[list[int]] = []
+    for p in sorted(int(x) for x in positions):
+        if out and out[-1][1] == p - 1:
+            out[-1][1] = p
+        else:
+            out.append([p, p])
+    return out
 
 
 def _annotated(docs: list[Document], sel) -> list[Document]:

@@ -56,9 +56,8 @@ def _choice(registry: Registry, text: str) -> Any:
 
 TokenCounter = _choice(
     COUNTERS,
-    "How tokens are counted, for every token figure of this call: 'estimate' (4 characters a "
-    "token, the default), 'wordpiece' (BERT's WordPiece), 'tiktoken' or 'cl100k_base' (OpenAI "
-    f"cl100k), 'o200k_base' (OpenAI o200k). One of {_names(COUNTERS)}.",
+    "How tokens are counted, for every token figure of this call: 'estimate' (4 characters a token; the "
+    "default), 'wordpiece' (BERT's), 'tiktoken' or 'cl100k_base', 'o200k_base' (OpenAI's).",
 )
 
 
@@ -113,7 +112,10 @@ class CrushResult(TypedDict):
     items: Annotated[int, Field(description="Items in the input array.")]
     kept: Annotated[int, Field(description="Items in the text block.")]
     dropped: Annotated[int, Field(description="Items left out (retrievable under key).")]
-    kept_ranges: Annotated[list[list[int]], Field(description="Kept positions as [start, stop) runs.")]
+    kept_ranges: Annotated[
+        list[list[int]],
+        Field(description="Kept positions as inclusive [first, last] runs (as the marker's dropped ranges)."),
+    ]
     form: Annotated[
         str, Field(description="'whole' (unchanged), 'lossless' (columnar, nothing dropped) or 'crushed'.")
     ]
@@ -205,7 +207,7 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
         ],
         strategy: _choice(
             STRATEGIES,
-            f"The selection algorithm, one of {_names(STRATEGIES)}. Default 'mmr' (budgeted maximal marginal relevance).",
+            "The selection algorithm. Default 'mmr' (budgeted maximal marginal relevance).",
         ) = "mmr",
         lam: Annotated[
             float | Literal["auto"],
@@ -239,7 +241,7 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
         texts: Texts,
         method: _choice(
             DEDUP_METHODS,
-            f"The similarity, one of {_names(DEDUP_METHODS)} (cosine over LSA vectors of the texts). Default 'jaccard' (word sets).",
+            "The similarity ('cosine' over LSA vectors of the texts). Default 'jaccard' (word sets).",
         ) = "jaccard",
         threshold: Annotated[
             float | None,

@@ -15,7 +15,6 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -156,11 +155,9 @@ class Tools:
             if strategy != "mmr":
                 raise ValueError("granularity='sentence' selects with MMR; use strategy='mmr' with it.")
 
-            def pick(b: int) -> Any:
-                return select_texts(texts, query, b, embedder=embedder, token_counter=token_counter, lam=lam,
-                                    granularity=granularity, order=order)  # fmt: skip
-
-            sel, context = _within(pick, lambda s: separator.join(s.texts), count, budget)
+            sel = select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
+                               granularity=granularity, order=order, separator=separator)  # fmt: skip
+            context = sel.context
             idx, lam_used = sel.indices.tolist(), float(sel.lam)
             tokens, relevance = sel.tokens.tolist(), sel.relevance.tolist()
             spans = [[list(map(int, sp)) for sp in spans] for spans in sel.spans]
@@ -309,9 +306,9 @@ class Tools:
         budget = check_budget(budget)
         check_method(token_counter, list(COUNTERS), name="token_counter")
         try:
-            page = _page(self.crush_store, key, budget=budget, token_counter=token_counter, where=where,
-                         fields=fields, query=query, start=start, stop=stop, offset=offset, limit=limit,
-                         dropped_only=dropped_only)  # fmt: skip
+            page = self.crush_store.page(key, budget=budget, token_counter=token_counter, where=where,
+                                         fields=fields, query=query, start=start, stop=stop, offset=offset,
+                                         limit=limit, dropped_only=dropped_only)  # fmt: skip
         except KeyError:
             raise ValueError(
                 f"key {key!r} is unknown or expired in this server's store; crush the JSON again to get a new key."
@@ -323,7 +320,7 @@ class Tools:
                 "positions": list(page.positions),
                 "next_offset": page.next_offset,
                 "remaining": page.remaining,
-                "tokens": _counter(token_counter)(page.text),
+                "tokens": page.tokens,
                 "budget": budget,
                 "token_counter": token_counter,
             },
@@ -386,7 +383,7 @@ class Tools:
 
 def _answer(data: dict[str, Any]) -> Answer:
     """An answer whose text is its data as compact JSON (the tools without a token ceiling)."""
-    return Answer(_json.dumps(data, ensure_ascii=False, separators=(",", ":")), data)
+    return Answer(_compact(data), data)
 
 
 def _counter(name: object) -> Callable[[str], int]:
@@ -421,36 +418,13 @@ def _cosines(E: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _ranges(positions: Any) -> list[list[int]]:
-    """Sorted positions as ``[start, stop)`` runs: ``[0, 1, 2, 7]`` -> ``[[0, 3], [7, 8]]``."""
+    """Sorted positions as inclusive ``[first, last]`` runs, as the marker writes its dropped ranges:
+    ``[0, 1, 2, 7]`` -> ``[[0, 2], [7, 7]]``."""
     p = np.sort(np.asarray(positions, dtype=np.int64))
     if not len(p):
         return []
     cut = np.flatnonzero(np.diff(p) != 1) + 1
-    return [[int(r[0]), int(r[-1]) + 1] for r in np.split(p, cut)]
-
-
-def _page(store: CrushStore, key: str, *, budget: int, token_counter: str, where: Any, fields: Any, query: Any,
-          start: Any, stop: Any, offset: int, limit: Any, dropped_only: bool) -> Any:  # fmt: skip
-    """A page of the stored array within ``budget`` tokens (until ``CrushStore.page`` exists)."""
-    items, positions = store.retrieve(key, start=start, stop=stop, where=where, with_positions=True)
-    if fields is not None:
-        items = [{f: x[f] for f in fields if f in x} if isinstance(x, dict) else x for x in items]
-    items, positions = items[offset:], positions[offset:]
-    if limit is not None:
-        items, positions = items[:limit], positions[:limit]
-    count = _counter(token_counter)
-    n = len(items)
-    while n and count(_compact(items[:n])) > budget:
-        n -= 1
-    if n == 0 and items:
-        raise ValueError(
-            f"the first matching item alone takes more than budget={budget} tokens; raise budget "
-            "(retrieved items are never cut)."
-        )
-    total = len(store.retrieve(key, start=start, stop=stop, where=where)) - offset
-    nxt = offset + n if n < total else None
-    return SimpleNamespace(text=_compact(items[:n]), items=items[:n], positions=positions[:n], next_offset=nxt,
-                           remaining=total - n)  # fmt: skip
+    return [[int(r[0]), int(r[-1])] for r in np.split(p, cut)]
 
 
 def _compact(value: Any) -> str:

@@ -209,7 +209,7 @@ def test_lam_auto_is_what_select_texts_chooses(docs):
         ScwoCompressor(budget=300, lam="sometimes")
 
 
-def _agent_run(max_tokens, rows, store, asynchronous=False):
+def _agent_run(budget, rows, store, asynchronous=False, token_counter=None, raw=None):
     """A real LangChain v1 agent loop: a fake chat model calls a tool that returns ``rows`` as JSON,
     then answers; returns the messages."""
     import json
@@ -222,9 +222,9 @@ def _agent_run(max_tokens, rows, store, asynchronous=False):
     from scwo_np.integrations.langchain import ScwoToolOutputMiddleware
 
     @tool
-    def fetch_logs(service: str) -> str:
+    def fetch_logs(service: str):
         """The service's recent log records, as JSON."""
-        return json.dumps(rows)
+        return raw if raw is not None else json.dumps(rows)
 
     class ToolCallingFake(GenericFakeChatModel):
         def bind_tools(self, tools, **kw):  # the agent binds its tools; the script already names them
@@ -235,8 +235,9 @@ def _agent_run(max_tokens, rows, store, asynchronous=False):
         AIMessage(content="The error is on request 333."),
     ]))  # fmt: skip
     agent = create_agent(
-        model, tools=[fetch_logs], middleware=[ScwoToolOutputMiddleware(max_tokens, store=store)]
-    )
+        model, tools=[fetch_logs],
+        middleware=[ScwoToolOutputMiddleware(budget, store=store, token_counter=token_counter)],
+    )  # fmt: skip
     inputs = {"messages": [{"role": "user", "content": "Why did the api fail? Show the errors."}]}
     if asynchronous:
         return asyncio.run(agent.ainvoke(inputs))["messages"]
@@ -262,7 +263,8 @@ def test_the_agent_middleware_crushes_a_large_json_tool_result(tmp_path, asynchr
     assert rows[333] in out and all(x in rows for x in out[:-1])  # the error kept, every item whole
     key = out[-1]["_omitted"]["key"]  # the retrieval key is in the message
     assert tm.response_metadata["scwo"]["key"] == key and tm.response_metadata["scwo"]["of"] == 2000
-    assert store.retrieve(key) == rows
+    assert store.retrieve(key, dropped_only=False) == rows
+    assert store.retrieve(key) == [x for x in rows if x not in out]  # by default what the model did not see
     assert messages[-1].content == "The error is on request 333."
 
 
@@ -279,5 +281,70 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     mw = ScwoToolOutputMiddleware(5, store=tmp_path / "s.sqlite")
     plain = ToolMessage(content="not json at all, and longer than five tokens", tool_call_id="x")
     assert mw.shrink(plain) is plain
-    with pytest.raises(ValueError, match="max_tokens must be"):
+    with pytest.raises(ValueError, match="budget must be"):
         ScwoToolOutputMiddleware(0)
+    with pytest.raises(TypeError, match="budget is required"):
+        ScwoToolOutputMiddleware()
+    with pytest.raises(TypeError, match="not both"):
+        ScwoToolOutputMiddleware(10, max_tokens=10)
+    assert ScwoToolOutputMiddleware(max_tokens=7, store=tmp_path / "s.sqlite").budget == 7  # the former name
+
+
+_RECORDS = None
+
+
+def _records():
+    global _RECORDS
+    if _RECORDS is None:
+        import os
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp_server"))
+        from realdata import dpkg_records
+
+        _RECORDS = dpkg_records()
+    return _RECORDS
+
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+          phases=[Phase.explicit, Phase.generate])  # fmt: skip
+@given(
+    start=st.integers(0, 4800),
+    n=st.integers(1, 2500),
+    budget=st.integers(60, 800),
+    counter=st.sampled_from(["estimate", "wordpiece", "tiktoken"]),
+    blocks=st.booleans(),
+)
+def test_what_the_model_reads_is_within_budget_in_the_agent_loop(
+    tmp_path_factory, start, n, budget, counter, blocks
+):
+    """Real dpkg.log records through the real create_agent loop: the ToolMessage content is within budget by
+    the middleware's counter, marker inside; the metadata is only in response_metadata."""
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from scwo_np.tokens import count_tokens
+
+    rows = _records()[start : start + n]
+    store = tmp_path_factory.mktemp("mw") / "s.sqlite"
+    raw = (
+        [{"type": "text", "text": json.dumps(rows)}] if blocks else None
+    )  # a tool that returns content blocks
+    messages = _agent_run(budget, rows, store, token_counter=counter, raw=raw)
+    (tm,) = [m for m in messages if isinstance(m, ToolMessage)]
+    scwo = tm.response_metadata.get("scwo")
+    if scwo is None:  # it fitted: unchanged
+        text = tm.content if isinstance(tm.content, str) else tm.content[0]["text"]
+        assert count_tokens([text], counter)[0] <= budget and json.loads(text) == rows
+        return
+    assert isinstance(tm.content, str) and count_tokens([tm.content], counter)[0] <= budget
+    assert scwo["tokens"] == count_tokens([tm.content], counter)[0] and scwo["of"] == len(rows)
+    if scwo["form"] == "crushed":
+        assert scwo["key"] in tm.content and "\n" not in tm.content  # the marker is in what the model reads
+        kept = [x for x in json.loads(tm.content) if "_omitted" not in x]
+        assert kept == [rows[i] for a, b in scwo["kept_ranges"] for i in range(a, b + 1)]

@@ -10,7 +10,10 @@ client receives from ``scwo mcp`` (the one on ``PYTHONPATH``) for ``crush_json``
 tokens, ``retrieve_dropped`` at 300 and ``select_context`` at 300, by the server's counter
 (the estimate), WordPiece and tiktoken cl100k, and prints one JSON line.  It speaks both the
 old argument names (``max_tokens``, ``question``, ``counter``) and the new ones (``budget``,
-``query``, ``token_counter``), read from the tools' input schemas.
+``query``, ``token_counter``), read from the tools' input schemas; ``--token-counter NAME`` makes
+the server count with NAME (new names only); ``--held-out`` measures on alternatives.log and
+other changelogs instead.  Run it from outside the repository (``python -m`` puts the current
+folder first on ``sys.path``) to measure another tree given by ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,17 @@ def dpkg_records(path: str = DPKG_LOG) -> list[dict]:
     return out
 
 
+def alternatives_records(path: str = "/var/log/alternatives.log") -> list[dict]:
+    """``/var/log/alternatives.log`` as records (``date``, ``time``, ``message``), in file order."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = re.match(r"\S+ (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d): (.*)", line.rstrip("\n"))
+            if m:
+                out.append({"date": m[1], "time": m[2], "message": m[3]})
+    return out
+
+
 _ENTRY = re.compile(r"^\S.*?\(.*?\).*?;.*?urgency=", re.M)
 
 
@@ -77,17 +91,24 @@ def _counts(text: str) -> dict:
     return {c: int(count_tokens([text], c)[0]) for c in ("estimate", "wordpiece", "tiktoken")}
 
 
-def measure() -> dict:
-    """Token counts of the text blocks a client receives (see the module docs)."""
+def measure(token_counter: str | None = None, held_out: bool = False) -> dict:
+    """Token counts of the text blocks a client receives (see the module docs); ``held_out``:
+    on alternatives.log and changelog entries from the 601st file on, with another query."""
     import tempfile
 
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    records = dpkg_records()
-    entries = changelog_entries(100)
-    result: dict = {"records": len(records), "entries": len(entries)}
+    records = alternatives_records() if held_out else dpkg_records()
+    entries = changelog_entries(100, skip=600) if held_out else changelog_entries(100)
+    question = "fix for a memory leak or crash" if held_out else "security fix for a buffer overflow (CVE)"
+    result: dict = {
+        "records": len(records),
+        "entries": len(entries),
+        "server_counter": token_counter or "estimate",
+    }
+    tc = {"token_counter": token_counter} if token_counter else {}
 
     async def go(store: str) -> None:
         params = StdioServerParameters(
@@ -97,17 +118,17 @@ def measure() -> dict:
             props = {t.name: t.input_schema["properties"] for t in (await c.list_tools()).tools}
             ceiling = "budget" if "budget" in props["crush_json"] else "max_tokens"
             doc = "json" if "json" in props["crush_json"] else "json_text"
-            r = await c.call_tool("crush_json", {doc: json.dumps(records), ceiling: 500})
+            r = await c.call_tool("crush_json", {doc: json.dumps(records), ceiling: 500, **tc})
             text = "".join(b.text for b in r.content)
             result["crush_json@500"] = _counts(text)
             key = r.structured_content["key"]
             rc = "budget" if "budget" in props["retrieve_dropped"] else "max_tokens"
-            r = await c.call_tool("retrieve_dropped", {"key": key, rc: 300})
+            r = await c.call_tool("retrieve_dropped", {"key": key, rc: 300, **tc})
             result["retrieve_dropped@300"] = _counts("".join(b.text for b in r.content))
             q = "query" if "query" in props["select_context"] else "question"
             r = await c.call_tool(
                 "select_context",
-                {"texts": entries, q: "security fix for a buffer overflow (CVE)", "budget": 300},
+                {"texts": entries, q: question, "budget": 300, **tc},
             )
             result["select_context@300"] = _counts("".join(b.text for b in r.content))
 
@@ -118,4 +139,5 @@ def measure() -> dict:
 
 if __name__ == "__main__":
     label = sys.argv[sys.argv.index("--label") + 1] if "--label" in sys.argv else "run"
-    print(json.dumps({"label": label, **measure()}))
+    counter = sys.argv[sys.argv.index("--token-counter") + 1] if "--token-counter" in sys.argv else None
+    print(json.dumps({"label": label, **measure(counter, "--held-out" in sys.argv)}))

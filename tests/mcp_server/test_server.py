@@ -108,7 +108,7 @@ def test_every_tool_over_stdio(tmp_path):
             out = [x for x in json.loads(text) if "_omitted" not in x]
             assert LOGS[17] in out and LOGS[230] in out and len(out) == s["kept"]
             kept = [x["i"] for x in out]
-            assert [i for a, b in s["kept_ranges"] for i in range(a, b)] == kept
+            assert [i for a, b in s["kept_ranges"] for i in range(a, b + 1)] == kept
 
             info = [x for x in LOGS if x["level"] == "INFO"]
             got, offset = [], 0
@@ -124,6 +124,16 @@ def test_every_tool_over_stdio(tmp_path):
                 got += items
                 offset = page["next_offset"]
             assert got == info
+            dropped, offset = [], 0
+            while offset is not None:  # by default: only what the crush left out, filter first, then page
+                r = await c.call_tool("retrieve_dropped", {"key": s["key"], "where": {"level": "INFO"}, "budget": 100,
+                                                           "offset": offset})  # fmt: skip
+                dropped += json.loads(_text(r))
+                offset = r.structured_content["next_offset"]
+            assert dropped == [x for x in info if x["i"] not in kept]
+            r = await c.call_tool("retrieve_dropped", {"key": s["key"], "where": {"i": {"gte": 390}}, "limit": 3,
+                                                       "fields": ["i"]})  # fmt: skip
+            assert json.loads(_text(r)) == [{"i": i} for i in range(390, 400) if i not in kept][:3]
             r = await c.call_tool(
                 "retrieve_dropped", {"key": s["key"], "start": 10, "stop": 13, "dropped_only": False}
             )
