@@ -341,7 +341,8 @@ class ScwoEmbeddings(Embeddings):
     def __init__(self, embedder: Any, *, cache: Any = None):
         from ..embed import EmbeddingCache, as_embedder
 
-        self.embedder = as_embedder(embedder)
+        # a cache given here replaces the user's default one (one cache, not two)
+        self.embedder = as_embedder(embedder, cache=False if cache is not None else None)
         self.cache = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
