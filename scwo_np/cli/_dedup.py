@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..dedup import DEDUP_METHODS
+from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS
 from ..embed import EMBEDDERS
 from ._io import (
     _embeddings,
@@ -30,7 +30,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
         )
     records = _read_jsonl(args.file)
     lines, path = records.lines, args.file
-    kw: dict = {"method": args.method, "threshold": args.threshold}
+    kw: dict = {"method": args.method, "threshold": args.threshold, "grouping": args.grouping}
     if args.method == "cosine" and args.embedder is None:
         missing = next(
             (ln for ln, r in zip(lines, records, strict=True) if args.embedding_field not in r), None
@@ -94,6 +94,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     dd = sub.add_parser("dedup", help="remove near-duplicates from JSONL records (kept records to stdout)")
     dd.add_argument("file", help="JSONL, one record per line (- for stdin)")
     dd.add_argument("--method", choices=list(DEDUP_METHODS), default="jaccard")
+    dd.add_argument(
+        "--grouping",
+        choices=list(DEDUP_GROUPINGS),
+        default="greedy",
+        help="greedy (default): a record is dropped only against a kept one; components: chains",
+    )
     dd.add_argument("--threshold", type=float, default=None, help="similarity threshold (method's default)")
     dd.add_argument(
         "--text-field",

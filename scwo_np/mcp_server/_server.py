@@ -30,7 +30,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from here o
 from .. import __version__
 from .._config import _user_cache_root
 from .._registry import Registry
-from ..dedup import DEDUP_METHODS
+from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS
 from ..embed import EMBEDDERS
 from ..select import GRANULARITIES, ORDERS, STRATEGIES
 from ..tokens import COUNTERS
@@ -251,8 +251,13 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
                 + ")."
             ),
         ] = None,
+        grouping: _choice(
+            DEDUP_GROUPINGS,
+            "How duplicates are grouped: 'greedy' (the default: best first, a text is dropped only when it "
+            "reaches the threshold against a kept text) or 'components' (connected components: chains).",
+        ) = "greedy",
     ) -> Answer:
-        return tools.dedup_texts(texts, method, threshold)
+        return tools.dedup_texts(texts, method, threshold, grouping)
 
     def crush_json(
         json: Annotated[

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
-from ..dedup import DEDUP_METHODS, dedup
+from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS, dedup
 from ..embed import EMBEDDERS, as_embedder, embed_texts
 from ..hsca import HSCAEngine, SnapshotStore
 from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
@@ -197,14 +197,19 @@ class Tools:
         )
 
     def dedup_texts(
-        self, texts: list[str], method: str = "jaccard", threshold: float | None = None
+        self,
+        texts: list[str],
+        method: str = "jaccard",
+        threshold: float | None = None,
+        grouping: str = "greedy",
     ) -> Answer:
         """Near-duplicates among ``texts``: which are kept, which dropped and as a copy of which."""
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
         method = check_method(method, list(DEDUP_METHODS), name="method")
-        r = dedup(texts, method=method, threshold=threshold)
+        grouping = check_method(grouping, list(DEDUP_GROUPINGS), name="grouping")
+        r = dedup(texts, method=method, threshold=threshold, grouping=grouping)
         return _answer(
             {
                 "kept": r.keep.tolist(),

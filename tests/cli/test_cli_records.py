@@ -199,3 +199,16 @@ def test_a_bad_record_is_named_by_its_line(tmp_path, record, argv, message):
     path = tmp_path / "r.jsonl"
     path.write_text('{"embedding": [1, 0], "tokens": 3, "text": "a b c", "score": 1}\n\n' + record + "\n")
     _one_line([argv[0], str(path), *argv[1:]], f"^scwo {argv[0]}: .*r.jsonl:3: {re.escape(message)}")
+
+
+def test_dedup_grouping_greedy_does_not_chain(tmp_path):
+    # a ~ b and b ~ c at Jaccard 4/6, a ~ c at 2/6: greedy keeps a and c, components chain all three
+    A, B, C = "alpha beta gamma delta", "alpha beta gamma delta epsilon zeta", "gamma delta epsilon zeta"
+    path = tmp_path / "chain.jsonl"
+    path.write_text("\n".join(json.dumps({"text": t}) for t in (A, B, C)) + "\n")
+    kept = {}
+    for grouping in ("greedy", "components"):
+        code, out, _ = _run(["dedup", str(path), "--threshold", "0.5", "--grouping", grouping])
+        assert code == 0
+        kept[grouping] = [json.loads(line)["text"] for line in out.splitlines()]
+    assert kept == {"greedy": [A, C], "components": [A]}
