@@ -38,9 +38,9 @@ def tool_outputs(draw):
 
 def _parts(out: str):
     """(kept items, marker or None) of a crushed array, or None for the columnar form."""
-    if '"_columnar"' in out:
-        return None
     arr = json.loads(out)
+    if isinstance(arr, dict) and "_columnar" in arr:  # (a kept value may be the text "_columnar")
+        return None
     marker = arr[-1]["_omitted"] if arr and is_marker(arr[-1]) else None
     return (arr[:-1] if marker else arr), marker
 
