@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..validation import MAX_COST
+
 
 def _whole(text: str, low: int) -> int:
     try:
@@ -255,6 +257,11 @@ def _token_counts(records: _Records, field: str) -> list[int]:
         if not (_is_number(t) and t >= 0 and float(t).is_integer()):
             raise SystemExit(
                 f"scwo: {_where(records.path)}:{line}: {field!r} must be a whole number >= 0; got {t!r}"
+            )
+        if t > MAX_COST:
+            raise SystemExit(
+                f"scwo: {_where(records.path)}:{line}: {field!r} = {t!r} tokens is more than one chunk can hold "
+                f"(at most {MAX_COST}); split the text, or check the field holds a token count"
             )
     return [int(r[field]) for r in records]
 
