@@ -214,7 +214,13 @@ def json_bad(v):
 
 
 def items_bad(v):
-    return {"None": None, "str": "abc", "dict": {"a": 1}, "int": 3}
+    return {
+        "None": None,
+        "str": "abc",
+        "dict": {"a": 1},
+        "int": 3,
+        "int keys": [*({"a": i} for i in range(19)), {1: "a"}],
+    }
 
 
 def chunks_bad(v):

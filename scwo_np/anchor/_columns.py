@@ -253,7 +253,7 @@ def _number_lengths(num: NDArray[np.float64], kinds: set, distinct: list) -> NDA
 
     Integers' digits come from comparisons with powers of ten (exact below 2**53);
     a float's length is its integer digits, the point and the fewest decimals (1
-    to 7) that give it back, else 16 significant digits (Python's shortest
+    to 15) that give it back, else 16 significant digits (Python's shortest
     spelling has 15 to 17); the few floats Python spells with an exponent are
     spelled.  Items' lengths only decide which are longer than average, and
     ``repr`` of every float costs more than the rest of :func:`columns`.
@@ -265,7 +265,7 @@ def _number_lengths(num: NDArray[np.float64], kinds: set, distinct: list) -> NDA
     if float not in kinds:
         return digits.astype(np.int64)
     decimals = np.zeros(num.size, dtype=np.int64)
-    for d in range(7, 0, -1):  # ends with the fewest that round-trip
+    for d in range(15, 0, -1):  # ends with the fewest that round-trip (0.00390625 has 8)
         decimals[np.round(num, d) == num] = d
     full = decimals == 0
     decimals[full] = np.maximum(16 - digits[full] + (num[full] < 0), 1)
