@@ -1,6 +1,7 @@
 """Records in time order keep their time (issue 40): the newest, a spread, must-keep items across the timeline."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -99,11 +100,19 @@ def _positions(items, out):
     return kept, marker
 
 
+def pieces(text: str) -> int:
+    """Words and punctuation marks, one token each (a WordPiece-like counter the core can run)."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+pieces.name = "pieces"
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     items=log_records(min_size=1),
     budget=st.integers(40, 2500),
-    counter=st.sampled_from(["estimate", "wordpiece"]),
+    counter=st.sampled_from(["estimate", pieces]),
     query=st.sampled_from(["", "latest installs", "first configure"]),
 )
 def test_crush_json_to_a_ceiling(items, budget, counter, query):
