@@ -185,6 +185,10 @@ def text_bad(v):
     return {"None": None, "bytes": b"some text", "int": 3, "list": ["a list"]}
 
 
+def opt_text_bad(v):  # a text or None
+    return {k: x for k, x in text_bad(v).items() if x is not None}
+
+
 def str_lists_bad(v):
     return {
         "one str": "AI",
@@ -317,6 +321,7 @@ CATEGORIES = {
     "posfloat": posfloat_bad,
     "texts": texts_bad,
     "text": text_bad,
+    "opt_text": opt_text_bad,
     "str_lists": str_lists_bad,
     "scores": scores_bad,
     "json": json_bad,
@@ -636,7 +641,7 @@ REGISTRY = {
     "crush": (
         lambda **k: anchor.crush(**k),
         dict(items=ITEMS, max_items=10, query="errors"),
-        dict(items="items", max_items="posint", query="text"),
+        dict(items="items", max_items="posint", query="opt_text"),
     ),
     "crush_json": (
         lambda **k: anchor.crush_json(**k),

@@ -59,7 +59,7 @@ def crush(
     items: Sequence[Mapping] | Sequence[Any],
     max_items: int,
     *,
-    query: str = "",
+    query: str | None = "",
     pattern: str | None = None,
     config: AnchorConfig | None = None,
     learned: AnchorWeights | None = None,
@@ -81,9 +81,9 @@ def crush(
         ``"auto"``: the fewest items that carry the ``bias``'s share of the
         array's information (see :mod:`scwo_np.anchor._auto`), at most ``upper``,
         plus every error, anomaly, query match and protected item.
-    query : str
+    query : str or None
         The user's request: its position intents shift the anchors, its terms
-        keep matching items.
+        keep matching items (``None`` or ``""``: no query).
     pattern : {"search_results", "logs", "time_series", "generic"}, optional
         Overrides the detected pattern.  Records in time order (``logs``, ``time_series``:
         a timestamp, a date and a time field, a line number, or the position) keep the
@@ -145,7 +145,7 @@ def crush(
     if not auto:
         max_items = int(check_int(max_items, name="max_items", low=1))
     upper = check_int(upper, name="upper", low=1)
-    query = check_text(query, name="query")
+    query = "" if query is None else check_text(query, name="query")  # None: no query, as over MCP
     if pattern is not None:
         PATTERNS.lookup(pattern, hint="Pass None to detect it from the data.")
     if protect_overflow not in ("error", "keep"):

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from typing_extensions import TypedDict  # pydantic reads TypedDicts from here on Python < 3.12
 
 from .. import __version__
@@ -405,7 +405,30 @@ class _Server(MCPServer):
             unknown = [a for a in arguments if a not in known]
             if unknown:
                 raise ToolError(_unknown_arguments(name, unknown, known))
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's schema check: one line per argument
+                raise ToolError(_invalid_arguments(name, exc.__cause__)) from None
+            raise
+
+
+def _invalid_arguments(tool: str, exc: ValidationError) -> str:
+    """``select_context: budget must be >= 1 (Input should be greater than or equal to 1); got -3``, one line."""
+    by_arg: dict[str, list[str]] = {}
+    given: dict[str, Any] = {}
+    for e in exc.errors(include_url=False):
+        arg = str(e["loc"][0]) if e.get("loc") else "arguments"
+        msgs = by_arg.setdefault(arg, [])
+        if e["msg"] not in msgs:
+            msgs.append(e["msg"])
+        if e.get("type") != "missing":
+            given.setdefault(arg, e.get("input"))
+    parts = []
+    for arg, msgs in by_arg.items():
+        got = f"; got {given[arg]!r}" if arg in given else ""
+        parts.append(f"{arg}: {' or '.join(msgs)}{got}")
+    return f"{tool}: bad arguments: " + "; ".join(parts) + " (see the tool's input schema)."
 
 
 def _unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) -> str:
@@ -416,7 +439,9 @@ def _unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) ->
             parts.append(f"{tool} has no argument {a!r}: it is now called {RENAMED[a]!r}")
         else:
             close = difflib.get_close_matches(a, known, n=1, cutoff=0.6)
-            parts.append(f"{tool} has no argument {a!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+            parts.append(
+                f"{tool} has no argument {a!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
     return "; ".join(parts) + f". Its arguments: {', '.join(known)}."
 
 
