@@ -289,12 +289,12 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
                 out = page.text
                 if page.next_offset is not None:
                     sys.stderr.write(
-                        f"scwo crush: {len(page.items)} item{"" if len(page.items) == 1 else "s"}, {page.tokens} tokens; {page.remaining} more match "
+                        f"scwo crush: {len(page.items)} item{'' if len(page.items) == 1 else 's'}, {page.tokens} tokens; {page.remaining} more match "
                         f"(next page: --offset {page.next_offset})\n"
                     )
                 elif args.report:
                     sys.stderr.write(
-                        f"scwo crush: {len(page.items)} item{"" if len(page.items) == 1 else "s"}, {page.tokens} tokens; no more match\n"
+                        f"scwo crush: {len(page.items)} item{'' if len(page.items) == 1 else 's'}, {page.tokens} tokens; no more match\n"
                     )
             else:
                 out = store.retrieve_json(args.retrieve, **kw)  # the items' text verbatim
