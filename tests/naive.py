@@ -1063,6 +1063,8 @@ def crush_page(items, pieces, kept, budget, count, **filters):
     k = len(texts)
     remaining = len(every) - min(offset, len(every)) - k
     return "[" + ",".join(texts) + "]", window[:k], (offset + k if remaining > 0 else None), remaining
+
+
 # anchor: records in time order (scwo_np/anchor/_timeline.py, _patterns.py, _keep.py)
 # --------------------------------------------------------------------------
 
