@@ -1001,6 +1001,8 @@ def crush_retrieve(items, kept, *, where=None, fields=None, start=None, stop=Non
             elif not isinstance(items[i], dict) or not all(_holds(items[i], f, c) for f, c in where.items()):
                 continue
         out.append(i)
+    if not out and isinstance(where, dict):
+        _cannot_match(where, items)
     if query is not None and query.strip():
         terms = _query_terms(query)
         if terms:
@@ -1019,6 +1021,33 @@ def crush_retrieve(items, kept, *, where=None, fields=None, start=None, stop=Non
             x = {f: x[f] for f in dict.fromkeys(fields) if f in x}
         got.append(x)
     return got, out
+
+
+def _cannot_match(where, items):
+    """A ``ValueError`` when a ``where`` that matched nothing cannot match these items: a field
+    none has (unless only tested for absence), a plain object where the field never holds one,
+    a string bound on a field with no strings or a number bound on one with no numbers."""
+    objects = [it for it in items if isinstance(it, dict)]
+    if not objects:
+        return
+    ops = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
+    for field, cond in where.items():
+        if callable(cond):
+            continue
+        values = [it[field] for it in objects if field in it]
+        used = [k for k in cond if k in ops] if isinstance(cond, dict) else []
+        if not values:
+            if used and set(used) == {"exists"}:
+                continue
+            raise ValueError(f"no item has the field {field!r}")
+        if isinstance(cond, dict) and not used and not any(isinstance(v, dict) for v in values):
+            raise ValueError(f"{field!r}: not operators")
+        for op in used:
+            if op in ("gt", "gte", "lt", "lte"):
+                if isinstance(cond[op], str) and not any(isinstance(v, str) for v in values):
+                    raise ValueError(f"{field!r} holds no strings")
+                if _is_num(cond[op]) and not any(_is_num(v) for v in values):
+                    raise ValueError(f"{field!r} holds no numbers")
 
 
 def compact_json(text):

@@ -19,7 +19,10 @@ numbers, a string against strings, so ISO dates and times compare as dates; a va
 of another type does not match).  A dict with no operator names is a plain value
 (compare with an object literally through ``{"eq": {...}}``).  ``where`` may also be
 a predicate on the whole item.  An item that is not an object matches no field
-condition (a predicate on the whole item sees it).
+condition (a predicate on the whole item sees it).  A ``where`` that matches nothing
+because it cannot match the array (a field no item has, an object where the field holds
+none, a bound of a type the field never holds) is a ``ValueError`` saying so
+(:func:`check_no_match`), not an empty answer.
 
 BM25 (Robertson's, with Lucene's positive idf; ``k1 = 1.2``, ``b = 0.75``) runs over
 the candidates' words: each item's keys and values (numbers as their JSON text),
@@ -48,7 +51,15 @@ from ..validation import check_int, check_text
 from ._config import AnchorConfig
 from ._keep import _STOP
 
-__all__ = ["OPERATORS", "check_filters", "filter_positions", "project", "rank", "query_terms"]
+__all__ = [
+    "OPERATORS",
+    "check_filters",
+    "check_no_match",
+    "filter_positions",
+    "project",
+    "rank",
+    "query_terms",
+]
 
 #: The operators of a ``where`` condition.
 OPERATORS = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
@@ -197,6 +208,57 @@ def _matcher(where: object) -> Callable[[Any], bool]:
         (test,) = tests
         return lambda item: (type(item) is dict or isinstance(item, Mapping)) and test(item)
     return lambda item: (type(item) is dict or isinstance(item, Mapping)) and all(t(item) for t in tests)
+
+
+def check_no_match(where: object, items: Sequence[Any]) -> None:
+    """When a ``where`` mapping matched nothing: a ``ValueError`` if it cannot match this array.
+
+    Called only on an empty result, so a filter that matches costs nothing more.  It
+    names a field no item has, a plain object value where the field never holds one
+    (a misspelt operator, like ``{"between": [1, 2]}``), and a bound whose type the
+    field never holds (``{"gt": "abc"}`` on numbers).  Anything else is a real "no match".
+    """
+    if not isinstance(where, Mapping):
+        return
+    objects = [it for it in items if isinstance(it, Mapping)]
+    if not objects:
+        return
+    for field, cond in where.items():
+        if callable(cond):
+            continue
+        values = [it[field] for it in objects if field in it]
+        ops = [k for k in cond if k in OPERATORS] if isinstance(cond, Mapping) else []
+        if not values:
+            if ops and all(k == "exists" for k in ops):
+                continue
+            names = list(dict.fromkeys(k for it in objects[:1000] for k in it))
+            close = [n for n in names if n.lower() == str(field).lower()]
+            raise ValueError(
+                f"where names the field {field!r}, which no item has"
+                + (f" (did you mean {close[0]!r}?)" if close else "")
+                + f"; the items' fields are {', '.join(map(repr, names[:20]))}"
+                + (" ..." if len(names) > 20 else "")
+                + "."
+            )
+        if isinstance(cond, Mapping) and not ops and not any(isinstance(v, Mapping) for v in values):
+            raise ValueError(
+                f"where[{field!r}] is an object, compared as a value, but no item's {field!r} is an object; "
+                f"its keys {list(cond)} are not operators (the operators are {', '.join(OPERATORS)})."
+            )
+        for op in ops:
+            b = cond[op]
+            if op not in ("gt", "gte", "lt", "lte"):
+                continue
+            if isinstance(b, str) and not any(isinstance(v, str) for v in values):
+                raise ValueError(
+                    f"where[{field!r}][{op!r}] is the string {b!r}, but {field!r} holds no strings "
+                    f"(a string compares only with strings); give a number."
+                )
+            if _is_number(b) and not any(_is_number(v) for v in values):
+                raise ValueError(
+                    f"where[{field!r}][{op!r}] is the number {b!r}, but {field!r} holds no numbers "
+                    f"(a number compares only with numbers); give a string, e.g. an ISO date."
+                )
 
 
 # ----------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from .._sqlite import StoreError, begin_write, connect, read_transaction
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
 from ._inputs import Pieces, read_document
-from ._retrieval import check_filters, filter_positions, project, rank
+from ._retrieval import check_filters, check_no_match, filter_positions, project, rank
 
 __all__ = ["CrushStore", "Page", "array_key", "default_store_path"]
 
@@ -437,6 +437,8 @@ class CrushStore:
         at = filter_positions(
             items, kept, where=f["where"], start=f["start"], stop=f["stop"], dropped_only=f["dropped_only"]
         )
+        if not at and f["where"] is not None:
+            check_no_match(kw.get("where"), items)  # a filter that cannot match this array is an error
         return items, pieces, rank(items, at, f["query"]), f
 
     def retrieve(
