@@ -125,6 +125,23 @@ _STOP = {
 }  # fmt: skip
 
 
+def _forms(t: str) -> list[str]:
+    """A query term and the bare forms it may stand for, each matched as a whole word.
+
+    A plural finds its singular ("errors" finds level ``ERROR``), a past or a gerund its
+    verb ("installed" finds action ``install``, "configured" and "configuring" find
+    ``configure``): records name what happened by the bare verb, questions inflect it.
+    """
+    forms = [t]
+    if len(t) > 3 and t.endswith("s") and not t.endswith("ss"):
+        forms.append(t[:-1])
+    if len(t) > 4 and t.endswith("ed"):
+        forms += [t[:-2], t[:-1]]  # installed -> install; configured -> configure
+    if len(t) > 5 and t.endswith("ing"):
+        forms += [t[:-3], t[:-3] + "e"]  # installing -> install; configuring -> configure
+    return list(dict.fromkeys(forms))
+
+
 def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.int64]:
     """How many distinct query terms each item matches (a whole value, or a whole word of it).
 
@@ -152,8 +169,7 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
         fields.append(("\n".join(strs).lower(), strs, c.distinct_numbers[f]))  # one C call
     for t in terms:
-        # A plural term also matches its singular ("errors" finds level "ERROR").
-        forms = [t, t[:-1]] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else [t]
+        forms = _forms(t)
         words = [re.compile(rf"(?<![\w]){re.escape(x)}(?![\w])") for x in forms]
         try:
             tnum = float(t)
