@@ -107,13 +107,16 @@ plt.tight_layout()""")
 code("""store = CrushStore(":memory:")
 out = crush_json(text, "auto", query="latest upgrades", store=store).splitlines()
 marker = json.loads(out[-1])["_omitted"]
-print(f"kept {len(out) - 1} of {marker['of']}; dropped {marker['count']} in {len(marker['ranges'])}+{marker.get('more_ranges', 0)} ranges")
+print(f"kept {len(out) - 1} of {marker['of']}; dropped {marker['count']} in {len(marker['ranges'])} ranges")
 print(json.dumps(marker["fields"]["action"]))
-upgrades = store.retrieve(marker["key"], where={"action": "upgrade"})
+upgrades = store.retrieve(marker["key"], where={"action": "upgrade"}, dropped_only=False)
 kept_upgrades = [json.loads(line) for line in out[:-1] if json.loads(line)["action"] == "upgrade"]
-print(f"{len(kept_upgrades)} upgrades in the context (the query names them); all "
-      f"{len(upgrades)} come back from the store, e.g. {upgrades[0]}")
+installs = store.retrieve(marker["key"], where={"action": "install"})  # by default only what was dropped
+print(f"{len(kept_upgrades)} of the {len(upgrades)} upgrades in the context (the query names them); "
+      f"the {len(installs)} dropped installs come back from the store, e.g. {installs[0]}")
 assert len(upgrades) == sum(r["action"] == "upgrade" for r in log)
+assert len(installs) == sum(r["action"] == "install" for r in log) - sum(
+    json.loads(line)["action"] == "install" for line in out[:-1])
 assert all(json.loads(line) in log for line in out[:-1])""")
 
 nb.write("03_anchoring.ipynb")
