@@ -123,7 +123,9 @@ def test_anomalies_stay_rare_when_a_spike_of_equal_values_collapses_the_mad():
 
 def test_an_inflected_query_term_finds_the_bare_verb():
     # records name what happened by the bare verb; questions inflect it
-    items = [{"seq": i, "action": "configure" if i % 10 == 3 else "status", "pkg": f"p{i}"} for i in range(200)]
+    items = [
+        {"seq": i, "action": "configure" if i % 10 == 3 else "status", "pkg": f"p{i}"} for i in range(200)
+    ]
     want = [i for i, it in enumerate(items) if it["action"] == "configure"]
     for query in ("which were configured", "packages configuring"):
         kept = crush(items, 40, query=query).tolist()
