@@ -294,22 +294,9 @@ class Tools:
             raise ValueError("key must be the key a crush_json result (or its marker) gave.")
         if where is not None and not isinstance(where, dict):
             raise TypeError('where must be an object of field -> condition, like {"level": "ERROR"}.')
-        if fields is not None and (
-            not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
-        ):
-            raise TypeError('fields must be a list of field names, like ["date", "package"].')
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise ValueError("query must be a non-empty string (what to rank the items by), or left out.")
-        if not isinstance(dropped_only, bool):
-            raise TypeError("dropped_only must be true or false.")
-        for name, v in (("start", start), ("stop", stop)):
-            if v is not None:
-                check_int(v, name=name, low=-(2**62))
-        offset = check_int(offset, name="offset", low=0)
-        if limit is not None:
-            limit = check_int(limit, name="limit", low=1)
         budget = check_budget(budget)
         check_method(token_counter, list(COUNTERS), name="token_counter")
+        # the filters (fields, query, start, stop, offset, limit, dropped_only) are checked by the store
         try:
             page = self.crush_store.page(key, budget=budget, token_counter=token_counter, where=where,
                                          fields=fields, query=query, start=start, stop=stop, offset=offset,
