@@ -29,7 +29,7 @@ from ..validation import (
     check_queries,
     check_row_norms,
 )
-from ._auto import _auto_lam
+from ._auto import AUTO_LOOKUP, _auto_lam
 from ._first_pass import _accumulate_rel, _row_norm
 from ._front import STRATEGIES
 from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
@@ -53,6 +53,8 @@ class BatchSelection(NamedTuple):
         Where each problem's picks start and end in ``indices``.
     gains : ndarray of float64
         Each pick's score when it was picked.
+    lams : ndarray of float64, shape (B,), optional
+        Each problem's ``lam``: the one ``lam="auto"`` chose for it, else the one given.
 
     Examples
     --------
@@ -65,6 +67,7 @@ class BatchSelection(NamedTuple):
     indices: NDArray[np.int64]
     offsets: NDArray[np.int64]
     gains: NDArray[np.float64]
+    lams: NDArray[np.float64] | None = None
 
     def split(self) -> list[NDArray[np.int64]]:
         """The picks of every problem as a list of arrays.
@@ -101,17 +104,22 @@ def _batch_by_set(E, starts, stops, Q, c, bud, strategy, lam, options) -> BatchS
         np.concatenate(idx).astype(np.int64) if idx else empty.astype(np.int64),
         np.asarray(offs, dtype=np.int64),
         np.concatenate(gains) if gains else empty,
+        np.full(starts.shape[0], float(lam)),
     )
 
 
 @njit(**JIT)
-def _solve_one(E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx, out_gain, pool, lo, hi):
+def _solve_one(
+    E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx, out_gain, out_lam, pool, lo, hi
+):  # fmt: skip
     """Problem ``E[s:e]`` with query ``Q[b]``, on one thread; returns its pick count.
 
+    ``out_lam[b]`` receives the problem's ``lam`` (the rule's choice for ``lam < 0``, "auto").
     Returns -1, without selecting, when a row norm is outside ``[lo, hi]``
     (NaN, inf, zero or out of range); the caller raises the error.
     """
     m = e - s
+    out_lam[b] = lam if lam >= 0.0 else AUTO_LOOKUP  # an empty set: the rule's default
     if m == 0:
         return 0
     Eb = E[s:e]
@@ -125,6 +133,7 @@ def _solve_one(E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx,
     _accumulate_rel(rel, dots, nrm, _row_norm(Q, b), 1.0)
     if lam < 0.0:  # lam="auto": the rule on this problem's relevance
         lam = _auto_lam(rel, False)
+    out_lam[b] = lam
     picks = out_idx[s:e]
     gains = out_gain[s:e]
     cb = costs[s:e]
@@ -136,8 +145,8 @@ def _solve_one(E, s, e, Q, b, costs, budget, lam, cexp, shift, nrm_all, out_idx,
 
 @njit(**JIT)
 def _solve_range(
-    E, starts, stops, Q, costs, budgets, lam, cexp, shift, nrm_all, out_idx, out_gain, counts, pool, nlo, nhi,
-    lo, hi,
+    E, starts, stops, Q, costs, budgets, lam, cexp, shift, nrm_all, out_idx, out_gain, out_lam, counts, pool,
+    nlo, nhi, lo, hi,
 ):  # fmt: skip
     """Problems ``lo <= b < hi`` (run on threads by :func:`~scwo_np._parallel.run_chunks`)."""
     for b in range(lo, hi):
@@ -155,6 +164,7 @@ def _solve_range(
             nrm_all,
             out_idx,
             out_gain,
+            out_lam,
             pool,
             nlo,
             nhi,
@@ -295,6 +305,7 @@ def select_batch(
     nrm = np.ones(N)
     out_idx = np.empty(N, dtype=np.int64)
     out_gain = np.empty(N)
+    out_lam = np.empty(B)
     counts = np.zeros(B, dtype=np.int64)
     nlo, nhi = NORM_RANGE[E.dtype.name]
     args = (
@@ -310,6 +321,7 @@ def select_batch(
         nrm,
         out_idx,
         out_gain,
+        out_lam,
         counts,
         POOL,
         nlo,
@@ -326,4 +338,4 @@ def select_batch(
     np.cumsum(counts, out=res_off[1:])
     owner = np.repeat(np.arange(B, dtype=np.int64), counts)  # the set of each result row
     take = starts[owner] + (np.arange(res_off[-1], dtype=np.int64) - res_off[owner])
-    return BatchSelection(out_idx[take], res_off, out_gain[take])
+    return BatchSelection(out_idx[take], res_off, out_gain[take], out_lam)

@@ -114,6 +114,11 @@ def test_select_batch_auto_is_each_problems_own():
         )  # positions in the set
         lams.append(naive.auto_lam(naive.relevance(E[s:e].tolist(), [Q[b].tolist()])))
     assert 0.9 in lams and 0.7 in lams  # both sides of the rule were taken
+    assert res.lams.tolist() == lams  # and the result says which lam each problem took
+    fixed = select_batch(E, Q, costs, 20, offsets=offsets, lam=0.5)
+    assert fixed.lams.tolist() == [0.5] * len(sizes)
+    other = select_batch(E, Q, costs, 20, offsets=offsets, lam=0.5, strategy="dpp")
+    assert other.lams.tolist() == [0.5] * len(sizes)
 
 
 def test_select_by_strategy_mmr_takes_auto_and_the_others_say_why_not():
