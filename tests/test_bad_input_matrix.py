@@ -808,6 +808,8 @@ REGISTRY = {
 
 #: Exported names that are plain data holders or need no bad-input entry, with why.
 NOT_FUNCTIONS = {
+    "AUTO_BROAD": "a constant: the lam lam='auto' takes for a broad question",
+    "AUTO_LOOKUP": "a constant: the lam lam='auto' takes otherwise",
     "format_table": "formats the rows run_bench returned",
     "BatchSelection": "a result type",
     "Dedup": "a result type",

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..select import AUTO_BROAD, AUTO_LOOKUP
 from ._io import _lam, _positive
 
 
@@ -57,7 +58,12 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
             f"scwo rerank: {s['sets']:,} sets, {s['candidates']:,} candidates, kept {s['kept']:,}; tokens kept "
             f"{s['tokens_kept']:,} of {s['tokens_offered']:,} offered ({share:.1%}); {dt:.2f} s "
             f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)"
-            + ("; lam auto: chosen per set (0.7 or 0.9)" if args.lam == "auto" else f"; lam {args.lam:g}")
+            + (
+                f"; lam auto: {AUTO_BROAD:g} for {s['broad_sets']:,} sets, {AUTO_LOOKUP:g} for "
+                f"{s['sets'] - s['broad_sets']:,}"
+                if args.lam == "auto"
+                else f"; lam {args.lam:g}"
+            )
             + "\n"
         )
     return 0

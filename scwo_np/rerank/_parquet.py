@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..select import AUTO_BROAD
 from ..validation import check_budget, check_int
 from ._arrow import pyarrow, query_codes, require_columns
 from ._table import _rerank, check_output_columns
@@ -35,23 +36,24 @@ BATCH_BYTES = 1 << 24
 
 
 class RerankSummary(dict):
-    """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``.
+    """What :func:`rerank_parquet` did: ``sets``, ``candidates``, ``kept``, ``tokens_offered``, ``tokens_kept``,
+    and ``broad_sets``: the sets for which ``lam="auto"`` chose the broad value (0.9; 0 for a fixed ``lam``).
 
     Parameters
     ----------
     **counts : int
-        Any of the five counts (0 where missing).
+        Any of the six counts (0 where missing).
 
     Examples
     --------
     >>> s = RerankSummary(sets=2, kept=3)
     >>> s.add(RerankSummary(sets=1, kept=2, tokens_kept=40))
     >>> s
-    {'sets': 3, 'candidates': 0, 'kept': 5, 'tokens_offered': 0, 'tokens_kept': 40}
+    {'sets': 3, 'candidates': 0, 'kept': 5, 'tokens_offered': 0, 'tokens_kept': 40, 'broad_sets': 0}
     """
 
     def __init__(self, **counts: int) -> None:
-        keys = ("sets", "candidates", "kept", "tokens_offered", "tokens_kept")
+        keys = ("sets", "candidates", "kept", "tokens_offered", "tokens_kept", "broad_sets")
         super().__init__({k: int(counts.get(k, 0)) for k in keys})
 
     def add(self, other: dict) -> None:
@@ -273,7 +275,10 @@ def _rerank_part(part, codes, ids, queries, budget, kw, summary, finished) -> An
     """Rerank the complete, clustered sets in ``part``; count them into ``summary``."""
     starts, ids = check_runs(codes, ids, finished, kw["query_col"])
     offsets = np.append(starts, part.num_rows).astype(np.int64)
-    out = _rerank(part, queries, budget, (None, offsets, ids), **kw)
+    lams: list = []
+    out = _rerank(part, queries, budget, (None, offsets, ids), lams=lams, **kw)
+    if kw["lam"] == "auto":
+        summary["broad_sets"] += sum(int(np.count_nonzero(x == AUTO_BROAD)) for x in lams)
     tokens_col = kw["tokens_col"]
     tokens = part.column(tokens_col).to_numpy()
     summary["sets"] += len(ids)

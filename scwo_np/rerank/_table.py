@@ -146,12 +146,13 @@ def rerank_table(
 
 def _rerank(
     table, queries, budget, sets, *, lam, cost_aware, cost_exponent, keep_all, query_col, embedding_col, tokens_col,
-    query_embedding_col,
+    query_embedding_col, lams=None,
 ):  # fmt: skip
     """:func:`rerank_table` after its checks, given the sets ``(order, offsets, ids)``.
 
     The streaming path calls it with the sets it has already found, so the
-    query ids are encoded once per batch, not twice.
+    query ids are encoded once per batch, not twice; a list ``lams`` receives
+    the sets' lam (:attr:`~scwo_np.select.BatchSelection.lams`).
     """
     pa = pyarrow()
     ids_cols = (query_col, "chunk_id")
@@ -177,6 +178,8 @@ def _rerank(
         )
     except ValueError as exc:
         raise ValueError(_locate(exc, E, Q, rows, offsets, ids, table)) from None
+    if lams is not None:
+        lams.append(res.lams)
     picked = rows[offsets[:-1].repeat(np.diff(res.offsets)) + res.indices]
     rank = np.arange(picked.size, dtype=np.int64) - np.repeat(res.offsets[:-1], np.diff(res.offsets))
     if not keep_all:

@@ -24,7 +24,7 @@
 """
 
 from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
-from ._auto import auto_lam, question_kind
+from ._auto import AUTO_BROAD, AUTO_LOOKUP, auto_lam, question_kind
 from ._baselines import coverage, topk_relevance, truncate
 from ._batch import BatchSelection, select_batch
 from ._bench import format_table, run_bench
@@ -41,6 +41,8 @@ from ._ssd import ssd_select
 from ._texts import GRANULARITIES, ORDERS, TextSelection, arrange, select_texts
 
 __all__ = [
+    "AUTO_BROAD",
+    "AUTO_LOOKUP",
     "cluster_ground",
     "DEFAULT_STRATEGIES",
     "METHODS",

@@ -146,3 +146,26 @@ def test_dictionary_typed_query_ids_keep_the_order_of_appearance(tmp_path):
     assert (
         pq.read_table(tmp_path / "o.parquet").column("text").to_pylist() == plain.column("text").to_pylist()
     )
+
+
+def test_the_summary_counts_the_sets_lam_auto_called_broad(tmp_path):
+    from scwo_np.select import AUTO_BROAD, auto_lam
+
+    t, qt, E, Q = make([40, 40, 12, 0, 30], d=64, seed=5)
+    qids = t.column("query_id").to_pylist()
+    rows = [i for i, q in enumerate(qids) if q == "q0"]
+    E[rows[:4]] = Q[0] + 0.01 * np.arange(1, 5)[:, None]  # set q0: its top tenth stands out -> broad
+    t = t.set_column(t.column_names.index("embedding"), "embedding", _emb(E))
+    pq.write_table(t, tmp_path / "c.parquet")
+    s = rerank_parquet(
+        tmp_path / "c.parquet", tmp_path / "o.parquet", 20, queries=qt, lam="auto", batch_rows=50
+    )
+    want = 0
+    for b in range(len(Q)):
+        r = [i for i, q in enumerate(qids) if q == f"q{b}"]
+        if r:
+            X = E[r].astype(float)
+            rel = X @ Q[b] / (np.linalg.norm(X, axis=1) * np.linalg.norm(Q[b]))
+            want += auto_lam(rel) == AUTO_BROAD
+    assert want >= 1 and s["broad_sets"] == want
+    assert rerank_parquet(tmp_path / "c.parquet", tmp_path / "p.parquet", 20, queries=qt)["broad_sets"] == 0
