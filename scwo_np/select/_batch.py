@@ -38,12 +38,19 @@ from ._mmr import POOL, _cost_exponent
 __all__ = ["select_batch", "BatchSelection"]
 
 
-class BatchSelection(NamedTuple):
-    """Ragged result of :func:`select_batch`.
+class _Picks(NamedTuple):
+    indices: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    gains: NDArray[np.float64]
+
+
+class BatchSelection(_Picks):
+    """Ragged result of :func:`select_batch`: a named tuple ``(indices, offsets, gains)`` and ``lams``.
 
     ``indices[offsets[b]:offsets[b + 1]]`` are the picks of problem ``b``, as
     indices *within* that problem's candidate set, in pick order; ``gains``
-    are their MMR scores at pick time.
+    are their MMR scores at pick time.  ``lams`` is an attribute, not a fourth
+    element, so ``indices, offsets, gains = select_batch(...)`` still unpacks.
 
     Parameters
     ----------
@@ -62,12 +69,24 @@ class BatchSelection(NamedTuple):
     >>> res = BatchSelection(np.array([2, 0, 1]), np.array([0, 2, 3]), np.array([0.9, 0.5, 0.7]))
     >>> res.split()
     [array([2, 0]), array([1])]
+    >>> indices, offsets, gains = res
     """
 
-    indices: NDArray[np.int64]
-    offsets: NDArray[np.int64]
-    gains: NDArray[np.float64]
-    lams: NDArray[np.float64] | None = None
+    lams: NDArray[np.float64] | None
+
+    def __new__(
+        cls,
+        indices: NDArray[np.int64],
+        offsets: NDArray[np.int64],
+        gains: NDArray[np.float64],
+        lams: NDArray[np.float64] | None = None,
+    ) -> BatchSelection:
+        self = super().__new__(cls, indices, offsets, gains)
+        self.lams = lams
+        return self
+
+    def __getnewargs__(self) -> tuple:  # pickles (Dask) keep lams
+        return (*self, self.lams)
 
     def split(self) -> list[NDArray[np.int64]]:
         """The picks of every problem as a list of arrays.
