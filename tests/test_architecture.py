@@ -223,3 +223,33 @@ def test_user_facing_code_uses_only_the_public_surface(name, text):
         r"scwo_np(?:\.\w+)*\._(?!_)\w+|from scwo_np(?:\.\w+)* import [^\n]*\b_(?!_)\w+", text
     )
     assert not private, f"{name} uses private names: {private}"
+
+
+def _map_sections() -> dict[str, str]:
+    """CONTRIBUTING.md's map, cut by package: ``""`` for the core's lines, ``"select"`` and so on."""
+    text = (PKG.parent / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    block = text.split("## The map", 1)[1].split("```", 2)[1]
+    sections: dict[str, str] = {"": ""}
+    current: str | None = ""
+    for line in block.splitlines():
+        head = re.match(r"^  (\w+)/", line)
+        if head:
+            current = head.group(1)
+        elif re.match(r"^\S", line) and not line.startswith("scwo_np/"):
+            current = None  # data/, tools/ ...: outside the package
+        if current is not None:
+            sections[current] = sections.get(current, "") + line + "\n"
+    return sections
+
+
+def test_the_map_names_every_module():
+    sections = _map_sections()
+    missing = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG)
+        if path.stem in ("__init__", "__main__") or "bundled" in rel.parts:
+            continue
+        where = rel.parts[0] if len(rel.parts) > 1 else ""
+        if not re.search(rf"(?<!\w){re.escape(path.stem)}(?!\w)", sections.get(where, "")):
+            missing.append(str(rel))
+    assert not missing, f"CONTRIBUTING.md's map does not name {missing}: add each where it belongs."
