@@ -55,6 +55,11 @@ class Limits:
         The most texts, or JSON array items, one call may carry (100,000).
     time_limit : float
         Seconds a call may take before it is answered with an error (60).
+
+    Examples
+    --------
+    >>> Limits(max_items=500).max_items, Limits().time_limit
+    (500, 60.0)
     """
 
     max_request_bytes: int = 8 * 2**20
@@ -74,6 +79,16 @@ class Tools:
         crush store beside it as ``<name>.crush.sqlite``.
     limits : Limits
         The per-call limits.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> tools = Tools(tempfile.mkdtemp())
+    >>> log = json.dumps([{"level": "INFO", "n": i} for i in range(200)])
+    >>> answer = tools.crush_json(log, budget=120)  # the text the model reads, within 120 tokens
+    >>> answer.data["budget"], answer.data["tokens"] <= 120
+    (120, True)
+    >>> tools.close()
     """
 
     def __init__(self, data_dir: str | os.PathLike, limits: Limits | None = None) -> None:
