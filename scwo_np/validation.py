@@ -12,9 +12,14 @@ made: a NaN or inf in a row makes its norm non-finite.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -52,7 +57,19 @@ __all__ = [
     "check_unit_interval",
     "check_texts",
     "check_scores",
+    "renamed_keywords",
+    "renamed_attributes",
+    "renamed_message",
+    "DEPRECATED_SINCE",
+    "REMOVAL_IN",
 ]
+
+#: The version in which the names of issue 41 were renamed, and the one that removes the old names
+#: (they keep working, with a ``DeprecationWarning``, for one minor version).
+DEPRECATED_SINCE = "0.2"
+REMOVAL_IN = "0.3"
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _as_float_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -816,3 +833,153 @@ def check_method(method: object, choices: Sequence[str], *, name: str = "method"
         opts = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {opts}; got {method!r}.")
     return method
+
+
+def renamed_message(
+    old: str, new: str, *, what: str = "", since: str = DEPRECATED_SINCE, removal: str = REMOVAL_IN
+) -> str:
+    """The one sentence every renamed name warns with.
+
+    Parameters
+    ----------
+    old, new : str
+        The old name and the name that replaces it.
+    what : str
+        Where the name lives, e.g. ``"crush_json()"`` or ``"scwo crush"`` (may be empty).
+    since, removal : str
+        The version that renamed it and the one that removes the old name.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> renamed_message("max_tokens", "budget", what="crush_json()")
+    "crush_json(): 'max_tokens' was renamed to 'budget' in 0.2; the old name stops working in 0.3."
+    """
+    where = f"{what}: " if what else ""
+    return f"{where}{old!r} was renamed to {new!r} in {since}; the old name stops working in {removal}."
+
+
+def renamed_keywords(
+    *, since: str = DEPRECATED_SINCE, removal: str = REMOVAL_IN, **old_to_new: str
+) -> Callable[[F], F]:
+    """Accept a function's old keyword names for one minor version, with a ``DeprecationWarning``.
+
+    The decorated function's signature, ``help()`` and docs show only the new names
+    (``inspect.signature`` follows ``__wrapped__``).  Passing an old name calls the function
+    with the new one and warns, pointing at the caller's line; passing both is a ``TypeError``
+    naming both.  The map is kept on the wrapper as ``__renamed_keywords__``.
+
+    Parameters
+    ----------
+    since, removal : str
+        The version that renamed the keywords and the one that removes the old names.
+    **old_to_new : str
+        Old keyword name -> new keyword name (a parameter of the decorated function).
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_keywords(max_tokens="budget")
+    ... def fit(texts, *, budget=100):
+    ...     return budget
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit([], max_tokens=50)
+    50
+    >>> print(caught[0].category.__name__, caught[0].message)
+    DeprecationWarning fit(): 'max_tokens' was renamed to 'budget' in 0.2; the old name stops working in 0.3.
+    >>> fit([], budget=10, max_tokens=50)
+    Traceback (most recent call last):
+    ...
+    TypeError: fit() got both 'budget' and its old name 'max_tokens'; pass 'budget' only.
+    """
+    if not old_to_new:
+        raise TypeError("renamed_keywords() needs at least one old_name='new_name' pair.")
+
+    def decorate(func: F) -> F:
+        params = inspect.signature(func).parameters
+        for old, new in old_to_new.items():
+            if new not in params:
+                raise TypeError(
+                    f"renamed_keywords: {func.__qualname__}() has no parameter {new!r} (for {old!r})."
+                )
+            if old in params:
+                raise TypeError(
+                    f"renamed_keywords: {func.__qualname__}() still has the old parameter {old!r}."
+                )
+        label = f"{func.__qualname__}()"
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if kwargs and not old_to_new.keys().isdisjoint(kwargs):
+                for old, new in old_to_new.items():
+                    if old not in kwargs:
+                        continue
+                    if new in kwargs:
+                        raise TypeError(
+                            f"{label} got both {new!r} and its old name {old!r}; pass {new!r} only."
+                        )
+                    warnings.warn(
+                        renamed_message(old, new, what=label, since=since, removal=removal),
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        wrapper.__renamed_keywords__ = dict(old_to_new)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def renamed_attributes(
+    module: str, old_to_new: Mapping[str, str], *, since: str = DEPRECATED_SINCE, removal: str = REMOVAL_IN
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that serves renamed public names for one minor version.
+
+    ``module.OLD`` gives ``module.NEW`` and warns ``DeprecationWarning`` at the line that
+    read it; ``from module import OLD`` works the same way.  The old names are not in the
+    module's ``__all__`` nor its ``dir()``.
+
+    Parameters
+    ----------
+    module : str
+        The module's ``__name__``.
+    old_to_new : Mapping[str, str]
+        Old attribute name -> new attribute name (defined in the module).
+    since, removal : str
+        The version that renamed them and the one that removes the old names.
+
+    Returns
+    -------
+    callable
+        The function to assign to the module's ``__getattr__``.
+
+    Examples
+    --------
+    In a module: ``__getattr__ = renamed_attributes(__name__, {"STRATEGIES": "MORAG_LAYOUTS"})``.
+    """
+    renames = dict(old_to_new)
+
+    def __getattr__(name: str) -> Any:
+        new = renames.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            renamed_message(f"{module}.{name}", f"{module}.{new}", since=since, removal=removal),
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(sys.modules[module], new)
+
+    __getattr__.__renamed_attributes__ = renames  # type: ignore[attr-defined]
+    return __getattr__
