@@ -8,13 +8,13 @@ The selection core (budgeted MMR, from the SCWO specification):
   ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;
-- :func:`select_texts` — from texts and a question (embedder, token counter,
+- :func:`select_texts` — from texts and a query (embedder, token counter,
   layout of the result) to :func:`mmr_select`;
 - :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the baselines
   and the quality metric of the specification.
 
 Beside it: :mod:`scwo_np.dedup` (near-duplicates by Jaccard, difflib ratio,
-cosine or MinHash), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context optimizers,
+cosine or MinHash; its function :func:`deduplicate` is also here), :mod:`scwo_np.optimize` (the KB Labs and MoRAG context optimizers,
 with the ADR's steps :func:`~scwo_np.optimize.diversify` and
 :func:`~scwo_np.optimize.fit_budget`), :mod:`scwo_np.anchor` (SmartCrusher's
 dynamic anchoring of JSON arrays), :mod:`scwo_np.hsca` (the HSCA engine),
@@ -29,8 +29,9 @@ private and may change without notice.
 __version__ = "0.1.0"  # before the imports: _config reads it to name the JIT cache folder
 
 from .datasets import load_sample
+from .dedup import deduplicate
 from .select import (
-    METHODS,
+    MMR_METHODS,
     STRATEGIES,
     BatchSelection,
     coverage,
@@ -44,10 +45,11 @@ from .select import (
 )
 
 __all__ = [
-    "METHODS",
+    "MMR_METHODS",
     "STRATEGIES",
     "BatchSelection",
     "coverage",
+    "deduplicate",
     "load_sample",
     "mmr_select",
     "mmr_select_multi",
@@ -57,3 +59,8 @@ __all__ = [
     "topk_relevance",
     "truncate",
 ]
+
+from .validation import renamed_attributes  # noqa: E402
+
+#: Old public names -> new (see docs/user_guide/migration.md); each warns until 0.3.
+__getattr__ = renamed_attributes(__name__, {"METHODS": "MMR_METHODS"})

@@ -2,7 +2,7 @@
 
 Every keyword argument that takes a name (``method=``, ``strategy=``,
 ``embedder=``, ``token_counter=``, ``order=``, ``pattern=``) has one
-:class:`Registry`, exported by its package in capitals (``METHODS``,
+:class:`Registry`, exported by its package in capitals (``MMR_METHODS``,
 ``STRATEGIES``, ...).  Iterating gives the names in order, ``name in R``
 tests one, ``R[name]`` is its entry (the function, the default threshold,
 the keyword arguments, the weights, or a one-line description), and

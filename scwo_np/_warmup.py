@@ -46,7 +46,7 @@ def _text() -> None:
     import numpy as np
 
     from .anchor import crush
-    from .dedup import dedup
+    from .dedup import deduplicate
     from .optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer, diversify
 
     words = "the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing".split()
@@ -54,11 +54,11 @@ def _text() -> None:
     texts = [" ".join(rng.choice(words, 20)) for _ in range(40)]
     texts += texts[:5]
     for method in ("jaccard", "sequence", "minhash"):
-        dedup(texts, method=method)
-    dedup(texts, grouping="components")  # the union-find kernels (greedy is the default)
+        deduplicate(texts, method=method)
+    deduplicate(texts, grouping="components")  # the union-find kernels (greedy is the default)
     E = rng.standard_normal((45, 16))
-    dedup(embeddings=E, method="cosine")
-    dedup(embeddings=E.astype(np.float32), method="cosine")
+    deduplicate(embeddings=E, method="cosine")
+    deduplicate(embeddings=E.astype(np.float32), method="cosine")
     diversify(texts, sources=[f"f{i % 4}" for i in range(45)])
     diversify(sources=[f"f{i % 4}" for i in range(45)], embeddings=E)
     items = [{"id": i, "status": "error" if i % 17 == 0 else "ok", "ms": float(i % 7)} for i in range(200)]
@@ -69,7 +69,7 @@ def _text() -> None:
     ]
     KBContextOptimizer().optimize(matches, {"tokenBudget": 200, "adaptiveSelection": True})
     chunks = [ContextChunk(str(i), t, 0.5, "d", [], []) for i, t in enumerate(texts)]
-    MoragContextOptimizer(max_tokens=300, response_reserve=0).optimize(chunks, "fox")
+    MoragContextOptimizer(budget=300, response_reserve=0).optimize(chunks, "fox")
 
 
 def _hsca() -> None:

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._registry import Registry
-from .validation import MAX_COST, check_method, check_texts, check_token_count
+from .validation import MAX_COST, check_method, check_texts, check_token_count, renamed_keywords
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -375,12 +375,13 @@ COUNTERS: Registry[Callable[[], TokenCounter]] = Registry(
 )
 
 
-def as_token_counter(counter: object = None) -> TokenCounter:
+@renamed_keywords(counter="token_counter")
+def as_token_counter(token_counter: object = None) -> TokenCounter:
     """A :class:`TokenCounter` from a name, a counter, a ``str -> int`` callable, or None (the estimate).
 
     Parameters
     ----------
-    counter : str, TokenCounter, callable or None
+    token_counter : str, TokenCounter, callable or None
         A name from ``COUNTERS``, a counter, a ``str -> int`` callable, or None (the estimate).
 
     Returns
@@ -402,19 +403,19 @@ def as_token_counter(counter: object = None) -> TokenCounter:
     ...
     ValueError: token_counter must be one of 'estimate', 'wordpiece', 'tiktoken', 'cl100k_base', 'o200k_base'; got 'bpe'. Pass one of those names, a TokenCounter, or a callable str -> int.
     """
-    if counter is None:
+    if token_counter is None:
         return EstimateCounter()
-    if isinstance(counter, TokenCounter):
-        return counter
-    if isinstance(counter, str):
+    if isinstance(token_counter, TokenCounter):
+        return token_counter
+    if isinstance(token_counter, str):
         return COUNTERS.lookup(
-            counter, hint="Pass one of those names, a TokenCounter, or a callable str -> int."
+            token_counter, hint="Pass one of those names, a TokenCounter, or a callable str -> int."
         )()
-    if callable(counter):
-        return _FunctionCounter(counter)
+    if callable(token_counter):
+        return _FunctionCounter(token_counter)
     raise TypeError(
         f"token_counter must be a name ({', '.join(COUNTERS)}), a TokenCounter or a callable str -> int; "
-        f"got {type(counter).__name__}."
+        f"got {type(token_counter).__name__}."
     )
 
 

@@ -13,10 +13,10 @@ made: a NaN or inf in a row makes its norm non-finite.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import math
 import numbers
-import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -915,7 +915,7 @@ def renamed_keywords(
                 raise TypeError(
                     f"renamed_keywords: {func.__qualname__}() still has the old parameter {old!r}."
                 )
-        label = f"{func.__qualname__}()"
+        label = f"{func.__qualname__.removesuffix('.__init__')}()"
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -955,7 +955,9 @@ def renamed_attributes(
     module : str
         The module's ``__name__``.
     old_to_new : Mapping[str, str]
-        Old attribute name -> new attribute name (defined in the module).
+        Old attribute name -> new attribute name (defined in the module), or
+        ``"package.module:name"`` for a name that moved to another module (imported on
+        first use; the warning says "moved to").
     since, removal : str
         The version that renamed them and the one that removes the old names.
 
@@ -966,7 +968,8 @@ def renamed_attributes(
 
     Examples
     --------
-    In a module: ``__getattr__ = renamed_attributes(__name__, {"STRATEGIES": "MORAG_LAYOUTS"})``.
+    In a module: ``__getattr__ = renamed_attributes(__name__, {"STRATEGIES": "MORAG_LAYOUTS"})``,
+    or for a name that moved: ``{"quality_at_budget": "scwo_np.bench:quality_at_budget"}``.
     """
     renames = dict(old_to_new)
 
@@ -974,12 +977,13 @@ def renamed_attributes(
         new = renames.get(name)
         if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        where, _, attr = new.rpartition(":")
+        where = where or module
+        msg = renamed_message(f"{module}.{name}", f"{where}.{attr}", since=since, removal=removal)
         warnings.warn(
-            renamed_message(f"{module}.{name}", f"{module}.{new}", since=since, removal=removal),
-            DeprecationWarning,
-            stacklevel=2,
+            msg.replace("was renamed to", "moved to") if where != module else msg, DeprecationWarning, 2
         )
-        return getattr(sys.modules[module], new)
+        return getattr(importlib.import_module(where), attr)
 
     __getattr__.__renamed_attributes__ = renames  # type: ignore[attr-defined]
     return __getattr__

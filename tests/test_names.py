@@ -98,6 +98,11 @@ def test_renamed_attributes():
         assert caught.list[0].filename == __file__ and caught.list[0].lineno == line
         with pytest.warns(DeprecationWarning):
             from scwo_np._test_renamed_module import OLD  # noqa: F401
+        mod.__getattr__ = renamed_attributes(mod.__name__, {"OLD": "NEW", "JOIN": "os.path:join"})
+        import os.path
+
+        with pytest.warns(DeprecationWarning, match=r"_test_renamed_module\.JOIN' moved to 'os\.path\.join'"):
+            assert mod.JOIN is os.path.join
         with pytest.raises(AttributeError, match="has no attribute 'MISSING'"):
             mod.MISSING  # noqa: B018
     finally:

@@ -1,6 +1,6 @@
 """:func:`crush_json`, the JSON-text front of :func:`crush`: to a number of items, or of tokens.
 
-To a token ceiling (``max_tokens``): :func:`crush` keeps a number of *items*; an agent's window is counted in *tokens*.
+To a token budget (``budget``): :func:`crush` keeps a number of *items*; an agent's window is counted in *tokens*.
 :func:`fit_tokens` finds the item count whose output fits: the document unchanged when it
 fits; else its lossless columnar form when that fits (nothing dropped); else the largest
 item count, searched from the items' own token counts (two to four :func:`crush` calls in
@@ -8,7 +8,7 @@ practice), whose output with its omission marker fits.  Kept items are verbatim,
 of them; the marker counts every dropped item, lists every dropped position (as runs), and
 says how many errors, anomalies, query matches or rare kinds did not fit
 (``must_keep_dropped``, and per kind ``must_keep_by_kind``) when even those are too many.  Nothing is
-returned that the counter puts above ``max_tokens``.
+returned that the counter puts above ``budget``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_int
+from ..validation import check_int, renamed_keywords
 from ._columns import Columns, _check_items, _columns
 from ._config import CrushReport
 from ._crush import crush
@@ -61,9 +61,10 @@ class FitResult:
         return self.n - len(self.kept)
 
 
+@renamed_keywords(max_tokens="budget")
 def fit_tokens(
     doc: Document,
-    max_tokens: int,
+    budget: int,
     *,
     token_counter: object = None,
     max_items: int | str | None = None,
@@ -71,7 +72,7 @@ def fit_tokens(
     lossless: bool = True,
     **kw: Any,
 ) -> FitResult:
-    """``doc`` within ``max_tokens`` tokens of ``token_counter`` (see the module docs).
+    """``doc`` within ``budget`` tokens of ``token_counter`` (see the module docs).
 
     ``max_items`` (a number, or ``"auto"``: the size :func:`crush` would choose) also caps the
     items kept; ``lossless=False`` skips the columnar form;
@@ -93,12 +94,12 @@ def fit_tokens(
     if max_items is None or n <= max_items:
         whole = doc.render(doc.pieces)
         t = count(whole)
-        if t <= max_tokens:
+        if t <= budget:
             return FitResult(whole, t, everything, n, None, "whole")
-        if lossless and _lossless_may_fit(doc, t, max_tokens, count):
+        if lossless and _lossless_may_fit(doc, t, budget, count):
             enc = _encode_document(doc)
             t = count(enc)
-            if t <= max_tokens:
+            if t <= budget:
                 return FitResult(enc, t, everything, n, None, "lossless")
     key = array_key(doc.pieces) if store is not None else None  # stored with the kept positions at the end
     cap = n if max_items is None else min(n, max_items)
@@ -108,16 +109,16 @@ def fit_tokens(
 
     def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
         if k not in tried:
-            tried[k] = _render(doc, cols, k, key, count, max_tokens, kw)
+            tried[k] = _render(doc, cols, k, key, count, budget, kw)
         return tried[k]
 
     # First guess: the cheapest-on-average items that fit beside the frame and a marker.
-    room = max_tokens - frame - _MARKER_GUESS
+    room = budget - frame - _MARKER_GUESS
     k = int(np.clip(room // max(float(costs.mean()), 1.0), 0, cap))
     lo, hi = -1, cap + 1  # the largest count known to fit, the smallest known not to
     for _ in range(_MAX_TRIES):
         text, t, idx = attempt(k)
-        if t <= max_tokens:
+        if t <= budget:
             lo = k
         else:
             hi = k
@@ -125,21 +126,21 @@ def fit_tokens(
             break
         # next: move by the tokens left over (or missing), at the kept items' own cost per item
         per = float(costs[idx].mean()) if idx.size else float(costs.mean())
-        step = int((max_tokens - t) / max(per, 1.0))
+        step = int((budget - t) / max(per, 1.0))
         k = int(np.clip(k + step, lo + 1, hi - 1))
         if k in tried:  # the estimate stalls: bisect
             k = (lo + hi) // 2
     text, t, idx = attempt(max(lo, 0))
-    if t <= max_tokens:
+    if t <= budget:
         key = _store(store, doc, idx)  # the crush's key (the one in the marker), its kept positions recorded
         return FitResult(text, t, idx, n, key, "crushed")
     raise ValueError(  # not even an empty array and the short marker fit
-        f"max_tokens={max_tokens} is too small for this document: the text around the array and "
-        f"a marker saying that its {n} items were dropped take {t} tokens; give max_tokens >= {t}."
+        f"budget={budget} is too small for this document: the text around the array and "
+        f"a marker saying that its {n} items were dropped take {t} tokens; give budget >= {t}."
     )
 
 
-def _lossless_may_fit(doc: Document, whole: int, max_tokens: int, count) -> bool:
+def _lossless_may_fit(doc: Document, whole: int, budget: int, count) -> bool:
     """Whether the columnar form might fit: for long arrays, from 256 evenly spaced items'
     own columnar form (encoding 10,000 items costs ten times a crush), with a 25% margin."""
     n = len(doc.items)
@@ -148,7 +149,7 @@ def _lossless_may_fit(doc: Document, whole: int, max_tokens: int, count) -> bool
     pick = np.linspace(0, n - 1, _SAMPLE).astype(np.int64)
     sample = [doc.pieces[i] for i in pick.tolist()]
     ratio = count(_encode_pieces(sample)) / max(count("[" + ",".join(sample) + "]"), 1)
-    return ratio * whole <= 1.25 * max_tokens
+    return ratio * whole <= 1.25 * budget
 
 
 def _store(store: CrushStore | str | os.PathLike | None, doc: Document, kept=None) -> str | None:
@@ -192,11 +193,12 @@ def _render(
     return text, t, idx
 
 
+@renamed_keywords(max_tokens="budget")
 def crush_json(
     text: str | bytes,
     max_items: int | str | None = None,
     *,
-    max_tokens: int | None = None,
+    budget: int | None = None,
     token_counter: object = None,
     path: str | Sequence[str | int] | None = None,
     marker: bool | None = None,
@@ -215,20 +217,20 @@ def crush_json(
         line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
     max_items : int or "auto", optional
         The most items kept (``"auto"``: the fewest that cover the array's facts, see
-        :func:`auto_size`).  Give it, ``max_tokens``, or both.
-    max_tokens : int, optional
+        :func:`auto_size`).  Give it, ``budget``, or both.
+    budget : int, optional
         A ceiling on the output's tokens, marker included, by ``token_counter``: the
         document unchanged if it fits, else its lossless columnar form if that fits, else
         the most items whose output fits (errors, anomalies and query matches first; the
         marker says how many of them did not fit). Kept items keep every field.
     token_counter : name, TokenCounter or callable ``str -> int``, optional
-        Counts ``max_tokens`` (default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`).
+        Counts ``budget`` (default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`).
     path : str or sequence, optional
         Where the array is inside an object (``"data.items"``).
     marker : bool, optional
         Append the omission marker (see :mod:`scwo_np.anchor._marker`) when items
-        were dropped. Default: on when ``store`` or ``max_tokens`` is given, off otherwise
-        (with ``max_tokens`` it is always on: every drop is announced).
+        were dropped. Default: on when ``store`` or ``budget`` is given, off otherwise
+        (with ``budget`` it is always on: every drop is announced).
     store : CrushStore or path, optional
         Store the whole array; the marker carries its key for
         :meth:`CrushStore.retrieve`.
@@ -263,22 +265,22 @@ def crush_json(
     '[{"id": 1},{"id": 3},{"_omitted":{"count":1,"of":3,"ranges":[[1,1]],"fields":{"id":{"count":1,"distinct":1,"min":2,"max":2}}}}]'
     >>> logs = [{"id": i, "level": "ERROR" if i == 70 else "INFO", "msg": f"GET /item/{7 * i} took {i % 13} ms"}
     ...         for i in range(100)]
-    >>> out = crush_json(json.dumps(logs), max_tokens=300)  # the estimate: 4 characters a token
+    >>> out = crush_json(json.dumps(logs), budget=300)  # the estimate: 4 characters a token
     >>> -(-len(out) // 4) <= 300, '"ERROR"' in out, json.loads(out)[-1]["_omitted"]["count"]
     (True, True, 83)
     """
     if lossless:
         return lossless_encode(text, path=path)
     kw.pop("report", None)
-    if max_items is None and max_tokens is None:
-        raise TypeError("crush_json needs max_items, max_tokens or both; got neither.")
+    if max_items is None and budget is None:
+        raise TypeError("crush_json needs max_items, budget or both; got neither.")
     doc = read_document(text, path=path)
-    if max_tokens is not None:
-        max_tokens = check_int(max_tokens, name="max_tokens", low=1)
+    if budget is not None:
+        budget = check_int(budget, name="budget", low=1)
         if marker is False:
-            raise ValueError("marker=False does not go with max_tokens: every drop is announced.")
+            raise ValueError("marker=False does not go with budget: every drop is announced.")
         return fit_tokens(
-            doc, max_tokens, token_counter=token_counter, max_items=max_items, store=store, **kw
+            doc, budget, token_counter=token_counter, max_items=max_items, store=store, **kw
         ).text
     marker = store is not None if marker is None else bool(marker)
     return _crush_document(doc, max_items, marker=marker, store=store, **kw)[0]

@@ -20,7 +20,7 @@ from ._io import (
 
 
 def _cmd_dedup(args: argparse.Namespace) -> int:
-    from ..dedup import dedup
+    from ..dedup import deduplicate
 
     if args.no_cache and args.embedder is None:
         raise SystemExit("scwo: --no-cache goes with --embedder")
@@ -67,7 +67,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
             _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
         ]
     try:
-        res = dedup(**kw) if records else None
+        res = deduplicate(**kw) if records else None
     except ImportError as exc:  # --embedder minilm without the embed extra
         raise SystemExit(f"scwo: {exc}") from None
     except (ValueError, TypeError) as exc:

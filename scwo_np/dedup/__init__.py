@@ -1,6 +1,6 @@
 """Near-duplicate removal: which retrieved chunks say the same thing twice.
 
-:func:`dedup` finds every pair of items whose similarity reaches a threshold,
+:func:`deduplicate` finds every pair of items whose similarity reaches a threshold,
 then walks the items best first (highest score; without scores in input
 order; ties to the lowest index) and keeps each one unless it reaches the
 threshold against an item already kept: it is then dropped as a duplicate of
@@ -49,9 +49,14 @@ Methods (``method=``), each exact unless stated:
     bands of ``r`` rows).
 """
 
+import sys
+import types
+import warnings
+
+from ..validation import renamed_attributes
 from ._common import DEDUP_GROUPINGS, DEDUP_METHODS, Dedup
 from ._cosine import cosine_pairs
-from ._front import dedup
+from ._front import deduplicate
 from ._jaccard import jaccard_pairs
 from ._minhash import lsh_params, minhash_pairs
 from ._sequence import sequence_pairs
@@ -61,9 +66,32 @@ __all__ = [
     "DEDUP_METHODS",
     "Dedup",
     "cosine_pairs",
-    "dedup",
+    "deduplicate",
     "jaccard_pairs",
     "lsh_params",
     "minhash_pairs",
     "sequence_pairs",
 ]
+
+#: ``scwo_np.dedup.dedup`` was the function's name until 0.2: it still works, with a DeprecationWarning.
+__getattr__ = renamed_attributes(__name__, {"dedup": "deduplicate"})
+
+
+class _DedupPackage(types.ModuleType):
+    """This package, callable for one minor version: ``scwo_np.dedup(texts)`` is :func:`deduplicate`.
+
+    Before 0.2 the function had the package's name, so ``scwo_np.dedup(texts)`` failed with
+    "'module' object is not callable".  Calling the package now works and warns.
+    """
+
+    def __call__(self, *args, **kwargs):
+        warnings.warn(
+            "scwo_np.dedup is a package: calling it works until 0.3 (deprecated since 0.2); call "
+            "scwo_np.deduplicate(...), the function that was scwo_np.dedup.dedup.",
+            DeprecationWarning,
+            2,
+        )
+        return deduplicate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _DedupPackage

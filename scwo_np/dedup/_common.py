@@ -28,7 +28,7 @@ DEDUP_GROUPINGS: Registry[str] = Registry(
 
 
 class Dedup(NamedTuple):
-    """What :func:`dedup` kept and dropped, and why.
+    """What :func:`deduplicate` kept and dropped, and why.
 
     ``keep`` and ``dropped`` are ascending indices into the input;
     ``duplicate_of[k]`` is the kept item that ``dropped[k]`` duplicates and
@@ -51,8 +51,8 @@ class Dedup(NamedTuple):
 
     Examples
     --------
-    >>> from scwo_np.dedup import dedup
-    >>> r = dedup(["the cat sat on the mat", "the cat sat on the mat", "a dog"])
+    >>> from scwo_np.dedup import deduplicate
+    >>> r = deduplicate(["the cat sat on the mat", "the cat sat on the mat", "a dog"])
     >>> r.keep, r.dropped, r.duplicate_of, r.similarity
     (array([0, 2]), array([1]), array([0]), array([1.]))
     """

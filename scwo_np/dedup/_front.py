@@ -1,4 +1,4 @@
-"""The :func:`dedup` front: find duplicate pairs with one method, then keep and drop items (greedy or components)."""
+"""The :func:`deduplicate` front: find duplicate pairs with one method, then keep and drop items (greedy or components)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def _star(cls, scores, pair_sims):
     return np.full(others.shape[0], r0, np.int64), others, pair_sims(lo, hi)
 
 
-def dedup(
+def deduplicate(
     texts: Sequence[str] | None = None,
     *,
     embeddings: ArrayLike | None = None,
@@ -150,15 +150,15 @@ def dedup(
     --------
     >>> texts = ["The cat sat on the mat today", "the cat sat on the MAT today",
     ...          "Dogs bark at night", "The cat sat on the mat today"]
-    >>> r = dedup(texts, scores=[0.2, 0.9, 0.5, 0.1])
+    >>> r = deduplicate(texts, scores=[0.2, 0.9, 0.5, 0.1])
     >>> r.keep, r.dropped, r.duplicate_of, r.similarity
     (array([1, 2]), array([0, 3]), array([1, 1]), array([1., 1.]))
     >>> E = np.array([[1.0, 0.0], [0.99, 0.05], [0.0, 1.0]])
-    >>> dedup(embeddings=E, method="cosine").dropped
+    >>> deduplicate(embeddings=E, method="cosine").dropped
     array([1])
     >>> docs = ["Read a CSV file with csv.reader.", "read a csv file with csv.reader",
     ...         "json.load parses JSON.", "sqlite3 opens a database."]
-    >>> dedup(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
+    >>> deduplicate(docs, method="cosine", embedder="lsa", threshold=0.95).dropped
     array([1])
 
     A chain: ``b`` is close to ``a`` and to ``c``, which are not close to each
@@ -166,9 +166,9 @@ def dedup(
     "duplicate" of ``a`` it is not similar to:
 
     >>> E = np.array([[1.0, 0.0], [0.96, 0.28], [0.8, 0.6]])
-    >>> dedup(embeddings=E, method="cosine", threshold=0.9).keep
+    >>> deduplicate(embeddings=E, method="cosine", threshold=0.9).keep
     array([0, 2])
-    >>> r = dedup(embeddings=E, method="cosine", threshold=0.9, grouping="components")
+    >>> r = deduplicate(embeddings=E, method="cosine", threshold=0.9, grouping="components")
     >>> r.keep, r.dropped, np.round(r.similarity, 2)
     (array([0]), array([1, 2]), array([0.96, 0.8 ]))
     """

@@ -87,7 +87,7 @@ def jaccard_pairs(
     ``sets`` is a :class:`~scwo_np.text.Ragged` of sorted unique token ids
     (as from :func:`~scwo_np.text.word_sets`).  Returns ``(i, j, jaccard)``
     sorted by ``(i, j)``.  With ``threshold == 0`` every pair qualifies, so
-    this is ``O(n^2)``; :func:`dedup` short-cuts that case.
+    this is ``O(n^2)``; :func:`deduplicate` short-cuts that case.
 
     Parameters
     ----------

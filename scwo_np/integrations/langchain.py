@@ -9,7 +9,7 @@
   from scwo_np's ``embedder`` (default: LSA over the documents and the question,
   which needs only scikit-learn).
 * :class:`ScwoDedupTransformer` — a ``BaseDocumentTransformer`` that drops
-  near-duplicate documents (:func:`scwo_np.dedup.dedup`).
+  near-duplicate documents (:func:`scwo_np.deduplicate`).
 * :class:`ScwoToolOutputMiddleware` — a LangChain v1 agent middleware: a JSON tool
   result above ``budget`` tokens is crushed to that many tokens, the marker inside
   (errors and anomalies first, kept items whole, :func:`scwo_np.anchor.crush_json`)
@@ -42,6 +42,7 @@ Examples
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -54,9 +55,9 @@ from pydantic import ConfigDict, Field
 
 from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
-from ..dedup import DEDUP_METHODS, dedup
+from ..dedup import DEDUP_METHODS, deduplicate
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_int, check_texts
+from ..validation import check_int, check_texts, renamed_keywords, renamed_message
 from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings", "ScwoToolOutputMiddleware"]
@@ -205,7 +206,7 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
 
 
 class ScwoDedupTransformer(BaseDocumentTransformer):
-    """Drop near-duplicate documents, keeping the best of each group (see :func:`scwo_np.dedup.dedup`).
+    """Drop near-duplicate documents, keeping the best of each group (see :func:`scwo_np.deduplicate`).
 
     Parameters
     ----------
@@ -285,7 +286,9 @@ class ScwoDedupTransformer(BaseDocumentTransformer):
                     f"method='cosine' needs vectors: metadata[{self.embedding_key!r}] on every document, "
                     "or embeddings= (a LangChain Embeddings)."
                 )
-        r = dedup(texts, embeddings=vectors, method=self.method, threshold=self.threshold, scores=scores)
+        r = deduplicate(
+            texts, embeddings=vectors, method=self.method, threshold=self.threshold, scores=scores
+        )
         return [docs[i] for i in r.keep.tolist()]
 
     async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
@@ -426,8 +429,6 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         Counts them (default ``"estimate"``).
     store : CrushStore or path, optional
         Where dropped items go (default: ``crush_store.sqlite`` in the user cache folder).
-    max_tokens : int, optional
-        The former name of ``budget``, still accepted.
 
     Examples
     --------
@@ -441,27 +442,30 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     (True, True, 200)
     """
 
-    def __init__(
-        self,
-        budget: int | None = None,
-        *,
-        token_counter: object = None,
-        store: Any = None,
-        max_tokens: int | None = None,
-    ) -> None:
+    @renamed_keywords(max_tokens="budget")
+    def __init__(self, budget: int | None = None, *, token_counter: object = None, store: Any = None) -> None:
         super().__init__()
-        if budget is not None and max_tokens is not None:
-            raise TypeError("give budget (tokens) or its former name max_tokens, not both.")
-        if budget is None and max_tokens is None:
+        if budget is None:
             raise TypeError("budget is required: the most tokens a tool result may take.")
-        self.budget = check_int(budget if budget is not None else max_tokens, name="budget", low=1)
-        self.counter = as_token_counter(token_counter)
+        self.budget = check_int(budget, name="budget", low=1)
+        self.token_counter = as_token_counter(token_counter)
         self.store = store if isinstance(store, CrushStore) else CrushStore(store)
 
     @property
     def max_tokens(self) -> int:
-        """The former name of :attr:`budget`."""
+        """The old name of :attr:`budget` (deprecated since 0.2)."""
+        warnings.warn(
+            renamed_message("max_tokens", "budget", what=type(self).__name__), DeprecationWarning, 2
+        )
         return self.budget
+
+    @property
+    def counter(self) -> Any:
+        """The old name of :attr:`token_counter` (deprecated since 0.2)."""
+        warnings.warn(
+            renamed_message("counter", "token_counter", what=type(self).__name__), DeprecationWarning, 2
+        )
+        return self.token_counter
 
     def shrink(self, message: Any, query: str = "") -> Any:
         """``message`` with its JSON content crushed to ``budget`` tokens (unchanged when it fits or is not JSON).
@@ -491,13 +495,13 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         if not isinstance(message, ToolMessage):
             return message
         text = _text_content(message.content)
-        if text is None or int(count_tokens([text], self.counter)[0]) <= self.budget:
+        if text is None or int(count_tokens([text], self.token_counter)[0]) <= self.budget:
             return message
         try:
             doc = read_document(text)
         except ValueError:
             return message  # not JSON: not ours to cut
-        res = fit_tokens(doc, self.budget, token_counter=self.counter, store=self.store, query=query)
+        res = fit_tokens(doc, self.budget, token_counter=self.token_counter, store=self.store, query=query)
         scwo = {"kept": len(res.kept), "of": res.n, "key": res.key, "form": res.form, "tokens": res.tokens,
                 "budget": self.budget, "kept_ranges": _ranges(res.kept)}  # fmt: skip
         meta = {**message.response_metadata, "scwo": scwo}

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
-from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS, dedup
+from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS, deduplicate
 from ..embed import EMBEDDERS, as_embedder, embed_texts
 from ..hsca import HSCAEngine, SnapshotStore
 from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
@@ -224,7 +224,7 @@ class Tools:
         self._size("texts", texts)
         method = check_method(method, list(DEDUP_METHODS), name="method")
         grouping = check_method(grouping, list(DEDUP_GROUPINGS), name="grouping")
-        r = dedup(texts, method=method, threshold=threshold, grouping=grouping)
+        r = deduplicate(texts, method=method, threshold=threshold, grouping=grouping)
         return _answer(
             {
                 "kept": r.keep.tolist(),

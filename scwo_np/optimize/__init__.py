@@ -4,19 +4,20 @@
   selection, top-k.
 * :class:`MoragContextOptimizer` — MoRAG's context optimizer: relevance
   filter, redundancy removal, relationships (:func:`relationship_edges`),
-  prioritisation, budget fit, organisation (``STRATEGIES``), formatting.
+  prioritisation, budget fit, organisation (``MORAG_LAYOUTS``), formatting.
 
 The ADR's array steps, usable on their own: :func:`diversify` (spread over
 sources and content), :func:`estimate_tokens`, :func:`best_first`,
 :func:`fit_budget` (best-first budget fit) and :func:`top_k`.
 """
 
+from ..validation import renamed_attributes
 from ._budget import best_first, estimate_tokens, fit_budget, top_k
 from ._diversify import Diversified, diversify
 from ._kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
 from ._morag import (
+    MORAG_LAYOUTS,
     RELATIONSHIP_TYPES,
-    STRATEGIES,
     ChunkRelationship,
     ContextChunk,
     MoragContextOptimizer,
@@ -27,7 +28,7 @@ from ._morag import (
 __all__ = [
     "KB_DEFAULTS",
     "RELATIONSHIP_TYPES",
-    "STRATEGIES",
+    "MORAG_LAYOUTS",
     "ChunkRelationship",
     "ContextChunk",
     "Diversified",
@@ -43,3 +44,5 @@ __all__ = [
     "relationship_edges",
     "top_k",
 ]
+
+__getattr__ = renamed_attributes(__name__, {"STRATEGIES": "MORAG_LAYOUTS"})

@@ -3,7 +3,7 @@
 ``optimize(matches, options)`` takes search matches as dicts and the ADR's
 options (its JSON keys, camelCase, with its defaults) and returns the
 selected matches plus a report of every removal and why.  Each step is an
-array function: :func:`~scwo_np.dedup.dedup` (word-set Jaccard, 0.9, greedy:
+array function: :func:`~scwo_np.deduplicate` (word-set Jaccard, 0.9, greedy:
 a match is dropped only against a kept one; ``deduplicationGrouping:
 "components"`` for connected components),
 :func:`~scwo_np.optimize.diversify` (3 per file, diversity 0.3),
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dedup import DEDUP_GROUPINGS, dedup
+from ..dedup import DEDUP_GROUPINGS, deduplicate
 from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
@@ -282,7 +282,7 @@ class KBContextOptimizer:
         alive = best_first(scores, n)  # indices still in play, best first
 
         if opts["deduplication"] and n:
-            d = dedup(
+            d = deduplicate(
                 texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets,
                 grouping=opts["deduplicationGrouping"],
             )  # fmt: skip

@@ -1,10 +1,10 @@
 """MoRAG's context optimizer, made real: the spec's interface over array functions.
 
-``MoragContextOptimizer(max_tokens=4000).optimize(chunks, query, strategy)``
+``MoragContextOptimizer(budget=4000).optimize(chunks, query, strategy)``
 (or ``await optimize_context(...)``, the spec's spelling) runs:
 
 1. **relevance filter** — ``relevance_score >= min_chunk_relevance`` (0.3);
-2. **redundancy removal** — :func:`~scwo_np.dedup.dedup` with the spec's
+2. **redundancy removal** — :func:`~scwo_np.deduplicate` with the spec's
    similarity (difflib ratio, 0.7 content + 0.3 entity Jaccard >= 0.7,
    texts lowercased); when either chunk of a pair has no entities the
    entity term does not count and the ratio alone decides (the spec counted
@@ -23,8 +23,8 @@
 4. **prioritisation** — ``score + 0.2 * sum of relationship strengths +
    0.3 * query-term overlap + 0.1 if timestamped``, best first;
 5. **budget fit** — best-first while ``len(content) // 4`` tokens fit in
-   ``max_tokens - response_reserve`` (by default 500, at most half of
-   ``max_tokens``; a warning when nothing fits), skipping what does not fit; or,
+   ``budget - response_reserve`` (by default 500, at most half of
+   ``budget``; a warning when nothing fits), skipping what does not fit; or,
    when every chunk has an ``embedding`` and a ``query_embedding`` is given,
    budgeted MMR (:func:`~scwo_np.mmr_select`) over the same budget;
 6. **organisation** — ``relevance``, ``temporal``, ``topical`` (connected
@@ -53,11 +53,19 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .._registry import Registry
-from ..dedup import Dedup, dedup
+from ..dedup import Dedup, deduplicate
 from ..embed import as_embedder, embed_texts
 from ..select import mmr_select
 from ..tokens import as_token_counter, count_tokens
-from ..validation import MAX_BUDGET, check_budget, check_int, check_unit_interval
+from ..validation import (
+    MAX_BUDGET,
+    check_budget,
+    check_int,
+    check_unit_interval,
+    renamed_attributes,
+    renamed_keywords,
+    renamed_message,
+)
 from ._budget import fit_budget
 from ._kb import Removal, _checked_embedder
 from ._morag_chunks import (
@@ -82,12 +90,12 @@ __all__ = [
     "OptimizedContext",
     "RELATIONSHIP_TYPES",
     "RelationshipEdges",
-    "STRATEGIES",
+    "MORAG_LAYOUTS",
     "relationship_edges",
 ]
 
-#: Registry of organisation strategies (``strategy=``): name -> what it does.
-STRATEGIES: Registry[str] = Registry(
+#: Registry of MoRAG's organisation layouts (its ``strategy=``): name -> what it does.
+MORAG_LAYOUTS: Registry[str] = Registry(
     "strategy",
     {
         "auto": "temporal when over half the chunks are timestamped, topical when the relationships "
@@ -105,10 +113,10 @@ class MoragContextOptimizer:
 
     Parameters
     ----------
-    max_tokens : int
+    budget : int
         The context window, in tokens.
     response_reserve : int, optional
-        Tokens kept for the answer (default: the spec's 500, at most half of ``max_tokens``).
+        Tokens kept for the answer (default: the spec's 500, at most half of ``budget``).
     embedder : str or callable, optional
         Embeds chunks that carry no embedding (and the query), so the budget step runs budgeted
         MMR: ``"lsa"``, ``"minilm"`` or a callable ``texts -> (n, d) array``.
@@ -117,7 +125,7 @@ class MoragContextOptimizer:
 
     Examples
     --------
-    >>> opt = MoragContextOptimizer(max_tokens=1000)
+    >>> opt = MoragContextOptimizer(budget=1000)
     >>> chunks = [
     ...     ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
     ...     ContextChunk("2", "Artificial intelligence is changing healthcare", 0.8, "doc2", ["AI", "healthcare"], []),
@@ -128,9 +136,10 @@ class MoragContextOptimizer:
     (['1', '3'], 1, 'relevance')
     """
 
+    @renamed_keywords(max_tokens="budget")
     def __init__(
         self,
-        max_tokens: int = 4000,
+        budget: int = 4000,
         *,
         response_reserve: int | None = None,
         embedder: object = None,
@@ -141,20 +150,20 @@ class MoragContextOptimizer:
         self.embedder = embedder if embedder is None else _checked_embedder(embedder)
         #: Counts chunk tokens (None: the spec's ``len(content) // 4``).
         self.token_counter = None if token_counter is None else as_token_counter(token_counter)
-        self.max_tokens = check_int(max_tokens, name="max_tokens", low=1, high=MAX_BUDGET, clamp=True)
+        self.budget = check_int(budget, name="budget", low=1, high=MAX_BUDGET, clamp=True)
         if response_reserve is None:
             # The spec's 500; never more than half the window, so context always has room.
-            response_reserve = min(500, self.max_tokens // 2)
+            response_reserve = min(500, self.budget // 2)
         self.response_reserve = check_budget(response_reserve, name="response_reserve")
-        if self.response_reserve >= self.max_tokens > 0:
+        if self.response_reserve >= self.budget > 0:
             raise ValueError(
-                f"response_reserve ({self.response_reserve}) leaves no room for context in max_tokens "
-                f"({self.max_tokens}); lower it or raise max_tokens."
+                f"response_reserve ({self.response_reserve}) leaves no room for context in budget "
+                f"({self.budget}); lower it or raise budget."
             )
         self.similarity_threshold = 0.7
         self.min_chunk_relevance = 0.3
         self.entity_weight = 0.3
-        #: How redundancy removal groups similar chunks (see :func:`~scwo_np.dedup.dedup`):
+        #: How redundancy removal groups similar chunks (see :func:`~scwo_np.deduplicate`):
         #: "greedy" (a chunk is dropped only against a kept one) or "components".
         self.dedup_grouping = "greedy"
         self.context_metrics = {
@@ -163,12 +172,20 @@ class MoragContextOptimizer:
             "chunks_removed_budget": 0,
             "average_relevance_score": 0.0,
             "token_utilization": 0.0,
-            "organization_strategies_used": {s: 0 for s in STRATEGIES if s != "auto"},
+            "organization_strategies_used": {s: 0 for s in MORAG_LAYOUTS if s != "auto"},
             "relationship_detection_rate": 0.0,
         }
         self._calls = 0
 
     # -- the pipeline ------------------------------------------------------------
+
+    @property
+    def max_tokens(self) -> int:
+        """The old name of :attr:`budget` (deprecated since 0.2)."""
+        warnings.warn(
+            renamed_message("max_tokens", "budget", what="MoragContextOptimizer"), DeprecationWarning, 2
+        )
+        return self.budget
 
     def optimize(
         self,
@@ -188,7 +205,7 @@ class MoragContextOptimizer:
         query : str
             The question.
         strategy : str
-            The organisation (one of ``STRATEGIES``; ``"auto"`` chooses).
+            The organisation (one of ``MORAG_LAYOUTS``; ``"auto"`` chooses).
         query_embedding : sequence of float, optional
             Runs the budget step as budgeted MMR (chunks need embeddings, or an ``embedder``).
         lam : float or "auto"
@@ -202,7 +219,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -212,7 +229,7 @@ class MoragContextOptimizer:
         """
         if not isinstance(query, str):
             raise TypeError(f"query must be a str; got {type(query).__name__}.")
-        STRATEGIES.lookup(strategy)
+        MORAG_LAYOUTS.lookup(strategy)
         check_unit_interval(self.min_chunk_relevance, name="min_chunk_relevance")
         chunks = _check_chunks(chunks)
         where = {c.id: k for k, c in enumerate(chunks)}
@@ -241,7 +258,7 @@ class MoragContextOptimizer:
         final, removed = self.fit_token_budget(
             ranked, query_embedding=query_embedding, lam=lam, embeddings=embeddings
         )
-        available = max(self.max_tokens - self.response_reserve, 0)
+        available = max(self.budget - self.response_reserve, 0)
         for i in removed:
             c = chunks[where[i]]
             t = self._count([c.content])[0]
@@ -285,7 +302,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -315,7 +332,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -331,7 +348,7 @@ class MoragContextOptimizer:
             empty = np.empty(0, dtype=np.int64)
             stats = {"original_count": 0, "unique_count": 0, "removed_count": 0, "similarity_groups": 0}
             return [], stats, Dedup(empty, empty, empty, np.empty(0))
-        d = dedup(
+        d = deduplicate(
             [c.content for c in chunks], method="sequence", threshold=self.similarity_threshold,
             scores=[c.relevance_score for c in chunks], entities=[_entities(c) for c in chunks],
             entity_weight=self.entity_weight, grouping=self.dedup_grouping,
@@ -361,7 +378,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -393,7 +410,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -428,7 +445,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -502,16 +519,16 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
-        >>> kept, removed = MoragContextOptimizer(max_tokens=20, response_reserve=10).fit_token_budget(chunks)
+        >>> kept, removed = MoragContextOptimizer(budget=20, response_reserve=10).fit_token_budget(chunks)
         >>> [c.id for c in kept], removed
         (['1'], ['2', '3'])
         """
         chunks = list(chunks)
-        available = max(self.max_tokens - self.response_reserve, 0)
+        available = max(self.budget - self.response_reserve, 0)
         if not chunks:
             return [], []
         costs = np.array(self._count([c.content for c in chunks]), dtype=np.int64)
@@ -527,7 +544,7 @@ class MoragContextOptimizer:
         chosen = set(pick)
         if not pick:
             warnings.warn(
-                f"no chunk fits the {available} tokens available (max_tokens {self.max_tokens} minus "
+                f"no chunk fits the {available} tokens available (budget {self.budget} minus "
                 f"response_reserve {self.response_reserve}); the smallest needs {int(costs.min())}.",
                 stacklevel=3,
             )
@@ -546,12 +563,12 @@ class MoragContextOptimizer:
         Returns
         -------
         str
-            One of ``STRATEGIES`` other than ``"auto"``.
+            One of ``MORAG_LAYOUTS`` other than ``"auto"``.
 
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -575,7 +592,7 @@ class MoragContextOptimizer:
         relationships : sequence of ChunkRelationship
             Their relationships (from :meth:`identify_relationships`).
         strategy : str
-            One of ``STRATEGIES`` other than ``"auto"``.
+            One of ``MORAG_LAYOUTS`` other than ``"auto"``.
 
         Returns
         -------
@@ -585,7 +602,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -659,7 +676,7 @@ class MoragContextOptimizer:
         Examples
         --------
         >>> from scwo_np.optimize import ContextChunk, MoragContextOptimizer
-        >>> opt = MoragContextOptimizer(max_tokens=1000)
+        >>> opt = MoragContextOptimizer(budget=1000)
         >>> chunks = [ContextChunk("1", "AI is transforming healthcare", 0.9, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("2", "AI is transforming healthcare today", 0.8, "doc1", ["AI", "healthcare"], []),
         ...           ContextChunk("3", "Machine learning in finance", 0.7, "doc2", ["ML", "finance"], [])]
@@ -773,9 +790,12 @@ class MoragContextOptimizer:
         m["chunks_removed_budget"] += len(removed)
         avg = float(np.mean([c.relevance_score for c in organized])) if organized else 0.0
         m["average_relevance_score"] += (avg - m["average_relevance_score"]) / k
-        util = total / max(self.max_tokens - self.response_reserve, 1)
+        util = total / max(self.budget - self.response_reserve, 1)
         m["token_utilization"] += (util - m["token_utilization"]) / k
         rate = len(rels) / max(n_unique * (n_unique - 1) / 2, 1)
         m["relationship_detection_rate"] += (rate - m["relationship_detection_rate"]) / k
         if used in m["organization_strategies_used"]:
             m["organization_strategies_used"][used] += 1
+
+
+__getattr__ = renamed_attributes(__name__, {"STRATEGIES": "MORAG_LAYOUTS"})

@@ -211,7 +211,7 @@ class OptimizedContext:
     Examples
     --------
     >>> from scwo_np.optimize import MoragContextOptimizer
-    >>> opt = MoragContextOptimizer(max_tokens=1000)
+    >>> opt = MoragContextOptimizer(budget=1000)
     >>> ctx = opt.optimize([ContextChunk("1", "JSON is a format.", 0.9, "d", [], [])], "JSON")
     >>> [c.id for c in ctx.chunks], ctx.total_tokens, ctx.removals
     (['1'], 4, [])

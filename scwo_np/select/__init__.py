@@ -1,6 +1,6 @@
 """Selection (the SCWO specification): budgeted MMR, other strategies and the baselines.
 
-- :func:`mmr_select` (exact, lazy heap, auto: ``METHODS``) and
+- :func:`mmr_select` (exact, lazy heap, auto: ``MMR_METHODS``) and
   :func:`mmr_select_multi` (several queries);
 - :func:`select_by_strategy` — every strategy by name (``STRATEGIES``):
   :func:`mmr_select`, :func:`msd_select` (budgeted max-sum diversity),
@@ -10,7 +10,7 @@
   (relevance-weighted coverage, submodular) and :func:`knapsack_select` (the exact
   optimum of total relevance under the budget); :func:`cluster_ground` makes the
   ground sets of the coverage strategies;
-- ``lam="auto"`` — MMR's trade-off chosen per question (:func:`auto_lam`, :func:`question_kind`);
+- ``lam="auto"`` — MMR's trade-off chosen per question (:func:`auto_lam`, :func:`query_kind`);
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a question (embedder, token counter, layout
   ``ORDERS`` by :func:`arrange`) to :func:`mmr_select`;
@@ -23,8 +23,9 @@
   table (``scwo bench``).
 """
 
+from ..validation import renamed_attributes
 from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
-from ._auto import AUTO_BROAD, AUTO_LOOKUP, auto_lam, question_kind
+from ._auto import AUTO_BROAD, AUTO_LOOKUP, auto_lam, query_kind
 from ._baselines import coverage, topk_relevance, truncate
 from ._batch import BatchSelection, select_batch
 from ._bench import format_table, run_bench
@@ -34,7 +35,7 @@ from ._facility import facility_location_select
 from ._front import STRATEGIES, select_by_strategy
 from ._ground import cluster_ground
 from ._knapsack import knapsack_select
-from ._mmr import METHODS, mmr_select, mmr_select_multi
+from ._mmr import MMR_METHODS, mmr_select, mmr_select_multi
 from ._msd import msd_select
 from ._quality import DEFAULT_STRATEGIES, compare_strategies
 from ._ssd import ssd_select
@@ -45,7 +46,7 @@ __all__ = [
     "AUTO_LOOKUP",
     "cluster_ground",
     "DEFAULT_STRATEGIES",
-    "METHODS",
+    "MMR_METHODS",
     "GRANULARITIES",
     "ORDERS",
     "QUALITY_METHODS",
@@ -66,7 +67,7 @@ __all__ = [
     "mmr_select_multi",
     "msd_select",
     "quality_at_budget",
-    "question_kind",
+    "query_kind",
     "run_bench",
     "select_by_strategy",
     "select_batch",
@@ -75,3 +76,6 @@ __all__ = [
     "topk_relevance",
     "truncate",
 ]
+
+#: Old public names of this package -> their new names (``"module:name"`` for a name that moved).
+__getattr__ = renamed_attributes(__name__, {"METHODS": "MMR_METHODS", "question_kind": "query_kind"})

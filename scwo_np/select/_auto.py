@@ -29,7 +29,7 @@ from numba import njit
 from numpy.typing import ArrayLike
 
 from .._config import JIT
-from ..validation import check_scores
+from ..validation import check_scores, renamed_attributes, renamed_keywords
 
 __all__ = [
     "AUTO_BROAD",
@@ -37,7 +37,7 @@ __all__ = [
     "AUTO_STANDOUT",
     "BROAD_CUES",
     "auto_lam",
-    "question_kind",
+    "query_kind",
 ]
 
 #: ``lam`` for a question with one answer.
@@ -57,13 +57,14 @@ BROAD_CUES = re.compile(
 )
 
 
-def question_kind(question: str) -> str:
-    """``"broad"`` if the question asks to compare, list or give an overview, else ``"lookup"``.
+@renamed_keywords(question="query")
+def query_kind(query: str) -> str:
+    """``"broad"`` if the query asks to compare, list or give an overview, else ``"lookup"``.
 
     Parameters
     ----------
-    question : str
-        The question.
+    query : str
+        The query's text (a question).
 
     Returns
     -------
@@ -72,14 +73,14 @@ def question_kind(question: str) -> str:
 
     Examples
     --------
-    >>> question_kind("What is the difference between a module and a package?")
+    >>> query_kind("What is the difference between a module and a package?")
     'broad'
-    >>> question_kind("How do I read a file line by line?")
+    >>> query_kind("How do I read a file line by line?")
     'lookup'
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a str; got {type(question).__name__}.")
-    return "broad" if BROAD_CUES.search(question) else "lookup"
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str; got {type(query).__name__}.")
+    return "broad" if BROAD_CUES.search(query) else "lookup"
 
 
 @njit(**JIT)
@@ -98,21 +99,22 @@ def _auto_lam(rel, broad_question):
     return AUTO_BROAD if (top.mean() - rel.mean()) / sd > AUTO_STANDOUT else AUTO_LOOKUP
 
 
-def _rule(rel, question: str | None = None) -> float:
-    """``lam`` for validated float64 relevance ``rel`` and, when known, the question's text."""
-    broad = question is not None and question_kind(question) == "broad"
+def _rule(rel, query: str | None = None) -> float:
+    """``lam`` for validated float64 relevance ``rel`` and, when known, the query's text."""
+    broad = query is not None and query_kind(query) == "broad"
     return float(_auto_lam(np.ascontiguousarray(rel, dtype=np.float64), broad))
 
 
-def auto_lam(relevance: ArrayLike, question: str | None = None) -> float:
+@renamed_keywords(question="query")
+def auto_lam(relevance: ArrayLike, query: str | None = None) -> float:
     """The ``lam`` that ``lam="auto"`` picks for this retrieved set (and question).
 
     Parameters
     ----------
     relevance : array_like, shape (n,)
         Each retrieved candidate's cosine similarity to the question.
-    question : str, optional
-        The question's text, when there is one (the text APIs pass it).
+    query : str, optional
+        The query's text, when there is one (the text APIs pass it).
 
     Returns
     -------
@@ -134,6 +136,9 @@ def auto_lam(relevance: ArrayLike, question: str | None = None) -> float:
     """
     if np.ndim(relevance) != 1:
         raise ValueError(f"relevance must be 1-d, one score per candidate; got shape {np.shape(relevance)}.")
-    if question is not None and not isinstance(question, str):
-        raise TypeError(f"question must be a str or None; got {type(question).__name__}.")
-    return _rule(check_scores(relevance, len(relevance), name="relevance"), question)
+    if query is not None and not isinstance(query, str):
+        raise TypeError(f"query must be a str or None; got {type(query).__name__}.")
+    return _rule(check_scores(relevance, len(relevance), name="relevance"), query)
+
+
+__getattr__ = renamed_attributes(__name__, {"question_kind": "query_kind"})

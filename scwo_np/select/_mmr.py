@@ -126,7 +126,7 @@ from ._first_pass import (
 )
 from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused, _select_fused_threaded
 
-__all__ = ["mmr_select", "mmr_select_multi", "METHODS"]
+__all__ = ["mmr_select", "mmr_select_multi", "MMR_METHODS"]
 
 #: Rows per block of the fused first pass (see ``_first_pass._pass_one_worker``).
 #: Read at call time, so tests can shrink it.
@@ -248,7 +248,9 @@ def _select_lazy(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
 
 
 #: Registry of selection methods (``method=``): name -> implementation; tests parametrise over it.
-METHODS: Registry = Registry("method", {"auto": _select_lazy, "exact": _select_exact, "lazy": _select_lazy})
+MMR_METHODS: Registry = Registry(
+    "method", {"auto": _select_lazy, "exact": _select_exact, "lazy": _select_lazy}
+)
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -322,7 +324,7 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
     costs = check_costs(costs, n)
     budget = check_budget(budget)
     lam = check_lam(lam, auto=True)
-    impl = METHODS.lookup(method)
+    impl = MMR_METHODS.lookup(method)
     shift = check_nonnegative_float(shift, name="shift")
     if np.ndim(Q) == 2:
         Q = check_queries(Q, dim, dtype=E.dtype, name="query")
@@ -541,7 +543,7 @@ def mmr_with_relevance(
     costs = check_costs(costs, n)
     budget = check_budget(budget)
     lam = check_lam(lam, auto=True)
-    impl = METHODS.lookup(method)
+    impl = MMR_METHODS.lookup(method)
     if n == 0:
         return np.empty(0, dtype=np.int64), np.empty(0)
     if lam == "auto":

@@ -47,7 +47,7 @@ from ..validation import (
     check_unit_interval,
 )
 from ._auto import _rule
-from ._mmr import METHODS, mmr_select, mmr_with_relevance
+from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
 from ._units import GRANULARITIES, Units, assemble
 
 __all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"]
@@ -335,7 +335,7 @@ def select_texts(
     budget = check_budget(budget)
     if not texts:
         check_lam(lam, auto=True)
-        METHODS.lookup(method)
+        MMR_METHODS.lookup(method)
         return _nothing(budget, counter_name, embedder, order, "chunk", separator)
     store, own = _open_cache(cache)
     try:
@@ -421,7 +421,7 @@ def _select_sentences(
         )
     budget = check_budget(budget)
     lam = check_lam(lam, auto=True)
-    METHODS.lookup(method)
+    MMR_METHODS.lookup(method)
     counter = as_token_counter(token_counter)
     if not texts:
         return _nothing(budget, counter.name, embedder, order, "sentence", separator)
