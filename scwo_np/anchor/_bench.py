@@ -93,7 +93,7 @@ def crush_bench(n: int = 10_000, rounds: int = 7) -> dict[str, Any]:
     store = CrushStore(":memory:")
 
     def ours():
-        return crush_json(text, max_tokens=out["max_tokens"], store=store, query=QUERY)
+        return crush_json(text, budget=out["max_tokens"], store=store, query=QUERY)
 
     o = ours()
     out.update(ours_tokens=_tokens(o), ours_items=_kept(o))

@@ -13,6 +13,7 @@ from ._io import (
     _count,
     _output,
     _positive,
+    _renamed_flag,
     _stdin,
 )
 
@@ -61,13 +62,13 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     if args.report:
         from ..tokens import COUNTERS
 
-        COUNTERS.lookup(args.tokens, hint="Pass one of those to --tokens.")  # before any work
+        COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")  # before any work
     if args.lossless or args.expand:
         return _cmd_lossless(args)
-    if args.max_items is None and args.max_tokens is None:
-        raise SystemExit("scwo: give --max-items (a number, or auto), --max-tokens N, or both")
-    if args.max_tokens is not None:
-        return _cmd_max_tokens(args)
+    if args.max_items is None and args.budget is None:
+        raise SystemExit("scwo: give --max-items (a number, or auto), --budget N, or both")
+    if args.budget is not None:
+        return _cmd_budget(args)
     from ..anchor import read_document
     from ..anchor._json import _crush_document
 
@@ -105,13 +106,13 @@ def _crush_kw(args: argparse.Namespace) -> dict:
                 protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
 
 
-def _cmd_max_tokens(args: argparse.Namespace) -> int:
-    """``scwo crush --max-tokens N``: the output, marker included, within N tokens of --tokens."""
+def _cmd_budget(args: argparse.Namespace) -> int:
+    """``scwo crush --budget N``: the output, marker included, within N tokens of --token-counter."""
     from ..anchor import read_document
     from ..anchor._json import fit_tokens
     from ..tokens import COUNTERS
 
-    COUNTERS.lookup(args.tokens, hint="Pass one of those to --tokens.")
+    COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")
     text = _read(args.file)
     kw = _crush_kw(args)
     try:
@@ -119,12 +120,12 @@ def _cmd_max_tokens(args: argparse.Namespace) -> int:
         max_items = _max_items(args.max_items) if args.max_items is not None else None
         store = None if args.no_store else _store(args)
         res = fit_tokens(
-            doc, args.max_tokens, token_counter=args.tokens, max_items=max_items, store=store, **kw
+            doc, args.budget, token_counter=args.token_counter, max_items=max_items, store=store, **kw
         )
         if args.report:
             sys.stderr.write(
                 f"scwo crush: {res.form}: kept {len(res.kept)} of {res.n}, {res.tokens} tokens of at most "
-                f"{args.max_tokens} ({args.tokens})"
+                f"{args.budget} ({args.token_counter})"
                 + (f"; dropped items under key {res.key}" if res.key else "")
                 + "\n"
             )
@@ -139,7 +140,7 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
 
     if args.lossless and args.expand:
         raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
-    for flag in ("max_items", "max_tokens", "marker", "protect", "query"):
+    for flag in ("max_items", "budget", "marker", "protect", "query"):
         if getattr(args, flag):
             raise SystemExit(
                 f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
@@ -149,7 +150,7 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
         out = lossless_encode(raw, path=args.path) if args.lossless else lossless_decode(raw)
         if args.report:
             text = raw.decode("utf-8")
-            counter = as_token_counter(args.tokens)
+            counter = as_token_counter(args.token_counter)
             before, after = count_tokens([text.strip(), out], counter).tolist()
             sys.stderr.write(
                 f"scwo crush: {'lossless' if args.lossless else 'expanded'}: {len(text.strip()):,} -> {len(out):,} "
@@ -284,8 +285,8 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
         kw["limit"] = args.limit
     with _store(args) as store:
         try:
-            if args.max_tokens is not None:  # a page within the ceiling; the next one's offset on stderr
-                page = store.page(args.retrieve, budget=args.max_tokens, token_counter=args.tokens, **kw)
+            if args.budget is not None:  # a page within the ceiling; the next one's offset on stderr
+                page = store.page(args.retrieve, budget=args.budget, token_counter=args.token_counter, **kw)
                 out = page.text
                 if page.next_offset is not None:
                     sys.stderr.write(
@@ -317,10 +318,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
     c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
+    _renamed_flag(c, "--max-tokens", "--budget", type=_positive)
     c.add_argument(
-        "--max-tokens",
+        "--budget",
         type=_positive,
-        help="the output, marker included, within N tokens of --tokens: whole if it fits, else lossless "
+        help="the output, marker included, within N tokens of --token-counter: whole if it fits, else lossless "
         "if that fits, else the most items that fit (errors first); dropped items are stored",
     )
     c.add_argument(
@@ -351,10 +353,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--no-store", action="store_true", help="with --marker: do not store the array")
     c.add_argument("--lossless", action="store_true", help="drop nothing: write the array in columnar form")
     c.add_argument("--expand", action="store_true", help="turn --lossless output back into the array")
+    _renamed_flag(c, "--tokens", "--token-counter")
     c.add_argument(
-        "--tokens",
+        "--token-counter",
         default="estimate",
-        help="with --max-tokens or --report: the token counter (estimate, wordpiece, tiktoken)",
+        help="with --budget or --report: the token counter (estimate, wordpiece, tiktoken)",
     )
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..validation import MAX_COST
+from ..validation import MAX_COST, renamed_message
 
 
 def _whole(text: str, low: int) -> int:
@@ -43,6 +43,29 @@ def _lam(text: str) -> float | str:
         return float(text)  # its range is checked where it is used, with the library's message
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number in [0, 1] or auto, not {text!r}") from None
+
+
+class _RenamedFlag(argparse.Action):
+    """An old flag that still works: stores into the new flag's value, and warns on stderr."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kw):
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stderr.write(f"scwo: warning: {renamed_message(option_string, self.new)} Use {self.new}.\n")
+        setattr(namespace, self.dest, values)
+
+
+def _renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, **kw) -> None:
+    """Accept ``old`` (hidden from --help) as ``new``'s old name until 0.3, with a warning on stderr.
+
+    ``kw`` are the new flag's ``dest=``, ``type=``, ``choices=`` (so the old one checks its value the same way).
+    """
+    kw.setdefault("dest", new.lstrip("-").replace("-", "_"))
+    parser.add_argument(
+        old, action=_RenamedFlag, new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kw
+    )
 
 
 def _out(line: str = "") -> None:
@@ -288,7 +311,7 @@ def _json_object_option(text: str, option: str) -> dict:
         msg = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
         raise SystemExit(f"scwo: {option} is not valid JSON ({msg})") from None
     if not isinstance(v, dict):
-        raise SystemExit(f'scwo: {option} must be a JSON object like {{"maxChunks": 5}}; got {text[:60]!r}')
+        raise SystemExit(f'scwo: {option} must be a JSON object like {{"max_chunks": 5}}; got {text[:60]!r}')
     return v
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..optimize import STRATEGIES
+from ..optimize import MORAG_LAYOUTS
 from ._io import (
     _json_object_option,
     _read_jsonl,
+    _renamed_flag,
     _text_field,
     _texts,
     _write_jsonl,
@@ -19,11 +20,11 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 
     opts = _json_object_option(args.options, "--options") if args.options else {}
-    if args.token_budget is not None:
-        opts["tokenBudget"] = args.token_budget
-        opts.setdefault("adaptiveSelection", True)
+    if args.pipeline == "kb" and args.budget is not None:
+        opts["budget"] = args.budget
+        opts.setdefault("adaptive_selection", True)
     if args.max_chunks is not None:
-        opts["maxChunks"] = args.max_chunks
+        opts["max_chunks"] = args.max_chunks
     if args.pipeline == "kb":
         try:  # the options are checked before the input is read
             KBContextOptimizer().optimize([], opts)
@@ -47,7 +48,9 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
                 ContextChunk.from_dict({**r, "content": t}, index=ln)  # the default id: the line number
                 for r, t, ln in zip(records, texts, lines, strict=True)
             ]
-            opt = MoragContextOptimizer(max_tokens=args.max_tokens, response_reserve=args.reserve)
+            opt = MoragContextOptimizer(
+                budget=4000 if args.budget is None else args.budget, response_reserve=args.reserve
+            )
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
                 sys.stdout.write(opt.format_context(ctx, args.query) + "\n")
@@ -76,21 +79,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("file", help="JSONL, one chunk per line (- for stdin)")
     o.add_argument("--pipeline", choices=["kb", "morag"], required=True)
     o.add_argument("--options", help="kb: the ADR's options as JSON")
-    o.add_argument("--token-budget", type=int, help="kb: tokenBudget (turns on adaptive selection)")
-    o.add_argument("--max-chunks", type=int, help="kb: maxChunks")
+    o.add_argument(
+        "--budget",
+        type=int,
+        help="the token budget: kb: the budget option (turns on adaptive selection; default none); "
+        "morag: the context size (4000)",
+    )
+    _renamed_flag(o, "--token-budget", "--budget", type=int)
+    _renamed_flag(o, "--max-tokens", "--budget", type=int)
+    o.add_argument("--max-chunks", type=int, help="kb: the max_chunks option")
     o.add_argument(
         "--text-field",
         help="the chunks' text (default text; records with only content are read from content)",
     )
     o.add_argument("--query", default="", help="morag: the query")
-    o.add_argument("--max-tokens", type=int, default=4000, help="morag: context size (4000)")
     o.add_argument(
         "--reserve",
         type=int,
         default=None,
-        help="morag: tokens kept free for the answer (default: 500, at most half of --max-tokens)",
+        help="morag: tokens kept free for the answer (default: 500, at most half of --budget)",
     )
-    o.add_argument("--strategy", choices=list(STRATEGIES), default="auto")
+    o.add_argument("--strategy", choices=list(MORAG_LAYOUTS), default="auto", help="morag: the layout (auto)")
     o.add_argument(
         "--format", choices=["jsonl", "text"], default="jsonl", help="morag: text = format_context"
     )

@@ -16,7 +16,7 @@ from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
 from ..select import (
     GRANULARITIES,
-    METHODS,
+    MMR_METHODS,
     ORDERS,
     QUALITY_METHODS,
     arrange,
@@ -36,6 +36,7 @@ from ._io import (
     _out,
     _read_chunks,
     _read_jsonl,
+    _renamed_flag,
     _text_field,
     _texts,
     _token_counts,
@@ -49,7 +50,9 @@ def _cmd_select(args: argparse.Namespace) -> int:
         return _cmd_select_text(args)
     for opt in ("embedder", "tokens", "cache", "elision"):
         if getattr(args, opt) is not None:
-            raise SystemExit(f"scwo: --{opt} goes with --query (a question as text)")
+            raise SystemExit(
+                f"scwo: --{opt.replace('tokens', 'token-counter')} goes with --query (a question as text)"
+            )
     if args.granularity != "chunk":
         raise SystemExit(
             "scwo: --granularity sentence goes with --query (sentences are embedded from their text)"
@@ -177,7 +180,7 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
         try:
             counter = as_token_counter(args.tokens or "estimate")
         except (ImportError, ValueError) as exc:
-            raise SystemExit(f"scwo: --tokens {args.tokens}: {exc}") from None
+            raise SystemExit(f"scwo: --token-counter {args.tokens}: {exc}") from None
         costs, counter_name = counter.count(texts), counter.name
     else:
         costs, counter_name = _token_counts(records, args.tokens_field), f"field {args.tokens_field!r}"
@@ -478,16 +481,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--query", help="the question as text (embedded with --embedder)")
     g.add_argument("--query-embedding", help="query embedding as a JSON list")
     g.add_argument("--query-index", type=int, help="use chunk N's embedding as the query")
-    s.add_argument(
-        "--budget", type=int, required=True, help="token budget (in the --tokens counter's tokens)"
-    )
+    s.add_argument("--budget", type=int, required=True, help="token budget (in the --token-counter's tokens)")
     s.add_argument(
         "--lam",
         type=_lam,
         default=0.7,
         help="relevance/diversity trade-off in [0, 1] (0.7), or auto: chosen per question (0.7 or 0.9)",
     )
-    s.add_argument("--method", choices=list(METHODS), default="auto")
+    s.add_argument("--method", choices=list(MMR_METHODS), default="auto")
     s.add_argument(
         "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
     )
@@ -509,8 +510,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --query: lsa (TF-IDF + SVD over the file, the default for chunks without embeddings) "
         "or minilm (all-MiniLM-L6-v2, the embed extra; needed when the chunks carry MiniLM embeddings)",
     )
+    _renamed_flag(s, "--tokens", "--token-counter", dest="tokens", choices=list(COUNTERS))
     s.add_argument(
-        "--tokens",
+        "--token-counter",
+        dest="tokens",
         choices=list(COUNTERS),
         help="with --query: count tokens with this counter (default: the --tokens-field when every "
         "chunk has it, else estimate)",

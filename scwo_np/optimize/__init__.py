@@ -14,7 +14,7 @@ sources and content), :func:`estimate_tokens`, :func:`best_first`,
 from ..validation import renamed_attributes
 from ._budget import best_first, estimate_tokens, fit_budget, top_k
 from ._diversify import Diversified, diversify
-from ._kb import KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
+from ._kb import KB_CAMEL_CASE, KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
 from ._morag import (
     MORAG_LAYOUTS,
     RELATIONSHIP_TYPES,
@@ -26,6 +26,7 @@ from ._morag import (
 )
 
 __all__ = [
+    "KB_CAMEL_CASE",
     "KB_DEFAULTS",
     "RELATIONSHIP_TYPES",
     "MORAG_LAYOUTS",

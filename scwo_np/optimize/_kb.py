@@ -1,10 +1,11 @@
 """KB Labs ADR-0022's ``ContextOptimizer``: dedup, diversify, adaptive selection, top-k.
 
 ``optimize(matches, options)`` takes search matches as dicts and the ADR's
-options (its JSON keys, camelCase, with its defaults) and returns the
+options (its JSON keys in snake_case, with its defaults; the ADR's camelCase
+keys are read too, see :data:`KB_CAMEL_CASE`) and returns the
 selected matches plus a report of every removal and why.  Each step is an
 array function: :func:`~scwo_np.deduplicate` (word-set Jaccard, 0.9, greedy:
-a match is dropped only against a kept one; ``deduplicationGrouping:
+a match is dropped only against a kept one; ``dedup_grouping:
 "components"`` for connected components),
 :func:`~scwo_np.optimize.diversify` (3 per file, diversity 0.3),
 :func:`~scwo_np.optimize.fit_budget` (``mode="stop"``, as the ADR's "stops when
@@ -36,6 +37,8 @@ from ..select import mmr_select
 from ..text import word_sets
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
+    DEPRECATED_SINCE,
+    REMOVAL_IN,
     check_budget,
     check_embeddings,
     check_lam,
@@ -46,29 +49,70 @@ from ..validation import (
 from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ._diversify import REASONS, diversify
 
-__all__ = ["KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
+__all__ = ["KB_CAMEL_CASE", "KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
 
 log = logging.getLogger(__name__)
 
-#: The ADR's configuration keys and defaults, plus ``selection`` (ours):
+#: The ADR's configuration keys, in snake_case, and its defaults, plus ``selection`` (ours):
 #: ``"auto"`` uses budgeted MMR when every match has an embedding and
-#: ``queryEmbedding`` is given, ``"sort"`` the ADR's score order, ``"mmr"``
-#: insists on MMR; ``lambda`` is MMR's relevance weight (or ``"auto"``, see :func:`~scwo_np.select.auto_lam`).
+#: ``query_embedding`` is given, ``"sort"`` the ADR's score order, ``"mmr"``
+#: insists on MMR; ``lam`` is MMR's relevance weight (or ``"auto"``, see :func:`~scwo_np.select.auto_lam`).
+#: The ADR's own camelCase keys (:data:`KB_CAMEL_CASE`) are read too: in the ADR's whole JSON
+#: document as they are, and as flat options with a ``DeprecationWarning`` until 0.3.
 KB_DEFAULTS: dict[str, Any] = {
     "deduplication": True,
-    "deduplicationThreshold": 0.9,
-    "deduplicationGrouping": "greedy",
+    "dedup_threshold": 0.9,
+    "dedup_grouping": "greedy",
     "diversification": True,
-    "diversityThreshold": 0.3,
-    "maxChunksPerFile": 3,
-    "adaptiveSelection": False,
-    "avgTokensPerChunk": 200,
-    "tokenBudget": None,
-    "maxChunks": None,
+    "diversity_threshold": 0.3,
+    "max_per_source": 3,
+    "adaptive_selection": False,
+    "avg_tokens_per_chunk": 200,
+    "budget": None,
+    "max_chunks": None,
     "selection": "auto",
-    "queryEmbedding": None,
-    "lambda": 0.7,
+    "query_embedding": None,
+    "lam": 0.7,
 }
+
+
+#: The ADR's camelCase option keys -> the snake_case keys of :data:`KB_DEFAULTS` (named as the
+#: library's arguments: ``dedup_threshold`` and ``dedup_grouping`` as MoRAG's, ``max_per_source``
+#: and ``diversity_threshold`` as :func:`~scwo_np.optimize.diversify`'s, ``budget``, ``lam``).
+KB_CAMEL_CASE: dict[str, str] = {
+    "deduplicationThreshold": "dedup_threshold",
+    "deduplicationGrouping": "dedup_grouping",
+    "diversityThreshold": "diversity_threshold",
+    "maxChunksPerFile": "max_per_source",
+    "adaptiveSelection": "adaptive_selection",
+    "avgTokensPerChunk": "avg_tokens_per_chunk",
+    "tokenBudget": "budget",
+    "maxChunks": "max_chunks",
+    "queryEmbedding": "query_embedding",
+    "lambda": "lam",
+}
+
+
+def _snake_case(options: dict, *, warn: bool) -> dict:
+    """``options`` with the ADR's camelCase keys renamed (warned unless they come from its JSON document)."""
+    old = [k for k in options if k in KB_CAMEL_CASE]
+    if not old:
+        return options
+    both = [k for k in old if KB_CAMEL_CASE[k] in options]
+    if both:
+        k = both[0]
+        raise ValueError(
+            f"option {KB_CAMEL_CASE[k]} is given twice, also as its old name {k}; give {KB_CAMEL_CASE[k]} only."
+        )
+    if warn:
+        pairs = ", ".join(f"{k} -> {KB_CAMEL_CASE[k]}" for k in old)
+        warnings.warn(
+            f"KBContextOptimizer options were renamed to snake_case in {DEPRECATED_SINCE} ({pairs}); the "
+            f"camelCase names stop working in {REMOVAL_IN} (the ADR's whole JSON document is still read as it is).",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+    return {KB_CAMEL_CASE.get(k, k): v for k, v in options.items()}
 
 
 @dataclass(frozen=True)
@@ -186,7 +230,7 @@ class KBContextOptimizer:
     ...     {"id": "b", "text": "Parse the config file and validate keys", "path": "cfg.py", "score": 0.8},
     ...     {"id": "c", "text": "open a socket and listen for clients", "path": "net.py", "score": 0.7},
     ... ]
-    >>> res = KBContextOptimizer().optimize(matches, {"maxChunks": 5})
+    >>> res = KBContextOptimizer().optimize(matches, {"max_chunks": 5})
     >>> [m["id"] for m in res.chunks], [(r.id, r.step, r.reason) for r in res.removed]
     (['a', 'c'], [('b', 'deduplication', 'duplicate of a (similarity 1.00)')])
     """
@@ -214,7 +258,7 @@ class KBContextOptimizer:
             ADR's whole JSON configuration.  Unknown keys are an error.
         query : str, optional
             The question as text, for an optimizer made with an
-            ``embedder``: it is embedded as ``queryEmbedding`` (when that
+            ``embedder``: it is embedded as ``query_embedding`` (when that
             option is not given), and every match without an ``embedding``
             is embedded too, so the budget step runs budgeted MMR.
 
@@ -230,14 +274,14 @@ class KBContextOptimizer:
         -----
         Steps, each optional: deduplication (best-scored first, a match is
         dropped when its word-set Jaccard with a kept match reaches the
-        threshold; option ``deduplicationGrouping``, ``"greedy"`` or
+        threshold; option ``dedup_grouping``, ``"greedy"`` or
         ``"components"``), diversification (at most
-        ``maxChunksPerFile`` per source, no two above ``diversityThreshold``
+        ``max_per_source`` per source, no two above ``diversity_threshold``
         similar), the token budget (budgeted MMR when embeddings and
-        ``queryEmbedding`` are given, else best-first until the budget,
-        with ``adaptiveSelection``), and ``maxChunks``.  Ranking uses
+        ``query_embedding`` are given, else best-first until the budget,
+        with ``adaptive_selection``), and ``max_chunks``.  Ranking uses
         ``score``; when no match has one, matches are ranked by cosine
-        similarity of their ``embedding`` to ``queryEmbedding`` if both are
+        similarity of their ``embedding`` to ``query_embedding`` if both are
         given, and otherwise a warning says that every score counts as 0
         (input order decides).
 
@@ -246,7 +290,7 @@ class KBContextOptimizer:
         >>> from scwo_np.optimize import KBContextOptimizer
         >>> matches = [{"id": "a", "text": "parse the config file", "path": "cfg.py", "score": 0.9},
         ...            {"id": "b", "text": "parse the config file", "path": "cfg.py", "score": 0.8}]
-        >>> res = KBContextOptimizer().optimize(matches, {"maxChunks": 5})
+        >>> res = KBContextOptimizer().optimize(matches, {"max_chunks": 5})
         >>> [m["id"] for m in res.chunks], [r.step for r in res.removed_by("deduplication")]
         (['a'], ['deduplication'])
         """
@@ -271,10 +315,10 @@ class KBContextOptimizer:
                 raise TypeError(f"query must be the question as a non-empty str; got {query!r}.")
             if self.embedder is None:
                 raise ValueError(
-                    "query= needs an embedder: KBContextOptimizer(embedder=...); or pass queryEmbedding."
+                    "query= needs an embedder: KBContextOptimizer(embedder=...); or pass query_embedding."
                 )
             embs, q = self._embed(texts, embs, query, opts)
-            opts = {**opts, "queryEmbedding": q}
+            opts = {**opts, "query_embedding": q}
         scores = self._scores(matches, opts, embs)
         sources = [_field(m, "path", "file", "source") for m in matches]
         sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
@@ -283,8 +327,8 @@ class KBContextOptimizer:
 
         if opts["deduplication"] and n:
             d = deduplicate(
-                texts, threshold=opts["deduplicationThreshold"], scores=scores, sets=sets,
-                grouping=opts["deduplicationGrouping"],
+                texts, threshold=opts["dedup_threshold"], scores=scores, sets=sets,
+                grouping=opts["dedup_grouping"],
             )  # fmt: skip
             why = {
                 int(x): (int(k), float(s))
@@ -303,37 +347,37 @@ class KBContextOptimizer:
             sub = alive.tolist()
             r = diversify(
                 [texts[i] for i in sub], sources=[sources[i] for i in sub], scores=scores[sub],
-                max_per_source=opts["maxChunksPerFile"], diversity_threshold=opts["diversityThreshold"],
+                max_per_source=opts["max_per_source"], diversity_threshold=opts["diversity_threshold"],
                 sets=sets.take(np.asarray(sub, dtype=np.int64)),
             )  # fmt: skip
             for x, code, j, s in zip(r.dropped, r.reason, r.similar_to, r.similarity, strict=True):
                 i = sub[x]
                 if REASONS[code] == "source_cap":
-                    msg, det = f"more than {opts['maxChunksPerFile']} chunks from {sources[i]!r}", {}
+                    msg, det = f"more than {opts['max_per_source']} chunks from {sources[i]!r}", {}
                 else:
                     msg = f"too similar to {ids[sub[j]]} (similarity {s:.2f})"
                     det = {"similar_to": sub[j], "similarity": float(s)}
                 removed.append(Removal(i, ids[i], "diversification", msg, det))
             alive = np.asarray([sub[x] for x in r.keep], dtype=np.int64)
 
-        budget = opts["tokenBudget"]
+        budget = opts["budget"]
         if budget is not None and alive.size:
             sub = alive.tolist()
             costs = self._costs([matches[i] for i in sub], [texts[i] for i in sub], opts, sub)
             use_mmr = self._use_mmr(embs, sub, opts)
             if use_mmr:
                 E = np.array([embs[i] for i in sub], dtype=np.float64)
-                pick = mmr_select(E, opts["queryEmbedding"], costs, budget, lam=opts["lambda"])
+                pick = mmr_select(E, opts["query_embedding"], costs, budget, lam=opts["lam"])
                 step = "mmr_selection"
-            elif opts["adaptiveSelection"]:
+            elif opts["adaptive_selection"]:
                 pick = fit_budget(costs, budget, scores=scores[sub], mode="stop")
                 step = "adaptive_selection"
             else:
                 pick = None
                 warnings.warn(
-                    f"option tokenBudget={budget} is not applied: the ADR applies it only with "
-                    "adaptiveSelection=true (or with embeddings and a queryEmbedding, by MMR); set "
-                    "adaptiveSelection to cut to the budget.",
+                    f"option budget={budget} is not applied: the ADR applies it only with "
+                    "adaptive_selection=true (or with embeddings and a query_embedding, by MMR); set "
+                    "adaptive_selection to cut to the budget.",
                     UserWarning,
                     stacklevel=2,
                 )
@@ -345,10 +389,10 @@ class KBContextOptimizer:
                                                {"tokens": int(costs[x])}))  # fmt: skip
                 alive = np.asarray([sub[x] for x in pick.tolist()], dtype=np.int64)
 
-        if opts["maxChunks"] is not None and alive.size > opts["maxChunks"]:
-            for i in alive[opts["maxChunks"] :].tolist():
-                removed.append(Removal(i, ids[i], "top_k", f"beyond maxChunks={opts['maxChunks']}"))
-            alive = alive[: opts["maxChunks"]]
+        if opts["max_chunks"] is not None and alive.size > opts["max_chunks"]:
+            for i in alive[opts["max_chunks"] :].tolist():
+                removed.append(Removal(i, ids[i], "top_k", f"beyond max_chunks={opts['max_chunks']}"))
+            alive = alive[: opts["max_chunks"]]
 
         for r in removed:
             log.debug("removed %s at %s: %s", r.id, r.step, r.reason)
@@ -399,7 +443,7 @@ class KBContextOptimizer:
 
         Examples
         --------
-        >>> KBContextOptimizer.options({"maxChunks": 5})["maxChunks"], KBContextOptimizer.options(None)["maxChunks"]
+        >>> KBContextOptimizer.options({"max_chunks": 5})["max_chunks"], KBContextOptimizer.options(None)["max_chunks"]
         (5, None)
         """
         if options is not None and not isinstance(options, Mapping):
@@ -412,30 +456,33 @@ class KBContextOptimizer:
                 raise ValueError(
                     "a 'knowledge' config must hold knowledge.engines[0].options.search.optimization"
                 ) from None
+            options = _snake_case(options, warn=False)  # the ADR's own file: its spelling
+        else:
+            options = _snake_case(options, warn=True)
         unknown = set(options) - set(KB_DEFAULTS)
         if unknown:
             raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {sorted(KB_DEFAULTS)}.")
         opts = {**KB_DEFAULTS, **options}
-        for k in ("deduplication", "diversification", "adaptiveSelection"):
+        for k in ("deduplication", "diversification", "adaptive_selection"):
             if not isinstance(opts[k], bool):
                 raise TypeError(f"option {k} must be true or false; got {opts[k]!r}.")
-        for k in ("deduplicationThreshold", "diversityThreshold"):
+        for k in ("dedup_threshold", "diversity_threshold"):
             opts[k] = check_unit_interval(opts[k], name=f"option {k}")
-        opts["lambda"] = check_lam(opts["lambda"], name="option lambda", auto=True)
-        g = opts["deduplicationGrouping"]
+        opts["lam"] = check_lam(opts["lam"], name="option lam", auto=True)
+        g = opts["dedup_grouping"]
         if not isinstance(g, str) or g not in DEDUP_GROUPINGS:
             raise ValueError(
-                f"option deduplicationGrouping must be one of {', '.join(map(repr, DEDUP_GROUPINGS))}; "
-                f"got {opts['deduplicationGrouping']!r}."
+                f"option dedup_grouping must be one of {', '.join(map(repr, DEDUP_GROUPINGS))}; "
+                f"got {opts['dedup_grouping']!r}."
             )
-        for k in ("maxChunksPerFile", "maxChunks", "avgTokensPerChunk"):
+        for k in ("max_per_source", "max_chunks", "avg_tokens_per_chunk"):
             v = opts[k]
             if v is not None and (
-                isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "maxChunks" else 1)
+                isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "max_chunks" else 1)
             ):
                 raise ValueError(f"option {k} must be a positive integer or null; got {v!r}.")
-        if opts["tokenBudget"] is not None:
-            opts["tokenBudget"] = check_budget(opts["tokenBudget"], name="option tokenBudget")
+        if opts["budget"] is not None:
+            opts["budget"] = check_budget(opts["budget"], name="option budget")
         if opts["selection"] not in ("auto", "sort", "mmr"):
             raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
         return opts
@@ -444,12 +491,12 @@ class KBContextOptimizer:
         """Vectors for the matches that have none, and the query's, from ``self.embedder``."""
         todo = [i for i, e in enumerate(embs) if e is None]
         emb = as_embedder(self.embedder, [texts[i] for i in todo] + [query])
-        need_q = opts["queryEmbedding"] is None
+        need_q = opts["query_embedding"] is None
         V = embed_texts(emb, [texts[i] for i in todo] + ([query] if need_q else []))
         out = list(embs)
         for k, i in enumerate(todo):
             out[i] = V[k]
-        return out, (V[-1] if need_q else opts["queryEmbedding"])
+        return out, (V[-1] if need_q else opts["query_embedding"])
 
     def _costs(self, matches: list, texts: list[str], opts: Mapping, where: list[int]) -> NDArray[np.int64]:
         """Each match's ``tokens``, else its count by ``token_counter`` (else the ADR's estimate).
@@ -481,10 +528,10 @@ class KBContextOptimizer:
         missing = sum(v is None for v in raw)
         if missing == 0:
             return np.array(raw, dtype=np.float64)
-        q = opts["queryEmbedding"]
+        q = opts["query_embedding"]
         if missing == len(matches) and q is not None and all(e is not None for e in embs):
             E = check_embeddings(embs, name="match embeddings")
-            qv = check_query(q, E.shape[1], name="queryEmbedding").astype(np.float64)
+            qv = check_query(q, E.shape[1], name="query_embedding").astype(np.float64)
             E = E.astype(np.float64)
             norms = np.sqrt((E * E).sum(axis=1))
             if not np.all(np.isfinite(norms) & (norms > 0)):
@@ -493,7 +540,7 @@ class KBContextOptimizer:
         warnings.warn(
             f"{missing} of {len(matches)} matches have no 'score'; they count as 0, so input order decides "
             "among them. Give every match a score, or give every match an 'embedding' and pass "
-            "queryEmbedding to rank by the query.",
+            "query_embedding to rank by the query.",
             stacklevel=3,
         )
         return np.array([0.0 if v is None else v for v in raw], dtype=np.float64)
@@ -505,11 +552,11 @@ class KBContextOptimizer:
             return int(t)  # checked whole by _costs
         if text:
             return -(-len(text) // CHARS_PER_TOKEN)
-        return opts["avgTokensPerChunk"]
+        return opts["avg_tokens_per_chunk"]
 
     @staticmethod
     def _use_mmr(embs, sub, opts) -> bool:
-        have = opts["queryEmbedding"] is not None and all(embs[i] is not None for i in sub)
+        have = opts["query_embedding"] is not None and all(embs[i] is not None for i in sub)
         if opts["selection"] == "mmr" and not have:
-            raise ValueError("selection='mmr' needs queryEmbedding and an 'embedding' on every match.")
+            raise ValueError("selection='mmr' needs query_embedding and an 'embedding' on every match.")
         return opts["selection"] == "mmr" or (opts["selection"] == "auto" and have)
