@@ -15,6 +15,7 @@ names the argument and the fix, and the server goes on answering.
 import difflib
 import functools
 import inspect
+import logging
 import os
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
@@ -34,12 +35,17 @@ from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS
 from ..embed import EMBEDDERS
 from ..select import GRANULARITIES, ORDERS, STRATEGIES
 from ..tokens import COUNTERS
+from ..validation import renamed_message
 from ._tools import Answer, Limits, Tools
 
 __all__ = ["RENAMED", "build_server", "default_data_dir"]
 
-#: Argument names of earlier versions -> the name each is now (one name per idea).
+#: Argument names of earlier versions -> the name each is now (one name per idea).  Until 0.3 a
+#: call may still use the old name: it is read as the new one, the server logs a warning, and the
+#: answer's ``_meta["scwo_np/deprecated"]`` says which name to use (the schemas list only the new).
 RENAMED = {"question": "query", "counter": "token_counter", "max_tokens": "budget"}
+
+log = logging.getLogger(__name__)
 
 
 def _names(registry: Registry, described: bool = False) -> str:
@@ -401,16 +407,42 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         known = self._scwo_params.get(name)
+        notes: list[str] = []
         if known is not None:
+            arguments, notes = _renamed_arguments(name, arguments, known)
             unknown = [a for a in arguments if a not in known]
             if unknown:
                 raise ToolError(_unknown_arguments(name, unknown, known))
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):  # the SDK's schema check: one line per argument
                 raise ToolError(_invalid_arguments(name, exc.__cause__)) from None
             raise
+        if notes and isinstance(result, CallToolResult):
+            result.meta = {**(result.meta or {}), "scwo_np/deprecated": notes}
+        return result
+
+
+def _renamed_arguments(
+    tool: str, arguments: dict[str, Any], known: tuple[str, ...]
+) -> tuple[dict, list[str]]:
+    """``arguments`` with the old names of :data:`RENAMED` read as the new ones, and one note per old name.
+
+    Giving both an old name and its new one is a tool error naming both.
+    """
+    old = [a for a in arguments if a not in known and RENAMED.get(a) in known]
+    if not old:
+        return arguments, []
+    out, notes = dict(arguments), []
+    for a in old:
+        new = RENAMED[a]
+        if new in arguments:
+            raise ToolError(f"{tool} got both {new!r} and its old name {a!r}; pass {new!r} only.")
+        out[new] = out.pop(a)
+        notes.append(renamed_message(a, new, what=tool))
+        log.warning("%s", notes[-1])
+    return out, notes
 
 
 def _invalid_arguments(tool: str, exc: ValidationError) -> str:
@@ -432,16 +464,11 @@ def _invalid_arguments(tool: str, exc: ValidationError) -> str:
 
 
 def _unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) -> str:
-    """``select_context has no argument 'question': it is now 'query'. Its arguments: ...``."""
+    """``select_context has no argument 'top_k'. Its arguments: ...``, with the closest known name."""
     parts = []
     for a in unknown:
-        if RENAMED.get(a) in known:
-            parts.append(f"{tool} has no argument {a!r}: it is now called {RENAMED[a]!r}")
-        else:
-            close = difflib.get_close_matches(a, known, n=1, cutoff=0.6)
-            parts.append(
-                f"{tool} has no argument {a!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-            )
+        close = difflib.get_close_matches(a, known, n=1, cutoff=0.6)
+        parts.append(f"{tool} has no argument {a!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return "; ".join(parts) + f". Its arguments: {', '.join(known)}."
 
 

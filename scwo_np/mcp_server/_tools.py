@@ -265,11 +265,8 @@ class Tools:
             raise ValueError(
                 "budget must be at least 1 token; give the most tokens the crushed JSON may take."
             )
-        try:
-            res = fit_tokens(doc, ceiling, token_counter=token_counter, max_items=max_items, store=self.crush_store,
-                             lossless=max_items is None, query=query or "")  # fmt: skip
-        except ValueError as exc:  # the library's argument is max_tokens; this tool's is budget
-            raise ValueError(str(exc).replace("max_tokens", "budget")) from None
+        res = fit_tokens(doc, ceiling, token_counter=token_counter, max_items=max_items, store=self.crush_store,
+                         lossless=max_items is None, query=query or "")  # fmt: skip
         return Answer(
             res.text,
             {

@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from scwo_np.hsca import SnapshotStore
+from scwo_np.mcp_server._server import RENAMED
 from scwo_np.tokens import count_tokens
 
 TOOLS = {"select_context", "dedup_texts", "crush_json", "retrieve_dropped", "count_tokens", "hsca_ingest",
@@ -182,14 +183,13 @@ BAD = [
     # unknown arguments: named, with the closest known one, and the old names with their new one
     ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "top_k": 5}, "has no argument 'top_k'"),
     ("select_context", {"texts": TEXTS, "query": "q", "budget": 10, "budjet": 5}, "did you mean 'budget'?"),
+    # an old name beside its new one (the old names alone still work until 0.3: see below)
     (
         "select_context",
-        {"texts": TEXTS, "question": "q", "budget": 10},
-        "'question': it is now called 'query'",
+        {"texts": TEXTS, "question": "q", "query": "q", "budget": 10},
+        "got both 'query' and its old name 'question'",
     ),
-    ("crush_json", {"json": "[1]", "max_tokens": 10}, "'max_tokens': it is now called 'budget'"),
-    ("count_tokens", {"texts": ["a"], "counter": "estimate"}, "'counter': it is now called 'token_counter'"),
-    ("retrieve_dropped", {"key": "k", "max_tokens": 10}, "'max_tokens': it is now called 'budget'"),
+    ("crush_json", {"json": "[1]", "max_tokens": 10, "budget": 10}, "got both 'budget' and its old name"),
     # the SDK's schema check, one line naming the argument and what was given
     ("select_context", {"texts": TEXTS, "query": "q", "budget": -3}, "budget: Input should be greater"),
     ("select_context", {"texts": TEXTS, "query": "q"}, "budget: Field required"),
@@ -208,6 +208,47 @@ def test_every_bad_argument_is_a_tool_error_and_the_server_keeps_answering(tmp_p
                 assert "Traceback" not in msg and "\n" not in msg and "pydantic.dev" not in msg
                 ok = await c.call_tool("count_tokens", {"texts": ["still here"]})
                 assert not ok.is_error  # answered after every bad call
+
+    _run(go)
+
+
+def test_old_argument_names_still_work_and_say_the_new_one(tmp_path):
+    async def go():
+        async with _stdio(tmp_path) as c:
+            calls = [
+                (
+                    "select_context",
+                    {"texts": TEXTS, "question": "q", "budget": 10},
+                    "'question' was renamed to 'query'",
+                ),
+                (
+                    "crush_json",
+                    {"json": json.dumps(LOGS), "max_tokens": 200},
+                    "'max_tokens' was renamed to 'budget'",
+                ),
+                (
+                    "count_tokens",
+                    {"texts": ["a b"], "counter": "estimate"},
+                    "'counter' was renamed to 'token_counter'",
+                ),
+            ]
+            for name, args, note in calls:
+                r = await c.call_tool(name, args)
+                assert not r.is_error, (name, _text(r))
+                new = {RENAMED.get(k, k): v for k, v in args.items()}
+                same = await c.call_tool(name, new)
+                assert _text(r) == _text(same) and r.structured_content == same.structured_content
+                assert (same.meta or {}).get("scwo_np/deprecated") is None
+                (msg,) = r.meta["scwo_np/deprecated"]
+                assert note in msg and "0.3" in msg, msg
+            key = json.loads(
+                _text(await c.call_tool("crush_json", {"json": json.dumps(LOGS), "budget": 200}))
+            )
+            key = key[-1]["_omitted"]["key"]
+            r = await c.call_tool("retrieve_dropped", {"key": key, "max_tokens": 100})
+            assert (
+                not r.is_error and "'max_tokens' was renamed to 'budget'" in r.meta["scwo_np/deprecated"][0]
+            )
 
     _run(go)
 
