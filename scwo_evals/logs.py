@@ -2,7 +2,7 @@
 
 ``python -m scwo_evals.logs`` reads the logs at run time (nothing from ``/var/log``
 is committed), turns each into a JSON array of records and crushes it with
-``crush_json(max_tokens=...)`` at 500 and 1,500 tokens, by the ``"estimate"``
+``crush_json(budget=...)`` at 500 and 1,500 tokens, by the ``"estimate"``
 counter and by tiktoken's ``cl100k_base`` when installed.  For each output it
 checks what the model reads (the output text, parsed back):
 
@@ -268,7 +268,7 @@ def evaluate(budgets=(500, 1500), *, tuning: bool = False, query: str = "", verb
         text = json.dumps(records)
         for cname, counter, count in _counters():
             for b in budgets:
-                out = crush_json(text, max_tokens=b, token_counter=counter, query=query)
+                out = crush_json(text, budget=b, token_counter=counter, query=query)
                 r = check_output(records, out, b, count)
                 tot["outputs"] += 1
                 tot["newest_kept"] += r["newest"]

@@ -67,7 +67,7 @@ def _text() -> None:
         {"chunkId": str(i), "text": t, "score": 1.0 / (i + 1), "path": f"f{i % 4}"}
         for i, t in enumerate(texts)
     ]
-    KBContextOptimizer().optimize(matches, {"tokenBudget": 200, "adaptiveSelection": True})
+    KBContextOptimizer().optimize(matches, {"budget": 200, "adaptive_selection": True})
     chunks = [ContextChunk(str(i), t, 0.5, "d", [], []) for i, t in enumerate(texts)]
     MoragContextOptimizer(budget=300, response_reserve=0).optimize(chunks, "fox")
 

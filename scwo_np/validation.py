@@ -916,6 +916,9 @@ def renamed_keywords(
                     f"renamed_keywords: {func.__qualname__}() still has the old parameter {old!r}."
                 )
         label = f"{func.__qualname__.removesuffix('.__init__')}()"
+        positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # the number of positional arguments that reach the new name: old name and new given together
+        reach = {new: positional.index(new) + 1 for new in old_to_new.values() if new in positional}
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -923,7 +926,7 @@ def renamed_keywords(
                 for old, new in old_to_new.items():
                     if old not in kwargs:
                         continue
-                    if new in kwargs:
+                    if new in kwargs or len(args) >= reach.get(new, len(args) + 1):
                         raise TypeError(
                             f"{label} got both {new!r} and its old name {old!r}; pass {new!r} only."
                         )

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from scwo_np import mmr_select, select_batch, topk_relevance, truncate
-from scwo_np.dedup import dedup, lsh_params
+from scwo_np.dedup import deduplicate, lsh_params
 from scwo_np.optimize._budget import fit_budget
 from scwo_np.validation import MAX_BUDGET, MAX_COST
 
@@ -73,7 +73,7 @@ def test_a_2d_query_is_not_taken_for_several():
 @pytest.mark.parametrize("num_perm", [0, 100_000, 1.5, True])
 def test_num_perm_is_bounded(num_perm):
     with pytest.raises(ValueError, match="num_perm"):
-        dedup(["a b c", "a b c"], method="minhash", num_perm=num_perm)
+        deduplicate(["a b c", "a b c"], method="minhash", num_perm=num_perm)
     with pytest.raises(ValueError, match="num_perm"):
         lsh_params(0.9, num_perm)
 

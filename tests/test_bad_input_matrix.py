@@ -370,14 +370,14 @@ def _engine(**kw):
     return hsca.HSCAEngine(**kw).ingest_turn(text_)
 
 
-def _morag(max_tokens=1000, response_reserve=None, chunks=CHUNKS, query="court"):
-    opt = optimize.MoragContextOptimizer(max_tokens, response_reserve=response_reserve)
+def _morag(budget=1000, response_reserve=None, chunks=CHUNKS, query="court"):
+    opt = optimize.MoragContextOptimizer(budget, response_reserve=response_reserve)
     return opt.optimize(chunks, query)
 
 
-def _kb(matches=MATCHES, token_budget=200):
+def _kb(matches=MATCHES, budget=200):
     return optimize.KBContextOptimizer().optimize(
-        matches, {"tokenBudget": token_budget, "adaptiveSelection": True}
+        matches, {"budget": budget, "adaptive_selection": True}
     )
 
 
@@ -546,23 +546,23 @@ REGISTRY = {
         dict(embeddings_selected=E, query=Q),
         dict(embeddings_selected="embeddings", query="query"),
     ),
-    "dedup text": (
-        lambda **k: dedup.dedup(**k),
+    "deduplicate text": (
+        lambda **k: dedup.deduplicate(**k),
         dict(texts=TEXTS, threshold=0.5, scores=[1.0] * 6),
         dict(texts="texts", threshold="unit_or_none", scores="scores"),
     ),
-    "dedup sequence": (
-        lambda **k: dedup.dedup(method="sequence", **k),
+    "deduplicate sequence": (
+        lambda **k: dedup.deduplicate(method="sequence", **k),
         dict(texts=TEXTS, entities=[["a"]] * 6, entity_weight=0.3),
         dict(texts="texts", entities="str_lists", entity_weight="unit"),
     ),
-    "dedup minhash": (
-        lambda **k: dedup.dedup(method="minhash", **k),
+    "deduplicate minhash": (
+        lambda **k: dedup.deduplicate(method="minhash", **k),
         dict(texts=TEXTS, num_perm=64),
         dict(texts="texts", num_perm="posint"),
     ),
-    "dedup cosine": (
-        lambda **k: dedup.dedup(method="cosine", **k),
+    "deduplicate cosine": (
+        lambda **k: dedup.deduplicate(method="cosine", **k),
         dict(embeddings=E, threshold=0.9),
         dict(embeddings="embeddings", threshold="unit_or_none"),
     ),
@@ -647,6 +647,11 @@ REGISTRY = {
         lambda **k: anchor.crush_json(**k),
         dict(text='[{"a": 1}, {"a": 2}, {"a": 3}]', max_items=2),
         dict(text="json", max_items="posint"),
+    ),
+    "crush_json budget": (
+        lambda **k: anchor.crush_json(**k),
+        dict(text=json.dumps(ITEMS), budget=200),
+        dict(text="json", budget="posint"),
     ),
     "query_intents": (lambda **k: anchor.query_intents(**k), dict(query="latest errors"), dict(query="text")),
     "detect_pattern": (
@@ -785,13 +790,13 @@ REGISTRY = {
     "count_tokens": (lambda **k: tokens.count_tokens(**k), dict(texts=TEXTS), dict(texts="texts")),
     "as_token_counter": (
         lambda **k: tokens.as_token_counter(**k),
-        dict(counter="estimate"),
-        dict(counter="text_or_none"),
+        dict(token_counter="estimate"),
+        dict(token_counter="text_or_none"),
     ),
     "MoragContextOptimizer": (
         _morag,
-        dict(max_tokens=1000, chunks=CHUNKS, query="court"),
-        dict(max_tokens="posint", chunks="chunks", query="text"),
+        dict(budget=1000, chunks=CHUNKS, query="court"),
+        dict(budget="posint", chunks="chunks", query="text"),
     ),
     "relationship_edges": (
         lambda **k: optimize.relationship_edges(**k),
@@ -800,8 +805,8 @@ REGISTRY = {
     ),
     "KBContextOptimizer": (
         _kb,
-        dict(matches=MATCHES, token_budget=200),
-        dict(matches="matches", token_budget="budget_or_none"),
+        dict(matches=MATCHES, budget=200),
+        dict(matches="matches", budget="budget_or_none"),
     ),
     "sample_query": (lambda **k: sample_query(**k), dict(text="how do I read a file"), dict(text="text")),
 }
@@ -849,7 +854,7 @@ NOT_FUNCTIONS = {
     "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/select/test_at_budget.py)",
     "quality_at_budget": "its bad arguments are tested in tests/select/test_at_budget.py (each call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",
-    "question_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",
+    "query_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
     "embedder_name": "takes any callable; a non-callable is a TypeError (tests/embed)",
@@ -862,7 +867,7 @@ NOT_FUNCTIONS = {
     "user_embedding_cache": "takes no arguments (bad SCWO_NP_EMBEDDING_CACHE_MB: tests/embed/test_user_cache.py)",
 }
 # Names exported under a registry key that differs from the export name.
-ALIASES = {"dedup": "dedup text"}
+ALIASES = {"deduplicate": "deduplicate text"}
 
 
 def _exports(modules=None):
@@ -1012,18 +1017,18 @@ CAUSES = {
         ValueError, "embedding has 3 numbers"),
     "KB options not a dict": (
         lambda tmp: optimize.KBContextOptimizer().optimize(
-            [{"chunkId": "1", "text": "a"}], [("tokenBudget", 5)]), TypeError, "options must be a dict"),
+            [{"chunkId": "1", "text": "a"}], [("budget", 5)]), TypeError, "options must be a dict"),
     "KB fractional token counts": (
         lambda tmp: optimize.KBContextOptimizer().optimize(
-            [{"chunkId": "1", "text": "a b", "score": 1.0, "tokens": 3.7}], {"tokenBudget": 10, "adaptiveSelection": True}),
+            [{"chunkId": "1", "text": "a b", "score": 1.0, "tokens": 3.7}], {"budget": 10, "adaptive_selection": True}),
         ValueError, "whole token count"),
     "record_retrieval(None)": (
         lambda tmp: _learner(tmp).record_retrieval("t", 10, None), TypeError, "retrieved_indices"),
     "record_retrieval(5)": (lambda tmp: _learner(tmp).record_retrieval("t", 10, 5), TypeError, "retrieved_indices"),
-    "dedup seed=-1": (lambda tmp: dedup.dedup(TEXTS, method="minhash", seed=-1), ValueError, "seed must be"),
+    "dedup seed=-1": (lambda tmp: dedup.deduplicate(TEXTS, method="minhash", seed=-1), ValueError, "seed must be"),
     "dedup grouping='chain'": (
-        lambda tmp: dedup.dedup(TEXTS, grouping="chain"), ValueError, "grouping must be one of 'greedy'"),
-    "dedup grouping=None": (lambda tmp: dedup.dedup(TEXTS, grouping=None), (ValueError, TypeError), "grouping"),
+        lambda tmp: dedup.deduplicate(TEXTS, grouping="chain"), ValueError, "grouping must be one of 'greedy'"),
+    "dedup grouping=None": (lambda tmp: dedup.deduplicate(TEXTS, grouping=None), (ValueError, TypeError), "grouping"),
     "mmr_select_multi weights of str": (
         lambda tmp: scwo_np.mmr_select_multi(E, E[:2], COSTS, 8, weights=["a", "b"]), TypeError, "weights must be"),
     "a counter returning 10**30": (

@@ -33,7 +33,7 @@ WORK = textwrap.dedent(
     import scwo_np
     from scwo_np import truncate
     from scwo_np._config import JIT, cache_dir
-    from scwo_np.dedup import dedup
+    from scwo_np.dedup import deduplicate
     pkg = os.path.dirname(scwo_np.__file__)
     try:
         open(os.path.join(pkg, "probe.tmp"), "w").close()
@@ -42,7 +42,7 @@ WORK = textwrap.dedent(
     except OSError:
         writable = False
     assert truncate([3, 3, 3], 7).tolist() == [0, 1]
-    assert dedup(["alpha beta gamma", "alpha beta gamma", "delta epsilon zeta"]).keep.tolist() == [0, 2]
+    assert deduplicate(["alpha beta gamma", "alpha beta gamma", "delta epsilon zeta"]).keep.tolist() == [0, 2]
     print(writable, JIT["cache"], cache_dir())
     """
 )

@@ -203,13 +203,13 @@ class VsHeadroom(Benchmark):
         return int(estimate_tokens([out], rounding="ceil")[0])
 
     def track_speedup_max_tokens_vs_headroom_lossy(self, n):
-        """crush_json(max_tokens=T), T = the tokens headroom's lossy output takes (it keeps items
+        """crush_json(budget=T), T = the tokens headroom's lossy output takes (it keeps items
         whole, as ours does; its default writes all 10,000 as a table), marker and store on
         (issue 35: at least 5x at 10,000 items; 8.5x measured)."""
         t = self._ceiling()
         return self._ratio(
             lambda: self.lossy.crush(self.text, QUERY),
-            lambda: crush_json(self.text, max_tokens=t, store=self.store, query=QUERY),
+            lambda: crush_json(self.text, budget=t, store=self.store, query=QUERY),
         )
 
     track_speedup_max_tokens_vs_headroom_lossy.unit = "x"
@@ -225,7 +225,7 @@ class VsHeadroom(Benchmark):
             )
 
         theirs = kept(self.lossy.crush(self.text, QUERY).compressed)
-        ours = kept(crush_json(self.text, max_tokens=self._ceiling(), store=self.store, query=QUERY))
+        ours = kept(crush_json(self.text, budget=self._ceiling(), store=self.store, query=QUERY))
         return ours / max(theirs, 1)
 
     track_items_kept_max_tokens_over_headroom_lossy.unit = "x"

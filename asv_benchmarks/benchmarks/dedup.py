@@ -6,7 +6,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from scwo_np.dedup import dedup, jaccard_pairs, minhash_pairs
+from scwo_np.dedup import deduplicate, jaccard_pairs, minhash_pairs
 from scwo_np.text import word_sets
 
 from .common import Benchmark, best_time, extra_peak_bytes, need, sizes
@@ -32,10 +32,10 @@ class Jaccard(Benchmark):
 
     def setup(self, n):
         self.texts = word_corpus(n)
-        dedup(self.texts[:100])
+        deduplicate(self.texts[:100])
 
     def time_dedup(self, n):
-        dedup(self.texts)
+        deduplicate(self.texts)
 
 
 class JaccardVsNaive(Benchmark):
@@ -48,7 +48,7 @@ class JaccardVsNaive(Benchmark):
 
     def setup(self, n):
         self.texts = word_corpus(n, seed=1)
-        dedup(self.texts[:100])
+        deduplicate(self.texts[:100])
 
     def track_speedup_vs_naive_loop(self, n):
         t = time.perf_counter()
@@ -73,10 +73,10 @@ class Sequence(Benchmark):
 
     def setup(self, n):
         self.texts = pydoc_paragraphs()[0][:n]
-        dedup(self.texts[:20], method="sequence")
+        deduplicate(self.texts[:20], method="sequence")
 
     def time_dedup(self, n):
-        dedup(self.texts, method="sequence")
+        deduplicate(self.texts, method="sequence")
 
     def track_speedup_vs_all_pairs_difflib(self, n):
         """All-pairs difflib extrapolated from 3,000 random pairs (the full loop takes minutes)."""
@@ -88,7 +88,7 @@ class Sequence(Benchmark):
         for i, j in sample:
             SequenceMatcher(None, low[j], low[i]).ratio()
         difflib_all = (time.perf_counter() - t) / len(sample) * len(pairs)
-        return difflib_all / best_time(lambda: dedup(self.texts, method="sequence"), 3)
+        return difflib_all / best_time(lambda: deduplicate(self.texts, method="sequence"), 3)
 
     track_speedup_vs_all_pairs_difflib.unit = "x"
 
@@ -103,13 +103,13 @@ class Cosine(Benchmark):
 
     def setup(self, n):
         self.E = embeddings_with_copies(n)
-        dedup(embeddings=self.E[:3000], method="cosine")
+        deduplicate(embeddings=self.E[:3000], method="cosine")
 
     def time_dedup(self, n):
-        dedup(embeddings=self.E, method="cosine")
+        deduplicate(embeddings=self.E, method="cosine")
 
     def track_extra_memory_mb(self, n):
-        return extra_peak_bytes(lambda: dedup(embeddings=self.E, method="cosine")) / 1e6
+        return extra_peak_bytes(lambda: deduplicate(embeddings=self.E, method="cosine")) / 1e6
 
     track_extra_memory_mb.unit = "MB"
 
@@ -129,11 +129,11 @@ class CosineFloor(Benchmark):
 
     def setup(self, n):
         self.E = embeddings_with_copies(n)
-        dedup(embeddings=self.E[:500], method="cosine")
+        deduplicate(embeddings=self.E[:500], method="cosine")
 
     def track_time_over_gram(self, n):
         reps = 5 if n <= 3_000 else 2
-        ours = best_time(lambda: dedup(embeddings=self.E, method="cosine"), reps)
+        ours = best_time(lambda: deduplicate(embeddings=self.E, method="cosine"), reps)
         return ours / best_time(lambda: self.E @ self.E.T, reps)
 
     track_time_over_gram.unit = "x E@E.T"
@@ -207,11 +207,11 @@ class Grouping(Benchmark):
     def setup(self, n, grouping):
         self.E = embeddings_with_copies(n)
         self.texts = word_corpus(min(n, 5_000))
-        dedup(embeddings=self.E[:500], method="cosine", grouping=grouping)
-        dedup(self.texts[:100], threshold=0.5, grouping=grouping)
+        deduplicate(embeddings=self.E[:500], method="cosine", grouping=grouping)
+        deduplicate(self.texts[:100], threshold=0.5, grouping=grouping)
 
     def time_cosine(self, n, grouping):
-        dedup(embeddings=self.E, method="cosine", grouping=grouping)
+        deduplicate(embeddings=self.E, method="cosine", grouping=grouping)
 
     def time_jaccard(self, n, grouping):
-        dedup(self.texts, threshold=0.5, grouping=grouping)
+        deduplicate(self.texts, threshold=0.5, grouping=grouping)

@@ -25,7 +25,7 @@ class Pipelines(Benchmark):
         ]
         self.kb = KBContextOptimizer()
         self.morag = MoragContextOptimizer()
-        self.options = {"tokenBudget": 3000, "adaptiveSelection": True, "maxChunks": 20}
+        self.options = {"budget": 3000, "adaptive_selection": True, "max_chunks": 20}
         self.time_kb()
         self.time_morag()
 

@@ -23,7 +23,7 @@ from importlib import resources
 import matplotlib.pyplot as plt
 import numpy as np
 
-from scwo_np.dedup import DEDUP_METHODS, dedup, jaccard_pairs, sequence_pairs
+from scwo_np.dedup import DEDUP_METHODS, deduplicate, jaccard_pairs, sequence_pairs
 from scwo_np.optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 from scwo_np.text import word_sets
 
@@ -57,7 +57,7 @@ for method in ["jaccard", "sequence", "cosine", "minhash"]:
     kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
     thr = {"jaccard": 0.7, "sequence": 0.7, "cosine": 0.95, "minhash": 0.7}[method]
     t0 = time.perf_counter()
-    r = dedup(method=method, threshold=thr, **kw)
+    r = deduplicate(method=method, threshold=thr, **kw)
     results[method] = r
     planted = set(range(n, len(texts)))
     found = planted & set(r.dropped.tolist())
@@ -112,7 +112,7 @@ from one file. The pipeline reports every removal and why.""")
 
 code("""matches = [{"id": i, "text": t, "path": (rows[i]["source"] if i < n else rows[src[i - n]]["source"]),
             "score": float(s)} for i, (t, s) in enumerate(zip(texts, rng.uniform(0.2, 1.0, len(texts)), strict=True))]
-res = KBContextOptimizer().optimize(matches, {"tokenBudget": 2000, "adaptiveSelection": True, "maxChunks": 10})
+res = KBContextOptimizer().optimize(matches, {"budget": 2000, "adaptive_selection": True, "max_chunks": 10})
 steps = {}
 for rem in res.removed:
     steps[rem.step] = steps.get(rem.step, 0) + 1
@@ -134,7 +134,7 @@ code("""chunks = [
     ContextChunk("2", "Artificial intelligence is changing healthcare", 0.8, "doc2", ["AI", "healthcare"], []),
     ContextChunk("3", "Machine learning in finance", 0.7, "doc3", ["ML", "finance"], []),
 ]
-opt = MoragContextOptimizer(max_tokens=1000)
+opt = MoragContextOptimizer(budget=1000)
 unique, stats = opt.remove_redundancy(chunks)
 assert [c.id for c in unique] == ["1", "3"] and stats["removed_count"] == 1
 raw = 0.7 * SequenceMatcher(None, chunks[1].content, chunks[0].content).ratio() + 0.3
@@ -144,7 +144,7 @@ print(f"spec formula: {raw:.3f} raw, {low:.3f} lowercased; stats {stats}")""")
 code("""role = re.compile(r":(?:func|class|mod|meth|exc):`~?([\\w.]+)`")
 docs = [ContextChunk(str(i), t, float(s), m["path"], sorted(set(role.findall(t)))[:6], [])
         for i, (t, s, m) in enumerate(zip(texts[:200], rng.uniform(0.2, 1.0, 200), matches[:200], strict=True))]
-opt = MoragContextOptimizer(max_tokens=2500)
+opt = MoragContextOptimizer(budget=2500)
 ctx = opt.optimize(docs, "how do I serialise objects to JSON", "topical")
 print(ctx.organization_strategy, len(ctx.chunks), "chunks,", ctx.total_tokens, "tokens,",
       len(ctx.relationships), "relationships;", ctx.deduplication_stats)

@@ -1,4 +1,4 @@
-"""crush_json(max_tokens=...) (issue 35): a hard ceiling, kept items whole, every drop announced."""
+"""crush_json(budget=...) (issue 35): a hard ceiling, kept items whole, every drop announced."""
 
 import json
 
@@ -46,16 +46,16 @@ def _parts(out: str):
 
 
 @settings(max_examples=150, deadline=None)
-@given(items=tool_outputs(), max_tokens=st.integers(1, 3000), counter=st.sampled_from(["estimate", words]))
-def test_the_ceiling_holds_kept_items_are_whole_and_drops_are_announced(items, max_tokens, counter):
+@given(items=tool_outputs(), budget=st.integers(1, 3000), counter=st.sampled_from(["estimate", words]))
+def test_the_ceiling_holds_kept_items_are_whole_and_drops_are_announced(items, budget, counter):
     text = json.dumps(items)
     try:
-        out = crush_json(text, max_tokens=max_tokens, token_counter=counter)
+        out = crush_json(text, budget=budget, token_counter=counter)
     except ValueError as exc:  # only when not even an empty array and a short marker fit
-        need = int(str(exc).split("max_tokens >= ")[1].rstrip("."))
-        assert need > max_tokens
+        need = int(str(exc).split("budget >= ")[1].rstrip("."))
+        assert need > budget
         return
-    assert count_tokens([out], counter)[0] <= max_tokens
+    assert count_tokens([out], counter)[0] <= budget
     parts = _parts(out)
     if parts is None:  # lossless: everything, exactly
         assert json.loads(lossless_decode(out)) == items
@@ -87,11 +87,11 @@ def _logs(n=2000):
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("max_tokens", [60, 300, 2000, 10_000])
-def test_logs_keep_their_errors_across_the_timeline(max_tokens):
+@pytest.mark.parametrize("budget", [60, 300, 2000, 10_000])
+def test_logs_keep_their_errors_across_the_timeline(budget):
     items = _logs()
-    out = crush_json(json.dumps(items), max_tokens=max_tokens)
-    assert count_tokens([out])[0] <= max_tokens
+    out = crush_json(json.dumps(items), budget=budget)
+    assert count_tokens([out])[0] <= budget
     kept, marker = _parts(out)
     errors = [it for it in items if it["level"] == "ERROR"]
     kept_errors = [k for k in kept if k["level"] == "ERROR"]
@@ -102,24 +102,24 @@ def test_logs_keep_their_errors_across_the_timeline(max_tokens):
         assert marker["must_keep_dropped"] == len(errors) - len(kept_errors)
         assert marker["must_keep_by_kind"] == {"errors": len(errors) - len(kept_errors)}
     # the budget is used: within 20% of the ceiling, or one more item (about 26 tokens) would not fit
-    assert count_tokens([out])[0] >= min(0.8 * max_tokens, max_tokens - 30) or marker is None
+    assert count_tokens([out])[0] >= min(0.8 * budget, budget - 30) or marker is None
 
 
 def test_the_whole_document_and_the_lossless_form_come_first():
     items = [{"id": i, "svc": "api", "ok": True} for i in range(50)]
     text = json.dumps(items)
-    whole = crush_json(text, max_tokens=10**6)
+    whole = crush_json(text, budget=10**6)
     assert json.loads(whole) == items  # fits: every item, as it was
-    out = crush_json(text, max_tokens=count_tokens([whole])[0] - 1)
+    out = crush_json(text, budget=count_tokens([whole])[0] - 1)
     assert '"_columnar"' in out and json.loads(lossless_decode(out)) == items  # nothing dropped
-    dropped = crush_json(text, max_tokens=60, lossless=False)
+    dropped = crush_json(text, budget=60, lossless=False)
     assert is_marker(json.loads(dropped)[-1])
 
 
 def test_a_store_keeps_what_was_dropped(tmp_path):
     items = _logs(500)
     with CrushStore(tmp_path / "s.sqlite") as store:
-        out = crush_json(json.dumps(items), max_tokens=400, store=store)
+        out = crush_json(json.dumps(items), budget=400, store=store)
         kept, marker = _parts(out)
         back, at = store.retrieve(marker["key"], with_positions=True)
         everything = store.retrieve(marker["key"], dropped_only=False)
@@ -131,28 +131,28 @@ def test_a_store_keeps_what_was_dropped(tmp_path):
 
 def test_object_and_json_lines_forms():
     doc = {"took": 12, "hits": _logs(300)}
-    out = crush_json(json.dumps(doc), max_tokens=500)
+    out = crush_json(json.dumps(doc), budget=500)
     assert count_tokens([out])[0] <= 500
     parsed = json.loads(out)
     assert parsed["took"] == 12 and is_marker(parsed["hits"][-1])
     lines = "\n".join(json.dumps(x) for x in _logs(300))
-    out = crush_json(lines, max_tokens=500)
+    out = crush_json(lines, budget=500)
     assert count_tokens([out])[0] <= 500 and is_marker(json.loads(out.splitlines()[-1]))
 
 
 def test_max_items_and_max_tokens_together():
-    out = crush_json(json.dumps(_logs(1000)), 5, max_tokens=10**5)
+    out = crush_json(json.dumps(_logs(1000)), 5, budget=10**5)
     kept, marker = _parts(out)
     assert len(kept) <= 5 and marker["count"] == 1000 - len(kept)
 
 
 def test_bad_arguments_are_named():
     text = json.dumps(_logs(50))
-    with pytest.raises(TypeError, match="needs max_items, max_tokens or both"):
+    with pytest.raises(TypeError, match="needs max_items, budget or both"):
         crush_json(text)
-    with pytest.raises(ValueError, match="max_tokens must be"):
-        crush_json(text, max_tokens=0)
-    with pytest.raises(ValueError, match="marker=False does not go with max_tokens"):
-        crush_json(text, max_tokens=100, marker=False)
-    with pytest.raises(ValueError, match=r"max_tokens=3 is too small.*give max_tokens >= \d+"):
-        crush_json(json.dumps({"a long preamble " * 5: _logs(10)}), max_tokens=3)
+    with pytest.raises(ValueError, match="budget must be"):
+        crush_json(text, budget=0)
+    with pytest.raises(ValueError, match="marker=False does not go with budget"):
+        crush_json(text, budget=100, marker=False)
+    with pytest.raises(ValueError, match=r"budget=3 is too small.*give budget >= \d+"):
+        crush_json(json.dumps({"a long preamble " * 5: _logs(10)}), budget=3)

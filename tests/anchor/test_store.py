@@ -290,7 +290,7 @@ def test_crush_json_records_what_it_kept_in_both_modes(tmp_path):
     ]
     text = json.dumps(items)
     store = CrushStore(tmp_path / "s.sqlite")
-    for kw in ({"max_items": 12}, {"max_tokens": 400}):
+    for kw in ({"max_items": 12}, {"budget": 400}):
         out = json.loads(crush_json(text, store=store, **kw))
         kept, key = out[:-1], out[-1]["_omitted"]["key"]
         back = store.retrieve(key)
@@ -418,7 +418,7 @@ def _dpkg(limit=None):
 def test_real_dpkg_log_pages_through_every_dropped_install_once(tmp_path):
     records = _dpkg()
     store = CrushStore(tmp_path / "s.sqlite")
-    out = json.loads(crush_json(json.dumps(records), max_tokens=500, store=store))
+    out = json.loads(crush_json(json.dumps(records), budget=500, store=store))
     kept, key = out[:-1], out[-1]["_omitted"]["key"]
     dropped = store.positions(key)
     assert len(dropped) == len(records) - len(kept)

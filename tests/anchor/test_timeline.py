@@ -117,7 +117,7 @@ pieces.name = "pieces"
 )
 def test_crush_json_to_a_ceiling(items, budget, counter, query):
     try:
-        out = crush_json(json.dumps(items), max_tokens=budget, token_counter=counter, query=query)
+        out = crush_json(json.dumps(items), budget=budget, token_counter=counter, query=query)
     except ValueError as exc:
         assert "too small" in str(exc)
         return
@@ -138,7 +138,7 @@ def test_errors_that_do_not_fit_are_chosen_across_the_timeline():
     errs = [i for i in kept.tolist() if items[i]["level"] == "ERROR"]
     assert 990 in errs and errs[0] < 300 and max(np.diff(errs)) < 300  # the newest error, and a spread
     assert rep.must_keep_by_kind == {"errors": 100 - len(errs)} and rep.must_keep_dropped == 100 - len(errs)
-    out = crush_json(json.dumps(items), max_tokens=400)
+    out = crush_json(json.dumps(items), budget=400)
     m = json.loads(out)[-1]["_omitted"]
     assert (
         set(m["must_keep_by_kind"]) == {"errors"}
@@ -171,7 +171,7 @@ def test_a_real_dpkg_log_keeps_its_time():
     if len(recs) < 100:
         pytest.skip("too short a dpkg.log")
     for budget in (500, 1500):
-        out = crush_json(json.dumps(recs), max_tokens=budget)
+        out = crush_json(json.dumps(recs), budget=budget)
         r = check_output(recs, out, budget, lambda s: int(count_tokens([s])[0]))
         assert r["newest"] and not r["over"] and r["ranges_exact"]
         assert r["kept"] < 20 or r["tenths"] == 10

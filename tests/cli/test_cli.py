@@ -1,3 +1,4 @@
+import contextlib
 import json
 import re
 
@@ -147,7 +148,7 @@ def test_dedup_cosine(chunks, capsys):
 
 
 def test_optimize_kb_and_morag(texts_file, capsys):
-    assert main(["optimize", str(texts_file), "--pipeline", "kb", "--options", '{"maxChunks": 1}']) == 0
+    assert main(["optimize", str(texts_file), "--pipeline", "kb", "--options", '{"max_chunks": 1}']) == 0
     assert [json.loads(x)["id"] for x in capsys.readouterr().out.splitlines()] == ["b"]
     assert (
         main(["optimize", str(texts_file), "--pipeline", "morag", "--query", "config", "--format", "text"])
@@ -244,7 +245,7 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
         "--where takes FIELD=VALUE, FIELD~TEXT",
     )
     _fails(["crush", str(path), "--retrieve", key], "drop the file argument")
-    _fails(["crush", str(path)], "give --max-items .a number, or auto., --max-tokens N, or both")
+    _fails(["crush", str(path)], "give --max-items .a number, or auto., --budget N, or both")
     _fails(["crush", str(path), "--max-items", "0"], "positive integer or 'auto'")
     _fails(["crush", str(path), "--max-items", "4", "--range", "1:2"], "--range goes with --retrieve")
     _fails(["crush"], "give the JSON file")
@@ -353,7 +354,7 @@ def test_issue_32_cli_arguments_are_checked_before_any_work(tmp_path, capsys):
     doc = tmp_path / "a.json"
     doc.write_text('[{"a": 1}, {"a": 2}, {"a": 3}]')
     _fails(
-        ["crush", str(doc), "--max-items", "2", "--tokens", "bogus", "--report"],
+        ["crush", str(doc), "--max-items", "2", "--token-counter", "bogus", "--report"],
         "token_counter must be one of",
     )
     chunks = tmp_path / "c.jsonl"
@@ -403,14 +404,20 @@ def test_bench_quality_options_are_checked():
     _fails(["bench", "--no-cache"], r"--no-cache goes with --quality")
 
 
-def test_crush_max_tokens(tmp_path, capsys):
+def _help(argv, capsys) -> str:
+    with contextlib.suppress(SystemExit):
+        main(argv)
+    return capsys.readouterr().out
+
+
+def test_crush_budget(tmp_path, capsys):
     logs = [
         {"i": i, "level": "ERROR" if i == 77 else "INFO", "msg": f"GET /o/{i * 31 % 997}"} for i in range(500)
     ]
     path = tmp_path / "logs.json"
     path.write_text(json.dumps(logs))
     store = tmp_path / "s.sqlite"
-    assert main(["crush", str(path), "--max-tokens", "300", "--store", str(store), "--report"]) == 0
+    assert main(["crush", str(path), "--budget", "300", "--store", str(store), "--report"]) == 0
     cap = capsys.readouterr()
     out = json.loads(cap.out)
     assert -(-len(cap.out.strip()) // 4) <= 300 and logs[77] in out  # the estimate: ceil(characters / 4)
@@ -420,10 +427,41 @@ def test_crush_max_tokens(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == [logs[77]]  # kept: only with --all
     assert main(["crush", "--retrieve", key, "--store", str(store), "--positions", "77"]) == 0
     assert json.loads(capsys.readouterr().out) == []
-    _fails(
-        ["crush", str(path), "--max-tokens", "300", "--lossless"], "--max-tokens does not go with --lossless"
+    _fails(["crush", str(path), "--budget", "300", "--lossless"], "--budget does not go with --lossless")
+    _fails(["crush", str(path), "--budget", "2"], r"budget=2 is too small.*give budget >= \d+")
+
+
+def test_old_flags_still_work_and_warn(tmp_path, capsys):
+    """--max-tokens, --tokens, --token-budget: renamed in 0.2, accepted until 0.3 with a warning."""
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps([{"i": i, "msg": f"GET /o/{i * 31 % 997}"} for i in range(300)]))
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    assert main(["crush", str(path), "--budget", "200", "--token-counter", "estimate", *store]) == 0
+    new = capsys.readouterr()
+    assert "renamed" not in new.err
+    assert main(["crush", str(path), "--max-tokens", "200", "--tokens", "estimate", *store]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out
+    assert (
+        "'--max-tokens' was renamed to '--budget'" in old.err
+        and "'--tokens' was renamed to '--token-counter'" in old.err
     )
-    _fails(["crush", str(path), "--max-tokens", "2"], r"max_tokens=2 is too small.*give max_tokens >= \d+")
+    help_text = _help(["crush", "--help"], capsys)
+    assert "--budget" in help_text and "--max-tokens" not in help_text and "--tokens " not in help_text
+    chunks = tmp_path / "c.jsonl"
+    chunks.write_text(
+        "".join(json.dumps({"id": i, "text": f"word{i} " * 40, "score": 1 - i / 10}) + "\n" for i in range(6))
+    )
+    assert main(["optimize", str(chunks), "--pipeline", "kb", "--budget", "130"]) == 0
+    kb_new = capsys.readouterr()
+    assert main(["optimize", str(chunks), "--pipeline", "kb", "--token-budget", "130"]) == 0
+    kb_old = capsys.readouterr()
+    assert kb_old.out == kb_new.out and len(kb_new.out.splitlines()) == 2
+    assert "'--token-budget' was renamed to '--budget'" in kb_old.err
+    assert (
+        main(["optimize", str(chunks), "--pipeline", "morag", "--query", "word1", "--max-tokens", "400"]) == 0
+    )
+    assert "'--max-tokens' was renamed to '--budget'" in capsys.readouterr().err
 
 
 def test_bench_crush_prints_ours_and_stays_under_the_ceiling(capsys):

@@ -11,7 +11,7 @@ import pytest
 
 from scwo_np.cli import main
 from scwo_np.datasets import load_sample
-from scwo_np.dedup import dedup
+from scwo_np.dedup import deduplicate
 from scwo_np.select import auto_lam, select_texts
 
 
@@ -54,7 +54,7 @@ def test_dedup_report_names_records_by_their_line(tmp_path, docs):
     lines = _write(path, [{"id": k, "text": t} for k, t in enumerate(docs)])
     report = tmp_path / "r.jsonl"
     status, out, err = _run(["dedup", str(path), "--report", str(report)])
-    res = dedup(docs)
+    res = deduplicate(docs)
     assert status == 0 and [json.loads(x)["id"] for x in out.splitlines()] == res.keep.tolist()
     got = [json.loads(x) for x in report.read_text().splitlines()]
     assert [(r["line"], r["duplicate_of_line"]) for r in got] == [
@@ -122,7 +122,7 @@ def test_json_errors_are_whole_and_name_the_line(tmp_path):
         assert err.rstrip().endswith("Invalid control character at: line 3 column 12"), err
     doc = tmp_path / "bad.json"
     doc.write_text('[{"a": 1},\n {"a": "x\ty"}]\n')
-    for extra in (["--max-items", "1"], ["--max-tokens", "50"], ["--lossless"]):
+    for extra in (["--max-items", "1"], ["--budget", "50"], ["--lossless"]):
         err = _one_line(["crush", str(doc), *extra], "bad.json:2: not valid JSON: ")
         assert err.rstrip().endswith("Invalid control character at: line 2 column 10 (char 20)"), err
     good = tmp_path / "good.jsonl"
@@ -170,7 +170,7 @@ def test_dedup_cosine_with_an_embedder(tmp_path, docs):
     path = tmp_path / "d.jsonl"
     _write(path, [{"id": k, "text": t} for k, t in enumerate(docs)])
     status, out, err = _run(["dedup", str(path), "--method", "cosine", "--embedder", "lsa"])
-    want = dedup(docs, method="cosine", embedder="lsa")
+    want = deduplicate(docs, method="cosine", embedder="lsa")
     assert status == 0 and [json.loads(x)["id"] for x in out.splitlines()] == want.keep.tolist()
     assert "(cosine, lsa)" in err and len(want.dropped) >= 5
     assert _run(["dedup", str(path), "--method", "cosine", "--embedder", "lsa", "--no-cache"])[1] == out

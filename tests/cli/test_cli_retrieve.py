@@ -35,7 +35,7 @@ def crushed(tmp_path_factory):
     doc = tmp / "log.json"
     doc.write_text(json.dumps(items))
     store = tmp / "crush.sqlite"
-    status, out, err = _run(["crush", str(doc), "--max-tokens", "800", "--store", str(store)])
+    status, out, err = _run(["crush", str(doc), "--budget", "800", "--store", str(store)])
     assert status == 0
     key = json.loads(out)[-1]["_omitted"]["key"]
     with CrushStore(str(store)) as s:
@@ -114,7 +114,7 @@ def test_fields_project_each_item(crushed):
 def test_token_pages_walk_every_match_once_within_the_ceiling(crushed):
     items, store, key, dropped = crushed
     want = _naive(items, dropped, lambda r: r.get("action") == "status")
-    base = ["crush", "--retrieve", key, "--store", store, "--where", "action=status", "--max-tokens", "300"]
+    base = ["crush", "--retrieve", key, "--store", store, "--where", "action=status", "--budget", "300"]
     got, offset, pages = [], 0, 0
     while True:
         status, out, err = _run([*base, "--offset", str(offset)])
@@ -160,6 +160,6 @@ def test_retrieval_options_without_retrieve_are_refused(tmp_path):
     doc = tmp_path / "a.json"
     doc.write_text('[{"a": 1}, {"a": 2}]')
     for opt in (["--where", "a=1"], ["--fields", "a"], ["--all"], ["--offset", "2"], ["--positions", "1:2"]):
-        for mode in (["--max-items", "1"], ["--max-tokens", "50"]):
+        for mode in (["--max-items", "1"], ["--budget", "50"]):
             status, _, err = _run(["crush", str(doc), *mode, *opt])
             assert status == 2 and "goes with --retrieve" in err, (opt, mode, err)

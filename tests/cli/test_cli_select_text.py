@@ -61,7 +61,7 @@ def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
         "--budget",
         "700",
         "--no-cache",
-        "--tokens",
+        "--token-counter",
         "wordpiece",
     ]
     out, err = _run([*argv, "--order", "original", "--annotate", "-q"], capsys)

@@ -13,7 +13,7 @@ from scwo_np.dedup import (
     DEDUP_GROUPINGS,
     DEDUP_METHODS,
     cosine_pairs,
-    dedup,
+    deduplicate,
     jaccard_pairs,
     lsh_params,
     minhash_pairs,
@@ -60,7 +60,7 @@ def corpora(draw, max_n=12):
 
 
 def _check(texts, scores, threshold, grouping):
-    got = dedup(texts, threshold=threshold, scores=scores, grouping=grouping)
+    got = deduplicate(texts, threshold=threshold, scores=scores, grouping=grouping)
     want = REFERENCE[grouping](texts, lambda i, j: naive.jaccard(texts[i], texts[j]), threshold, scores)
     assert got.keep.tolist() == want[0]
     assert got.dropped.tolist() == want[1]
@@ -92,9 +92,9 @@ def test_kept_set_does_not_depend_on_input_order():
     rng = np.random.default_rng(3)
     texts = [" ".join(rng.choice(["alpha", "beta", "gamma", "delta", "omega"], 6)) for _ in range(60)]
     scores = rng.permutation(60).astype(float)
-    r = dedup(texts, threshold=0.5, scores=scores)
+    r = deduplicate(texts, threshold=0.5, scores=scores)
     perm = rng.permutation(60)
-    r2 = dedup([texts[i] for i in perm], threshold=0.5, scores=scores[perm])
+    r2 = deduplicate([texts[i] for i in perm], threshold=0.5, scores=scores[perm])
     assert sorted(perm[r2.keep].tolist()) == r.keep.tolist()
 
 
@@ -105,17 +105,17 @@ def test_unicode_texts():
         "東京 タワー は 高い です",
         "東京 タワー は 高い です 😀😀😀",
     ]
-    r = dedup(texts, threshold=0.9)
+    r = deduplicate(texts, threshold=0.9)
     assert r.keep.tolist() == [0, 2, 3]  # case-folded accents match; CJK tokens are words
     assert r.dropped.tolist() == [1]
 
 
 def test_empty_and_defaults():
-    r = dedup([])
+    r = deduplicate([])
     assert r.keep.size == 0 and r.dropped.size == 0
     assert DEDUP_METHODS["jaccard"] == 0.9
     # No words longer than two characters: never near-duplicates, only identical texts are.
-    r = dedup(["a b", "c d", "a b"], threshold=0.5)
+    r = deduplicate(["a b", "c d", "a b"], threshold=0.5)
     assert r.keep.tolist() == [0, 1] and r.dropped.tolist() == [2]
 
 
@@ -134,7 +134,7 @@ def test_empty_and_defaults():
 def test_bad_input(kwargs, exc, match):
     args = {"texts": ["some words here", "other words there"], **kwargs}
     with pytest.raises(exc, match=match):
-        dedup(**args)
+        deduplicate(**args)
 
 
 @st.composite
@@ -188,7 +188,7 @@ def test_cosine_dedup_equals_reference(E, t, seed, grouping):
         t = 0.5  # components join everything at 0 (a star), negative cosines included
     n = E.shape[0]
     scores = None if seed is None else np.random.default_rng(seed).integers(0, 3, n).astype(float)
-    got = dedup(embeddings=E, method="cosine", threshold=t, scores=scores, grouping=grouping)
+    got = deduplicate(embeddings=E, method="cosine", threshold=t, scores=scores, grouping=grouping)
     keys = [tuple((E[i] + 0.0).tolist()) for i in range(n)]
     dt = E.dtype
     want = REFERENCE[grouping](keys, lambda i, j: naive.cosine(E[i], E[j], dt), t, scores)
@@ -200,13 +200,13 @@ def test_cosine_dedup_equals_reference(E, t, seed, grouping):
 
 def test_cosine_needs_embeddings_and_matching_texts():
     with pytest.raises(ValueError, match="needs embeddings"):
-        dedup(["a"], method="cosine")
+        deduplicate(["a"], method="cosine")
     with pytest.raises(ValueError, match="texts has 1 items but embeddings has 2 rows"):
-        dedup(["a"], embeddings=np.eye(2), method="cosine")
+        deduplicate(["a"], embeddings=np.eye(2), method="cosine")
     with pytest.raises(ValueError, match="zero vector"):
-        dedup(embeddings=np.array([[1.0, 0.0], [0.0, 0.0]]), method="cosine")
+        deduplicate(embeddings=np.array([[1.0, 0.0], [0.0, 0.0]]), method="cosine")
     with pytest.raises(ValueError, match="needs texts"):
-        dedup(embeddings=np.eye(2))
+        deduplicate(embeddings=np.eye(2))
 
 
 LETTERS = st.sampled_from(list("aab bccdE é東😀 ") + ["the ", "cat ", "sat "])
@@ -254,7 +254,7 @@ def test_sequence_pairs_equal_difflib(corpus, t, lowercase):
 def test_sequence_dedup_equals_reference(corpus, t, seed, grouping):
     texts, ents = corpus
     scores = None if seed is None else np.random.default_rng(seed).integers(0, 3, len(texts)).astype(float)
-    got = dedup(texts, method="sequence", threshold=t, scores=scores, entities=ents, grouping=grouping)
+    got = deduplicate(texts, method="sequence", threshold=t, scores=scores, entities=ents, grouping=grouping)
 
     def sim(i, j):
         e = (None, None) if ents is None else (ents[j], ents[i])
@@ -280,10 +280,10 @@ def test_morag_spec_example_merges_the_two_healthcare_chunks():
         "Machine learning in finance",
     ]
     ents = [["AI", "healthcare"], ["AI", "healthcare"], ["ML", "finance"]]
-    r = dedup(texts, method="sequence", scores=[0.9, 0.8, 0.7], entities=ents)
+    r = deduplicate(texts, method="sequence", scores=[0.9, 0.8, 0.7], entities=ents)
     assert r.keep.tolist() == [0, 2] and r.dropped.tolist() == [1] and r.duplicate_of.tolist() == [0]
     # The spec's formula on the raw text stays below its own threshold (0.692 < 0.7).
-    raw = dedup(texts, method="sequence", scores=[0.9, 0.8, 0.7], entities=ents, lowercase=False)
+    raw = deduplicate(texts, method="sequence", scores=[0.9, 0.8, 0.7], entities=ents, lowercase=False)
     assert raw.dropped.size == 0
 
 
@@ -325,15 +325,15 @@ def test_minhash_recall_on_near_duplicates():
     base = [" ".join(rng.choice(vocab, 40, replace=False)) for _ in range(300)]
     near = [" ".join(t.split()[:-2] + ["extra1", "extra2"]) for t in base[:100]]  # Jaccard 38/42
     texts = base + near
-    exact = dedup(texts, method="jaccard", threshold=0.85)
-    mh = dedup(texts, method="minhash", threshold=0.85)
+    exact = deduplicate(texts, method="jaccard", threshold=0.85)
+    mh = deduplicate(texts, method="minhash", threshold=0.85)
     assert set(mh.dropped.tolist()) <= set(exact.dropped.tolist())
     # Each near-copy is found with probability 1 - (1 - s^r)^b (s = 38/42): within 3 sigma of it.
     b, r = lsh_params(0.85, 128, 0.9)
     p = 1 - (1 - (38 / 42) ** r) ** b
     assert len(exact.dropped) == 100
     assert abs(len(mh.dropped) / 100 - p) <= 3 * np.sqrt(p * (1 - p) / 100) + 0.01
-    again = dedup(texts, method="minhash", threshold=0.85, seed=0)  # deterministic for a seed
+    again = deduplicate(texts, method="minhash", threshold=0.85, seed=0)  # deterministic for a seed
     assert all(np.array_equal(x, y) for x, y in zip(again, mh, strict=True))
 
 
@@ -341,7 +341,7 @@ def test_same_text_with_other_entities_still_links_third_items():
     # c1 has c0's text but c2's entities: c0-c1 identical, c1-c2 similar, c0-c2 not: one group.
     texts = ["AI", "AI", "AI!"]
     ents = [[], ["AI"], ["AI"]]
-    r = dedup(texts, method="sequence", entities=ents)
+    r = deduplicate(texts, method="sequence", entities=ents)
     assert r.keep.tolist() == [0] and r.dropped.tolist() == [1, 2]
 
 
@@ -351,7 +351,7 @@ def test_every_registered_method_merges_copies_and_keeps_the_best(method):
     texts = ["alpha beta gamma delta epsilon", "zeta eta theta iota kappa", "alpha beta gamma delta epsilon"]
     E = np.array([[1.0, 0.0, 0.2], [0.0, 1.0, 0.0], [1.0, 0.0, 0.2]])
     kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
-    r = dedup(method=method, scores=[0.2, 0.5, 0.9], **kw)
+    r = deduplicate(method=method, scores=[0.2, 0.5, 0.9], **kw)
     assert r.keep.tolist() == [1, 2] and r.dropped.tolist() == [0]
     assert r.duplicate_of.tolist() == [2] and r.similarity.tolist() == [1.0]
 
@@ -416,7 +416,7 @@ def method_inputs(draw):
 def test_greedy_never_drops_below_the_threshold_against_a_kept_item(method, data, t):
     texts, E, scores = data
     kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
-    r = dedup(method=method, threshold=t, scores=scores, **kw)
+    r = deduplicate(method=method, threshold=t, scores=scores, **kw)
     n = E.shape[0]
     keys, sim = _true_sim(method, texts, E)
     assert sorted(r.keep.tolist() + r.dropped.tolist()) == list(range(n))
@@ -449,7 +449,7 @@ def test_minhash_greedy_is_exact_on_the_pairs_it_reports(corpus, t, seed):
     def sim(i, j):
         return reported.get((u[i], u[j]), reported.get((u[j], u[i]), -1.0))
 
-    got = dedup(texts, method="minhash", threshold=t, scores=scores, num_perm=32, seed=seed)
+    got = deduplicate(texts, method="minhash", threshold=t, scores=scores, num_perm=32, seed=seed)
     want = naive.dedup(texts, sim, t, scores)
     assert got.keep.tolist() == want[0] and got.dropped.tolist() == want[1]
     assert got.duplicate_of.tolist() == want[2] and got.similarity.tolist() == want[3]
@@ -471,7 +471,7 @@ def test_greedy_edge_cases(method, texts, scores, keep, dropped, duplicate_of):
     vec = {"alpha beta gamma": [1.0, 0.0], "delta epsilon zeta": [0.0, 1.0]}
     E = np.array([vec[x] for x in texts]).reshape(len(texts), 2)
     kw = {"embeddings": E} if method == "cosine" else {"texts": texts}
-    r = dedup(method=method, scores=scores, **kw)
+    r = deduplicate(method=method, scores=scores, **kw)
     assert r.keep.tolist() == keep and r.dropped.tolist() == dropped
     assert r.duplicate_of.tolist() == duplicate_of and r.similarity.tolist() == [1.0] * len(dropped)
 
@@ -484,19 +484,19 @@ def test_a_chain_is_not_a_group():
         "one two three four five six seven eight twelve eleven",
     ]
     # Jaccard(a, b) = 9/11, (b, c) = 9/11, (a, c) = 8/12.
-    r = dedup(texts, threshold=0.8)
+    r = deduplicate(texts, threshold=0.8)
     assert r.keep.tolist() == [0, 2] and r.dropped.tolist() == [1] and r.duplicate_of.tolist() == [0]
-    c = dedup(texts, threshold=0.8, grouping="components")
+    c = deduplicate(texts, threshold=0.8, grouping="components")
     assert c.keep.tolist() == [0] and c.dropped.tolist() == [1, 2]
     assert c.similarity[1] < 0.8  # the chain's casualty, below the threshold
     # The best item is kept first, whatever its position: b first keeps only b.
-    r = dedup(texts, threshold=0.8, scores=[0.0, 1.0, 0.0])
+    r = deduplicate(texts, threshold=0.8, scores=[0.0, 1.0, 0.0])
     assert r.keep.tolist() == [1] and r.duplicate_of.tolist() == [1, 1]
 
 
 def test_bad_grouping():
     with pytest.raises(ValueError, match="grouping must be one of 'greedy', 'components'"):
-        dedup(["a"], grouping="chain")
+        deduplicate(["a"], grouping="chain")
 
 
 # --------------------------------------------------------------------------
@@ -523,7 +523,7 @@ def test_no_drop_below_the_threshold_on_real_changelogs(method, split):
     texts = [r["text"] for r in rows]
     t = 0.5 if method in ("jaccard", "minhash") else DEDUP_METHODS[method]  # 0.9: no pairs at all
     kw = {"embeddings": _lsa(texts)} if method == "cosine" else {"texts": texts}
-    r = dedup(method=method, threshold=t, **kw)
+    r = deduplicate(method=method, threshold=t, **kw)
     assert len(r.dropped) > 0
     keep = set(r.keep.tolist())
     for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True):
@@ -541,7 +541,7 @@ def test_no_drop_below_the_threshold_on_real_changelogs(method, split):
             s = len(a & b) / len(a | b)
         assert s >= t - 1e-6
     if method == "sequence":  # what the user saw: components drop entries far below 0.7
-        c = dedup(texts, method="sequence", grouping="components")
+        c = deduplicate(texts, method="sequence", grouping="components")
         assert (c.similarity < 0.7).sum() >= 5
         assert len(c.dropped) > len(r.dropped)
 

@@ -10,7 +10,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from scwo_np import load_sample, mmr_select, select_texts
-from scwo_np.dedup import dedup
+from scwo_np.dedup import deduplicate
 from scwo_np.embed import LSAEmbedder
 from scwo_np.integrations.langchain import ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings
 from scwo_np.tokens import WordPieceCounter
@@ -111,7 +111,7 @@ def test_the_config_is_serialisable(docs):
 def test_dedup_transformer_on_real_duplicates(docs):
     doubled = docs[:20] + [Document(page_content=d.page_content.upper()) for d in docs[:5]]
     out = ScwoDedupTransformer().transform_documents(doubled)
-    want = dedup([d.page_content for d in doubled])
+    want = deduplicate([d.page_content for d in doubled])
     assert out == [doubled[i] for i in want.keep] and len(out) == 20
     emb = ScwoEmbeddings(LSAEmbedder([d.page_content for d in docs], dim=32))
     cos = ScwoDedupTransformer("cosine", 0.99, embeddings=emb).transform_documents(docs[:20] + docs[:3])
@@ -285,9 +285,15 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
         ScwoToolOutputMiddleware(0)
     with pytest.raises(TypeError, match="budget is required"):
         ScwoToolOutputMiddleware()
-    with pytest.raises(TypeError, match="not both"):
+    with pytest.raises(TypeError, match="got both 'budget' and its old name 'max_tokens'"):
         ScwoToolOutputMiddleware(10, max_tokens=10)
-    assert ScwoToolOutputMiddleware(max_tokens=7, store=tmp_path / "s.sqlite").budget == 7  # the former name
+    with pytest.warns(DeprecationWarning, match="'max_tokens' was renamed to 'budget'"):
+        old = ScwoToolOutputMiddleware(max_tokens=7, store=tmp_path / "s.sqlite")  # the former name
+    assert old.budget == 7 and old.token_counter.name == "estimate"
+    with pytest.warns(DeprecationWarning, match="'counter' was renamed to 'token_counter'"):
+        assert old.counter is old.token_counter
+    with pytest.warns(DeprecationWarning, match="'max_tokens' was renamed to 'budget'"):
+        assert old.max_tokens == 7
 
 
 _RECORDS = None

@@ -31,14 +31,14 @@ def match_lists(draw, max_n=10):
         matches.append(m)
     options = {
         "deduplication": draw(st.booleans()),
-        "deduplicationThreshold": draw(st.sampled_from([0.5, 0.9])),
-        "deduplicationGrouping": draw(st.sampled_from(["greedy", "components"])),
+        "dedup_threshold": draw(st.sampled_from([0.5, 0.9])),
+        "dedup_grouping": draw(st.sampled_from(["greedy", "components"])),
         "diversification": draw(st.booleans()),
-        "diversityThreshold": draw(st.sampled_from([0.0, 0.3])),
-        "maxChunksPerFile": draw(st.sampled_from([1, 3])),
-        "adaptiveSelection": draw(st.booleans()),
-        "tokenBudget": draw(st.none() | st.integers(0, 150)),
-        "maxChunks": draw(st.none() | st.integers(0, 5)),
+        "diversity_threshold": draw(st.sampled_from([0.0, 0.3])),
+        "max_per_source": draw(st.sampled_from([1, 3])),
+        "adaptive_selection": draw(st.booleans()),
+        "budget": draw(st.none() | st.integers(0, 150)),
+        "max_chunks": draw(st.none() | st.integers(0, 5)),
     }
     return matches, options
 
@@ -50,27 +50,27 @@ def reference(matches, opts):
     scores = [m["score"] for m in matches]
     alive = naive.best_first(scores, len(matches))
     if opts["deduplication"]:
-        ref = naive.dedup if opts["deduplicationGrouping"] == "greedy" else naive.dedup_components
+        ref = naive.dedup if opts["dedup_grouping"] == "greedy" else naive.dedup_components
         _, dropped, _, _ = ref(
-            texts, lambda i, j: naive.jaccard(texts[i], texts[j]), opts["deduplicationThreshold"], scores
+            texts, lambda i, j: naive.jaccard(texts[i], texts[j]), opts["dedup_threshold"], scores
         )
         alive = [i for i in alive if i not in dropped]
     if opts["diversification"] and alive:
         keep = naive.diversify(
             len(alive), [matches[i].get("path") for i in alive], [scores[i] for i in alive],
-            opts["maxChunksPerFile"], opts["diversityThreshold"],
+            opts["max_per_source"], opts["diversity_threshold"],
             lambda x, y: naive.jaccard(texts[alive[x]], texts[alive[y]]),
         )[0]  # fmt: skip
         alive = [alive[x] for x in keep]
-    if opts["adaptiveSelection"] and opts["tokenBudget"] is not None:
+    if opts["adaptive_selection"] and opts["budget"] is not None:
         costs = [
             m.get("tokens", -(-len(m["text"]) // 4) if m["text"] else 200)
             for m in (matches[i] for i in alive)
         ]
-        pick = naive.fit_budget(costs, opts["tokenBudget"], [scores[i] for i in alive], "stop")
+        pick = naive.fit_budget(costs, opts["budget"], [scores[i] for i in alive], "stop")
         alive = [alive[x] for x in pick]
-    if opts["maxChunks"] is not None:
-        alive = alive[: opts["maxChunks"]]
+    if opts["max_chunks"] is not None:
+        alive = alive[: opts["max_chunks"]]
     return alive
 
 
@@ -78,7 +78,7 @@ def reference(matches, opts):
 def test_kb_pipeline_equals_composed_reference(case):
     matches, options = case
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # tokenBudget without adaptiveSelection: the ADR's no-op
+        warnings.simplefilter("ignore", UserWarning)  # budget without adaptive_selection: the ADR's no-op
         res = KBContextOptimizer().optimize(matches, options)
     want = reference(matches, options)
     assert res.indices.tolist() == want
@@ -91,9 +91,9 @@ def test_kb_pipeline_equals_composed_reference(case):
 def test_adr_json_config_and_defaults():
     config = json.loads(
         '{"knowledge": {"engines": [{"options": {"search": {"optimization": {'
-        '"deduplication": true, "deduplicationThreshold": 0.9, "diversification": true,'
-        '"diversityThreshold": 0.3, "maxChunksPerFile": 3, "adaptiveSelection": false,'
-        '"avgTokensPerChunk": 200}}}}]}}'
+        '"deduplication": true, "dedup_threshold": 0.9, "diversification": true,'
+        '"diversity_threshold": 0.3, "max_per_source": 3, "adaptive_selection": false,'
+        '"avg_tokens_per_chunk": 200}}}}]}}'
     )
     opts = KBContextOptimizer.options(config)
     assert opts == KB_DEFAULTS
@@ -123,14 +123,14 @@ def test_mmr_selection_when_embeddings_are_given():
     opts = {
         "deduplication": False,
         "diversification": False,
-        "tokenBudget": 100,
-        "queryEmbedding": q.tolist(),
+        "budget": 100,
+        "query_embedding": q.tolist(),
     }
     res = KBContextOptimizer().optimize(matches, opts)
     assert res.indices.tolist() == mmr_select(E, q, np.full(12, 30), 100).tolist()
     assert {r.step for r in res.removed} == {"mmr_selection"}
-    with pytest.raises(ValueError, match="needs queryEmbedding"):
-        KBContextOptimizer().optimize(matches[:2], {"selection": "mmr", "tokenBudget": 50})
+    with pytest.raises(ValueError, match="needs query_embedding"):
+        KBContextOptimizer().optimize(matches[:2], {"selection": "mmr", "budget": 50})
 
 
 def test_async_wrapper():
@@ -152,9 +152,9 @@ def test_async_wrapper():
         ),
         ([{"id": 1, "text": "a", "score": float("nan")}], {}, ValueError, "NaN"),
         ([], {"dedupThreshold": 0.5}, ValueError, "unknown option"),
-        ([], {"deduplicationThreshold": 2}, ValueError, "deduplicationThreshold"),
-        ([], {"maxChunksPerFile": 0}, ValueError, "maxChunksPerFile"),
-        ([], {"tokenBudget": -5}, ValueError, "tokenBudget"),
+        ([], {"dedup_threshold": 2}, ValueError, "dedup_threshold"),
+        ([], {"max_per_source": 0}, ValueError, "max_per_source"),
+        ([], {"budget": -5}, ValueError, "budget"),
         (["not a dict"], {}, TypeError, "must be a dict"),
     ],
 )
@@ -169,7 +169,7 @@ def test_no_scores_warns_and_ranks_in_input_order():
         for i, t in enumerate(["alpha beta", "gamma delta", "eps zeta"])
     ]
     with pytest.warns(UserWarning, match="3 of 3 matches have no 'score'"):
-        res = KBContextOptimizer().optimize(matches, {"maxChunks": 2})
+        res = KBContextOptimizer().optimize(matches, {"max_chunks": 2})
     assert [m["id"] for m in res.chunks] == [0, 1]
 
 
@@ -180,7 +180,7 @@ def test_no_scores_with_embeddings_ranks_by_the_query(recwarn):
             [("alpha beta", [1.0, 0.0]), ("gamma delta", [0.6, 0.8]), ("eps zeta", [0.0, 1.0])]
         )
     ]
-    res = KBContextOptimizer().optimize(matches, {"maxChunks": 2, "queryEmbedding": [0.0, 1.0]})
+    res = KBContextOptimizer().optimize(matches, {"max_chunks": 2, "query_embedding": [0.0, 1.0]})
     assert [m["id"] for m in res.chunks] == [2, 1]
     assert not [w for w in recwarn if "score" in str(w.message)]
 
@@ -210,17 +210,17 @@ def test_given_token_counts_are_checked_never_truncated(tokens, error, match):
     matches = [{"chunkId": str(i), "text": t, "score": 1.0, "tokens": 3} for i, t in enumerate(TEXTS3)]
     matches[1]["tokens"] = tokens
     with pytest.raises(error, match=match):
-        KBContextOptimizer().optimize(matches, {"tokenBudget": 10, "adaptiveSelection": True})
+        KBContextOptimizer().optimize(matches, {"budget": 10, "adaptive_selection": True})
     matches[1]["tokens"] = 4.0  # a whole float is a count
-    res = KBContextOptimizer().optimize(matches, {"tokenBudget": 10, "adaptiveSelection": True})
+    res = KBContextOptimizer().optimize(matches, {"budget": 10, "adaptive_selection": True})
     assert res.indices.tolist() == [0, 1, 2]
 
 
 def test_token_budget_without_adaptive_selection_says_it_is_not_applied():
     matches = [{"chunkId": str(i), "text": t, "score": 1.0, "tokens": 5} for i, t in enumerate(TEXTS3)]
-    with pytest.warns(UserWarning, match="tokenBudget=6 is not applied"):
-        res = KBContextOptimizer().optimize(matches, {"tokenBudget": 6})
-    assert res.indices.tolist() == [0, 1, 2]  # as the ADR says: no cut without adaptiveSelection
+    with pytest.warns(UserWarning, match="budget=6 is not applied"):
+        res = KBContextOptimizer().optimize(matches, {"budget": 6})
+    assert res.indices.tolist() == [0, 1, 2]  # as the ADR says: no cut without adaptive_selection
 
 
 def test_dedup_never_drops_a_match_against_a_dropped_one():
@@ -231,14 +231,14 @@ def test_dedup_never_drops_a_match_against_a_dropped_one():
         "one two three four five six seven eight twelve eleven",
     ]
     matches = [{"id": k, "text": t, "score": 1.0 - k / 10} for k, t in enumerate(texts)]
-    opts = {"deduplicationThreshold": 0.8, "diversification": False}
+    opts = {"dedup_threshold": 0.8, "diversification": False}
     res = KBContextOptimizer().optimize(matches, opts)
     assert [m["id"] for m in res.chunks] == [0, 2]
     [r] = res.removed_by("deduplication")
     assert r.index == 1 and r.detail["duplicate_of"] == 0 and r.detail["similarity"] >= 0.8
-    res = KBContextOptimizer().optimize(matches, {**opts, "deduplicationGrouping": "components"})
+    res = KBContextOptimizer().optimize(matches, {**opts, "dedup_grouping": "components"})
     assert [m["id"] for m in res.chunks] == [0]
-    with pytest.raises(ValueError, match="deduplicationGrouping must be one of 'greedy', 'components'"):
-        KBContextOptimizer().optimize(matches, {"deduplicationGrouping": "chains"})
-    with pytest.raises(ValueError, match="deduplicationGrouping"):
-        KBContextOptimizer().optimize(matches, {"deduplicationGrouping": ["greedy"]})
+    with pytest.raises(ValueError, match="dedup_grouping must be one of 'greedy', 'components'"):
+        KBContextOptimizer().optimize(matches, {"dedup_grouping": "chains"})
+    with pytest.raises(ValueError, match="dedup_grouping"):
+        KBContextOptimizer().optimize(matches, {"dedup_grouping": ["greedy"]})

@@ -14,7 +14,7 @@ class TestContextOptimization:
     """The spec's unit tests: its redundancy test as written (run with asyncio), its stubs made real."""
 
     def setup_method(self):
-        self.optimizer = MoragContextOptimizer(max_tokens=1000)
+        self.optimizer = MoragContextOptimizer(budget=1000)
 
     def test_redundancy_removal(self):
         chunks = [
@@ -104,7 +104,7 @@ def test_relationship_edges_equal_spec_loops(chunks):
     st.sampled_from([600, 700, 4000]),
 )
 def test_full_optimization_pipeline(chunks, strategy, max_tokens):
-    opt = MoragContextOptimizer(max_tokens=max_tokens)
+    opt = MoragContextOptimizer(budget=max_tokens)
     ctx = asyncio.run(opt.optimize_context(chunks, "AI in health care", strategy))
     ids, removed, used, n_dup = naive.morag_optimize(chunks, "AI in health care", strategy, max_tokens)
     assert [c.id for c in ctx.chunks] == ids
@@ -144,7 +144,7 @@ def test_hierarchical_puts_overviews_first():
         ContextChunk("overview", "Intro: a b c", 0.5, "d", ["A", "B", "C", "D"], []),
         ContextChunk("early", "first words " * 75, 0.4, "d", [], [], position=0.1),
     ]
-    ctx = MoragContextOptimizer(max_tokens=100000).optimize(chunks, "q", "hierarchical")
+    ctx = MoragContextOptimizer(budget=100000).optimize(chunks, "q", "hierarchical")
     assert [c.id for c in ctx.chunks] == ["overview", "early", "detail"]
 
 
@@ -155,7 +155,7 @@ def test_mmr_budget_step_with_embeddings():
         ContextChunk(str(k), chr(65 + k) * 400, 0.9, f"d{k}", [], [], embedding=E[k].tolist())
         for k in range(6)
     ]
-    opt = MoragContextOptimizer(max_tokens=800, response_reserve=500)  # 300 tokens: three 100-token chunks
+    opt = MoragContextOptimizer(budget=800, response_reserve=500)  # 300 tokens: three 100-token chunks
     ctx = opt.optimize(chunks, "q", "relevance", query_embedding=E[0].tolist())
     assert len(ctx.chunks) == 3 and len(ctx.removed_chunks) == 3
     assert ctx.chunks[0].id == "0"  # the query's own chunk is the most relevant
@@ -203,13 +203,13 @@ def test_missing_entities_count_as_empty_and_empty_input():
 
 def test_default_reserve_never_takes_the_whole_window_and_nothing_fitting_warns():
     chunks = [{"id": str(k), "text": "word " * 160, "score": 0.5} for k in range(5)]  # 200 tokens each
-    ctx = MoragContextOptimizer(max_tokens=400).optimize(chunks, "q")  # reserve 200: one chunk fits
+    ctx = MoragContextOptimizer(budget=400).optimize(chunks, "q")  # reserve 200: one chunk fits
     assert len(ctx.chunks) == 1
     with pytest.warns(UserWarning, match="no chunk fits the 10 tokens"):
-        ctx = MoragContextOptimizer(max_tokens=400, response_reserve=390).optimize(chunks, "q")
+        ctx = MoragContextOptimizer(budget=400, response_reserve=390).optimize(chunks, "q")
     assert ctx.chunks == []
     with pytest.raises(ValueError, match="leaves no room"):
-        MoragContextOptimizer(max_tokens=400, response_reserve=400)
+        MoragContextOptimizer(budget=400, response_reserve=400)
 
 
 def test_near_duplicates_without_entities_merge_and_are_reported():
@@ -219,14 +219,14 @@ def test_near_duplicates_without_entities_merge_and_are_reported():
         {"id": "a", "content": a, "relevance_score": 0.9},
         {"id": "b", "content": b, "relevance_score": 0.8},
     ]
-    ctx = MoragContextOptimizer(max_tokens=2000).optimize(chunks, "library budget")
+    ctx = MoragContextOptimizer(budget=2000).optimize(chunks, "library budget")
     assert [c.id for c in ctx.chunks] == ["a"]
     (r,) = ctx.removals
     assert (r.index, r.id, r.step, r.detail["duplicate_of"]) == (1, "b", "redundancy", "a")
     assert r.reason.startswith("duplicate of a (similarity 0.9")
     # With entities on both sides the spec's 0.7/0.3 weighting applies (disjoint entities: 0.7 * ratio).
     chunks[0]["entities"], chunks[1]["entities"] = ["Monday"], ["Tuesday"]
-    assert len(MoragContextOptimizer(max_tokens=2000).optimize(chunks, "library").chunks) == 2
+    assert len(MoragContextOptimizer(budget=2000).optimize(chunks, "library").chunks) == 2
 
 
 def test_cli_report_lists_every_removal(tmp_path):
@@ -265,7 +265,7 @@ def test_redundancy_on_real_changelogs_drops_only_against_kept_chunks():
     ]
     text = {c.id: c.content.lower() for c in chunks}
     order = {c.id: k for k, c in enumerate(chunks)}
-    opt = MoragContextOptimizer(max_tokens=10**6)
+    opt = MoragContextOptimizer(budget=10**6)
     unique, stats = opt.remove_redundancy(chunks)
     kept = {c.id for c in unique}
     _, _, d = opt._dedup(chunks)

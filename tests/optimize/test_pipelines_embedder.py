@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scwo_np import load_sample
-from scwo_np.dedup import dedup
+from scwo_np.dedup import deduplicate
 from scwo_np.embed import LSAEmbedder
 from scwo_np.optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 from scwo_np.tokens import WordPieceCounter
@@ -28,11 +28,11 @@ def test_kb_with_an_embedder_equals_kb_given_the_same_vectors(pool):
         {"id": k, "text": t, "path": p, "score": 1 - k / 100}
         for k, (t, p) in enumerate(zip(texts, sources, strict=True))
     ]
-    opts = {"tokenBudget": 900, "maxChunksPerFile": 4}
+    opts = {"budget": 900, "max_per_source": 4}
     got = KBContextOptimizer(embedder=lsa).optimize(matches, opts, query=QUESTION)
     V, q = lsa(texts), lsa([QUESTION])[0]
     given = [{**m, "embedding": V[k]} for k, m in enumerate(matches)]
-    want = KBContextOptimizer().optimize(given, {**opts, "queryEmbedding": q})
+    want = KBContextOptimizer().optimize(given, {**opts, "query_embedding": q})
     assert [m["id"] for m in got.chunks] == [m["id"] for m in want.chunks]
     assert got.chunks[0] is matches[got.indices[0]]  # the user's own dicts come back, unmodified
     assert "embedding" not in matches[0]
@@ -44,7 +44,7 @@ def test_kb_counts_tokens_with_the_counter(pool):
     texts, _, _ = pool
     matches = [{"id": k, "text": t, "score": 1 - k / 100} for k, t in enumerate(texts)]
     wp = WordPieceCounter()
-    res = KBContextOptimizer(token_counter=wp).optimize(matches, {"tokenBudget": 700, "adaptiveSelection": True, "deduplication": False,
+    res = KBContextOptimizer(token_counter=wp).optimize(matches, {"budget": 700, "adaptive_selection": True, "deduplication": False,
                                                                   "diversification": False})  # fmt: skip
     assert sum(wp.count([m["text"] for m in res.chunks])) <= 700
     dropped = {r.id: r.detail["tokens"] for r in res.removed if r.step == "adaptive_selection"}
@@ -88,9 +88,9 @@ def test_morag_counts_with_the_counter(pool):
 def test_cosine_dedup_with_an_embedder_equals_dedup_of_its_vectors(pool):
     texts, _, lsa = pool
     docs = texts[:20] + texts[:5]  # five exact repeats
-    got = dedup(docs, method="cosine", embedder=lsa, threshold=0.9)
-    want = dedup(docs, embeddings=lsa(docs), method="cosine", threshold=0.9)
+    got = deduplicate(docs, method="cosine", embedder=lsa, threshold=0.9)
+    want = deduplicate(docs, embeddings=lsa(docs), method="cosine", threshold=0.9)
     np.testing.assert_array_equal(got.dropped, want.dropped)
     assert {20, 21, 22, 23, 24} <= set(got.dropped.tolist())
     with pytest.raises(ValueError, match="texts"):
-        dedup(method="cosine", embedder=lsa)
+        deduplicate(method="cosine", embedder=lsa)

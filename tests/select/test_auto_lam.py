@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import selection_problems
-from scwo_np import METHODS, mmr_select, mmr_select_multi
+from scwo_np import MMR_METHODS, mmr_select, mmr_select_multi
 from scwo_np.cli import main
 from scwo_np.select import (
     STRATEGIES,
     auto_lam,
-    question_kind,
+    query_kind,
     select_batch,
     select_by_strategy,
     select_texts,
@@ -40,12 +40,12 @@ LOOKUP = [
 
 @pytest.mark.parametrize("q", BROAD)
 def test_broad_questions(q):
-    assert question_kind(q) == "broad" and naive.auto_lam([], q) == 0.9 == auto_lam([], q)
+    assert query_kind(q) == "broad" and naive.auto_lam([], q) == 0.9 == auto_lam([], q)
 
 
 @pytest.mark.parametrize("q", LOOKUP)
 def test_lookup_questions(q):
-    assert question_kind(q) == "lookup" and naive.auto_lam([], q) == 0.7 == auto_lam([], q)
+    assert query_kind(q) == "lookup" and naive.auto_lam([], q) == 0.7 == auto_lam([], q)
 
 
 relevances = st.one_of(
@@ -72,7 +72,7 @@ def test_the_rule_on_sets_made_by_hand():
     assert auto_lam(0.3 * group + 0.5) == 0.9 and auto_lam(0.3 * flat + 0.5) == 0.7
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", MMR_METHODS)
 @given(problem=selection_problems(max_n=30))
 def test_mmr_select_auto_equals_the_reference(method, problem):
     E, q, costs, budget, _ = problem

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import selection_problems
-from scwo_np import METHODS, mmr_select, mmr_select_multi
+from scwo_np import MMR_METHODS, mmr_select, mmr_select_multi
 
 
 def _check(E, q, costs, budget, lam, method, **kw):
@@ -18,13 +18,13 @@ def _check(E, q, costs, budget, lam, method, **kw):
     assert len(set(picks.tolist())) == len(picks)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", MMR_METHODS)
 @given(problem=selection_problems())
 def test_every_method_equals_reference(method, problem):
     _check(*problem, method=method)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", MMR_METHODS)
 @given(
     problem=selection_problems(),
     shift=st.sampled_from([0.0, 0.5, 1.0]),
@@ -165,7 +165,7 @@ def test_negative_similarity_breaks_relevance_keyed_lazy_heap_but_not_ours():
     rp, _ = naive.mmr_select(E.tolist(), [q.tolist()], [1, 1, 1], 2, lam=0.5)
     assert rp == [0, 2]
     assert _relevance_keyed_lazy_heap(E.tolist(), q.tolist(), 2, 0.5) == [0, 1]
-    for m in METHODS:
+    for m in MMR_METHODS:
         assert mmr_select(E, q, [1, 1, 1], 2, lam=0.5, method=m).tolist() == rp
 
 
@@ -205,7 +205,7 @@ def test_input_not_mutated():
     q = rng.standard_normal(8)
     c = rng.integers(1, 9, 50)
     E0, q0, c0 = E.copy(), q.copy(), c.copy()
-    for m in METHODS:
+    for m in MMR_METHODS:
         mmr_select(E, q, c, 40, method=m, cost_aware=True)
     np.testing.assert_array_equal(E, E0)
     np.testing.assert_array_equal(q, q0)

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import selection_problems
-from scwo_np import METHODS
+from scwo_np import MMR_METHODS
 from scwo_np.select._mmr import mmr_with_relevance
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", MMR_METHODS)
 @given(problem=selection_problems(), data=st.data())
 def test_mmr_with_given_relevance_equals_the_reference(method, problem, data):
     E, _, costs, budget, lam = problem

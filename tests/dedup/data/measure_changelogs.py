@@ -26,7 +26,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from scwo_np.dedup import DEDUP_METHODS, dedup
+from scwo_np.dedup import DEDUP_METHODS, deduplicate
 from scwo_np.embed import as_embedder, embed_texts
 
 HERE = os.path.dirname(__file__)
@@ -50,9 +50,9 @@ def measure(rows, method, grouping, embedder):
         E = embed_texts(as_embedder(embedder, texts), texts)
         kw["embeddings"] = E
         nE = E / np.linalg.norm(E, axis=1, keepdims=True)
-    if "grouping" in inspect.signature(dedup).parameters:  # before it existed: components
+    if "grouping" in inspect.signature(deduplicate).parameters:  # before it existed: components
         kw["grouping"] = grouping
-    r = dedup(texts, method=method, **kw)
+    r = deduplicate(texts, method=method, **kw)
     below = 0
     for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True):
         lo, hi = min(d, k), max(d, k)

@@ -10,7 +10,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from scwo_np.dedup import DEDUP_METHODS, dedup
+from scwo_np.dedup import DEDUP_METHODS, deduplicate
 from scwo_np.embed import as_embedder, embed_texts
 
 
@@ -46,7 +46,7 @@ def main():
             for t in [DEDUP_METHODS[m]] + ([0.5] if m in ("jaccard", "minhash") else []):
                 for g in ["components", "greedy"]:
                     kw = {"embeddings": E} if m == "cosine" else {"texts": texts}
-                    r = dedup(method=m, threshold=t, grouping=g, **kw)
+                    r = deduplicate(method=m, threshold=t, grouping=g, **kw)
                     below = 0
                     for d, k in zip(r.dropped.tolist(), r.duplicate_of.tolist(), strict=True):
                         lo, hi = min(d, k), max(d, k)
