@@ -57,6 +57,7 @@ __all__ = [
     "check_unit_interval",
     "check_texts",
     "check_scores",
+    "RenamedWarning",
     "renamed_keywords",
     "renamed_attributes",
     "renamed_message",
@@ -70,6 +71,15 @@ DEPRECATED_SINCE = "0.2"
 REMOVAL_IN = "0.3"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RenamedWarning(DeprecationWarning):
+    """An old name was used: it works until :data:`REMOVAL_IN`; the message gives the new one.
+
+    A ``DeprecationWarning``, so Python shows it where the old name was written.  The project's
+    own tests turn it into an error (``filterwarnings`` in ``pyproject.toml``): nothing in the
+    project itself may use an old name.
+    """
 
 
 def _as_float_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -895,7 +905,7 @@ def renamed_keywords(
     ...     fit([], max_tokens=50)
     50
     >>> print(caught[0].category.__name__, caught[0].message)
-    DeprecationWarning fit(): 'max_tokens' was renamed to 'budget' in 0.2; the old name stops working in 0.3.
+    RenamedWarning fit(): 'max_tokens' was renamed to 'budget' in 0.2; the old name stops working in 0.3.
     >>> fit([], budget=10, max_tokens=50)
     Traceback (most recent call last):
     ...
@@ -932,7 +942,7 @@ def renamed_keywords(
                         )
                     warnings.warn(
                         renamed_message(old, new, what=label, since=since, removal=removal),
-                        DeprecationWarning,
+                        RenamedWarning,
                         stacklevel=2,
                     )
                     kwargs[new] = kwargs.pop(old)
@@ -984,7 +994,7 @@ def renamed_attributes(
         where = where or module
         msg = renamed_message(f"{module}.{name}", f"{where}.{attr}", since=since, removal=removal)
         warnings.warn(
-            msg.replace("was renamed to", "moved to") if where != module else msg, DeprecationWarning, 2
+            msg.replace("was renamed to", "moved to") if where != module else msg, RenamedWarning, 2
         )
         return getattr(importlib.import_module(where), attr)
 

@@ -7,7 +7,9 @@ version with a ``DeprecationWarning`` (``scwo_np.validation.renamed_keywords``).
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import json
 import sys
 import types
 import warnings
@@ -107,3 +109,230 @@ def test_renamed_attributes():
             mod.MISSING  # noqa: B018
     finally:
         del sys.modules[mod.__name__]
+
+
+# -- the public vocabulary -------------------------------------------------------------------
+
+#: A parameter name that says one of the three ideas with another word -> the word to use.
+SYNONYMS = {
+    "max_tokens": "budget",
+    "token_budget": "budget",
+    "tokens_budget": "budget",
+    "max_budget": "budget",
+    "token_limit": "budget",
+    "ceiling": "budget",
+    "counter": "token_counter",
+    "tokens_counter": "token_counter",
+    "tokenizer": "token_counter",
+    "question": "query",
+    "query_text": "query",
+    "query_vector": "query",
+}
+
+#: Public modules of the core and every package (their ``__all__``), and the extras' modules.
+CORE_MODULES = [
+    "scwo_np",
+    "scwo_np.validation",
+    "scwo_np.text",
+    "scwo_np.tokens",
+    "scwo_np.datasets",
+    "scwo_np.select",
+    "scwo_np.dedup",
+    "scwo_np.anchor",
+    "scwo_np.hsca",
+    "scwo_np.optimize",
+    "scwo_np.embed",
+]
+EXTRA_MODULES = [
+    "scwo_np.rerank",
+    "scwo_np.mcp_server",
+    "scwo_np.integrations.langchain",
+    "scwo_np.integrations.llamaindex",
+]
+MODULES = CORE_MODULES + [pytest.param(m, marks=pytest.mark.integration) for m in EXTRA_MODULES]
+
+
+def _import(name):
+    if name in EXTRA_MODULES:
+        return pytest.importorskip(name)
+    return importlib.import_module(name)
+
+
+def _signatures(mod):
+    """``(qualified name, parameter names)`` of every public callable of ``mod``: functions, classes
+    (their constructor) and the public methods of the classes."""
+    for name in getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")]):
+        obj = getattr(mod, name)
+        if not callable(obj):
+            continue
+        targets = [(f"{mod.__name__}.{name}", obj)]
+        if inspect.isclass(obj):
+            targets += [
+                (f"{mod.__name__}.{name}.{m}", getattr(obj, m))
+                for m, v in vars(obj).items()
+                if not m.startswith("_") and callable(getattr(obj, m, None)) and not isinstance(v, property)
+            ]
+        for qual, f in targets:
+            try:
+                yield qual, list(inspect.signature(f).parameters)
+            except (TypeError, ValueError):  # builtins without a signature
+                continue
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_public_signatures_use_one_word_per_idea(module):
+    """``budget`` for a token budget, ``token_counter`` for the counter, ``query`` for the query; snake_case."""
+    bad = []
+    for qual, params in _signatures(_import(module)):
+        for p in params:
+            if p in SYNONYMS:
+                bad.append(f"{qual}({p}=): call it {SYNONYMS[p]!r}")
+            elif p != p.lower():
+                bad.append(f"{qual}({p}=): snake_case")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_walk_sees_the_renamed_functions():
+    seen = dict(s for m in CORE_MODULES for s in _signatures(importlib.import_module(m)))
+    assert "budget" in seen["scwo_np.anchor.crush_json"]
+    assert "budget" in seen["scwo_np.optimize.MoragContextOptimizer"]
+    assert seen["scwo_np.tokens.as_token_counter"] == ["token_counter"]
+    assert "query" in seen["scwo_np.select.auto_lam"] and seen["scwo_np.select.query_kind"] == ["query"]
+    assert "query" in seen["scwo_np.optimize.KBContextOptimizer.optimize"]
+
+
+def test_kb_options_are_snake_case():
+    from scwo_np.optimize import KB_CAMEL_CASE, KB_DEFAULTS
+
+    assert all(k == k.lower() for k in KB_DEFAULTS)
+    assert set(KB_CAMEL_CASE.values()) <= set(KB_DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    "module", CORE_MODULES[1:] + [pytest.param(m, marks=pytest.mark.integration) for m in EXTRA_MODULES]
+)
+def test_no_module_exports_a_function_of_its_own_name(module):
+    """``scwo_np.dedup(texts)`` failed with "'module' object is not callable": no package does that again."""
+    mod = _import(module)
+    short = module.rsplit(".", 1)[1]
+    assert short not in getattr(mod, "__all__", ()), f"{module} exports {short}: name the function otherwise"
+
+
+# -- every old name still works, warns, and gives what the new one gives ----------------------
+
+
+def _logs(n=300):
+    return json.dumps(
+        [{"i": i, "level": "ERROR" if i == 77 else "INFO", "msg": f"GET /o/{i * 31 % 997}"} for i in range(n)]
+    )
+
+
+def test_old_keywords_give_what_the_new_ones_give():
+    import numpy as np
+
+    from scwo_np import anchor, optimize, select, tokens
+
+    rel = np.linspace(0.6, 0.4, 50)
+    cases = [
+        (
+            lambda: anchor.crush_json(_logs(), max_tokens=200),
+            lambda: anchor.crush_json(_logs(), budget=200),
+            "max_tokens",
+        ),
+        (
+            lambda: tokens.as_token_counter(counter="estimate").name,
+            lambda: tokens.as_token_counter(token_counter="estimate").name,
+            "counter",
+        ),
+        (
+            lambda: select.auto_lam(rel, question="Compare a and b"),
+            lambda: select.auto_lam(rel, query="Compare a and b"),
+            "question",
+        ),
+        (
+            lambda: select.query_kind(question="List the ways"),
+            lambda: select.query_kind(query="List the ways"),
+            "question",
+        ),
+        (
+            lambda: optimize.MoragContextOptimizer(max_tokens=900).budget,
+            lambda: optimize.MoragContextOptimizer(budget=900).budget,
+            "max_tokens",
+        ),
+    ]
+    for old, new, name in cases:
+        with pytest.warns(DeprecationWarning, match=f"'{name}' was renamed to"):
+            got = old()
+        assert got == new()
+
+
+def test_old_attributes_and_registries():
+    import scwo_np
+    from scwo_np import dedup, optimize, select
+
+    pairs = [
+        (scwo_np, "METHODS", scwo_np.MMR_METHODS),
+        (select, "METHODS", select.MMR_METHODS),
+        (select, "question_kind", select.query_kind),
+        (optimize, "STRATEGIES", optimize.MORAG_LAYOUTS),
+        (dedup, "dedup", dedup.deduplicate),
+    ]
+    for mod, old, new in pairs:
+        with pytest.warns(DeprecationWarning, match=f"{mod.__name__}.{old}' was renamed to"):
+            assert getattr(mod, old) is new
+        assert old not in mod.__all__ and old not in dir(mod)
+    assert scwo_np.deduplicate is dedup.deduplicate
+    assert "STRATEGIES" in select.__all__ and select.STRATEGIES is scwo_np.STRATEGIES  # selection's: kept
+    m = optimize.MoragContextOptimizer(budget=900)
+    with pytest.warns(DeprecationWarning, match="'max_tokens' was renamed to 'budget'"):
+        assert m.max_tokens == 900
+
+
+def test_calling_the_dedup_package_works_and_points_to_deduplicate():
+    import scwo_np
+
+    texts = ["the cat sat on the mat", "the cat sat on the mat", "a dog ran"]
+    with pytest.warns(DeprecationWarning, match=r"call scwo_np\.deduplicate"):
+        got = scwo_np.dedup(texts)
+    assert got.keep.tolist() == scwo_np.deduplicate(texts).keep.tolist() == [0, 2]
+    import types
+
+    assert isinstance(scwo_np.dedup, types.ModuleType)
+
+
+def test_kb_camel_case_options_still_work():
+    from scwo_np.optimize import KBContextOptimizer
+
+    matches = [
+        {"id": i, "text": f"word{i} " * 40, "score": 1 - i / 10, "path": f"f{i % 2}.py"} for i in range(8)
+    ]
+    new = {"budget": 130, "adaptive_selection": True, "max_chunks": 5, "max_per_source": 2, "lam": 0.5}
+    old = {
+        "tokenBudget": 130,
+        "adaptiveSelection": True,
+        "maxChunks": 5,
+        "maxChunksPerFile": 2,
+        "lambda": 0.5,
+    }
+    want = KBContextOptimizer().optimize(matches, new)
+    with pytest.warns(
+        DeprecationWarning, match=r"snake_case in 0\.2 \(tokenBudget -> budget, adaptiveSelection"
+    ):
+        got = KBContextOptimizer().optimize(matches, old)
+    assert got.indices.tolist() == want.indices.tolist() and got.options == want.options
+    adr = {"knowledge": {"engines": [{"options": {"search": {"optimization": old}}}]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the ADR's own document: read as it is, no warning
+        assert KBContextOptimizer().optimize(matches, adr).indices.tolist() == want.indices.tolist()
+    with pytest.raises(ValueError, match="option budget is given twice, also as its old name tokenBudget"):
+        KBContextOptimizer().optimize(matches, {"budget": 1, "tokenBudget": 2})
+
+
+def test_the_project_itself_uses_no_old_name():
+    """pyproject's filterwarnings turns a RenamedWarning into an error in every test."""
+    from scwo_np.validation import RenamedWarning
+
+    with pytest.raises(RenamedWarning):
+        import scwo_np
+
+        scwo_np.METHODS  # noqa: B018

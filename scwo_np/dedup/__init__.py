@@ -53,7 +53,7 @@ import sys
 import types
 import warnings
 
-from ..validation import renamed_attributes
+from ..validation import RenamedWarning, renamed_attributes
 from ._common import DEDUP_GROUPINGS, DEDUP_METHODS, Dedup
 from ._cosine import cosine_pairs
 from ._front import deduplicate
@@ -88,7 +88,7 @@ class _DedupPackage(types.ModuleType):
         warnings.warn(
             "scwo_np.dedup is a package: calling it works until 0.3 (deprecated since 0.2); call "
             "scwo_np.deduplicate(...), the function that was scwo_np.dedup.dedup.",
-            DeprecationWarning,
+            RenamedWarning,
             2,
         )
         return deduplicate(*args, **kwargs)

@@ -57,7 +57,7 @@ from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
 from ..dedup import DEDUP_METHODS, deduplicate
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_int, check_texts, renamed_keywords, renamed_message
+from ..validation import RenamedWarning, check_int, check_texts, renamed_keywords, renamed_message
 from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings", "ScwoToolOutputMiddleware"]
@@ -454,16 +454,14 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     @property
     def max_tokens(self) -> int:
         """The old name of :attr:`budget` (deprecated since 0.2)."""
-        warnings.warn(
-            renamed_message("max_tokens", "budget", what=type(self).__name__), DeprecationWarning, 2
-        )
+        warnings.warn(renamed_message("max_tokens", "budget", what=type(self).__name__), RenamedWarning, 2)
         return self.budget
 
     @property
     def counter(self) -> Any:
         """The old name of :attr:`token_counter` (deprecated since 0.2)."""
         warnings.warn(
-            renamed_message("counter", "token_counter", what=type(self).__name__), DeprecationWarning, 2
+            renamed_message("counter", "token_counter", what=type(self).__name__), RenamedWarning, 2
         )
         return self.token_counter
 

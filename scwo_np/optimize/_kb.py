@@ -39,6 +39,7 @@ from ..tokens import as_token_counter, count_tokens
 from ..validation import (
     DEPRECATED_SINCE,
     REMOVAL_IN,
+    RenamedWarning,
     check_budget,
     check_embeddings,
     check_lam,
@@ -109,7 +110,7 @@ def _snake_case(options: dict, *, warn: bool) -> dict:
         warnings.warn(
             f"KBContextOptimizer options were renamed to snake_case in {DEPRECATED_SINCE} ({pairs}); the "
             f"camelCase names stop working in {REMOVAL_IN} (the ADR's whole JSON document is still read as it is).",
-            DeprecationWarning,
+            RenamedWarning,
             stacklevel=4,
         )
     return {KB_CAMEL_CASE.get(k, k): v for k, v in options.items()}

@@ -59,6 +59,7 @@ from ..select import mmr_select
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
     MAX_BUDGET,
+    RenamedWarning,
     check_budget,
     check_int,
     check_unit_interval,
@@ -183,7 +184,7 @@ class MoragContextOptimizer:
     def max_tokens(self) -> int:
         """The old name of :attr:`budget` (deprecated since 0.2)."""
         warnings.warn(
-            renamed_message("max_tokens", "budget", what="MoragContextOptimizer"), DeprecationWarning, 2
+            renamed_message("max_tokens", "budget", what="MoragContextOptimizer"), RenamedWarning, 2
         )
         return self.budget
 
