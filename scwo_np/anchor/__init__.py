@@ -44,7 +44,7 @@ in pages (:class:`Page`) within a token ceiling); and
 
 from ._auto import BIASES, auto_size, information_curve
 from ._columns import Columns, columns
-from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from ._config import ANCHOR_STRATEGIES, PATTERNS, PROTECT_OVERFLOWS, AnchorConfig, AnchorWeights, CrushReport
 from ._crush import crush
 from ._inputs import Document, read_document
 from ._json import crush_json
@@ -56,12 +56,14 @@ from ._retrieval import OPERATORS
 from ._store import CrushStore, Page, array_key
 
 __all__ = [
+    "ANCHOR_STRATEGIES",
     "BIASES",
     "BUCKETS",
     "COLUMNAR_KEY",
     "MARKER_KEY",
     "OPERATORS",
     "PATTERNS",
+    "PROTECT_OVERFLOWS",
     "AnchorConfig",
     "AnchorWeights",
     "Columns",

@@ -12,6 +12,21 @@ from .._registry import Registry
 from ..validation import check_int, check_positive_float, check_texts, check_unit_interval
 
 #: Registry of data patterns (``pattern=``): name -> default (front, back, middle) anchor weights.
+#: ``AnchorConfig(strategy=)``: how the kept slots are placed -> what it does.
+ANCHOR_STRATEGIES: Registry[str] = Registry(
+    "strategy",
+    {
+        "dynamic": "slots placed by the array's pattern, what must be kept first (the default)",
+        "static": "the first 3 and the last 2 items, as the spec's baseline",
+    },
+)
+
+#: ``crush(protect_overflow=)``: what happens when the protected items alone exceed the size.
+PROTECT_OVERFLOWS: Registry[str] = Registry(
+    "protect_overflow",
+    {"error": "a ValueError saying how many are protected (the default)", "keep": "keep them all anyway"},
+)
+
 PATTERNS: Registry[tuple[float, float, float]] = Registry(
     "pattern",
     {
@@ -108,8 +123,7 @@ class AnchorConfig:
     rare_share: float = 0.01
 
     def __post_init__(self) -> None:
-        if self.strategy not in ("dynamic", "static"):
-            raise ValueError(f"strategy must be 'dynamic' or 'static'; got {self.strategy!r}.")
+        ANCHOR_STRATEGIES.lookup(self.strategy)
         for name in (
             "anchor_budget_pct", "default_front_weight", "default_back_weight", "default_middle_weight",
             "search_front_weight", "logs_back_weight", "time_series_balance",

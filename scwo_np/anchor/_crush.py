@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from ..validation import check_int, check_nonnegative_float, check_text
 from ._auto import auto_size
 from ._columns import Columns, _check_items, _columns
-from ._config import PATTERNS, AnchorConfig, AnchorWeights, CrushReport
+from ._config import PATTERNS, PROTECT_OVERFLOWS, AnchorConfig, AnchorWeights, CrushReport
 from ._keep import (
     _even,
     _fill,
@@ -148,8 +148,7 @@ def crush(
     query = "" if query is None else check_text(query, name="query")  # None: no query, as over MCP
     if pattern is not None:
         PATTERNS.lookup(pattern, hint="Pass None to detect it from the data.")
-    if protect_overflow not in ("error", "keep"):
-        raise ValueError(f"protect_overflow must be 'error' or 'keep'; got {protect_overflow!r}.")
+    PROTECT_OVERFLOWS.lookup(protect_overflow)
     n = len(items) if built is None else built.n
     if not auto and n <= max_items:
         return _passthrough(n, max_items, pattern, report, built)

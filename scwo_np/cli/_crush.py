@@ -8,7 +8,7 @@ import json
 import re
 import sys
 
-from ..anchor import PATTERNS
+from ..anchor import ANCHOR_STRATEGIES, PATTERNS
 from ._io import (
     _count,
     _output,
@@ -335,7 +335,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--path", help="where the array is inside an object, e.g. data.items")
     c.add_argument("--pattern", choices=list(PATTERNS), help="override detection")
     c.add_argument(
-        "--strategy", choices=["dynamic", "static"], default="dynamic", help="static = first 3 + last 2"
+        "--strategy", choices=list(ANCHOR_STRATEGIES), default="dynamic", help="static = first 3 + last 2"
     )
     c.add_argument(
         "--protect",

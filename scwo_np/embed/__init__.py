@@ -13,13 +13,14 @@ vectors of a named model are computed once per user, not once per call
 """
 
 from ._base import Embedder, embed_texts, embedder_name
-from ._cache import EmbeddingCache
+from ._cache import CACHE_ON_ERROR, EmbeddingCache
 from ._default import DEFAULT_MAX_MB, CachedEmbedder, embedding_cache_path, user_embedding_cache
 from ._lsa import LSAEmbedder
 from ._minilm import MiniLMEmbedder
 from ._resolve import EMBEDDERS, as_embedder
 
 __all__ = [
+    "CACHE_ON_ERROR",
     "DEFAULT_MAX_MB",
     "EMBEDDERS",
     "as_embedder",

@@ -28,11 +28,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from .._registry import Registry
 from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
-from ..validation import check_int, check_method, check_texts
+from ..validation import check_int, check_texts
 from ._base import embed_texts, embedder_name
 
-__all__ = ["EmbeddingCache"]
+__all__ = ["CACHE_ON_ERROR", "EmbeddingCache"]
+
+#: ``EmbeddingCache(on_error=)``: what a failing cache does -> what it does.
+CACHE_ON_ERROR: Registry[str] = Registry(
+    "on_error",
+    {"raise": "raise the error (the default)", "warn": "warn once and embed without the cache"},
+)
 
 KIND = "embedding cache"
 _SCHEMA = """
@@ -101,7 +108,8 @@ class EmbeddingCache:
         on_error: str = "raise",
     ):
         self.max_bytes = None if max_bytes is None else check_int(max_bytes, name="max_bytes", low=1)
-        self.on_error = check_method(on_error, ["raise", "warn"], name="on_error")
+        CACHE_ON_ERROR.lookup(on_error)
+        self.on_error = on_error
         self.path, self._db = connect(path, schema=_SCHEMA, timeout=timeout, kind=KIND)
         self._lock = threading.RLock()  # one connection, one transaction at a time across threads
         self._writable = True  # False after a failed write with on_error="warn"

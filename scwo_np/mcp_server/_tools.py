@@ -26,7 +26,7 @@ from ..embed import EMBEDDERS, as_embedder, embed_texts
 from ..hsca import HSCAEngine, SnapshotStore
 from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ..validation import check_budget, check_int, check_lam, check_method, check_texts
+from ..validation import check_budget, check_int, check_lam, check_texts
 
 __all__ = ["Answer", "Limits", "Tools"]
 
@@ -158,11 +158,11 @@ class Tools:
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must be a non-empty string: the question the context is for.")
         budget = check_budget(budget)
-        strategy = check_method(strategy, list(STRATEGIES), name="strategy")
-        check_method(granularity, list(GRANULARITIES), name="granularity")
-        check_method(order, list(ORDERS), name="order")
-        check_method(embedder, list(EMBEDDERS), name="embedder")
-        check_method(token_counter, list(COUNTERS), name="token_counter")
+        STRATEGIES.lookup(strategy)
+        GRANULARITIES.lookup(granularity)
+        ORDERS.lookup(order)
+        EMBEDDERS.lookup(embedder)
+        COUNTERS.lookup(token_counter)
         if not isinstance(separator, str):
             raise TypeError(f"separator must be a string; got {type(separator).__name__}.")
         count = _counter(token_counter)
@@ -222,8 +222,8 @@ class Tools:
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
-        method = check_method(method, list(DEDUP_METHODS), name="method")
-        grouping = check_method(grouping, list(DEDUP_GROUPINGS), name="grouping")
+        DEDUP_METHODS.lookup(method)
+        DEDUP_GROUPINGS.lookup(grouping)
         r = deduplicate(texts, method=method, threshold=threshold, grouping=grouping)
         return _answer(
             {
@@ -255,7 +255,7 @@ class Tools:
         self._size("json", json)
         if budget is None and max_items is None:
             raise ValueError("give budget (tokens), max_items or both: the size to cut the JSON to.")
-        check_method(token_counter, list(COUNTERS), name="token_counter")
+        COUNTERS.lookup(token_counter)
         doc = read_document(json)
         self._count("json", len(doc.items))
         if max_items is not None:
@@ -307,7 +307,7 @@ class Tools:
         if where is not None and not isinstance(where, dict):
             raise TypeError('where must be an object of field -> condition, like {"level": "ERROR"}.')
         budget = check_budget(budget)
-        check_method(token_counter, list(COUNTERS), name="token_counter")
+        COUNTERS.lookup(token_counter)
         # the filters (fields, query, start, stop, offset, limit, dropped_only) are checked by the store
         try:
             page = self.crush_store.page(key, budget=budget, token_counter=token_counter, where=where,
@@ -335,7 +335,7 @@ class Tools:
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
-        check_method(token_counter, list(COUNTERS), name="token_counter")
+        COUNTERS.lookup(token_counter)
         return _answer({"tokens": count_tokens(texts, token_counter).tolist()})
 
     def hsca_ingest(self, session: str, text: str) -> Answer:

@@ -12,9 +12,9 @@ sources and content), :func:`estimate_tokens`, :func:`best_first`,
 """
 
 from ..validation import renamed_attributes
-from ._budget import best_first, estimate_tokens, fit_budget, top_k
+from ._budget import FIT_MODES, best_first, estimate_tokens, fit_budget, top_k
 from ._diversify import Diversified, diversify
-from ._kb import KB_CAMEL_CASE, KB_DEFAULTS, KBContextOptimizer, KBResult, Removal
+from ._kb import KB_CAMEL_CASE, KB_DEFAULTS, KB_SELECTIONS, KBContextOptimizer, KBResult, Removal
 from ._morag import (
     MORAG_LAYOUTS,
     RELATIONSHIP_TYPES,
@@ -27,7 +27,9 @@ from ._morag import (
 
 __all__ = [
     "KB_CAMEL_CASE",
+    "FIT_MODES",
     "KB_DEFAULTS",
+    "KB_SELECTIONS",
     "RELATIONSHIP_TYPES",
     "MORAG_LAYOUTS",
     "ChunkRelationship",

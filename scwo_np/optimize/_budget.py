@@ -17,17 +17,23 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._registry import Registry
 from ..tokens import CHARS_PER_TOKEN, estimate_tokens
 from ..validation import (
     as_array,
     check_budget,
     check_costs,
     check_int,
-    check_method,
     check_scores,
 )
 
-__all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TOKEN"]
+__all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TOKEN", "FIT_MODES"]
+
+#: ``fit_budget(mode=)``: what happens at the first chunk that does not fit -> what it does.
+FIT_MODES: Registry[str] = Registry(
+    "mode",
+    {"stop": "stop there, as the ADR's loop (the default)", "skip": "skip it and try the next ones"},
+)
 
 
 def _length(x: object, name: str, what: str) -> int:
@@ -100,7 +106,7 @@ def fit_budget(
     """
     c = check_costs(costs, _length(costs, "costs", "one token count per chunk"))
     b = check_budget(budget)
-    mode = check_method(mode, ["stop", "skip"], name="mode")
+    FIT_MODES.lookup(mode)
     if scores is not None and _length(scores, "scores", "one score per chunk") != c.shape[0]:
         raise ValueError(
             f"scores has {np.shape(scores)[0]} values but costs has {c.shape[0]}; give one score per chunk."

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._registry import Registry
 from ..dedup import DEDUP_GROUPINGS, deduplicate
 from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
@@ -50,7 +51,7 @@ from ..validation import (
 from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
 from ._diversify import REASONS, diversify
 
-__all__ = ["KB_CAMEL_CASE", "KB_DEFAULTS", "KBContextOptimizer", "KBResult", "Removal"]
+__all__ = ["KB_CAMEL_CASE", "KB_DEFAULTS", "KB_SELECTIONS", "KBContextOptimizer", "KBResult", "Removal"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,16 @@ KB_DEFAULTS: dict[str, Any] = {
     "lam": 0.7,
 }
 
+
+#: The option ``selection``: how the budget step picks -> what it does.
+KB_SELECTIONS: Registry[str] = Registry(
+    "option selection",
+    {
+        "auto": "budgeted MMR when every match has an embedding and query_embedding is given, else sort",
+        "sort": "the ADR's order: best score first until the budget",
+        "mmr": "budgeted MMR; an error without the embeddings",
+    },
+)
 
 #: The ADR's camelCase option keys -> the snake_case keys of :data:`KB_DEFAULTS` (named as the
 #: library's arguments: ``dedup_threshold`` and ``dedup_grouping`` as MoRAG's, ``max_per_source``
@@ -470,12 +481,10 @@ class KBContextOptimizer:
         for k in ("dedup_threshold", "diversity_threshold"):
             opts[k] = check_unit_interval(opts[k], name=f"option {k}")
         opts["lam"] = check_lam(opts["lam"], name="option lam", auto=True)
-        g = opts["dedup_grouping"]
-        if not isinstance(g, str) or g not in DEDUP_GROUPINGS:
-            raise ValueError(
-                f"option dedup_grouping must be one of {', '.join(map(repr, DEDUP_GROUPINGS))}; "
-                f"got {opts['dedup_grouping']!r}."
-            )
+        try:
+            DEDUP_GROUPINGS.lookup(opts["dedup_grouping"])
+        except ValueError as exc:
+            raise ValueError(f"option dedup_{exc}") from None
         for k in ("max_per_source", "max_chunks", "avg_tokens_per_chunk"):
             v = opts[k]
             if v is not None and (
@@ -484,8 +493,7 @@ class KBContextOptimizer:
                 raise ValueError(f"option {k} must be a positive integer or null; got {v!r}.")
         if opts["budget"] is not None:
             opts["budget"] = check_budget(opts["budget"], name="option budget")
-        if opts["selection"] not in ("auto", "sort", "mmr"):
-            raise ValueError(f"option selection must be 'auto', 'sort' or 'mmr'; got {opts['selection']!r}.")
+        KB_SELECTIONS.lookup(opts["selection"])
         return opts
 
     def _embed(self, texts: list[str], embs: list, query: str, opts: Mapping) -> tuple[list, Any]:
