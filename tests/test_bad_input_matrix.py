@@ -376,9 +376,7 @@ def _morag(budget=1000, response_reserve=None, chunks=CHUNKS, query="court"):
 
 
 def _kb(matches=MATCHES, budget=200):
-    return optimize.KBContextOptimizer().optimize(
-        matches, {"budget": budget, "adaptive_selection": True}
-    )
+    return optimize.KBContextOptimizer().optimize(matches, {"budget": budget, "adaptive_selection": True})
 
 
 def _learner(min_samples=10, timeout=30.0):
