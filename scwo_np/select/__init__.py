@@ -14,20 +14,18 @@
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a question (embedder, token counter, layout
   ``ORDERS`` by :func:`arrange`) to :func:`mmr_select`;
-- :func:`compare_strategies` — which strategy puts the answer into the context, on
-  questions with known answers (``DEFAULT_STRATEGIES``); :func:`quality_at_budget` and
-  :func:`format_quality` — the same for text, chunks or sentences, on the bundled question
-  sets (``QUALITY_METHODS``, ``scwo bench --quality``);
 - :func:`truncate`, :func:`topk_relevance`, :func:`coverage` — the spec's baselines
-  and quality metric; :func:`run_bench` and :func:`format_table` — its benchmark
-  table (``scwo bench``).
+  and quality metric.
+
+The benchmarks and the evaluation (``compare_strategies``, ``quality_at_budget``,
+``run_bench`` and their tables) moved to :mod:`scwo_np.bench` in 0.2; their old names here
+still work until 0.3, with a ``DeprecationWarning``.
 """
 
-from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
+from .._moved import moved
 from ._auto import AUTO_BROAD, AUTO_LOOKUP, auto_lam, question_kind
 from ._baselines import coverage, topk_relevance, truncate
 from ._batch import BatchSelection, select_batch
-from ._bench import format_table, run_bench
 from ._cover import cover_select
 from ._dpp import dpp_select
 from ._facility import facility_location_select
@@ -36,7 +34,6 @@ from ._ground import cluster_ground
 from ._knapsack import knapsack_select
 from ._mmr import METHODS, mmr_select, mmr_select_multi
 from ._msd import msd_select
-from ._quality import DEFAULT_STRATEGIES, compare_strategies
 from ._ssd import ssd_select
 from ._texts import GRANULARITIES, ORDERS, TextSelection, arrange, select_texts
 
@@ -44,30 +41,23 @@ __all__ = [
     "AUTO_BROAD",
     "AUTO_LOOKUP",
     "cluster_ground",
-    "DEFAULT_STRATEGIES",
     "METHODS",
     "GRANULARITIES",
     "ORDERS",
-    "QUALITY_METHODS",
     "STRATEGIES",
     "BatchSelection",
     "TextSelection",
     "arrange",
     "auto_lam",
-    "compare_strategies",
     "cover_select",
     "coverage",
     "dpp_select",
     "facility_location_select",
-    "format_quality",
-    "format_table",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
     "msd_select",
-    "quality_at_budget",
     "question_kind",
-    "run_bench",
     "select_by_strategy",
     "select_batch",
     "select_texts",
@@ -75,3 +65,22 @@ __all__ = [
     "topk_relevance",
     "truncate",
 ]
+
+#: Moved to scwo_np.bench in 0.2 (issue 41): the old names warn and forward until 0.3.
+__getattr__ = moved(
+    __name__,
+    dict.fromkeys(
+        [
+            "DEFAULT_STRATEGIES",
+            "QUALITY_METHODS",
+            "compare_strategies",
+            "format_quality",
+            "format_table",
+            "quality_at_budget",
+            "run_bench",
+        ],
+        "scwo_np.bench",
+    ),
+    since="0.2",
+    removed="0.3",
+)

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..anchor import CrushStore, crush_json
 from ..tokens import estimate_tokens
-from ._json import crush_json
-from ._store import CrushStore
+from ..validation import check_int
 
-__all__ = ["crush_bench", "log_records"]
+__all__ = ["crush_bench"]
 
 QUERY = "latest errors in svc3"
 
@@ -75,6 +75,8 @@ def crush_bench(n: int = 10_000, rounds: int = 7) -> dict[str, Any]:
     >>> r["ours_tokens"] <= r["max_tokens"] < r["input_tokens"]
     True
     """
+    n = check_int(n, name="n", low=1)
+    rounds = check_int(rounds, name="rounds", low=1)
     text = json.dumps(log_records(n))
     out: dict[str, Any] = {"n": n, "input_tokens": _tokens(text)}
     try:
