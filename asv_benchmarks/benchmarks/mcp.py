@@ -16,7 +16,7 @@ class McpLatency(Benchmark):
 
     def setup_cache(self):
         need("mcp")
-        from scwo_np.mcp_server import mcp_latency
+        from scwo_np.bench import mcp_latency
 
         return mcp_latency(calls=200)
 

@@ -412,7 +412,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
-    rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
+    if args.notes is not None and args.write_figures is None:
+        raise SystemExit("scwo bench: --notes goes with --write-figures")
+    if args.write_figures is not None:  # the one run the docs' headline figures are generated from
+        from ..bench._figures import write_figures
+
+        if not os.path.isdir(os.path.dirname(os.path.abspath(args.write_figures))):
+            raise SystemExit(f"scwo bench: cannot write --write-figures {args.write_figures}: no such folder")
+        try:
+            doc = write_figures(
+                args.write_figures, quick=args.quick, notes=args.notes or "", progress=sys.stderr.isatty()
+            )
+        except OSError as exc:
+            raise SystemExit(
+                f"scwo bench: cannot write --write-figures {args.write_figures}: {exc}"
+            ) from None
+        rows = [{k: float("nan") if v is None else v for k, v in r.items()} for r in doc["rows"]]
+    else:
+        rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
     return 0
 
@@ -599,6 +616,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--crush",
         action="store_true",
         help="crush_json to a token ceiling on 10,000 log records, beside headroom's SmartCrusher if installed",
+    )
+    b.add_argument(
+        "--write-figures",
+        metavar="FILE",
+        help="also write the run as JSON (rows, headline ratios, machine, date): the file the README's "
+        "and the docs' headline figures are generated from (docs/_generated/figures.json; python tools/figures.py)",
+    )
+    b.add_argument(
+        "--notes", help="with --write-figures: a note kept in the JSON (e.g. what else loaded the machine)"
     )
     b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")

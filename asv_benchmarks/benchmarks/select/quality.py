@@ -27,7 +27,7 @@ class QualityAtBudget(Benchmark):
     repeat = 1
 
     def setup_cache(self):
-        from scwo_np.select import quality_at_budget
+        from scwo_np.bench import quality_at_budget
 
         rows = quality_at_budget(methods=METHODS, budgets=BUDGETS, split="held_out")
         out = {}
