@@ -28,7 +28,17 @@ ALLOWED = {
     "integrations": {"select", "dedup", "embed", "anchor"},  # anchor: the agent middleware crushes JSON
     "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
     # benchmarks and evaluation use every capability (mcp_server lazily: the mcp extra); none uses them
-    "bench": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "mcp_server"},
+    "bench": {
+        "select",
+        "dedup",
+        "anchor",
+        "hsca",
+        "embed",
+        "optimize",
+        "rerank",
+        "integrations",
+        "mcp_server",
+    },
     "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server", "bench"},
     "core": set(),
 }
