@@ -23,7 +23,9 @@ def test_an_old_path_warns_naming_the_new_one_and_gives_the_same_object(module, 
     if module == "scwo_np.mcp_server":
         pytest.importorskip("mcp")
     mod = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"{module}\.{name} moved to scwo_np\.bench\.{name} in 0\.2"):
+    with pytest.warns(
+        DeprecationWarning, match=rf"{module}\.{name}'? moved to '?scwo_np\.bench\.{name}'? in 0\.2"
+    ):
         old = getattr(mod, name)
     assert old is getattr(scwo_np.bench, name)
     assert name not in mod.__all__ and name in scwo_np.bench.__all__
