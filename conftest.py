@@ -42,6 +42,7 @@ LEGS = {
     "scwo_np/embed/_minilm.py": "integration",
     "tests/mcp_server": "integration",
     "scwo_np/mcp_server": "integration",  # imports the mcp SDK
+    "scwo_np/bench/_mcp.py": "integration",  # its doctest runs the mcp SDK
     "notebooks": "notebook",
     "tests/test_install.py": "system",
     "tests/test_wheel.py": "system",

@@ -50,8 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
+from scwo_np.bench._table import _best, spec_lazy_heap_mmr
 from scwo_np.select import mmr_select, select_batch
-from scwo_np.select._bench import _best, spec_lazy_heap_mmr
 
 __all__ = [
     "FLOORS",

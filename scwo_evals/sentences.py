@@ -259,9 +259,9 @@ def load(embedder, name: str = "python-docs"):
 
 
 def run(name: str = "python-docs", methods=METHODS, budgets=BUDGETS, candidates=50) -> dict:
+    from scwo_np.bench._at_budget import _answer, _measure  # the benchmark's own measures
     from scwo_np.embed import MiniLMEmbedder
     from scwo_np.select import select_texts
-    from scwo_np.select._at_budget import _answer, _measure  # the benchmark's own measures
 
     emb = MiniLMEmbedder()
     texts, questions, E, Q, cache = load(emb, name)

@@ -27,11 +27,24 @@ ALLOWED = {
     "rerank": {"select"},
     "integrations": {"select", "dedup", "embed", "anchor"},  # anchor: the agent middleware crushes JSON
     "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
-    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server"},
+    # benchmarks and evaluation use every capability (mcp_server lazily: the mcp extra); none uses them
+    "bench": {
+        "select",
+        "dedup",
+        "anchor",
+        "hsca",
+        "embed",
+        "optimize",
+        "rerank",
+        "integrations",
+        "mcp_server",
+    },
+    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server", "bench"},
     "core": set(),
 }
 CAPABILITIES = {
-    "select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "mcp_server", "cli"
+    "select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "mcp_server", "bench",
+    "cli",
 }  # fmt: skip
 
 

@@ -23,12 +23,13 @@ import numpy as np
 import pytest
 
 import scwo_np
-from scwo_np import anchor, dedup, embed, hsca, optimize, text, tokens
+from scwo_np import anchor, bench, dedup, embed, hsca, optimize, text, tokens
 from scwo_np.datasets import sample_query
 
 MODULES = [
     "scwo_np",
     "scwo_np.anchor",
+    "scwo_np.bench",
     "scwo_np.datasets",
     "scwo_np.dedup",
     "scwo_np.embed",
@@ -426,7 +427,8 @@ REGISTRY = {
         dict(embeddings=E, queries=E[:2], costs=COSTS, budgets=6),
         dict(embeddings="embeddings", queries="queries", costs="costs", budgets="budget"),
     ),
-    "run_bench": (scwo_np.select.run_bench, dict(quick=True, seed=0), dict(seed="count")),
+    "crush_bench": (bench.crush_bench, dict(n=60, rounds=1), dict(n="posint", rounds="posint")),
+    "run_bench": (bench.run_bench, dict(quick=True, seed=0), dict(seed="count")),
     "select_by_strategy": (
         scwo_np.select_by_strategy,
         dict(embeddings=E, query=Q, costs=COSTS, budget=8, strategy="knapsack"),
@@ -438,7 +440,7 @@ REGISTRY = {
         dict(relevance="scores_alone"),
     ),
     "compare_strategies": (
-        lambda **k: scwo_np.select.compare_strategies(**k),
+        lambda **k: bench.compare_strategies(**k),
         dict(
             embeddings=E,
             costs=COSTS,
@@ -849,8 +851,8 @@ NOT_FUNCTIONS = {
     "build_server": "takes a folder and Limits (tests/mcp_server)",
     "default_data_dir": "takes no arguments",
     "mcp_latency": "a benchmark (scwo bench --mcp); calls and budget are checked like every count",
-    "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/select/test_at_budget.py)",
-    "quality_at_budget": "its bad arguments are tested in tests/select/test_at_budget.py (each call runs a benchmark)",
+    "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/bench/test_at_budget.py)",
+    "quality_at_budget": "its bad arguments are tested in tests/bench/test_at_budget.py (each call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",
     "query_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",
     "RerankSummary": "a result type of rerank_parquet",

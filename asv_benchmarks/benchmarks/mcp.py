@@ -16,7 +16,10 @@ class McpLatency(Benchmark):
 
     def setup_cache(self):
         need("mcp")
-        from scwo_np.mcp_server import mcp_latency
+        try:
+            from scwo_np.bench import mcp_latency
+        except ImportError:  # commits before scwo_np.bench (0.2), which asv's history still runs
+            from scwo_np.mcp_server import mcp_latency
 
         return mcp_latency(calls=200)
 

@@ -22,8 +22,8 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 import scwo_np
+from scwo_np.bench import DEFAULT_STRATEGIES, compare_strategies
 from scwo_np.datasets import load_faq
-from scwo_np.select import DEFAULT_STRATEGIES, compare_strategies
 
 f = load_faq()
 halves = {h: [i for i, s in enumerate(f.split) if s == h] for h in ("tune", "held_out")}

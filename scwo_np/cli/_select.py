@@ -12,19 +12,18 @@ import time
 
 import numpy as np
 
+from .. import _dot
+from ..bench import QUALITY_METHODS, format_quality, quality_at_budget
 from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
 from ..select import (
     GRANULARITIES,
     MMR_METHODS,
     ORDERS,
-    QUALITY_METHODS,
     arrange,
     auto_lam,
     coverage,
-    format_quality,
     mmr_select,
-    quality_at_budget,
     topk_relevance,
     truncate,
 )
@@ -70,18 +69,16 @@ def _cmd_select(args: argparse.Namespace) -> int:
     try:
         lam = args.lam
         if lam == "auto" and len(records):  # the choice mmr_select would make, made here to report it
-            with np.errstate(all="ignore"):
-                Ef = np.asarray(E, dtype=np.float64)
-                rel_all = Ef @ q / (np.linalg.norm(Ef, axis=1) * np.linalg.norm(q))
-            lam = auto_lam(rel_all) if np.isfinite(rel_all).all() else "auto"  # bad vectors: mmr_select says
+            rel_all = _relevance(E, q)
+            ok = rel_all is not None and np.isfinite(rel_all).all()
+            lam = auto_lam(rel_all) if ok else "auto"  # bad vectors: mmr_select says what is wrong
         idx, gains = mmr_select(
             E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
             cost_exponent=args.cost_exponent, return_gains=True,
         )  # fmt: skip
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
-    X = np.asarray(E, dtype=np.float64)[idx]
-    rel = X @ q / (np.linalg.norm(X, axis=1) * np.linalg.norm(q)) if len(idx) else np.empty(0)
+    rel = _relevance(np.asarray(E)[idx], q) if len(idx) else np.empty(0)
     pos = arrange(idx, rel, args.order)
     tokens = np.asarray(costs, dtype=np.int64)
     lam_used = float(lam) if lam != "auto" else None
@@ -94,6 +91,26 @@ def _cmd_select(args: argparse.Namespace) -> int:
             f"of {args.budget} tokens ({args.tokens_field!r}); {_lam_note(args.lam, lam_used)}\n"
         )
     return 0
+
+
+def _relevance(E, q) -> np.ndarray | None:
+    """Each row's cosine to ``q`` exactly as ``mmr_select`` computes it, or None for unusable input.
+
+    The dot products and norms come from ``scwo_np/_dot.py`` (its one recipe, in the embeddings'
+    precision), then ``dot / (norm * query norm)`` in float64, as the selection's first pass: so
+    ``lam="auto"`` chosen from these is the choice ``mmr_select`` makes, and the relevance the CLI
+    reports is the one the selection saw.  Shapes or types the selection would reject give None
+    (``mmr_select`` then says what is wrong).
+    """
+    E = np.asarray(E)
+    if E.ndim != 2 or E.dtype.kind not in "fiu" or np.ndim(q) != 1 or np.shape(q)[0] != E.shape[1]:
+        return None
+    E = np.ascontiguousarray(E, dtype=E.dtype if E.dtype in (np.float32, np.float64) else np.float64)
+    q = np.ascontiguousarray(q, dtype=E.dtype)
+    with np.errstate(all="ignore"):
+        qnorm = _dot.dots_norms(q[None, :], q)[1][0]
+        dots, norms = _dot.dots_norms(E, q)
+        return dots / (norms * qnorm)
 
 
 def _lam_note(given, used: float | None) -> str:
@@ -264,9 +281,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     s = load_sample()
     E, costs, texts = s.embeddings, s.costs, s.texts
     q, shown, how = _demo_query(args.query, len(s.queries))
+    rel = _relevance(E, q)
     lam, lam_shown = args.lam, f"{args.lam}"
-    if lam == "auto":  # the same choice mmr_select makes, to show it
-        lam = auto_lam(E @ q / (np.linalg.norm(E, axis=1) * np.linalg.norm(q)))
+    if lam == "auto":  # the same choice mmr_select makes (from the same relevance), to show it
+        lam = auto_lam(rel)
         lam_shown = f"auto: {lam:g}"
     try:
         t0 = time.perf_counter()
@@ -285,7 +303,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for i in idx:
         i = int(i)
         _out(f"  [{i:4d}] {s.sources[i]:<28} {costs[i]:4d} tok  {texts[i][:70]}...")
-    for line in _why(E, q, costs, args.budget, lam, idx):
+    for line in _why(E, rel, costs, args.budget, lam, idx):
         _out(line)
     tr = truncate(costs, args.budget)
     tk = topk_relevance(E, q, costs, args.budget)
@@ -297,17 +315,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why(E, q, costs, budget, lam, idx) -> list[str]:
-    """Two lines: what decided the picks (relevance, redundancy) and where the budget went."""
+def _why(E, rel, costs, budget, lam, idx) -> list[str]:
+    """Two lines: what decided the picks (relevance ``rel``, redundancy) and where the budget went."""
     if len(idx) == 0:
         return [f"\nWhy: no chunk fits the budget of {budget} tokens (the smallest has {int(costs.min())})."]
-    En = E / np.linalg.norm(E, axis=1, keepdims=True)
-    rel = En @ (q / np.linalg.norm(q))
     last = float(rel[idx].min())
     picked = np.zeros(len(E), dtype=bool)
     picked[idx] = True
     passed = np.flatnonzero(~picked & (rel > last))  # more relevant than a pick, not taken
-    red = (En[passed] @ En[idx].T).max(axis=1) if len(passed) else np.empty(0)
+    # redundancy: each passed chunk's cosine to its closest pick, through _dot as the selection's
+    red = np.max([_relevance(E[passed], E[j]) for j in idx], axis=0) if len(passed) else np.empty(0)
     left = budget - int(costs[idx].sum())
     fits = np.flatnonzero(~picked & (costs <= left))
     before_last = left + int(costs[idx[-1]])
@@ -341,9 +358,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     if args.query is not None:
         if not 0 <= args.query < len(s.queries):
             raise SystemExit(f"scwo: --query must be in [0, {len(s.queries)}); got {args.query}")
-        q = s.query_embeddings[args.query].astype(np.float64)
-        E = s.embeddings.astype(np.float64)
-        score = (E @ q) / (np.linalg.norm(E, axis=1) * np.linalg.norm(q))
+        score = _relevance(s.embeddings, s.query_embeddings[args.query])
     n = len(s.texts) if args.n is None else max(0, min(args.n, len(s.texts)))
     records = (
         {
@@ -385,7 +400,8 @@ def _write_sets(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from ..select._bench import cost_aware_rows, format_cost_aware, format_table, run_bench
+    from ..bench import format_table, run_bench
+    from ..bench._table import cost_aware_rows, format_cost_aware
 
     if args.cost_aware:
         _out(format_cost_aware(cost_aware_rows()))
@@ -399,18 +415,35 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
-    rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
+    if args.notes is not None and args.write_figures is None:
+        raise SystemExit("scwo bench: --notes goes with --write-figures")
+    if args.write_figures is not None:  # the one run the docs' headline figures are generated from
+        from ..bench._figures import write_figures
+
+        if not os.path.isdir(os.path.dirname(os.path.abspath(args.write_figures))):
+            raise SystemExit(f"scwo bench: cannot write --write-figures {args.write_figures}: no such folder")
+        try:
+            doc = write_figures(
+                args.write_figures, quick=args.quick, notes=args.notes or "", progress=sys.stderr.isatty()
+            )
+        except OSError as exc:
+            raise SystemExit(
+                f"scwo bench: cannot write --write-figures {args.write_figures}: {exc}"
+            ) from None
+        rows = [{k: float("nan") if v is None else v for k, v in r.items()} for r in doc["rows"]]
+    else:
+        rows = run_bench(quick=args.quick, progress=sys.stderr.isatty())
     _out(format_table(rows))
     return 0
 
 
 def _bench_crush() -> int:
-    """``scwo bench --crush``: crush_json(max_tokens=...) on 10,000 log records, beside headroom."""
-    from ..anchor._bench import crush_bench
+    """``scwo bench --crush``: crush_json(budget=...) on 10,000 log records, beside headroom."""
+    from ..bench import crush_bench
 
     r = crush_bench()
     _out(
-        f"crush_json(max_tokens={r['max_tokens']:,}) on {r['n']:,} log records ({r['input_tokens']:,} tokens)\n"
+        f"crush_json(budget={r['budget']:,}) on {r['n']:,} log records ({r['input_tokens']:,} tokens)\n"
     )
     _out("| tool | best time | tokens kept | items kept |")
     _out("|---|---|---|---|")
@@ -428,11 +461,12 @@ def _bench_crush() -> int:
 
 def _bench_mcp() -> int:
     """``scwo bench --mcp``: select_context's round trip over stdio, against the selection alone."""
+    from ..bench import mcp_latency
+
     try:
-        from ..mcp_server import mcp_latency
+        r = mcp_latency()
     except ImportError:
         raise SystemExit("scwo: bench --mcp needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
-    r = mcp_latency()
     _out(f"select_context over stdio: {r['calls']} calls, {r['texts']} texts of about {r['tokens_per_text']} "
          "tokens, the LSA embedder\n")  # fmt: skip
     _out("| round trip, median | round trip, p99 | selection alone, median | protocol share |")
@@ -585,6 +619,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--crush",
         action="store_true",
         help="crush_json to a token ceiling on 10,000 log records, beside headroom's SmartCrusher if installed",
+    )
+    b.add_argument(
+        "--write-figures",
+        metavar="FILE",
+        help="also write the run as JSON (rows, headline ratios, machine, date): the file the README's "
+        "and the docs' headline figures are generated from (docs/_generated/figures.json; python tools/figures.py)",
+    )
+    b.add_argument(
+        "--notes", help="with --write-figures: a note kept in the JSON (e.g. what else loaded the machine)"
     )
     b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")

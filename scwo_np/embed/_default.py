@@ -13,7 +13,7 @@ kept in one SQLite file per user:
   file the ``scwo`` command has always used; ``SCWO_NP_EMBEDDING_CACHE=/path/file.sqlite``
   moves the file alone;
 * **opt-out:** ``cache=False`` (in :func:`~scwo_np.embed.as_embedder`,
-  :func:`~scwo_np.select_texts`, :func:`~scwo_np.select.quality_at_budget`), ``--no-cache``
+  :func:`~scwo_np.select_texts`, :func:`~scwo_np.bench.quality_at_budget`), ``--no-cache``
   on the command line, or ``SCWO_NP_EMBEDDING_CACHE=off`` for the whole process (and the MCP
   server);
 * **size:** at most :data:`DEFAULT_MAX_MB` MB of pages in use (about 160,000 MiniLM vectors),

@@ -467,6 +467,6 @@ def test_old_flags_still_work_and_warn(tmp_path, capsys):
 def test_bench_crush_prints_ours_and_stays_under_the_ceiling(capsys):
     assert main(["bench", "--crush"]) == 0
     out = capsys.readouterr().out
-    ceiling = int(out.split("max_tokens=")[1].split(")")[0].replace(",", ""))
+    ceiling = int(out.split("budget=")[1].split(")")[0].replace(",", ""))
     row = next(line for line in out.splitlines() if line.startswith("| scwo_np |"))
     assert int(row.split("|")[3].strip().replace(",", "")) <= ceiling

@@ -3,7 +3,7 @@
 The records are the asv anchoring benchmark's: ``n`` log-like objects of six fields, 2%
 errors and a few latency spikes, seeded.  When headroom-ai is installed (the ``bench``
 extra) its SmartCrusher runs lossy (it drops rows, as ours does) on the same text first, and
-ours gets the token count its output takes as ``max_tokens``; the ratio of the best times
+ours gets the token count its output takes as ``budget``; the ratio of the best times
 of interleaved calls is the speedup.  Without headroom, ours runs at a ceiling of a tenth
 of the input.
 """
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..anchor import CrushStore, crush_json
 from ..tokens import estimate_tokens
-from ._json import crush_json
-from ._store import CrushStore
+from ..validation import check_int
 
-__all__ = ["crush_bench", "log_records"]
+__all__ = ["crush_bench"]
 
 QUERY = "latest errors in svc3"
 
@@ -54,34 +54,36 @@ def _kept(text: str) -> int:
 
 
 def crush_bench(n: int = 10_000, rounds: int = 7) -> dict[str, Any]:
-    """Times and sizes of ``crush_json(max_tokens=...)`` on ``n`` log records, and headroom's if installed.
+    """Times and sizes of ``crush_json(budget=...)`` on ``n`` log records, and headroom's if installed.
 
     Parameters
     ----------
     n : int
-        Records.
+        Records, 1 to 10,000,000.
     rounds : int
-        Interleaved timed calls of each (the best is kept).
+        Interleaved timed calls of each (the best is kept), 1 to 1,000.
 
     Returns
     -------
     dict
-        ``n``, ``input_tokens``, ``max_tokens``, ``ours_ms``, ``ours_tokens``, ``ours_items``,
+        ``n``, ``input_tokens``, ``budget``, ``ours_ms``, ``ours_tokens``, ``ours_items``,
         and, with headroom, ``headroom_ms``, ``headroom_tokens``, ``headroom_items`` and ``speedup``.
 
     Examples
     --------
     >>> r = crush_bench(n=500, rounds=1)
-    >>> r["ours_tokens"] <= r["max_tokens"] < r["input_tokens"]
+    >>> r["ours_tokens"] <= r["budget"] < r["input_tokens"]
     True
     """
+    n = check_int(n, name="n", low=1, high=10_000_000)
+    rounds = check_int(rounds, name="rounds", low=1, high=1_000)
     text = json.dumps(log_records(n))
     out: dict[str, Any] = {"n": n, "input_tokens": _tokens(text)}
     try:
         from headroom.transforms.smart_crusher import SmartCrusher, SmartCrusherConfig
     except ImportError:
         theirs = None
-        out["max_tokens"] = out["input_tokens"] // 10
+        out["budget"] = out["input_tokens"] // 10
     else:  # pragma: no cover - needs the bench extra
         crusher = SmartCrusher(SmartCrusherConfig(max_items_after_crush=30, lossless_min_savings_ratio=1.0))
 
@@ -89,11 +91,11 @@ def crush_bench(n: int = 10_000, rounds: int = 7) -> dict[str, Any]:
             return crusher.crush(text, QUERY).compressed
 
         h = theirs()
-        out.update(max_tokens=_tokens(h), headroom_tokens=_tokens(h), headroom_items=_kept(h))
+        out.update(budget=_tokens(h), headroom_tokens=_tokens(h), headroom_items=_kept(h))
     store = CrushStore(":memory:")
 
     def ours():
-        return crush_json(text, budget=out["max_tokens"], store=store, query=QUERY)
+        return crush_json(text, budget=out["budget"], store=store, query=QUERY)
 
     o = ours()
     out.update(ours_tokens=_tokens(o), ours_items=_kept(o))

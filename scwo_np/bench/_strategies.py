@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._registry import Registry
+from ..select import coverage, select_by_strategy
 from ..validation import (
     check_budget,
     check_costs,
@@ -40,8 +41,6 @@ from ..validation import (
     check_queries,
     check_row_norms,
 )
-from ._baselines import coverage
-from ._front import select_by_strategy
 
 __all__ = ["DEFAULT_STRATEGIES", "compare_strategies"]
 

@@ -4,7 +4,8 @@
 client over stdio, and times ``select_context`` on 50 real texts of about 100 tokens (the
 bundled Python-docs sample) with the default LSA embedder; the same call made in-process on
 the same texts is the selection's own time, and the rest of the round trip is the
-protocol's (JSON-RPC framing, pipes, validation, the worker thread).
+protocol's (JSON-RPC framing, pipes, validation, the worker thread).  It needs the ``mcp``
+extra, imported when it runs (an ImportError names it).
 """
 
 from __future__ import annotations
@@ -15,13 +16,8 @@ import tempfile
 import time
 from typing import Any
 
-import anyio
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
 from ..datasets import load_sample
 from ..validation import check_budget, check_int
-from ._tools import Tools
 
 __all__ = ["mcp_latency"]
 
@@ -68,6 +64,17 @@ def mcp_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
     """
     calls = check_int(calls, name="calls", low=1)
     budget = check_budget(budget)
+    try:  # the mcp extra, imported here so that scwo_np.bench imports without it
+        import anyio
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        from ..mcp_server import Tools
+    except ImportError as exc:
+        raise ImportError(
+            f"mcp_latency needs the official MCP SDK: pip install 'scwo_np[mcp]' ({exc})"
+        ) from exc
+
     texts = _texts()
     question = "How do I parse a JSON document from a file?"
     args = {"texts": texts, "query": question, "budget": budget}

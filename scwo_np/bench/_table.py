@@ -21,9 +21,8 @@ from functools import partial
 
 import numpy as np
 
+from ..select import coverage, mmr_select, topk_relevance, truncate
 from ..validation import check_int
-from ._baselines import coverage, truncate
-from ._mmr import mmr_select
 
 
 def pure_python_mmr(E: list, q: list, costs: list, budget: int, lam: float = 0.7) -> list[int]:
@@ -242,7 +241,6 @@ def cost_aware_rows(budgets: tuple[int, ...] = (400, 800, 1500), candidates: int
     chosen, and the odd-numbered half, held out.
     """
     from ..datasets import load_sample
-    from ._baselines import topk_relevance
 
     s = load_sample()
     src = np.array(s.sources)

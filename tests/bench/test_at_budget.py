@@ -4,10 +4,11 @@ import json
 
 import pytest
 
+from scwo_np.bench import QUALITY_METHODS, format_quality, quality_at_budget
+from scwo_np.bench._at_budget import _answer, _measure
 from scwo_np.cli import main
 from scwo_np.datasets import QUESTION_SETS, load_questions
-from scwo_np.select import QUALITY_METHODS, format_quality, quality_at_budget, select_texts
-from scwo_np.select._at_budget import _answer, _measure
+from scwo_np.select import select_texts
 
 
 @pytest.mark.parametrize("name", QUESTION_SETS)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from scwo_np.bench import DEFAULT_STRATEGIES, compare_strategies
 from scwo_np.datasets import load_faq
-from scwo_np.select import DEFAULT_STRATEGIES, compare_strategies
 
 
 def test_the_metrics_by_hand():

@@ -32,11 +32,10 @@ import numpy as np
 from .._registry import Registry
 from ..datasets import QUESTION_SETS, load_questions
 from ..embed import EmbeddingCache, as_embedder, embed_texts
+from ..select import select_by_strategy, select_texts
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int, check_method
-from ._front import select_by_strategy
-from ._texts import select_texts
 
 __all__ = ["QUALITY_METHODS", "format_quality", "quality_at_budget"]
 
