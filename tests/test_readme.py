@@ -117,3 +117,19 @@ def test_ci_builds_the_docs_in_a_fresh_venv_of_their_own():
     between = ci[made[-1] + 1 : install]
     assert f". {venv}/bin/activate" in between, between
     assert not any("pip install" in ln for ln in between), between
+
+
+def _capabilities(text: str) -> list[tuple[str, str]]:
+    """(capability, guide page) of each row of the capability table."""
+    rows = re.findall(r"^\| ([a-zA-Z][^|]*?) \| [^|]+ \| \[[^]]+\]\((?:docs/)?([^)]+)\) \|$", text, re.M)
+    return [(name, page) for name, page in rows if name != "capability"]
+
+
+def test_the_index_lists_the_readmes_capabilities():
+    """The site's front page and the README draw the same capability table (names and guides)."""
+    readme = _capabilities(README.read_text(encoding="utf-8"))
+    index = _capabilities((README.parent / "docs" / "index.md").read_text(encoding="utf-8"))
+    assert len(readme) >= 9, readme
+    assert index == readme
+    for _, page in index:
+        assert (README.parent / "docs" / page).is_file(), page
