@@ -75,3 +75,9 @@ def test_every_page_is_a_public_module_in_the_toctree_once():
     index = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
     toctree = re.findall(r"^   (scwo_np[\w.]*)$", index, re.M)
     assert toctree == packages, "docs/api/index.rst's toctree must list PACKAGES, in their order"
+
+
+def test_the_notebooks_have_one_number_each():
+    """The gallery's notebooks are numbered 01, 02, ... once each (two were both 06)."""
+    numbers = [p.name.split("_", 1)[0] for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert numbers == [f"{k:02d}" for k in range(1, len(numbers) + 1)], numbers
