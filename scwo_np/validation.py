@@ -49,6 +49,7 @@ __all__ = [
     "as_array",
     "check_row_norms",
     "check_method",
+    "check_ndim",
     "check_unit_interval",
     "check_texts",
     "check_scores",
@@ -620,6 +621,49 @@ def check_positive_float(value: object, *, name: str, meaning: str = "") -> floa
     return x
 
 
+def check_ndim(value: object, ndim: int, *, name: str, what: str = "") -> np.ndarray:
+    """``np.asarray(value)`` if it is an array of numbers with ``ndim`` dimensions.
+
+    What is not an array of numbers (None, a str, a scalar where an array is wanted, ragged
+    lists) is a ``TypeError``; an array of numbers of the wrong shape is a ``ValueError``.
+    The dtype is not checked further (booleans, complex): that is the caller's next check.
+
+    Parameters
+    ----------
+    value : array_like
+        What to check.
+    ndim : int
+        The number of dimensions wanted.
+    name : str
+        The argument's name, used in error messages.
+    what : str
+        What the array holds, e.g. ``"one token count per chunk"``, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.asarray(value)``.
+
+    Examples
+    --------
+    >>> check_ndim([[1, 2]], 1, name="costs", what="one token count per chunk")
+    Traceback (most recent call last):
+    ...
+    ValueError: costs must be 1-D, one token count per chunk; got shape (1, 2).
+    >>> check_ndim(None, 1, name="costs")
+    Traceback (most recent call last):
+    ...
+    TypeError: costs must be a 1-D array of numbers; got NoneType.
+    """
+    arr = as_array(value, name=name)
+    shape = f"{ndim}-D" + (f", {what}" if what else "")
+    if arr.dtype.kind not in "biufc" or (arr.ndim == 0 and ndim > 0):
+        raise TypeError(f"{name} must be a {ndim}-D array of numbers; got {type(value).__name__}.")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {shape}; got shape {arr.shape}.")
+    return arr
+
+
 def check_int(value: object, *, name: str, low: int = 0, high: int | None = None, clamp: bool = False) -> int:
     """Return an integer parameter (a size, count, window or index) in ``[low, high]``.
 
@@ -812,7 +856,9 @@ def check_method(method: object, choices: Sequence[str], *, name: str = "method"
     ...
     ValueError: method must be one of 'auto', 'exact', 'lazy'; got 'fast'.
     """
-    if not isinstance(method, str) or method not in choices:
-        opts = ", ".join(repr(c) for c in choices)
+    opts = ", ".join(repr(c) for c in choices)
+    if not isinstance(method, str):
+        raise TypeError(f"{name} must be one of {opts} (a str); got {type(method).__name__} {method!r}.")
+    if method not in choices:
         raise ValueError(f"{name} must be one of {opts}; got {method!r}.")
     return method

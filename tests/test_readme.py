@@ -110,13 +110,15 @@ def test_ci_builds_the_docs_in_a_fresh_venv_of_their_own():
     """The README's docs lines run in a venv made just before them, from nothing, so that the
     ``docs`` extra alone must bring what the executed pages import."""
     ci = [ln.strip() for ln in (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
-    install = ci.index('python -m pip install -e ".[docs]"')
+    docs = next(_command_lines(b) for b in _blocks("text") if "sphinx" in b)
+    install = ci.index(docs[0])
     made = [k for k, ln in enumerate(ci[:install]) if ln.startswith("python3 -m venv ")]
-    assert made, "no venv is made before the README's docs install line"
+    assert made, "no venv is made before the README's docs lines"
     venv = ci[made[-1]].split()[-1]
     between = ci[made[-1] + 1 : install]
     assert f". {venv}/bin/activate" in between, between
     assert not any("pip install" in ln for ln in between), between
+    assert ci[install : install + len(docs)] == docs, "the README's docs lines run one after the other"
 
 
 def _capabilities(text: str) -> list[tuple[str, str]]:

@@ -19,11 +19,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..tokens import CHARS_PER_TOKEN, estimate_tokens
 from ..validation import (
-    as_array,
     check_budget,
     check_costs,
     check_int,
     check_method,
+    check_ndim,
     check_scores,
 )
 
@@ -32,12 +32,7 @@ __all__ = ["estimate_tokens", "fit_budget", "top_k", "best_first", "CHARS_PER_TO
 
 def _length(x: object, name: str, what: str) -> int:
     """Length of a 1-D array argument, or a clear error."""
-    if isinstance(x, str | bytes):
-        raise TypeError(f"{name} must be a 1-D array, {what}; got a {type(x).__name__}.")
-    a = as_array(x, name=name)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, {what}; got shape {a.shape}.")
-    return a.shape[0]
+    return check_ndim(x, 1, name=name, what=what).shape[0]
 
 
 def best_first(scores: ArrayLike | None, n: int) -> NDArray[np.int64]:
