@@ -407,10 +407,7 @@ def check_lam(lam: object, *, name: str = "lam", auto: bool = False) -> float | 
             f"{name}='auto' chooses MMR's trade-off (mmr_select, select_texts, select_batch with "
             "strategy='mmr', ...); here pass a number in [0, 1]."
         )
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
-        hint = " or 'auto'" if auto else ""
-        raise TypeError(f"{name} must be a number in [0, 1]{hint}; got {type(lam).__name__}.")
-    x = float(lam)
+    x = _real(lam, name, "a number in [0, 1]" + (" or 'auto'" if auto else ""))
     if not (0.0 <= x <= 1.0):
         raise ValueError(f"{name} must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got {lam!r}.")
     return x
@@ -440,9 +437,7 @@ def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float
     ...
     ValueError: threshold must be in [0, 1] (a similarity); got 1.2.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a number in [0, 1]")
     if not (0.0 <= x <= 1.0):  # also rejects NaN
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be in [0, 1]{extra}; got {value!r}.")
@@ -542,6 +537,14 @@ def _float(value: numbers.Real) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def _real(value: object, name: str, what: str) -> float:
+    """``value`` as a float (see :func:`_float`) if it is a real number and not a bool, else a
+    ``TypeError``: "``name`` must be ``what``; got its type". The range is the caller's check."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__}.")
+    return _float(value)
+
+
 def check_finite_float(value: object, *, name: str) -> float:
     """Return ``value`` as a finite float (a time stamp, a weight that may be negative).
 
@@ -552,9 +555,7 @@ def check_finite_float(value: object, *, name: str) -> float:
     ...
     ValueError: now must be a finite number; got nan.
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a number")
     if not math.isfinite(x):
         raise ValueError(f"{name} must be a finite number; got {value!r}.")
     return x
@@ -580,9 +581,7 @@ def check_nonnegative_float(value: object, *, name: str) -> float:
     >>> check_nonnegative_float(0, name="timeout")
     0.0
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a non-negative number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a non-negative number")
     if not (np.isfinite(x) and x >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
     return x
@@ -612,9 +611,7 @@ def check_positive_float(value: object, *, name: str, meaning: str = "") -> floa
     ...
     ValueError: half_life must be a finite number > 0 (seconds); got 0.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a positive number")
     if not (np.isfinite(x) and x > 0.0):
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be a finite number > 0{extra}; got {value!r}.")
