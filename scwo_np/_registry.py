@@ -56,14 +56,15 @@ class Registry(Mapping[str, T], Generic[T]):
         return self._argument
 
     def lookup(self, name: object, *, hint: str = "") -> T:
-        """The entry of ``name``; a ``ValueError`` naming the argument and the choices otherwise.
+        """The entry of ``name``; an error naming the argument and the choices otherwise.
 
+        A ``ValueError`` for an unknown name, a ``TypeError`` for one that is not a str.
         ``hint`` (a sentence) is added to the error, for arguments that take more than names.
         """
         try:
             check_method(name, tuple(self._entries), name=self._argument)
-        except ValueError as exc:
-            raise ValueError(f"{exc} {hint}".rstrip()) from None
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"{exc} {hint}".rstrip()) from None
         return self._entries[name]  # type: ignore[index]
 
     def __getitem__(self, name: str) -> T:

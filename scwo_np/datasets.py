@@ -19,7 +19,7 @@ from importlib import resources
 import numpy as np
 from numpy.typing import NDArray
 
-from .validation import check_method
+from .validation import check_method, check_text
 
 __all__ = [
     "FAQ",
@@ -372,8 +372,10 @@ def sample_query(text: str) -> tuple[NDArray[np.float32], str]:
     >>> v.shape
     (384,)
     """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("the query text must be a non-empty string.")
+    if not check_text(text, name="text").strip():
+        raise ValueError(
+            "text is empty; pass the question to embed, e.g. sample_query('How do I read a file?')."
+        )
     s = _load()
     try:
         model = _minilm()

@@ -54,6 +54,7 @@ __all__ = [
     "as_array",
     "check_row_norms",
     "check_method",
+    "check_ndim",
     "check_unit_interval",
     "check_texts",
     "check_scores",
@@ -433,10 +434,7 @@ def check_lam(lam: object, *, name: str = "lam", auto: bool = False) -> float | 
             f"{name}='auto' chooses MMR's trade-off (mmr_select, select_texts, select_batch with "
             "strategy='mmr', ...); here pass a number in [0, 1]."
         )
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
-        hint = " or 'auto'" if auto else ""
-        raise TypeError(f"{name} must be a number in [0, 1]{hint}; got {type(lam).__name__}.")
-    x = float(lam)
+    x = _real(lam, name, "a number in [0, 1]" + (" or 'auto'" if auto else ""))
     if not (0.0 <= x <= 1.0):
         raise ValueError(f"{name} must be in [0, 1] (1 = pure relevance, 0 = pure diversity); got {lam!r}.")
     return x
@@ -466,9 +464,7 @@ def check_unit_interval(value: object, *, name: str, meaning: str = "") -> float
     ...
     ValueError: threshold must be in [0, 1] (a similarity); got 1.2.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a number in [0, 1]")
     if not (0.0 <= x <= 1.0):  # also rejects NaN
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be in [0, 1]{extra}; got {value!r}.")
@@ -568,6 +564,14 @@ def _float(value: numbers.Real) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def _real(value: object, name: str, what: str) -> float:
+    """``value`` as a float (see :func:`_float`) if it is a real number and not a bool, else a
+    ``TypeError``: "``name`` must be ``what``; got its type". The range is the caller's check."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__}.")
+    return _float(value)
+
+
 def check_finite_float(value: object, *, name: str) -> float:
     """Return ``value`` as a finite float (a time stamp, a weight that may be negative).
 
@@ -578,9 +582,7 @@ def check_finite_float(value: object, *, name: str) -> float:
     ...
     ValueError: now must be a finite number; got nan.
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a number")
     if not math.isfinite(x):
         raise ValueError(f"{name} must be a finite number; got {value!r}.")
     return x
@@ -606,9 +608,7 @@ def check_nonnegative_float(value: object, *, name: str) -> float:
     >>> check_nonnegative_float(0, name="timeout")
     0.0
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a non-negative number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a non-negative number")
     if not (np.isfinite(x) and x >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0; got {value!r}.")
     return x
@@ -638,13 +638,54 @@ def check_positive_float(value: object, *, name: str, meaning: str = "") -> floa
     ...
     ValueError: half_life must be a finite number > 0 (seconds); got 0.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive number; got {type(value).__name__}.")
-    x = _float(value)
+    x = _real(value, name, "a positive number")
     if not (np.isfinite(x) and x > 0.0):
         extra = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be a finite number > 0{extra}; got {value!r}.")
     return x
+
+
+def check_ndim(value: object, ndim: int, *, name: str, what: str = "") -> np.ndarray:
+    """``np.asarray(value)`` if it is an array of numbers with ``ndim`` dimensions.
+
+    What is not an array of numbers (None, a str, a scalar where an array is wanted, ragged
+    lists) is a ``TypeError``; an array of numbers of the wrong shape is a ``ValueError``.
+    The dtype is not checked further (booleans, complex): that is the caller's next check.
+
+    Parameters
+    ----------
+    value : array_like
+        What to check.
+    ndim : int
+        The number of dimensions wanted.
+    name : str
+        The argument's name, used in error messages.
+    what : str
+        What the array holds, e.g. ``"one token count per chunk"``, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.asarray(value)``.
+
+    Examples
+    --------
+    >>> check_ndim([[1, 2]], 1, name="costs", what="one token count per chunk")
+    Traceback (most recent call last):
+    ...
+    ValueError: costs must be 1-D, one token count per chunk; got shape (1, 2).
+    >>> check_ndim(None, 1, name="costs")
+    Traceback (most recent call last):
+    ...
+    TypeError: costs must be a 1-D array of numbers; got NoneType.
+    """
+    arr = as_array(value, name=name)
+    shape = f"{ndim}-D" + (f", {what}" if what else "")
+    if arr.dtype.kind not in "biufc" or (arr.ndim == 0 and ndim > 0):
+        raise TypeError(f"{name} must be a {ndim}-D array of numbers; got {type(value).__name__}.")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {shape}; got shape {arr.shape}.")
+    return arr
 
 
 def check_int(value: object, *, name: str, low: int = 0, high: int | None = None, clamp: bool = False) -> int:
@@ -839,8 +880,10 @@ def check_method(method: object, choices: Sequence[str], *, name: str = "method"
     ...
     ValueError: method must be one of 'auto', 'exact', 'lazy'; got 'fast'.
     """
-    if not isinstance(method, str) or method not in choices:
-        opts = ", ".join(repr(c) for c in choices)
+    opts = ", ".join(repr(c) for c in choices)
+    if not isinstance(method, str):
+        raise TypeError(f"{name} must be one of {opts} (a str); got {type(method).__name__} {method!r}.")
+    if method not in choices:
         raise ValueError(f"{name} must be one of {opts}; got {method!r}.")
     return method
 

@@ -1,11 +1,17 @@
 """The bad-input matrix: every public function and class, every argument, many bad values.
 
 Each public export is registered below with a valid call and the category
-of each argument it takes.  Every bad value of a category must raise a
-``ValueError`` or ``TypeError`` whose message names the argument; values
-that some functions may legitimately accept (a lone surrogate in a text, a
-size too large to mean anything) must either work or raise one of those two,
-never anything else.  Inputs are never modified.
+of each argument it takes.  Every bad value of a category must raise the
+error its kind of badness calls for, with a message that names the argument
+(as a word: ``n`` is not found inside ``"an integer"``): a ``TypeError`` for a
+value of the wrong type (None, a str for a number, a float for a count, a
+scalar for an array: ``TYPE_LABELS``), a ``ValueError`` for a value of the right
+type that is wrong (NaN, negative, out of range, the wrong shape, empty, a
+missing field); ``VALUE_NOT_TYPE`` lists the few values of an accepted type
+that the rule would call the wrong type, and why each is a ValueError there.
+Values that some functions may legitimately accept (a lone surrogate in a
+text, a size too large to mean anything) must either work or raise one of
+those two, never anything else.  Inputs are never modified.
 
 ``test_every_export_is_registered`` fails when a new public name is exported
 without an entry here, so the matrix grows with the API.
@@ -18,6 +24,7 @@ import importlib
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -920,13 +927,64 @@ SAYS = {
     "embeddings_selected": ("embeddings",),
     "text": ("text", "query", "json", "input"),
     "items": ("items",),
-    "chunks": ("chunk",),
-    "matches": ("match",),
+    "chunks": ("chunk", "chunks"),
+    "matches": ("match", "matches"),
     "token_budget": ("tokenbudget",),
     "budgets": ("budget",),
-    "n": ("n ",),
     "queries": ("queries", "query"),
+    "counter": ("token_counter",),
 }
+
+#: Bad values of the wrong type: a TypeError.  Every other label is a value of the right type
+#: that is wrong (NaN, negative, out of range, the wrong shape, empty, a missing field): a ValueError.
+TYPE_LABELS = {
+    "None", "str", "bool", "True", "int", "float", "bytes", "list", "dict", "complex", "strings",
+    "ragged", "nested", "one str", "str rows", "int in row", "int in list", "int keys", "[None]",
+    "[bytes]", "[int]", "entities str", "bad score", "bool bound", "list bound", "contains int",
+    "exists str", "int field name", "pairs",
+}  # fmt: skip
+#: Whole-number categories: every bad value but a negative or zero whole number is of the wrong
+#: type (2.5 items, NaN tokens, True, "3"); number categories: None, True and a str are.
+WHOLE_NUMBERS = {"budget", "budget_or_none", "count", "posint", "posint_or_none", "index"}
+NUMBERS = {"unit", "unit_or_none", "posfloat", "nonneg"}
+#: (entry, argument, label) of a value of an accepted type that the rule above would call the
+#: wrong type, and why it is a ValueError there.
+_OPTIONAL = "None is allowed (another argument can stand in for it); this call needs it: a ValueError"
+_AUTO = "max_items takes 'auto', so '3' is a str with the wrong value: a ValueError"
+VALUE_NOT_TYPE = {
+    ("select_batch", "budgets", "list"): "budgets takes one int or an array: [10] is an array of the wrong length",
+    ("crush", "max_items", "str"): _AUTO,
+    ("crush_json", "max_items", "str"): _AUTO,
+    ("dedup text", "texts", "None"): _OPTIONAL,
+    ("dedup sequence", "texts", "None"): _OPTIONAL,
+    ("dedup minhash", "texts", "None"): _OPTIONAL,
+    ("dedup cosine", "embeddings", "None"): _OPTIONAL,
+    ("diversify", "texts", "None"): _OPTIONAL,
+    ("select_texts (vectors)", "embeddings", "None"): _OPTIONAL,
+    ("select_texts (vectors)", "query", "str"): "a text query is allowed; with vectors it needs embedder=",
+}  # fmt: skip
+
+
+def expected_error(fname: str, arg: str, cat: str, label: str) -> tuple[type[Exception], ...]:
+    """The error a bad value must raise: TypeError for the wrong type, ValueError for a wrong value."""
+    if (fname, arg, label) in VALUE_NOT_TYPE:
+        return (ValueError,)
+    if cat in WHOLE_NUMBERS:
+        wrong_type = label not in ("-1", "0")
+    elif cat in NUMBERS:
+        wrong_type = label in ("None", "True", "str")
+    else:
+        wrong_type = label in TYPE_LABELS
+    return (TypeError,) if wrong_type else (ValueError,)
+
+
+def names_the_argument(msg: str, arg: str) -> bool:
+    """Whether ``msg`` names ``arg`` (or a name ``SAYS`` allows for it) as a word of its own."""
+    msg = msg.lower()
+    return any(
+        re.search(rf"(?<![a-z0-9_]){re.escape(n)}(?![a-z0-9_])", msg)
+        for n in SAYS.get(arg, ()) + (arg.lower(),)
+    )
 
 
 @pytest.mark.parametrize("fname, arg, cat, label", list(_cases(strict=True)))
@@ -939,11 +997,14 @@ def check_bad_value(registry, fname, arg, cat, label):
     bad = _value(cat, valid, arg, label, True)
     kw = {**valid, arg: bad}
     before = copy.deepcopy(kw)
+    want = expected_error(fname, arg, cat, label)
     with pytest.raises((ValueError, TypeError)) as info:
         f(**kw)
-    msg = str(info.value).lower()
-    names = SAYS.get(arg, ()) + (arg.lower(),)
-    assert any(n in msg for n in names), f"the message does not name {arg!r}: {info.value}"
+    assert isinstance(info.value, want), (
+        f"{fname}({arg}={label}) raised {type(info.value).__name__}, not {' or '.join(w.__name__ for w in want)}: "
+        f"{info.value}"
+    )
+    assert names_the_argument(str(info.value), arg), f"the message does not name {arg!r}: {info.value}"
     assert "\n" not in str(info.value).strip() or len(str(info.value)) < 400
     for k, v in before.items():  # nothing was modified
         if isinstance(v, np.ndarray):

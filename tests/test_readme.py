@@ -4,7 +4,10 @@ The Python blocks run in order in one namespace (a reader pastes them into one
 session); the ``bash`` blocks after the first (the install lines, which
 ``.ci/run`` runs verbatim) run line by line, in order, in one scratch folder;
 a line fails the test on a non-zero status or a traceback.  Both run in a
-scratch working directory, so whatever the examples write lands there.
+scratch working directory, so whatever the examples write lands there.  The
+other command lines (the ``text`` blocks: the install lines with extras and the
+docs build) must be lines of ``.ci/run``, verbatim and in the README's order:
+a command that only a test reads can break on a fresh clone unseen.
 """
 
 from __future__ import annotations
@@ -76,3 +79,59 @@ def test_ci_runs_the_two_lines_verbatim_first_in_order():
     assert at == sorted(at)
     before = [ln for ln in ci[: at[0]] if ln and not ln.startswith("#")]
     assert not any("pip install" in ln or "pytest" in ln for ln in before), before
+
+
+def _command_lines(body: str) -> list[str]:
+    """The lines of a block that are commands (not blank, not a comment), as written."""
+    return [ln.rstrip() for ln in body.strip().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def test_ci_runs_every_other_command_line_of_the_readme_verbatim():
+    """Every line of the README's ``text`` blocks is a line of ``.ci/run`` (the comment too), in order.
+
+    The first ``bash`` block is checked above, the other ``bash`` blocks run in
+    ``test_shell_blocks_run_in_order`` (the system leg), the ``python`` blocks in
+    ``test_python_blocks_run_in_order``; this covers the rest, among them the docs build
+    (``pip install -e ".[docs]"`` then Sphinx ``-W``), which the ``ci`` extra alone would hide.
+    """
+    ci = [ln.strip() for ln in (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    blocks = [_command_lines(body) for body in _blocks("text")]
+    assert any(any("sphinx" in ln for ln in b) for b in blocks), (
+        "the README's docs command is not in a text block"
+    )
+    for lines in blocks:
+        missing = [ln for ln in lines if ln not in ci]
+        assert not missing, f".ci/run does not run these README lines verbatim: {missing}"
+        at = [ci.index(ln) for ln in lines]
+        assert at == sorted(at), f".ci/run runs these README lines out of order: {lines}"
+
+
+def test_ci_builds_the_docs_in_a_fresh_venv_of_their_own():
+    """The README's docs lines run in a venv made just before them, from nothing, so that the
+    ``docs`` extra alone must bring what the executed pages import."""
+    ci = [ln.strip() for ln in (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    docs = next(_command_lines(b) for b in _blocks("text") if "sphinx" in b)
+    install = ci.index(docs[0])
+    made = [k for k, ln in enumerate(ci[:install]) if ln.startswith("python3 -m venv ")]
+    assert made, "no venv is made before the README's docs lines"
+    venv = ci[made[-1]].split()[-1]
+    between = ci[made[-1] + 1 : install]
+    assert f". {venv}/bin/activate" in between, between
+    assert not any("pip install" in ln for ln in between), between
+    assert ci[install : install + len(docs)] == docs, "the README's docs lines run one after the other"
+
+
+def _capabilities(text: str) -> list[tuple[str, str]]:
+    """(capability, guide page) of each row of the capability table."""
+    rows = re.findall(r"^\| ([a-zA-Z][^|]*?) \| [^|]+ \| \[[^]]+\]\((?:docs/)?([^)]+)\) \|$", text, re.M)
+    return [(name, page) for name, page in rows if name != "capability"]
+
+
+def test_the_index_lists_the_readmes_capabilities():
+    """The site's front page and the README draw the same capability table (names and guides)."""
+    readme = _capabilities(README.read_text(encoding="utf-8"))
+    index = _capabilities((README.parent / "docs" / "index.md").read_text(encoding="utf-8"))
+    assert len(readme) >= 9, readme
+    assert index == readme
+    for _, page in index:
+        assert (README.parent / "docs" / page).is_file(), page

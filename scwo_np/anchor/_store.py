@@ -221,6 +221,11 @@ class CrushStore:
     ('[{"id":1,"level":"INFO"},{"id":2,"level":"INFO"},{"id":3,"level":"INFO"}]', 3, 12)
     """
 
+    #: What "when" means for recency (``created`` and ``used``, and so for eviction): the wall clock.
+    #: Private; a test sets a logical clock on an instance (``store._clock = itertools.count().__next__``)
+    #: so that the order of uses, not the resolution of ``time.time()``, decides what is evicted.
+    _clock = staticmethod(time.time)
+
     def __init__(
         self,
         path: str | os.PathLike | None = None,
@@ -307,7 +312,7 @@ class CrushStore:
             ckey = None
         else:
             ckey = _crush_key(akey, at) if key is None else key
-        now = time.time()
+        now = self._clock()
         with self._lock:
             db = self._db
             begin_write(db, self.path, "crush store")
@@ -409,7 +414,7 @@ class CrushStore:
                 f"no array under key {key!r} in {self.path} (never stored there, or evicted since)"
             )
         with self._lock:
-            now = time.time()
+            now = self._clock()
             try:
                 self._db.execute("UPDATE arrays SET used = ? WHERE key = ?", (now, akey))
                 if crush is not None:

@@ -442,9 +442,7 @@ def _bench_crush() -> int:
     from ..bench import crush_bench
 
     r = crush_bench()
-    _out(
-        f"crush_json(budget={r['budget']:,}) on {r['n']:,} log records ({r['input_tokens']:,} tokens)\n"
-    )
+    _out(f"crush_json(budget={r['budget']:,}) on {r['n']:,} log records ({r['input_tokens']:,} tokens)\n")
     _out("| tool | best time | tokens kept | items kept |")
     _out("|---|---|---|---|")
     _out(f"| scwo_np | {r['ours_ms']:.1f} ms | {r['ours_tokens']:,} | {r['ours_items']:,} |")

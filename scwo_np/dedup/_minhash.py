@@ -103,13 +103,7 @@ MAX_NUM_PERM = 1024
 
 
 def _check_num_perm(num_perm: object) -> int:
-    if (
-        isinstance(num_perm, bool)
-        or not isinstance(num_perm, int | np.integer)
-        or not 1 <= num_perm <= MAX_NUM_PERM
-    ):
-        raise ValueError(f"num_perm must be an integer in [1, {MAX_NUM_PERM}]; got {num_perm!r}.")
-    return int(num_perm)
+    return check_int(num_perm, name="num_perm", low=1, high=MAX_NUM_PERM)
 
 
 def lsh_params(threshold: float, num_perm: int, miss_weight: float = 0.5) -> tuple[int, int]:

@@ -8,9 +8,9 @@ with ``--http``.  ``mcp_latency`` (``scwo bench --mcp``) moved to :mod:`scwo_np.
 its old name here still works until 0.3, with a ``DeprecationWarning``.
 """
 
+from ..validation import renamed_attributes
 from ._server import build_server, default_data_dir
 from ._tools import Limits, Tools
-from ..validation import renamed_attributes
 
 __all__ = ["Limits", "Tools", "build_server", "default_data_dir"]
 

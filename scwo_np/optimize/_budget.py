@@ -20,10 +20,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._registry import Registry
 from ..tokens import CHARS_PER_TOKEN, estimate_tokens
 from ..validation import (
-    as_array,
     check_budget,
     check_costs,
     check_int,
+    check_ndim,
     check_scores,
 )
 
@@ -38,12 +38,7 @@ FIT_MODES: Registry[str] = Registry(
 
 def _length(x: object, name: str, what: str) -> int:
     """Length of a 1-D array argument, or a clear error."""
-    if isinstance(x, str | bytes):
-        raise TypeError(f"{name} must be a 1-D array, {what}; got a {type(x).__name__}.")
-    a = as_array(x, name=name)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, {what}; got shape {a.shape}.")
-    return a.shape[0]
+    return check_ndim(x, 1, name=name, what=what).shape[0]
 
 
 def best_first(scores: ArrayLike | None, n: int) -> NDArray[np.int64]:

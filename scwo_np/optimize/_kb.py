@@ -45,6 +45,7 @@ from ..validation import (
     check_embeddings,
     check_lam,
     check_query,
+    check_text,
     check_token_count,
     check_unit_interval,
 )
@@ -316,8 +317,9 @@ class KBContextOptimizer:
                 raise TypeError(f"matches[{i}] is {type(m).__name__}; each match must be a dict.")
         texts = [_field(m, "text", "content") for m in matches]
         for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"matches[{i}] has no text (a 'text' or 'content' string); got {t!r}.")
+            if t is None:
+                raise ValueError(f"matches[{i}] has no text; give each match a 'text' or 'content' string.")
+            check_text(t, name=f"matches[{i}] text")
         ids = [_field(m, "id", default=i) for i, m in enumerate(matches)]
         if len(set(map(repr, ids))) != n:
             raise ValueError("match ids must be unique; give every match its own 'id'.")

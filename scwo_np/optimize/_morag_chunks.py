@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.sparse import csr_matrix
 
+from ..validation import check_finite_float
 from ._kb import Removal
 
 __all__ = [
@@ -261,10 +262,7 @@ def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk
                 raise TypeError(
                     f"chunks[{k}].{attr} must be a list of strings; got {v!r} (a bare string would be split into letters)."
                 )
-        if not isinstance(c.relevance_score, int | float) or not np.isfinite(c.relevance_score):
-            raise ValueError(
-                f"chunks[{k}].relevance_score must be a finite number; got {c.relevance_score!r}."
-            )
+        check_finite_float(c.relevance_score, name=f"chunks[{k}].relevance_score")
         if isinstance(c.id, bool) or not isinstance(c.id, str | int):
             raise TypeError(f"chunks[{k}].id must be a str or an int; got {type(c.id).__name__}.")
         if c.id in seen:

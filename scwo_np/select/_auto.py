@@ -29,7 +29,7 @@ from numba import njit
 from numpy.typing import ArrayLike
 
 from .._config import JIT
-from ..validation import check_scores, renamed_attributes, renamed_keywords
+from ..validation import check_ndim, check_scores, renamed_attributes, renamed_keywords
 
 __all__ = [
     "AUTO_BROAD",
@@ -134,8 +134,7 @@ def auto_lam(relevance: ArrayLike, query: str | None = None) -> float:
     >>> auto_lam(group)                                   # five stand out
     0.9
     """
-    if np.ndim(relevance) != 1:
-        raise ValueError(f"relevance must be 1-d, one score per candidate; got shape {np.shape(relevance)}.")
+    check_ndim(relevance, 1, name="relevance", what="one score per candidate")
     if query is not None and not isinstance(query, str):
         raise TypeError(f"query must be a str or None; got {type(query).__name__}.")
     return _rule(check_scores(relevance, len(relevance), name="relevance"), query)

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
-from ..validation import check_budget, check_costs, check_embeddings, check_query, check_row_norms
+from ..validation import check_budget, check_costs, check_embeddings, check_ndim, check_query, check_row_norms
 from ._mmr import mmr_select
 
 __all__ = ["truncate", "topk_relevance", "coverage"]
@@ -37,8 +37,7 @@ def truncate(costs: ArrayLike, budget: int) -> NDArray[np.int64]:
     >>> truncate([100, 200, 50, 10], budget=320)
     array([0, 1])
     """
-    if np.ndim(costs) != 1:
-        raise ValueError(f"costs must be 1-D, one token count per chunk; got shape {np.shape(costs)}.")
+    check_ndim(costs, 1, name="costs", what="one token count per chunk")
     c = check_costs(costs, len(costs))
     budget = check_budget(budget)
     k = int(np.searchsorted(np.cumsum(c), budget, side="right"))

@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
 from .._config import JIT, PJIT
-from ..validation import check_lam, check_row_norms
+from ..validation import check_int, check_lam, check_row_norms
 from . import _gram
 from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy
 from ._ground import _spherical_kmeans, ground_weights
@@ -119,11 +119,11 @@ def facility_location_select(
 
 
 def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(
             f"ground must be None, a positive number of cluster centres or (centres, labels); got {k!r}."
         )
-    return int(k)
+    return check_int(k, name="ground", low=1)
 
 
 def _checked_clusters(ground, E, nrm):

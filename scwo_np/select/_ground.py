@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
 from .._config import JIT, PJIT
-from ..validation import check_embeddings, check_row_norms
+from ..validation import check_embeddings, check_int, check_row_norms
 from . import _gram
 
 __all__ = ["cluster_ground"]
@@ -73,10 +73,8 @@ def cluster_ground(
     array([1, 1, 0, 0])
     """
     E = check_embeddings(embeddings)
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive whole number of centres; got {k!r}.")
-    if isinstance(iters, bool) or not isinstance(iters, int | np.integer) or iters < 0:
-        raise ValueError(f"iters must be a whole number >= 0; got {iters!r}.")
+    k = check_int(k, name="k", low=1)
+    iters = check_int(iters, name="iters", low=0)
     n = E.shape[0]
     if n == 0:
         raise ValueError("embeddings has no rows; there is nothing to cluster.")

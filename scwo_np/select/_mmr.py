@@ -102,6 +102,7 @@ from ..validation import (
     check_costs,
     check_embeddings,
     check_lam,
+    check_ndim,
     check_nonnegative_float,
     check_queries,
     check_query,
@@ -438,11 +439,7 @@ def mmr_select(
     fast = _fast(embeddings, query, costs, budget, lam, method, cexp, shift)
     if fast is not None:
         return fast if return_gains else fast[0]
-    if np.ndim(query) != 1:
-        raise ValueError(
-            f"query must be one embedding, shape (dim,); got shape {np.shape(query)}. "
-            "For several queries use mmr_select_multi."
-        )
+    check_ndim(query, 1, name="query", what="one embedding (for several queries use mmr_select_multi)")
     return _run(embeddings, query, None, costs, budget, lam, method, cexp, shift, return_gains)
 
 
@@ -509,9 +506,7 @@ def mmr_select_multi(
     >>> mmr_select_multi(E, Q, costs=[1, 1, 1], budget=2, weights=[1.0, 0.0], lam=1.0)
     array([0, 1])
     """
-    Q = np.asarray(queries)
-    if Q.ndim != 2:
-        raise ValueError(f"queries must be 2-D (n_queries, dim); got shape {Q.shape}.")
+    Q = check_ndim(queries, 2, name="queries", what="(n_queries, dim)")
     w = None
     if weights is not None:
         w = check_query_weights(weights, Q.shape[0])

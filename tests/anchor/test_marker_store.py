@@ -1,5 +1,6 @@
 """The omission marker and the store that gives dropped items back (issue 18)."""
 
+import itertools
 import json
 import os
 import signal
@@ -105,9 +106,9 @@ def test_retrieve_json_is_verbatim_and_the_key_is_the_crush():
 
 def test_the_store_evicts_the_least_recently_used(tmp_path):
     store = CrushStore(tmp_path / "s.sqlite", max_entries=3)
+    store._clock = itertools.count(1.0).__next__  # a logical clock: each put or retrieve one tick later
     keys = [store.put([json.dumps({"i": i, "pad": "x" * 100})]) for i in range(3)]
     store.retrieve(keys[0])  # now the most recently used
-    time.sleep(0.01)
     keys.append(store.put(['{"i": 3}']))
     assert set(store.keys()) == {keys[0], keys[2], keys[3]}
     small = CrushStore(tmp_path / "b.sqlite", max_bytes=2_000)

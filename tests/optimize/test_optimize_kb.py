@@ -143,7 +143,7 @@ def test_async_wrapper():
 @pytest.mark.parametrize(
     "matches, options, exc, match",
     [
-        ([{"id": 1, "score": 1.0}], {}, TypeError, "has no text"),
+        ([{"id": 1, "score": 1.0}], {}, ValueError, "has no text"),
         (
             [{"id": 1, "text": "a", "score": 1.0}, {"id": 1, "text": "b", "score": 1.0}],
             {},

@@ -96,11 +96,16 @@ def test_every_candidate_as_its_own_centre_is_the_dense_objective():
 )
 def test_bad_ground_is_a_clear_error(ground, match):
     E = np.random.default_rng(0).standard_normal((10, 3))
-    with pytest.raises(ValueError, match=match):
+    error = TypeError if isinstance(ground, bool | float) else ValueError  # the wrong type, or a wrong value
+    with pytest.raises(error, match=match):
         facility_location_select(E, E[0], np.ones(10, dtype=int), 3, ground=ground)
 
 
-@pytest.mark.parametrize("k, iters", [(0, 1), (-1, 1), (2.5, 1), (True, 1), (2, -1), (2, 1.5)])
-def test_bad_cluster_arguments_are_clear_errors(k, iters):
-    with pytest.raises(ValueError, match="k must|iters must"):
+@pytest.mark.parametrize(
+    "k, iters, error",
+    [(0, 1, ValueError), (-1, 1, ValueError), (2.5, 1, TypeError), (True, 1, TypeError), (2, -1, ValueError),
+     (2, 1.5, TypeError)],
+)  # fmt: skip
+def test_bad_cluster_arguments_are_clear_errors(k, iters, error):
+    with pytest.raises(error, match="k must|iters must"):
         cluster_ground(np.eye(4), k, iters=iters)

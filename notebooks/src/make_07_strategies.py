@@ -1,11 +1,11 @@
-"""Builds notebooks/06_strategies.ipynb (executed, outputs saved)."""
+"""Builds notebooks/07_strategies.ipynb (executed, outputs saved)."""
 
 from _builder import Builder
 
 nb = Builder()
 md, code = nb.md, nb.code
 
-md("""# 06 — Which strategy puts the answer into the context?
+md("""# 07 — Which strategy puts the answer into the context?
 
 `scwo_np.select_by_strategy(..., strategy=...)` offers MMR, max-sum diversity (MSD), a DPP, SSD and the
 exact knapsack optimum. Here they meet real questions with known answers: the Python FAQ from
@@ -90,4 +90,4 @@ recall = {(r["strategy"], r["budget"]): r["answer_recall"] for r in rows["held_o
 assert recall[("top-k", 200)] <= recall[("top-k", 800)]
 print("ok")""")
 
-nb.write("06_strategies.ipynb")
+nb.write("07_strategies.ipynb")
