@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from ._words import WORD
 from .validation import check_text
 
 __all__ = ["ABBREVIATIONS", "DEPENDENT_STARTS", "sentence_units", "split_sentences"]
@@ -76,7 +77,6 @@ DEPENDENT_PAIRS = frozenset(
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+•‣◦]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
 _END = re.compile(r"[.!?…]+[\"'”’)\]}»]*(?=\s)")
-_WORD = re.compile(r"[\w'’-]+")
 _LINE_END_MARK = (".", "!", "?", ":", ";", "…", '"', "”", "'", "’", ")")
 
 
@@ -171,7 +171,7 @@ def _needs_previous(piece: str, kind: str, prev: tuple[str, str] | None) -> bool
     head = piece.lstrip()
     if head.startswith(("...", ">>>")) and ">>>" in before:
         return True
-    words = [w.lower() for w in _WORD.findall(head[:80])[:2]]
+    words = [w.lower() for w in WORD.findall(head[:80])[:2]]
     if not words:
         return False
     return words[0] in DEPENDENT_STARTS or (len(words) == 2 and (words[0], words[1]) in DEPENDENT_PAIRS)

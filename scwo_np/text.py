@@ -1,15 +1,43 @@
-"""The one tokenizer: text becomes ragged integer arrays once, so kernels never see strings.
+"""The one text module: words, stop words, sentences, and text as ragged integer arrays.
 
-A ragged array is CSR style: ``indptr`` of length ``n + 1`` and a flat
-``data`` array; item ``i`` is ``data[indptr[i]:indptr[i + 1]]``.
+Every part of scwo_np that reads text reads it through this module, so a word, a stop
+word and a sentence mean the same thing in selection, HSCA, JSON anchoring and the
+optimizers:
 
-* :func:`word_sets` — the KB Labs ADR's words: lowercased, split on
-  whitespace, longer than two characters, as *sets* of integer word ids
-  (sorted, unique per text).  Python's ``str.lower``/``str.split`` define
-  lowercasing and whitespace, and length counts code points (the ADR's
-  TypeScript counts UTF-16 units, so an emoji counts once here, twice there).
-* :func:`code_points` — every character as its Unicode code point, for
-  character-level similarity (difflib's ``SequenceMatcher``).
+* :data:`WORD` — the one word pattern (a run of letters with one inner apostrophe), and
+  :func:`words`, the lower-case words of a text by it;
+* :data:`TERM` — search terms in data (letters, digits and ``_``: ``500``, ``user_id``), for
+  queries over records, where a status code or an id is what is asked for;
+* :data:`STOPWORDS` — the one list of English function words;
+* :func:`split_sentences` — the one sentence splitter (code blocks, list items, log lines
+  and verse, abbreviations, decimals, inline code), and :func:`sentence_units`, the
+  units sentence-level selection keeps or drops whole;
+* the one token estimate is :func:`scwo_np.tokens.estimate_tokens` (with the other token
+  counters: ``len(text) / 4``, rounded down as MoRAG's spec has it or up for a hard budget);
+* :func:`word_sets` — the KB Labs ADR's words as sets of integer ids;
+* :func:`code_points` — every character as its Unicode code point.
+
+Where a capability defines words by its own specification or model, it keeps that
+definition, written here or next to the reason:
+
+* :func:`word_sets` splits on white space and keeps words longer than two characters
+  (lowercased): the ADR's Jaccard dedup specifies exactly that (``split(/\\s+/)``,
+  ``length > 2``), so ``"cat!"`` is a word there.
+* MoRAG's query overlap (``optimize``) compares ``query.lower().split()`` with each chunk's
+  whitespace words, as its spec writes it.
+* HSCA layer 1 reads a stream of :data:`WORD` words and the marks ``, : . ! ? ;`` (a run of
+  neighbours ends at a comma or colon, a sentence at ``. ! ? ;``): its background table of
+  word associations was counted offline with that definition, and its scores are pinned
+  bit for bit (``tests/golden``).
+* The LSA embedder's vocabulary is scikit-learn's ``TfidfVectorizer`` default: a part of
+  the model, not a reading of text.
+* JSON anchoring sizes a crush from *facts* of values normalised first (digits become
+  ``#``, ``anchor._auto``): a value's shape, not its words.
+
+Ragged arrays are CSR style: ``indptr`` of length ``n + 1`` and a flat ``data`` array;
+item ``i`` is ``data[indptr[i]:indptr[i + 1]]``.  :func:`word_sets` lowercases with
+``str.lower`` and splits with ``str.split``; length counts code points (the ADR's
+TypeScript counts UTF-16 units, so an emoji counts once here, twice there).
 """
 
 from __future__ import annotations
@@ -23,9 +51,57 @@ from numpy.typing import NDArray
 
 from ._config import JIT
 from ._sentences import sentence_units, split_sentences
-from .validation import check_int, check_texts
+from ._words import STOPWORDS, TERM, WORD
+from .validation import check_int, check_text, check_texts
 
-__all__ = ["Ragged", "code_points", "sentence_units", "split_sentences", "word_sets"]
+__all__ = [
+    "STOPWORDS",
+    "TERM",
+    "WORD",
+    "Ragged",
+    "code_points",
+    "sentence_units",
+    "split_sentences",
+    "word_sets",
+    "words",
+]
+
+
+def words(text: str, *, min_chars: int = 1, stopwords: bool = True) -> list[str]:
+    """The words of ``text`` (:data:`WORD`), lower case, in order.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+    min_chars : int
+        Words shorter than this (in code points) are left out.
+    stopwords : bool
+        False leaves out the words of :data:`STOPWORDS`.
+
+    Returns
+    -------
+    list of str
+        The words, repeats included.
+
+    Examples
+    --------
+    >>> words("It's 3.14 o’clock: the x_1 CATS don't!")
+    ["it's", 'o’clock', 'the', 'x', 'cats', "don't"]
+    >>> words("The cats sat on the mat.", min_chars=3, stopwords=False)
+    ['cats', 'sat', 'mat']
+    """
+    text = check_text(text)
+    min_chars = check_int(min_chars, name="min_chars", low=1)
+    if not isinstance(stopwords, bool):
+        raise TypeError(
+            f"stopwords must be True (keep the stop words) or False (leave them out); "
+            f"got {type(stopwords).__name__} {stopwords!r}."
+        )
+    out = WORD.findall(text.lower())
+    if min_chars > 1 or not stopwords:
+        out = [w for w in out if len(w) >= min_chars and (stopwords or w not in STOPWORDS)]
+    return out
 
 
 class Ragged(NamedTuple):

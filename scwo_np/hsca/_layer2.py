@@ -49,9 +49,11 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from ..text import STOPWORDS, WORD
+from ..text import words as words_of  # domain_scores has an argument named words
 from ..validation import check_nonnegative_float, check_text, check_unit_interval
 from ._data import data_file
-from ._layer1 import STOPWORDS, relational_weights
+from ._layer1 import relational_weights
 from ._types import DomainTag
 
 __all__ = [
@@ -156,7 +158,6 @@ RELATED = {
 #: Share of a chunk's content words that must belong to a domain's lexicon to tag it.
 DOMAIN_THRESHOLD = 0.06
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+(?=\s*[^\s\w]*[A-Z])")
 _PRONOUN = re.compile(r"\b(he|she|it|they|him|her|them|his|its|their|this|these|those)\b", re.I)
 _CLAUSE = re.compile(r"[,;:]|\b(which|that|because|although|while|whereas|if|when|unless|since)\b", re.I)
@@ -285,7 +286,7 @@ def content_stems(text: str) -> set[str]:
     >>> sorted(content_stems("The court heard the marmalade evidence."))
     ['heard', 'marmalad']
     """
-    stems = {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not _word_domains(w)}
+    stems = {stem(w) for w in words_of(text, stopwords=False) if not _word_domains(w)}
     return {x for x in stems if len(x) >= 3}
 
 
@@ -406,7 +407,7 @@ def domain_scores(
     (0.0, 0.5)
     """
     text = check_text(text)
-    tokens = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    tokens = words_of(text, stopwords=False)
     counts = dict.fromkeys(DOMAIN_LEXICONS, 0)
     for w in tokens:
         ds = _word_domains(w)
@@ -543,10 +544,10 @@ def coherence(text: str, *, layer1: float | None = None) -> float:
     (True, True, True)
     """
     text = check_text(text)
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     if not words:
         return 0.0
-    sentences = [s for s in _SENT.split(text.strip()) if _WORD.search(s)]
+    sentences = [s for s in _SENT.split(text.strip()) if WORD.search(s)]
     n_sent = max(len(sentences), 1)
     length = _band(len(words) / n_sent, 8, 30, 0.8)
     punct = _band(len(_PUNCT.findall(text)) / len(words), 0.03, 0.4, 1.2)
