@@ -35,18 +35,15 @@ Document frequencies are over the candidates themselves.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import numbers
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import snowballstemmer
-
 from ..text import TERM
+from ..text import stem as _stem
 from ..validation import check_int, check_text
 from ._config import AnchorConfig
 from ._keep import _STOP
@@ -334,17 +331,6 @@ def filter_positions(
     if where is None:
         return list(positions)
     return [i for i in positions if where(items[i])]
-
-
-_STEMMERS = threading.local()  # a Snowball stemmer is not thread-safe: one per thread
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    stemmer = getattr(_STEMMERS, "english", None)
-    if stemmer is None:
-        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return stemmer.stemWord(word)
 
 
 def query_terms(query: str) -> list[str]:

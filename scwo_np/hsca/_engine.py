@@ -47,10 +47,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from ..text import words
+from ..text import stem, words
 from ..validation import check_int, check_text, check_unit_interval
 from ._layer1 import beat_weights, check_window, relational_weights
-from ._layer2 import coherence, domain_scores, domain_tags, stem
+from ._layer2 import coherence, domain_scores, domain_tags
 from ._layer3 import nuance_flags
 from ._types import ContextSnapshot, NuanceFlag, WeightedChunk
 

@@ -43,13 +43,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-import snowballstemmer
-
-from ..text import STOPWORDS, WORD
+from ..text import STOPWORDS, WORD, stem
 from ..text import words as words_of  # domain_scores has an argument named words
 from ..validation import check_nonnegative_float, check_text, check_unit_interval
 from ._data import data_file
@@ -169,24 +166,6 @@ _PRONOUN = re.compile(r"\b(he|she|it|they|him|her|them|his|its|their|this|these|
 _CLAUSE = re.compile(r"[,;:]|\b(which|that|because|although|while|whereas|if|when|unless|since)\b", re.I)
 _PUNCT = re.compile(r"[^\w\s]")
 _VALID = {t.value for t in DomainTag}
-
-
-_STEMMERS = threading.local()  # Snowball stemmers keep state between calls: one per thread.
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """The English Snowball (Porter2) stem, so "courts", "courted" and "court" match one entry.
-
-    Examples
-    --------
-    >>> [stem(w) for w in ("courts", "proceedings", "calculations", "calculate", "glass", "is")]
-    ['court', 'proceed', 'calcul', 'calcul', 'glass', 'is']
-    """
-    stemmer = getattr(_STEMMERS, "english", None)
-    if stemmer is None:
-        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return stemmer.stemWord(word)
 
 
 #: Endings that make an inflected form of a word ("rights", "using", "studied").
