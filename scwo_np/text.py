@@ -58,7 +58,6 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-import snowballstemmer
 from numba import njit
 from numpy.typing import NDArray
 
@@ -150,6 +149,8 @@ _STEMMERS = threading.local()  # a Snowball stemmer keeps state between calls: o
 def _stem(word: str) -> str:
     stemmer = getattr(_STEMMERS, "english", None)
     if stemmer is None:
+        import snowballstemmer  # on first use: it loads every language's stemmer (~10 ms)
+
         stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
     return stemmer.stemWord(word)
 
