@@ -24,7 +24,7 @@ PACKAGES = [
     ("scwo_np.rerank", "scwo_np.rerank", "Batch reranking of Parquet and Arrow tables, with Dask."),
     ("scwo_np.embed", "scwo_np.embed", "Embedders (LSA, MiniLM) and the embedding cache."),
     ("scwo_np.tokens", "scwo_np.tokens", "Token counters."),
-    ("scwo_np.text", "scwo_np.text", "Ragged text arrays."),
+    ("scwo_np.text", "scwo_np.text", "Words, stop words, stems, sentences, ragged arrays."),
     ("scwo_np.datasets", "scwo_np.datasets", "The bundled sample data."),
     ("scwo_np.validation", "scwo_np.validation", "The argument checks every public function uses."),
     ("scwo_np.integrations.langchain", "scwo_np.integrations.langchain", "LangChain components."),

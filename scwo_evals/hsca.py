@@ -57,7 +57,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from scwo_np.hsca import DATA_SOURCE, HSCAEngine, Tuner
-from scwo_np.hsca._layer1 import STOPWORDS, relational_weights
+from scwo_np.hsca._layer1 import relational_weights
+from scwo_np.text import STOPWORDS
 from scwo_np.validation import check_int
 
 from ._result import EvalResult

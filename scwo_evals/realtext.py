@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from scwo_np.hsca._layer1 import STOPWORDS, relational_weights
-from scwo_np.hsca._layer2 import _WORD, coherence, domain_tags
+from scwo_np.hsca._layer1 import relational_weights
+from scwo_np.hsca._layer2 import coherence, domain_tags
 from scwo_np.hsca._tuning import auc
+from scwo_np.text import STOPWORDS, WORD
 from scwo_np.validation import check_int
 
 from ._result import EvalResult
@@ -125,7 +126,7 @@ def keyword_stuffed(text: str, rng: random.Random) -> str:
     >>> keyword_stuffed("Cats chase mice and mice flee cats.", random.Random(0)).endswith(".")
     True
     """
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     counts = Counter(w.lower() for w in words if w.lower() not in STOPWORDS and len(w) > 2)
     keywords = [w for w, _ in counts.most_common(4)] or ["thing"]
     out = [rng.choice(keywords) if i % 3 == 2 else rng.choice(words) for i in range(len(words))]
@@ -134,14 +135,14 @@ def keyword_stuffed(text: str, rng: random.Random) -> str:
 
 def word_salad(text: str, rng: random.Random) -> str:
     """The words of ``text`` in random order, cut into sentences of 8-16 words ending in a period."""
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     rng.shuffle(words)
     return _sentences(words, rng)
 
 
 def fragments(text: str, rng: random.Random) -> str:
     """Pieces of 2-4 consecutive words of ``text``, each ended with a period."""
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     out = []
     i = 0
     while i < len(words):

@@ -545,3 +545,21 @@ def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:
         w //= 2
         acc = acc[:, :w] + acc[:, w : 2 * w]
     return acc[:, 0].astype(np.float64)
+
+
+def query_cosines(E: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's cosine with ``q`` and its norm, bit for bit as selection computes relevance.
+
+    ``q`` is rounded to ``E``'s type; one canonical pass gives each row's dot with it and
+    its norm, the query's norm is the canonical one, and the cosine is
+    ``dot / (norm * qnorm)`` in float64: the relevance ``mmr_select`` ranks by (its gains
+    at ``lam=1``), so a similarity reported beside a selection is the one it used.
+    Unvalidated: ``E`` is a 2-D float32/float64 array, ``q`` a vector of its width; a
+    zero row gives a NaN cosine and a zero norm.
+    """
+    E = np.ascontiguousarray(E)
+    q = np.ascontiguousarray(q, dtype=E.dtype)
+    d, nrm = dots_norms(E, q)
+    qn = dots_norms(q.reshape(1, -1), q)[1][0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return d / (nrm * qn), nrm

@@ -1,20 +1,60 @@
-"""The one tokenizer: text becomes ragged integer arrays once, so kernels never see strings.
+"""The one text module: words, stop words, sentences, and text as ragged integer arrays.
 
-A ragged array is CSR style: ``indptr`` of length ``n + 1`` and a flat
-``data`` array; item ``i`` is ``data[indptr[i]:indptr[i + 1]]``.
+Every part of scwo_np that reads text reads it through this module, so a word, a stop
+word and a sentence mean the same thing in selection, HSCA, JSON anchoring and the
+optimizers:
 
-* :func:`word_sets` — the KB Labs ADR's words: lowercased, split on
-  whitespace, longer than two characters, as *sets* of integer word ids
-  (sorted, unique per text).  Python's ``str.lower``/``str.split`` define
-  lowercasing and whitespace, and length counts code points (the ADR's
-  TypeScript counts UTF-16 units, so an emoji counts once here, twice there).
-* :func:`code_points` — every character as its Unicode code point, for
-  character-level similarity (difflib's ``SequenceMatcher``).
+* :data:`WORD` — the one word pattern (a run of letters with one inner apostrophe), and
+  :func:`words`, the lower-case words of a text by it;
+* :data:`TERM` — search terms in data (letters, digits and ``_``: ``500``, ``user_id``), for
+  queries over records, where a status code or an id is what is asked for;
+* :data:`STOPWORDS` — the one list of English function words;
+* :func:`stem` — the English Snowball (Porter2) stem of a word, so "courts" and "court" meet
+  (HSCA's domains and topic shifts, JSON retrieval's query terms);
+* :func:`split_sentences` — the one sentence splitter (code blocks, list items, log lines
+  and verse, abbreviations, decimals, inline code), and :func:`sentence_units`, the
+  units sentence-level selection keeps or drops whole;
+* the one token estimate is :func:`scwo_np.tokens.estimate_tokens` (with the other token
+  counters: ``len(text) / 4``, rounded down as MoRAG's spec has it or up for a hard budget);
+* :func:`word_sets` — the KB Labs ADR's words as sets of integer ids;
+* :func:`code_points` — every character as its Unicode code point.
+
+Where a capability defines words by its own specification or model, it keeps that
+definition, written here or next to the reason:
+
+* :func:`word_sets` splits on white space and keeps words longer than two characters
+  (lowercased): the ADR's Jaccard dedup specifies exactly that (``split(/\\s+/)``,
+  ``length > 2``), so ``"cat!"`` is a word there.
+* MoRAG's query overlap (``optimize``) compares ``query.lower().split()`` with each chunk's
+  whitespace words, as its spec writes it.
+* HSCA layer 1 reads a stream of :data:`WORD` words and the marks ``, : . ! ? ;`` (a run of
+  neighbours ends at a comma or colon, a sentence at ``. ! ? ;``): its background table of
+  word associations was counted offline with that definition, and its scores are pinned
+  bit for bit (``tests/golden``).
+* HSCA layer 2's coherence counts sentence *marks* (every ``. ! ?`` before white space)
+  for its sentence-length factor: text cut into pieces ("The committee met. review the.")
+  must read as short sentences, which :func:`split_sentences` keeps together, as it must
+  for "e.g. the" (with it, the fragments of HSCA eval 6 scored a median 1.0, not 0.205).
+* A sentence unit glues to the one before when its first token points back ("It",
+  "However"); that token may be a number, a footnote mark or a contraction, which block
+  the rule (``_sentences._LEAD``; with :data:`WORD` the held-out quality figures dropped).
+* The LSA embedder's vocabulary is scikit-learn's ``TfidfVectorizer`` default: a part of
+  the model, not a reading of text.
+* JSON anchoring sizes a crush from *facts* of values normalised first (digits become
+  ``#``, ``anchor._auto``): a value's shape, not its words.
+
+Ragged arrays are CSR style: ``indptr`` of length ``n + 1`` and a flat ``data`` array;
+item ``i`` is ``data[indptr[i]:indptr[i + 1]]``.  :func:`word_sets` lowercases with
+``str.lower`` and splits with ``str.split``; length counts code points (the ADR's
+TypeScript counts UTF-16 units, so an emoji counts once here, twice there).
 """
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -23,9 +63,119 @@ from numpy.typing import NDArray
 
 from ._config import JIT
 from ._sentences import sentence_units, split_sentences
-from .validation import check_int, check_texts
+from .validation import check_int, check_text, check_texts
 
-__all__ = ["Ragged", "code_points", "sentence_units", "split_sentences", "word_sets"]
+__all__ = [
+    "STOPWORDS",
+    "TERM",
+    "WORD",
+    "Ragged",
+    "code_points",
+    "sentence_units",
+    "split_sentences",
+    "stem",
+    "word_sets",
+    "words",
+]
+
+
+def words(text: str, *, min_chars: int = 1, stopwords: bool = True) -> list[str]:
+    """The words of ``text`` (:data:`WORD`), lower case, in order.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+    min_chars : int
+        Words shorter than this (in code points) are left out.
+    stopwords : bool
+        False leaves out the words of :data:`STOPWORDS`.
+
+    Returns
+    -------
+    list of str
+        The words, repeats included.
+
+    Examples
+    --------
+    >>> words("It's 3.14 o’clock: the x_1 CATS don't!")
+    ["it's", 'o’clock', 'the', 'x', 'cats', "don't"]
+    >>> words("The cats sat on the mat.", min_chars=3, stopwords=False)
+    ['cats', 'sat', 'mat']
+    """
+    text = check_text(text)
+    min_chars = check_int(min_chars, name="min_chars", low=1)
+    if not isinstance(stopwords, bool):
+        raise TypeError(
+            f"stopwords must be True (keep the stop words) or False (leave them out); "
+            f"got {type(stopwords).__name__} {stopwords!r}."
+        )
+    out = WORD.findall(text.lower())
+    if min_chars > 1 or not stopwords:
+        out = [w for w in out if len(w) >= min_chars and (stopwords or w not in STOPWORDS)]
+    return out
+
+
+#: A word of prose: a run of letters, with one inner apostrophe ("don't", "o’clock").
+#: Digits and ``_`` end a word and are not part of one, so "3.14" and "x_1" hold no
+#: digit-bearing words.  HSCA's layers and its engine use it.
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+#: A search term in data: a run of letters, digits and ``_`` (``\w+``), so "500",
+#: "user_id" and "v2" are terms.  Queries over records need them: a status code or an id
+#: is what is asked for.  JSON retrieval (:mod:`scwo_np.anchor`) and the quality
+#: benchmark's answer 3-grams use it.
+TERM = re.compile(r"\w+")
+
+#: English function words (lower case): they co-occur with everything, so they carry no
+#: topic.  HSCA layer 1 leaves them out of its content words (its scores are pinned by
+#: ``tests/golden``), layer 2 out of its domain shares, the engine out of its topic-shift
+#: stems; JSON retrieval drops them from a query (except the few that name a record's
+#: state, ``anchor._keep``).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves also may might must
+    shall one two us upon yet via per""".split()
+)
+
+_STEMMERS = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        import snowballstemmer  # on first use: it loads every language's stemmer (~10 ms)
+
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
+
+
+def stem(word: str) -> str:
+    """The English Snowball (Porter2) stem of ``word``, so "courts", "courted" and "court" meet.
+
+    Thread-safe (a stemmer per thread) and cached.  Give it a lower-case word (:func:`words`).
+
+    Parameters
+    ----------
+    word : str
+        One word.
+
+    Returns
+    -------
+    str
+        Its stem.
+
+    Examples
+    --------
+    >>> [stem(w) for w in ("courts", "proceedings", "calculations", "calculate", "glass", "is")]
+    ['court', 'proceed', 'calcul', 'calcul', 'glass', 'is']
+    """
+    return _stem(check_text(word, name="word"))
 
 
 class Ragged(NamedTuple):

@@ -629,6 +629,12 @@ REGISTRY = {
     "code_points": (lambda **k: text.code_points(**k), dict(texts=TEXTS), dict(texts="texts")),
     "split_sentences": (lambda **k: text.split_sentences(**k), dict(text="One. Two."), dict(text="text")),
     "sentence_units": (lambda **k: text.sentence_units(**k), dict(text="One. It two."), dict(text="text")),
+    "stem": (lambda **k: text.stem(**k), dict(word="courts"), dict(word="text")),
+    "words": (
+        lambda **k: text.words(**k),
+        dict(text="One. Two.", min_chars=1, stopwords=True),
+        dict(text="text", min_chars="posint", stopwords="flag"),
+    ),
     "anchor_budget": (
         lambda **k: anchor.anchor_budget(**k),
         dict(n=100, max_items=10),

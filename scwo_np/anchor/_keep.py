@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..text import STOPWORDS, TERM
 from ._columns import Columns, _sorted_quantile
 from ._config import AnchorConfig, AnchorWeights
 
@@ -118,11 +119,16 @@ def anomaly_scores(c: Columns, z_cut: float = 3.5, max_share: float = 0.02) -> N
     return z
 
 
-_STOP = {
-    "the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "me", "my", "show", "find", "get", "give",
-    "what", "which", "who", "is", "are", "was", "with", "about", "from", "by", "at", "it", "this", "that",
-    "entries", "entry", "items", "item", "list", "all", "any", "please", "i", "you", "we", "do", "does",
-}  # fmt: skip
+#: Words of a query over records that name a state or a value ("host down", "not found",
+#: "May"): stop words in prose, terms here.
+_STATE_WORDS = frozenset({"up", "down", "off", "out", "no", "not", "may", "one", "two"})
+#: What people say to ask for records, not what the records hold.
+_REQUEST_WORDS = frozenset(
+    {"show", "find", "get", "give", "list", "please", "entries", "entry", "items", "item"}
+)
+#: Words of a query that are not terms: the one stop-word list (``scwo_np.text.STOPWORDS``) but
+#: the state words, and the request words.
+_STOP = (STOPWORDS - _STATE_WORDS) | _REQUEST_WORDS
 
 
 def _forms(t: str) -> list[str]:
@@ -152,9 +158,7 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         k.lower() for k in (*config.recency_keywords, *config.historical_keywords, *config.range_keywords)
     }
     terms = [
-        t
-        for t in dict.fromkeys(re.findall(r"\w+", query.lower()))
-        if len(t) > 1 and t not in _STOP | intent_words
+        t for t in dict.fromkeys(TERM.findall(query.lower())) if len(t) > 1 and t not in _STOP | intent_words
     ]
     score = np.zeros(c.n, dtype=np.int64)
     if not terms:

@@ -26,7 +26,7 @@ none, a bound of a type the field never holds) is a ``ValueError`` saying so
 
 BM25 (Robertson's, with Lucene's positive idf; ``k1 = 1.2``, ``b = 0.75``) runs over
 the candidates' words: each item's keys and values (numbers as their JSON text),
-lowercased, split into ``\\w+`` words and stemmed (Snowball English, so "installed"
+lowercased, split into :data:`scwo_np.text.TERM` words (``\\w+``) and stemmed (Snowball English, so "installed"
 finds "install" and "errors" finds "error"), against the query's words taken as the
 crush's query matching takes them (:func:`~scwo_np.anchor._keep.query_matches`: common
 words and position intents such as "latest" left out), stemmed the same way.
@@ -35,18 +35,15 @@ Document frequencies are over the candidates themselves.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import numbers
-import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import snowballstemmer
-
+from ..text import TERM
+from ..text import stem as _stem
 from ..validation import check_int, check_text
 from ._config import AnchorConfig
 from ._keep import _STOP
@@ -64,7 +61,6 @@ __all__ = [
 #: The operators of a ``where`` condition.
 OPERATORS = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
 _K1, _B = 1.2, 0.75
-_WORD = re.compile(r"\w+")
 _cfg = AnchorConfig()
 _INTENT = {k.lower() for k in (*_cfg.recency_keywords, *_cfg.historical_keywords, *_cfg.range_keywords)}
 
@@ -337,35 +333,24 @@ def filter_positions(
     return [i for i in positions if where(items[i])]
 
 
-_STEMMERS = threading.local()  # a Snowball stemmer is not thread-safe: one per thread
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    stemmer = getattr(_STEMMERS, "english", None)
-    if stemmer is None:
-        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return stemmer.stemWord(word)
-
-
 def query_terms(query: str) -> list[str]:
     """The query's distinct terms, stemmed: its words but the common ones and the position intents."""
-    words = [t for t in _WORD.findall(query.lower()) if len(t) > 1 and t not in _STOP and t not in _INTENT]
+    words = [t for t in TERM.findall(query.lower()) if len(t) > 1 and t not in _STOP and t not in _INTENT]
     return list(dict.fromkeys(_stem(t) for t in words))
 
 
 def _words(v: object, out: list[str]) -> None:
     if isinstance(v, str):
-        out.extend(map(_stem, _WORD.findall(v.lower())))
+        out.extend(map(_stem, TERM.findall(v.lower())))
     elif isinstance(v, Mapping):
         for k, x in v.items():
-            out.extend(map(_stem, _WORD.findall(str(k).lower())))
+            out.extend(map(_stem, TERM.findall(str(k).lower())))
             _words(x, out)
     elif isinstance(v, list | tuple):
         for x in v:
             _words(x, out)
     elif v is not None and not isinstance(v, bool):
-        out.extend(map(_stem, _WORD.findall(value_text(v).lower())))
+        out.extend(map(_stem, TERM.findall(value_text(v).lower())))
 
 
 def item_words(item: object) -> list[str]:

@@ -47,15 +47,14 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from ..text import stem, words
 from ..validation import check_int, check_text, check_unit_interval
-from ._layer1 import STOPWORDS, beat_weights, check_window, relational_weights
-from ._layer2 import coherence, domain_scores, domain_tags, stem
+from ._layer1 import beat_weights, check_window, relational_weights
+from ._layer2 import coherence, domain_scores, domain_tags
 from ._layer3 import nuance_flags
 from ._types import ContextSnapshot, NuanceFlag, WeightedChunk
 
 __all__ = ["HSCAEngine"]
-
-_TERM = re.compile(r"[^\W\d_]+", re.I)
 
 #: Least share of a turn's weight in its snapshot's domain summary, whatever its
 #: relational weight in the beat (weight = floor + (1 - floor) * beat weight).
@@ -72,12 +71,10 @@ COHESION_SHIFT = 0.15
 #: kept because one short turn gives too few words to compare with).
 COHESION_TURNS = 2
 
-_CONTENT_WORD = re.compile(r"[^\W\d_]{3,}")
-
 
 def _stem_counts(text: str) -> Counter:
     """Snowball stems of the content words (3+ letters, not stop words) of ``text``, counted."""
-    return Counter(stem(w) for w in _CONTENT_WORD.findall(text.lower()) if w not in STOPWORDS)
+    return Counter(stem(w) for w in words(text, min_chars=3, stopwords=False))
 
 
 def cohesion(a: Counter, b: Counter) -> float:
@@ -550,7 +547,7 @@ class HSCAEngine:
         if context_position is not None:
             context_position = check_int(context_position, name="context_position")
         radius = check_int(radius, name="radius")
-        terms = {t.lower() for t in _TERM.findall(query)}
+        terms = set(words(query))
         snaps = self._snapshots
         if last is not None:
             snaps = snaps[-last:] if last > 0 else []
@@ -561,8 +558,7 @@ class HSCAEngine:
             score = 0.0
             weight = 0.0
             for c in s.chunks:
-                words = {w.lower() for w in _TERM.findall(c.text)}
-                share = len(terms & words) / len(terms) if terms else 0.0
+                share = len(terms & set(words(c.text))) / len(terms) if terms else 0.0
                 w = 0.1 + 0.9 * c.layer1_score  # structure weighs in; a floor keeps sparse chunks findable
                 for f in c.nuance_flags:
                     w *= self.nuance_weights.get(f, 1.0)

@@ -53,29 +53,20 @@ from numpy.typing import NDArray
 
 from .._config import JIT
 from .._parallel import run_chunks
+from ..text import STOPWORDS, WORD
 from ..validation import check_int, check_texts
 from ._background import _is_association, background
 
-__all__ = ["STOPWORDS", "Tokens", "Layer1", "runs", "tokenize", "relational_weights", "beat_weights"]
-
-#: English function words: they co-occur with everything, so they are not concepts.
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her here
-    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
-    off on once only or other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your yours yourself yourselves also may might must
-    shall one two us upon yet via per""".split()
-)
+__all__ = ["Tokens", "Layer1", "runs", "tokenize", "relational_weights", "beat_weights"]
 
 _PARA = re.compile(r"\n\s*\n")
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-# The definition of the token stream: words (a typographic apostrophe is read as "'"), and the
-# marks that separate neighbours: "," for a comma or colon (a run ends), "." for . ! ? ; (a
-# sentence ends).  Single line breaks are wrapping, not sentence ends.  ``_tokens`` computes
+# The definition of the token stream: the words of ``scwo_np.text.WORD`` (a typographic
+# apostrophe is read as "'"), and the marks that separate neighbours: "," for a comma or colon
+# (a run ends), "." for . ! ? ; (a sentence ends).  Single line breaks are wrapping, not
+# sentence ends.  This, not ``split_sentences``, is layer 1's sentence: the background table
+# was counted offline with it (``runs``) and tests/golden pins the scores.  ``_tokens`` computes
 # ``[_MARK.get(t, t) for t in _TOKEN.findall(text.replace("’", "'"))]`` several times faster.
-_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|[,:]|[.!?;]")
+_TOKEN = re.compile(rf"{WORD.pattern}|[,:]|[.!?;]")
 _MARK = {":": ",", "!": ".", "?": ".", ";": "."}
 # bytes.translate table over UTF-8: ASCII marks folded to "," and ".", ASCII letters and "'" kept,
 # other ASCII characters a space; bytes of non-ASCII characters are left for the regex.

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from ..text import split_sentences
 from ..validation import check_text
 from ._types import NuanceFlag
 
@@ -56,9 +57,6 @@ _YOU_SHOULD = re.compile(r"\byou (should|must|need to|have to|can)\b|\bstep \d+\
 _URGENT = re.compile(
     r"\b(urgent|urgently|immediately|asap|emergency|hurry|right now|critical|at once)\b", re.I
 )
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @lru_cache(maxsize=1)
@@ -112,7 +110,8 @@ def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None)
             flags.append(NuanceFlag.EMOTIONAL_TONE_URGENT.value)
         # Per sentence, then the mean: VADER's own advice for paragraphs, and it keeps
         # VADER's per-word look-backs short (one call on a long text is quadratic-ish).
-        sentences = [x for x in _SENTENCE.split(text[:20000]) if x.strip()] or [text[:20000]]
+        head = text[:20000]
+        sentences = [head[a:b] for a, b in split_sentences(head)] or [head]
         compound = sum(vader.polarity_scores(x)["compound"] for x in sentences) / len(sentences)
         if compound >= 0.35:
             flags.append(NuanceFlag.EMOTIONAL_TONE_POSITIVE.value)

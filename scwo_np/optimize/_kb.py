@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _dot
 from .._registry import Registry
 from ..dedup import DEDUP_GROUPINGS, deduplicate
 from ..embed import EMBEDDERS, as_embedder, embed_texts, embedder_name
 from ..select import mmr_select
 from ..text import word_sets
-from ..tokens import as_token_counter, count_tokens
+from ..tokens import as_token_counter, count_tokens, estimate_tokens
 from ..validation import (
     DEPRECATED_SINCE,
     REMOVAL_IN,
@@ -49,7 +50,7 @@ from ..validation import (
     check_token_count,
     check_unit_interval,
 )
-from ._budget import CHARS_PER_TOKEN, best_first, fit_budget
+from ._budget import best_first, fit_budget
 from ._diversify import REASONS, diversify
 
 __all__ = ["KB_CAMEL_CASE", "KB_DEFAULTS", "KB_SELECTIONS", "KBContextOptimizer", "KBResult", "Removal"]
@@ -542,12 +543,11 @@ class KBContextOptimizer:
         q = opts["query_embedding"]
         if missing == len(matches) and q is not None and all(e is not None for e in embs):
             E = check_embeddings(embs, name="match embeddings")
-            qv = check_query(q, E.shape[1], name="query_embedding").astype(np.float64)
-            E = E.astype(np.float64)
-            norms = np.sqrt((E * E).sum(axis=1))
+            qv = check_query(q, E.shape[1], name="query_embedding")
+            cos, norms = _dot.query_cosines(E, qv)  # the cosine mmr_select ranks by, bit for bit
             if not np.all(np.isfinite(norms) & (norms > 0)):
                 raise ValueError("every match embedding must be finite and non-zero to rank by the query.")
-            return (E @ qv) / (norms * np.sqrt(qv @ qv))
+            return cos
         warnings.warn(
             f"{missing} of {len(matches)} matches have no 'score'; they count as 0, so input order decides "
             "among them. Give every match a score, or give every match an 'embedding' and pass "
@@ -562,7 +562,7 @@ class KBContextOptimizer:
         if t is not None:
             return int(t)  # checked whole by _costs
         if text:
-            return -(-len(text) // CHARS_PER_TOKEN)
+            return int(estimate_tokens([text], rounding="ceil")[0])  # the ADR's ~4 chars a token
         return opts["avg_tokens_per_chunk"]
 
     @staticmethod

@@ -56,7 +56,7 @@ from .._registry import Registry
 from ..dedup import Dedup, deduplicate
 from ..embed import as_embedder, embed_texts
 from ..select import mmr_select
-from ..tokens import as_token_counter, count_tokens
+from ..tokens import as_token_counter, count_tokens, estimate_tokens
 from ..validation import (
     MAX_BUDGET,
     RenamedWarning,
@@ -79,7 +79,6 @@ from ._morag_chunks import (
     _describe,
     _edges,
     _entities,
-    _estimate_tokens,
     _with_score,
     relationship_edges,
 )
@@ -471,7 +470,7 @@ class MoragContextOptimizer:
 
     def _count(self, texts: list[str]) -> list[int]:
         if self.token_counter is None:
-            return [_estimate_tokens(t) for t in texts]
+            return estimate_tokens(texts).tolist()  # the spec's len(text) // 4
         return count_tokens(texts, self.token_counter).tolist()
 
     def _embed(self, chunks: list[ContextChunk], query: str, query_embedding):

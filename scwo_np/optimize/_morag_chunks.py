@@ -236,10 +236,6 @@ class RelationshipEdges(NamedTuple):
     strength: NDArray[np.float64]
 
 
-def _estimate_tokens(text: str) -> int:
-    return len(text) // 4  # the spec's estimate
-
-
 def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk]:
     if isinstance(chunks, str | bytes | Mapping) or not isinstance(chunks, Iterable):
         raise TypeError(

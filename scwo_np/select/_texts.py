@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import _dot
 from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
@@ -378,10 +379,9 @@ def select_texts(
 
 
 def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Cosine of the picked rows with the query, in float64."""
-    X = np.asarray(E, dtype=np.float64)[idx]
-    qv = np.asarray(q, dtype=np.float64)
-    return X @ qv / (np.linalg.norm(X, axis=1) * np.linalg.norm(qv))
+    """Cosine of the picked rows with the query: the relevance ``mmr_select`` ranked them by
+    (``scwo_np._dot``, in the embeddings' precision), bit for bit."""
+    return _dot.query_cosines(np.asarray(E)[idx], q)[0]
 
 
 def _select_sentences(
@@ -441,13 +441,10 @@ def _select_sentences(
         raise ValueError(f"embeddings must have one row per text ({len(texts)}); got {E_texts.shape[0]}.")
     q = check_query(q, E_texts.shape[1])  # a vector query: finite, non-zero, the right length
     text_rel = _cosine(E_texts, q, np.arange(len(texts)))
-    S = (
-        np.asarray(V[[row[t] for t in units.sentences]], dtype=np.float64)
-        if units.sentences
-        else np.empty((0, 1))
-    )
-    S /= np.linalg.norm(S, axis=1, keepdims=True)
-    sent_rel = S @ q / np.linalg.norm(q)
+    S = V[[row[t] for t in units.sentences]] if units.sentences else np.empty((0, E_texts.shape[1]))
+    # Each sentence's relevance and norm from scwo_np._dot, as mmr_select computes them.
+    sent_rel, nrm = _dot.query_cosines(S, q) if units.sentences else (np.empty(0), np.empty(0))
+    S = np.asarray(S, dtype=np.float64) / nrm[:, None]
     # A unit is its sentences: its vector their mean direction, its relevance its best sentence's.
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)

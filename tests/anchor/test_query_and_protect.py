@@ -130,3 +130,23 @@ def test_an_inflected_query_term_finds_the_bare_verb():
     for query in ("which were configured", "packages configuring"):
         kept = crush(items, 40, query=query).tolist()
         assert set(want) <= set(kept), query
+
+
+def test_query_terms_drop_the_one_stop_word_list_but_keep_states_and_values():
+    # scwo_np.text.STOPWORDS leaves a query, but words that name a record's state stay terms,
+    # and numbers and ids are terms (scwo_np.text.TERM)
+    from scwo_np.anchor._retrieval import query_terms
+
+    assert query_terms("Show me where the hosts were down and the pages not found, please") == [
+        "host", "down", "page", "not", "found",
+    ]  # fmt: skip
+    assert query_terms("how many 500 errors had user_id 42 in May") == [
+        "mani",
+        "500",
+        "error",
+        "user_id",
+        "42",
+        "may",
+    ]
+    items = [{"host": f"h{i}", "state": "down" if i == 37 else "up"} for i in range(120)]
+    assert 37 in crush(items, 10, query="which host is down").tolist()
