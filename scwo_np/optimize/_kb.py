@@ -486,8 +486,8 @@ class KBContextOptimizer:
         opts["lam"] = check_lam(opts["lam"], name="option lam", auto=True)
         try:
             DEDUP_GROUPINGS.lookup(opts["dedup_grouping"])
-        except ValueError as exc:
-            raise ValueError(f"option dedup_{exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"option dedup_{exc}") from None
         for k in ("max_per_source", "max_chunks", "avg_tokens_per_chunk"):
             v = opts[k]
             if v is not None and (

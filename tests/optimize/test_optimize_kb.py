@@ -240,5 +240,5 @@ def test_dedup_never_drops_a_match_against_a_dropped_one():
     assert [m["id"] for m in res.chunks] == [0]
     with pytest.raises(ValueError, match="dedup_grouping must be one of 'greedy', 'components'"):
         KBContextOptimizer().optimize(matches, {"dedup_grouping": "chains"})
-    with pytest.raises(ValueError, match="dedup_grouping"):
+    with pytest.raises(TypeError, match="dedup_grouping"):
         KBContextOptimizer().optimize(matches, {"dedup_grouping": ["greedy"]})
