@@ -23,7 +23,6 @@ against the known answer.  The measures, averaged over the questions of a set an
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -33,7 +32,7 @@ from .._registry import Registry
 from ..datasets import QUESTION_SETS, load_questions
 from ..embed import EmbeddingCache, as_embedder, embed_texts
 from ..select import select_by_strategy, select_texts
-from ..text import split_sentences
+from ..text import TERM, split_sentences
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int, check_method
 
@@ -61,12 +60,11 @@ QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
     },
 )
 
-_WORD = re.compile(r"\w+")
 _MEASURES = ("hit", "share", "parts", "fill")
 
 
 def _grams(text: str) -> set[tuple[str, ...]]:
-    w = _WORD.findall(text.lower())
+    w = TERM.findall(text.lower())
     return {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from ..datasets import load_sample
+from ..tokens import estimate_tokens
 from ..validation import check_budget, check_int
 
 __all__ = ["mcp_latency"]
@@ -115,5 +116,5 @@ def mcp_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
         "protocol_share": max(0.0, 1.0 - smed / med),
         "calls": calls,
         "texts": len(texts),
-        "tokens_per_text": round(sum(len(t) for t in texts) / len(texts) / 4),
+        "tokens_per_text": round(float(estimate_tokens(texts).mean())),
     }

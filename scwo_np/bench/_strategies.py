@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _dot
 from .._registry import Registry
 from ..select import coverage, select_by_strategy
 from ..validation import (
@@ -138,7 +139,7 @@ def compare_strategies(
                 "fill": 0.0,
             }
             for q, gs in zip(Q, gold_sets, strict=True):
-                rel = unit @ (q / np.linalg.norm(q))
+                rel = _dot.query_cosines(E, q)[0]  # the relevance mmr_select ranks by
                 cand = np.argsort(-rel, kind="stable")[:candidates]
                 idx = cand[
                     select_by_strategy(np.ascontiguousarray(E[cand]), q, costs[cand], budget, **options)

@@ -96,8 +96,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
 def _relevance(E, q) -> np.ndarray | None:
     """Each row's cosine to ``q`` exactly as ``mmr_select`` computes it, or None for unusable input.
 
-    The dot products and norms come from ``scwo_np/_dot.py`` (its one recipe, in the embeddings'
-    precision), then ``dot / (norm * query norm)`` in float64, as the selection's first pass: so
+    :func:`scwo_np._dot.query_cosines` (the one recipe, in the embeddings' precision, then
+    ``dot / (norm * query norm)`` in float64, as the selection's first pass), so
     ``lam="auto"`` chosen from these is the choice ``mmr_select`` makes, and the relevance the CLI
     reports is the one the selection saw.  Shapes or types the selection would reject give None
     (``mmr_select`` then says what is wrong).
@@ -106,11 +106,7 @@ def _relevance(E, q) -> np.ndarray | None:
     if E.ndim != 2 or E.dtype.kind not in "fiu" or np.ndim(q) != 1 or np.shape(q)[0] != E.shape[1]:
         return None
     E = np.ascontiguousarray(E, dtype=E.dtype if E.dtype in (np.float32, np.float64) else np.float64)
-    q = np.ascontiguousarray(q, dtype=E.dtype)
-    with np.errstate(all="ignore"):
-        qnorm = _dot.dots_norms(q[None, :], q)[1][0]
-        dots, norms = _dot.dots_norms(E, q)
-        return dots / (norms * qnorm)
+    return _dot.query_cosines(E, q)[0]
 
 
 def _lam_note(given, used: float | None) -> str:
