@@ -13,7 +13,9 @@ keeps the former behaviour: connected components of the duplicate graph (by
 union-find), the best member of each kept; chains of pairs can then join
 items that are not alike (``a ~ b ~ c`` drops ``c`` against ``a``).
 Identical items (same text, or the same embedding row) are grouped by
-hashing before any similarity is computed and count as similarity 1.0.
+hashing before any similarity is computed and count as similarity 1.0;
+the others are compared class by class (see ``"sequence"`` below for the
+one asymmetric similarity).
 
 Exactness.  ``jaccard``, ``sequence`` and ``cosine`` report every pair at or
 above the threshold (their filters only skip pairs whose upper bound is below
@@ -37,7 +39,16 @@ Methods (``method=``), each exact unless stated:
     MoRAG's similarity, difflib ``SequenceMatcher(None, a, b).ratio()``
     exactly, with ``a`` the later and ``b`` the earlier text of the pair.
     Optionally ``(1 - w) * ratio + w * entity_jaccard`` with ``entities=``
-    and ``entity_weight=w`` (MoRAG's 0.7/0.3 split by default).
+    and ``entity_weight=w`` (MoRAG's 0.7/0.3 split by default).  The ratio
+    is asymmetric (``ratio(a, b) != ratio(b, a)`` in general: "on the the"
+    then "the cat the" is 0.667, the other way round 0.381), so a pair of
+    classes of identical texts is scored once per order in which their
+    members occur: classes C and D, C's first member earlier, in C-then-D
+    order, and also in D-then-C order when a member of C comes after D's
+    first member.  Classes of one item (most of them) need one order only;
+    a class of k copies adds one pass over the classes it interleaves
+    with, not k.  Every reported similarity is that of the two items
+    themselves, in their own order.
 ``"cosine"`` (default threshold 0.9)
     Cosine similarity of embeddings, computed tile by tile so memory stays
     ``O(n * block)``.

@@ -69,12 +69,14 @@ class Dedup(NamedTuple):
 
 
 @njit(**JIT)
-def _greedy_kernel(order, cls, ptr, nbr, sim, keep_of, dup_of, dup_sim):
+def _greedy_kernel(order, cls, ptr, nbr, sim, when, keep_of, dup_of, dup_sim):
     """Walk ``order``; keep an item unless a kept item is a neighbour of its class.
 
     ``cls[i]`` is the class (identical items) of item ``i``; ``ptr``/``nbr``/
-    ``sim`` are the CSR adjacency between classes (both directions, each
-    edge's similarity).  ``keep_of[c]`` is the kept item of class ``c`` or
+    ``sim``/``when`` are the CSR adjacency between classes (both directions,
+    each entry's similarity, and when it holds: 0 always, 1 only when the
+    row's item comes before the neighbour's kept item in input order, 2 only
+    when it comes after).  ``keep_of[c]`` is the kept item of class ``c`` or
     -1 (filled here).  A dropped item gets the most similar kept item
     (1.0 for its own class's), ties to the lowest index.
     """
@@ -89,7 +91,7 @@ def _greedy_kernel(order, cls, ptr, nbr, sim, keep_of, dup_of, dup_sim):
         best_s = 0.0
         for k in range(ptr[c], ptr[c + 1]):
             j = keep_of[nbr[k]]
-            if j < 0:
+            if j < 0 or (when[k] == 1 and i > j) or (when[k] == 2 and i < j):
                 continue
             s = sim[k]
             if best < 0 or s > best_s or (s == best_s and j < best):
@@ -104,8 +106,12 @@ def _greedy_kernel(order, cls, ptr, nbr, sim, keep_of, dup_of, dup_sim):
 
 
 @njit(**JIT)
-def _csr(n, a, b, s):
-    """Both directions of every edge ``(a[k], b[k], s[k])`` as CSR rows (a counting sort, O(n + m))."""
+def _csr(n, a, b, s, ordered):
+    """Both directions of every edge ``(a[k], b[k], s[k])`` as CSR rows (a counting sort, O(n + m)).
+
+    With ``ordered`` an edge holds only when ``a``'s item comes before
+    ``b``'s (``when`` 1 in ``a``'s row, 2 in ``b``'s); otherwise always (0).
+    """
     ptr = np.zeros(n + 1, np.int64)
     for k in range(a.shape[0]):
         ptr[a[k] + 1] += 1
@@ -115,16 +121,20 @@ def _csr(n, a, b, s):
     fill = ptr[:-1].copy()
     nbr = np.empty(2 * a.shape[0], np.int64)
     sim = np.empty(2 * a.shape[0])
+    when = np.zeros(2 * a.shape[0], np.int8)
     for k in range(a.shape[0]):
         x = a[k]
         y = b[k]
         nbr[fill[x]] = y
         sim[fill[x]] = s[k]
-        fill[x] += 1
         nbr[fill[y]] = x
         sim[fill[y]] = s[k]
+        if ordered:
+            when[fill[x]] = 1
+            when[fill[y]] = 2
+        fill[x] += 1
         fill[y] += 1
-    return ptr, nbr, sim
+    return ptr, nbr, sim, when
 
 
 def _best_first(scores: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -140,22 +150,34 @@ def _greedy(
     b: NDArray[np.int64],
     s: NDArray[np.float64],
     scores: NDArray[np.float64],
+    ordered: bool = False,
 ) -> Dedup:
     """Greedy grouping over edges ``(a, b, s)`` between class labels (``cls`` values).
 
     Exact with respect to the edges: the result is that of walking the items
     best first and keeping each one unless an item already kept is its twin
-    (same class) or shares an edge with its class.
+    (same class) or shares an edge with its class.  With ``ordered`` (an
+    asymmetric similarity) the edge ``(a, b, s)`` is the similarity of an
+    item of class ``a`` and a later item of class ``b`` only: the reverse
+    order of the same two classes needs its own edge ``(b, a, s')``.
     """
-    ptr, nbr, sim = _csr(
+    ptr, nbr, sim, when = _csr(
         n, np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64),
-        np.ascontiguousarray(s, np.float64),
+        np.ascontiguousarray(s, np.float64), ordered,
     )  # fmt: skip
     keep_of = np.full(n, -1, np.int64)
     dup_of = np.full(n, -1, np.int64)
     dup_sim = np.zeros(n)
     _greedy_kernel(
-        _best_first(scores), np.ascontiguousarray(cls, np.int64), ptr, nbr, sim, keep_of, dup_of, dup_sim
+        _best_first(scores),
+        np.ascontiguousarray(cls, np.int64),
+        ptr,
+        nbr,
+        sim,
+        when,
+        keep_of,
+        dup_of,
+        dup_sim,
     )
     dropped = np.flatnonzero(dup_of >= 0)
     return Dedup(np.flatnonzero(dup_of < 0), dropped, dup_of[dropped], dup_sim[dropped])
@@ -166,6 +188,14 @@ def _classes(n: int, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.i
     cls = np.arange(n, dtype=np.int64)
     cls[b] = a
     return cls
+
+
+def _last_members(cls: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``last[c]``: the last item of class ``c`` (``c`` a class label, its first item)."""
+    n = cls.shape[0]
+    last = np.arange(n, dtype=np.int64)
+    np.maximum.at(last, cls, np.arange(n, dtype=np.int64))
+    return last
 
 
 # --------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from ._common import (
     _identical,
     _identical_rows,
     _keep_best,
+    _last_members,
     _unique_mask,
 )
 from ._cosine import cosine_pairs
@@ -68,14 +69,27 @@ def _group(n, edges, scores, identical_pair, pair_sims) -> Dedup:
     return Dedup(keep, dropped, dup_of, sim)
 
 
-def _star(cls, scores, pair_sims):
-    """Threshold 0 on a similarity that is never negative: every class duplicates the best item's."""
+def _star(cls, scores, pair_sims, ordered=False):
+    """Threshold 0 on a similarity that is never negative: every item duplicates the best one, ``b0``.
+
+    Edges from every other class to ``b0``'s.  With ``ordered`` (an
+    asymmetric similarity, ``pair_sims(first, second)``) a class gets one
+    edge for its members before ``b0`` and one for those after it, each
+    computed in that order; :func:`_greedy` takes the one that holds.
+    """
+    b0 = _best_first(scores)[0]
+    r0 = cls[b0]
     reps = np.unique(cls)
-    r0 = cls[_best_first(scores)[0]]
     others = reps[reps != r0]
-    lo = np.minimum(others, r0)
-    hi = np.maximum(others, r0)
-    return np.full(others.shape[0], r0, np.int64), others, pair_sims(lo, hi)
+    if not ordered:
+        lo = np.minimum(others, r0)
+        hi = np.maximum(others, r0)
+        return lo, hi, pair_sims(lo, hi)
+    before = others[others < b0]  # a class's label is its first member
+    after = others[_last_members(cls)[others] > b0]
+    first = np.concatenate([before, np.full(after.shape[0], r0, np.int64)])
+    second = np.concatenate([np.full(before.shape[0], r0, np.int64), after])
+    return first, second, pair_sims(first, second)
 
 
 def deduplicate(
@@ -244,19 +258,20 @@ def deduplicate(
             cls = _classes(n, ta, twins)
         sd = _sequence_data([x.lower() for x in texts] if lowercase else texts, ents)
 
-        def sequence_sims(lo, hi):
-            return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, lo, hi)
+        def sequence_sims(first, second):  # first: the earlier text (difflib's b)
+            return _sequence_sims(sd.cptr, sd.cdata, sd.nchars, sd.eptr, sd.edata, 1.0 - w, w, first, second)
 
-        if greedy:
-            if t <= 0.0:
-                a, b, s = _star(cls, sc, sequence_sims)
-            else:
-                a, b, s = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
-            return _greedy(n, cls, a, b, s, sc)
+        # difflib's ratio is asymmetric: a class pair is scored in each order its members occur in.
+        reps = np.zeros(n, dtype=bool)
+        reps[u_idx] = True
         if t <= 0.0:
+            if greedy:
+                return _greedy(n, cls, *_star(cls, sc, sequence_sims, ordered=True), sc, ordered=True)
             edges = [(ia, ib), _all_pairs_star(n)]
         else:
-            a, b, _ = _sequence_edges(sd, _unique_mask(n, np.setdiff1d(np.arange(n), u_idx)), w, t)
+            a, b, s = _sequence_edges(sd, reps, w, t, _last_members(cls))
+            if greedy:
+                return _greedy(n, cls, a, b, s, sc, ordered=True)
             edges = [(ia, ib), (a, b)]
         return _group(n, edges, sc, identical_text, sequence_sims)
 

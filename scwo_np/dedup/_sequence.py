@@ -163,16 +163,21 @@ def _pair_weights(eptr, i, j, w_content, w_entity):
 
 @njit(**JIT)
 def _sequence_join(
-    cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, active, w_content, w_entity, t, lo, hi
-):
-    """Pairs ``(i, j)``, ``j < i``, with ``w_c * ratio(text_i, text_j) + w_e * ej >= t``.
+    cptr, cdata, hptr, hchar, hcount, nchars, eptr, edata, active, last, multi,
+    w_content, w_entity, t, lo, hi,
+):  # fmt: skip
+    """Pairs ``(j, i)`` with ``w_c * ratio(text_i, text_j) + w_e * ej >= t`` (``text_j`` difflib's ``b``).
 
     Texts are character-id rows (``cdata``) with their character histograms
     (``hchar``/``hcount``); ``ej`` is the entity Jaccard (0 without entities).
     For every "b" text ``j`` in ``[lo, hi)`` (the earlier one of each pair),
-    difflib's upper bounds ``real_quick_ratio`` (lengths) and
-    ``quick_ratio`` (character counts) discard pairs that cannot pass; the
-    rest are matched exactly.
+    the "a" texts are every active ``i > j`` and, since the ratio is
+    asymmetric, every active ``i < j`` whose class has a later member
+    (``last[i] > j``; ``multi`` lists the ``i`` with ``last[i] > i``,
+    ascending): that member comes after ``j``.  difflib's upper bounds
+    ``real_quick_ratio`` (lengths) and ``quick_ratio`` (character counts),
+    both symmetric, discard pairs that cannot pass; the rest are matched
+    exactly.
     """
     n = cptr.shape[0] - 1
     ea = np.empty(0, np.int64)
@@ -181,9 +186,17 @@ def _sequence_join(
     m = np.int64(0)
     gen = np.int64(0)
     stack = np.empty((16, 4), np.int64)
+    rev = np.empty(multi.shape[0], np.int64)
     for j in range(lo, hi):
         if not active[j]:
             continue
+        nr = 0
+        for k in range(multi.shape[0]):
+            if multi[k] >= j:
+                break
+            if last[multi[k]] > j:
+                rev[nr] = multi[k]
+                nr += 1
         b = cdata[cptr[j] : cptr[j + 1]]
         lb = b.shape[0]
         built = False
@@ -191,7 +204,9 @@ def _sequence_join(
         pos = np.empty(0, np.int64)
         jlen = np.empty((2, lb), np.int64)
         jstamp = np.full((2, lb), -1, np.int64)
-        for i in range(j + 1, n):
+        nf = n - j - 1
+        for q in range(nf + nr):
+            i = j + 1 + q if q < nf else rev[q - nf]
             if not active[i]:
                 continue
             a = cdata[cptr[i] : cptr[i + 1]]
@@ -225,7 +240,11 @@ def _sequence_join(
 
 @njit(**JIT)
 def _sequence_sims(cptr, cdata, nchars, eptr, edata, w_content, w_entity, lo, hi):
-    """The combined similarity of each pair ``(lo[k], hi[k])``, ``lo < hi`` (b = lo)."""
+    """The combined similarity of each pair ``(lo[k], hi[k])``: ``lo[k]`` the earlier text (difflib's ``b``).
+
+    Any two items may be passed (``lo[k] > hi[k]`` too): ``lo[k]``'s text is
+    compared as the earlier one, whatever its index.
+    """
     out = np.empty(lo.shape[0])
     gen = np.int64(0)
     for k in range(lo.shape[0]):
@@ -393,9 +412,23 @@ def sequence_pairs(
     return _sequence_edges(_sequence_data(texts, entities), np.ones(n, dtype=np.bool_), w, t)
 
 
-def _sequence_edges(sd: _SequenceData, active: NDArray[np.bool_], w: float, t: float):
-    """Pairs among the ``active`` texts of ``sd`` (see :func:`sequence_pairs`)."""
+def _sequence_edges(
+    sd: _SequenceData, active: NDArray[np.bool_], w: float, t: float, last: NDArray[np.int64] | None = None
+):
+    """Pairs among the ``active`` texts of ``sd`` (see :func:`sequence_pairs`), earlier text first.
+
+    ``active`` marks one item per class of identical items (its first);
+    ``last[i]`` is the last member of ``i``'s class (default: ``i``, classes
+    of one).  Each pair ``(j, i)`` reports the similarity of an item of
+    ``j``'s class followed by one of ``i``'s: ``j < i``, and also ``j > i``
+    when ``i``'s class has a member after ``j`` (difflib's ratio depends on
+    which text is ``b``).  So every pair of items at or above ``t``, in its
+    own order, is represented.
+    """
     n = active.shape[0]
+    if last is None:
+        last = np.arange(n, dtype=np.int64)
+    multi = np.flatnonzero(active & (last > np.arange(n))).astype(np.int64)
     args = (
         sd.cptr,
         sd.cdata,
@@ -406,6 +439,8 @@ def _sequence_edges(sd: _SequenceData, active: NDArray[np.bool_], w: float, t: f
         sd.eptr,
         sd.edata,
         active,
+        np.ascontiguousarray(last, np.int64),
+        multi,
         1.0 - w,
         w,
         t,

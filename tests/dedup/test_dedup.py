@@ -226,6 +226,11 @@ def sequence_corpora(draw, max_n=8):
     if texts and draw(st.booleans()):  # long enough for difflib's autojunk (>= 200 characters)
         texts.append(texts[0] * (1 + 200 // max(len(texts[0]), 1)))
         texts.append(texts[-1][:-3] + "xyz")
+    for _ in range(
+        draw(st.integers(0, 2)) if texts else 0
+    ):  # exact copies, anywhere: classes that interleave
+        copy = texts[draw(st.integers(0, len(texts) - 1))]
+        texts.insert(draw(st.integers(0, len(texts))), copy)
     ents = draw(
         st.none() | st.just([draw(st.lists(st.sampled_from(["AI", "ML", "x"]), max_size=2)) for _ in texts])
     )
@@ -335,6 +340,49 @@ def test_minhash_recall_on_near_duplicates():
     assert abs(len(mh.dropped) / 100 - p) <= 3 * np.sqrt(p * (1 - p) / 100) + 0.01
     again = deduplicate(texts, method="minhash", threshold=0.85, seed=0)  # deterministic for a seed
     assert all(np.array_equal(x, y) for x, y in zip(again, mh, strict=True))
+
+
+@pytest.mark.parametrize("grouping", list(DEDUP_GROUPINGS))
+@pytest.mark.parametrize(
+    "texts, scores, t",
+    [
+        # Found by hypothesis: 0 and 7 are identical, and 6 lies between them.  difflib's ratio is
+        # asymmetric (the later text is ``a``): (6, 7) is 0.381, (0, 6) is 0.667.
+        (["on the the", "", "", "", "", "", "the cat the", "on the the"], [0, 0, 0, 0, 0, 0, 0, 0.5], 0.0),
+        (["on the the", "", "", "", "", "", "the cat the", "on the the"], [0, 0, 0, 0, 0, 0, 0, 0.5], 0.5),
+        # (0, 1) is 0.381 < 0.5 but (1, 2) is 0.667: 2, a copy of 0 after 1, must drop 1.
+        (["the cat the", "on the the", "the cat the"], [0, 0, 1], 0.5),
+        (["the cat the", "on the the", "the cat the"], None, 0.5),
+    ],
+)
+def test_sequence_class_members_are_compared_in_their_own_order(texts, scores, t, grouping):
+    """Identical texts share one class, but a member on the other side of a third item than the
+    class's first is compared in its own order: the similarity reported is the pair's own."""
+
+    def sim(i, j):
+        return SequenceMatcher(None, texts[j].lower(), texts[i].lower()).ratio()
+
+    got = deduplicate(texts, method="sequence", threshold=t, scores=scores, grouping=grouping)
+    want = REFERENCE[grouping](texts, sim, t, scores)
+    assert got.keep.tolist() == want[0] and got.dropped.tolist() == want[1]
+    assert got.duplicate_of.tolist() == want[2]
+    np.testing.assert_array_equal(got.similarity, np.array(want[3], dtype=np.float64))
+
+
+def test_sequence_reported_similarity_is_the_pairs_own():
+    texts = ["on the the", "", "", "", "", "", "the cat the", "on the the"]
+    r = deduplicate(texts, method="sequence", threshold=0.0, scores=[0, 0, 0, 0, 0, 0, 0, 0.5])
+    assert r.keep.tolist() == [7] and r.duplicate_of[-1] == 7
+    assert r.similarity[-1] == SequenceMatcher(None, "on the the", "the cat the").ratio() == 8 / 21
+    # At 0.5, 6 is not a duplicate of the kept 7 (0.381), though it is one of 7's copy 0 (0.667).
+    r = deduplicate(texts, method="sequence", threshold=0.5, scores=[0, 0, 0, 0, 0, 0, 0, 0.5])
+    assert r.keep.tolist() == [1, 6, 7]
+    # Two kept items never reach the threshold: 1 is dropped against 2 (a later copy of 0).
+    r = deduplicate(
+        ["the cat the", "on the the", "the cat the"], method="sequence", threshold=0.5, scores=[0, 0, 1]
+    )
+    assert r.keep.tolist() == [2] and r.duplicate_of.tolist() == [2, 2]
+    assert r.similarity.tolist() == [1.0, SequenceMatcher(None, "the cat the", "on the the").ratio()]
 
 
 def test_same_text_with_other_entities_still_links_third_items():
