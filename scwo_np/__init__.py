@@ -26,7 +26,7 @@ counters) and :mod:`scwo_np.text` (the one tokenizer).  Each package's
 private and may change without notice.
 """
 
-__version__ = "0.1.0"  # before the imports: _config reads it to name the JIT cache folder
+__version__ = "0.2.0"  # before the imports: _config reads it to name the JIT cache folder
 
 from .datasets import load_sample
 from .dedup import deduplicate

@@ -35,9 +35,9 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 def test_the_wheel_holds_the_package_its_data_and_the_licence_only(wheel):
     names = wheel.namelist()
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"scwo_np", "scwo_np-0.1.0.dist-info"}
+    assert tops == {"scwo_np", "scwo_np-0.2.0.dist-info"}
     assert not [n for n in names if re.search(r"build_|scwo_evals|scwo_np_gpl_data|/tests?/", n)]
-    meta = wheel.read("scwo_np-0.1.0.dist-info/METADATA").decode()
+    meta = wheel.read("scwo_np-0.2.0.dist-info/METADATA").decode()
     assert "License" in meta and "MIT" in meta
     assert any(n.endswith("dist-info/licenses/LICENSE") or n.endswith("dist-info/LICENSE") for n in names)
 
