@@ -20,7 +20,7 @@ from ..validation import (
     check_row_norms,
     check_unit_interval,
 )
-from ._first_pass import _accumulate_rel, _fused_checks, _norms_in_range, _row_norm
+from ._driver import _accumulate_rel, _fused_checks, _norms_in_range, _row_norm
 from ._mmr import _FLOATS, _NORM_RANGE
 
 
@@ -157,43 +157,6 @@ def _dot_row64(E, i, u):
     float32 rows are widened as they are loaded).
     """
     return _dot._dotw1(E, i, u)[0]
-
-
-@njit(**JIT)
-def _better(ka, ia, kb, ib):
-    return ka > kb or (ka == kb and ia < ib)
-
-
-@njit(**JIT)
-def _sift_down(hk, hi, size, pos):
-    k, i = hk[pos], hi[pos]
-    while True:
-        ch = 2 * pos + 1
-        if ch >= size:
-            break
-        if ch + 1 < size and _better(hk[ch + 1], hi[ch + 1], hk[ch], hi[ch]):
-            ch += 1
-        if not _better(hk[ch], hi[ch], k, i):
-            break
-        hk[pos], hi[pos] = hk[ch], hi[ch]
-        pos = ch
-    hk[pos], hi[pos] = k, i
-
-
-@njit(**JIT)
-def _heapify(hk, hi, size):
-    """Order ``(hk, hi)`` as a max-heap: larger key first, then lower index."""
-    for pos in range(size // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
-
-
-@njit(**JIT)
-def _pop(hk, hi, size):
-    """Drop the top of the heap; returns the new size."""
-    size -= 1
-    hk[0], hi[0] = hk[size], hi[size]
-    _sift_down(hk, hi, size, 0)
-    return size
 
 
 @njit(**JIT)

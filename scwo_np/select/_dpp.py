@@ -46,15 +46,13 @@ from ._common import (
     _cost_key,
     _dot64,
     _dot_row64,
-    _heapify,
     _mean_std,
-    _pop,
-    _sift_down,
     _unit_row,
     check_cost_exponent,
     run_greedy,
     top_k,
 )
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["dpp_select"]
 
@@ -162,13 +160,10 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
     e = np.empty(d)
     acc = np.zeros(n)  # sum of squared projections so far (see _residual)
     stamp = np.zeros(n, np.int64)  # basis vectors included in acc
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _cost_key(w2[i], costs[i], cexp)
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _cost_key(w2[i], costs[i], cexp)
+    hk, hi, size = _full_heap(keys)
     t = 0
     count = 0
     remaining = budget

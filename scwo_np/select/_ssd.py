@@ -36,14 +36,12 @@ from ._common import (
     _cost_key,
     _dot64,
     _dot_row64,
-    _heapify,
     _mean_std,
-    _pop,
-    _sift_down,
     check_cost_exponent,
     run_greedy,
     top_k,
 )
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["ssd_select"]
 
@@ -140,13 +138,10 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
     x = np.empty(d + 1)
     acc = np.zeros(n)
     stamp = np.zeros(n, np.int64)
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _cost_key(lam * z[i] + (1.0 - lam) * gamma * np.sqrt(2.0), costs[i], cexp)
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _cost_key(lam * z[i] + (1.0 - lam) * gamma * np.sqrt(2.0), costs[i], cexp)
+    hk, hi, size = _full_heap(keys)
     t = 0
     count = 0
     remaining = budget
