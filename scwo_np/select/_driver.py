@@ -28,13 +28,14 @@ Reading order (each function calls only those below it):
 
 Changing the kernel safely
 --------------------------
-* **What the golden bits pin.** ``tests/select/test_golden.py`` (golden files under
-  ``tests/select/golden/``) holds the exact picks *and the bit patterns of the gains*
-  of ``mmr_select`` / ``select_batch`` on fixed inputs (float32 and float64, cost-aware,
-  several queries, ``lam="auto"``).  A change that moves one bit of a similarity (a
-  different summation order, a fused multiply-add, a reassociated key) fails it.
-  Never regenerate the golden files to make a kernel change pass: a changed bit is a
-  changed result for every user.
+* **What the golden bits pin.** ``tests/test_golden.py`` compares with
+  ``tests/golden/golden.npz`` (made on x86-64 by ``tests/golden/cases.py``, checked on
+  aarch64 too) the bit patterns of the picks *and the gains* of ``mmr_select``
+  (``method="exact"`` and ``"lazy"``, several ``lam``, cost-aware, float32 and float64)
+  and ``select_batch`` on fixed inputs.  A change that moves one bit of a similarity or
+  a key (another summation order, a fused multiply-add, a reassociated expression, a
+  ``-0.0`` that became ``0.0``) fails it.  Never rebuild the golden file to make a
+  kernel change pass: a moved bit is a changed result for every user.
 * **Which tests.** ``HYPOTHESIS_PROFILE=dev python -m pytest tests/select -q -x``
   (every method == the plain reference of ``tests/naive.py``: exact, lazy, threaded
   via tiny ``BLOCK``/``POOL`` and forced threads, batch, multi-query, cost-aware, ties,

@@ -13,15 +13,19 @@ scaled by the chunk's cost (see *Cost-aware selection*).
 Methods (all return exactly the same indices in the same order):
 
 ``"exact"``
-    Vectorised NumPy: every step scores every remaining chunk, keeping the
-    running max-similarity vector (no ``n x n`` matrix).  ``O(n d)`` per pick.
+    Every step scores every remaining chunk, keeping the running
+    max-similarity vector (no ``n x n`` matrix).  ``O(n d)`` per pick.
 ``"lazy"``
-    The spec's SCWO-fast lazy heap, in Numba.  A chunk's stored key is an
-    upper bound on its current key, so only chunks that reach the top of the
-    heap are re-scored.  See *Lazy heap and negative similarities* below.
+    The spec's SCWO-fast lazy heap.  A chunk's stored key is an upper bound
+    on its current key, so only chunks that reach the top of the heap are
+    re-scored.  See *Lazy heap and negative similarities* below.
 ``"auto"``
     ``"lazy"``; it is faster than ``"exact"`` at every size we measured
-    (``scwo bench``), so ``"exact"`` is kept as the vectorised reference.
+    (``scwo bench``), so ``"exact"`` is kept as the cross-check.
+
+Both run in the one MMR driver, :mod:`scwo_np.select._driver` (Numba, one
+thread or many), which also holds the checklist for changing a kernel: this
+module validates, converts and calls it.
 
 Lazy heap and negative similarities
 -----------------------------------
@@ -226,7 +230,7 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
         return (empty, np.empty(0)) if return_gains else empty
     if lam == "auto":  # the same first pass at lam = 1 (no speculation), then the rule on its relevance
         lo, hi = _NORM_RANGE[E.dtype]
-        nrm, rel, _, sims, ok = _first_pass(
+        nrm, rel, _, _, ok = _first_pass(
             E, Q, w, costs, budget, 1.0, cexp, shift, BLOCK, lo, hi, MAX_COST, _threads(E),
             _dot.PARALLEL_MIN_ELEMENTS,
         )  # fmt: skip
