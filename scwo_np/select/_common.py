@@ -106,6 +106,22 @@ def _unit_row(E, nrm, i, out):
 
 
 @njit(**JIT)
+def _extend_basis(U, t, x):
+    """``U[t]``: ``x`` minus its projections on ``U[:t]`` (modified Gram-Schmidt, float64), normalised.
+
+    ``x`` is overwritten.  DPP's and SSD's basis of the picks (SSD's rows carry the bias 1).
+    """
+    m = x.shape[0]
+    for r in range(t):
+        c = _dot64(U[r], x)
+        for k in range(m):
+            x[k] -= c * U[r, k]
+    norm = np.sqrt(_dot64(x, x))
+    for k in range(m):
+        U[t, k] = x[k] / norm
+
+
+@njit(**JIT)
 def _dot64(a, b):
     """``a . b`` of two float64 vectors in eight lanes, folded in halves (as :func:`_dot_row64`).
 

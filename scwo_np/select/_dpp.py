@@ -44,8 +44,8 @@ from .._config import JIT
 from ..validation import check_lam, check_positive_float
 from ._common import (
     _cost_key,
-    _dot64,
     _dot_row64,
+    _extend_basis,
     _mean_std,
     _unit_row,
     check_cost_exponent,
@@ -186,14 +186,7 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
         size = _pop(hk, hi, size)
         if t + 1 >= cap:  # the span is the whole space: every residual is 0
             break
-        # The new basis vector: the unit row minus its projections (modified Gram-Schmidt), normalised.
         _unit_row(E, nrm, i, e)
-        for r in range(t):
-            c = _dot64(U[r], e)
-            for k in range(d):
-                e[k] -= c * U[r, k]
-        norm = np.sqrt(_dot64(e, e))
-        for k in range(d):
-            U[t, k] = e[k] / norm
+        _extend_basis(U, t, e)
         t += 1
     return count
