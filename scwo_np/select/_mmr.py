@@ -154,12 +154,35 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     """``(picks, gains)`` from the driver, or None for the validating path.
 
     Taken only when every argument already has the type the kernels use (or
-    converts without any judgement: a query or costs array of another
-    numeric dtype).  Everything the validating path checks is checked here or
-    inside the driver; on any doubt this returns None and :func:`_run`
-    validates from scratch, so errors are the same either way.
+    converts without any judgement, :func:`_fast_inputs`).  Everything the
+    validating path checks is checked here or inside the driver; on any doubt
+    this returns None and :func:`_run` validates from scratch, so errors are
+    the same either way.
     """
-    if type(E) is not np.ndarray or type(q) is not np.ndarray or method not in METHODS:
+    inputs = _fast_inputs(E, q, costs, budget)
+    if inputs is None or method not in METHODS:
+        return None
+    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
+        return None
+    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
+        return None
+    E, q, costs = inputs
+    picks, gains, ok = _drive(
+        E, q.reshape(1, -1), _ONE, costs, budget, float(lam), METHODS[method], cexp, shift
+    )
+    return (picks, gains) if ok else None
+
+
+def _fast_inputs(E, q, costs, budget):
+    """``(E, q, costs)`` as the kernels take them, or None when that needs a judgement.
+
+    ``E`` must already be a C-contiguous float32/float64 matrix with rows and
+    columns, ``q`` one float vector of its length (converted to ``E``'s type),
+    ``costs`` integers (list, tuple or array; converted to int64: wrapped values
+    come out negative, and the kernels' checks reject them) and ``budget`` an
+    int in range.  MMR's fast path and the strategies' preparation share it.
+    """
+    if type(E) is not np.ndarray or type(q) is not np.ndarray:
         return None
     dt = E.dtype
     if E.ndim != 2 or dt not in _FLOATS or not E.flags.c_contiguous:
@@ -178,17 +201,33 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     if costs.shape != (n,) or costs.dtype.kind not in "iu":
         return None
     if costs.dtype != np.int64 or not costs.flags.c_contiguous:
-        costs = costs.astype(np.int64)  # wrapped values come out negative: rejected below
+        costs = costs.astype(np.int64)
     if type(budget) is not int or not 0 <= budget <= MAX_BUDGET:
         return None
-    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
-        return None
-    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
-        return None
-    picks, gains, ok = _drive(
-        E, q.reshape(1, d), _ONE, costs, budget, float(lam), METHODS[method], cexp, shift
+    return E, q, costs
+
+
+def _relevance(E, Q, w, costs, budget):
+    """``(nrm, rel, ok)``: row norms and relevance by the driver's first pass (``lam = 1``), as
+    MMR computes them; ``ok`` as in :func:`~scwo_np.select._driver._select`."""
+    lo, hi = _NORM_RANGE[E.dtype]
+    nrm, rel, _, _, ok = _first_pass(
+        E,
+        Q,
+        w,
+        costs,
+        budget,
+        1.0,
+        0.0,
+        0.0,
+        BLOCK,
+        lo,
+        hi,
+        MAX_COST,
+        _threads(E),
+        _dot.PARALLEL_MIN_ELEMENTS,
     )
-    return (picks, gains) if ok else None
+    return nrm, rel, ok
 
 
 def _cost_exponent(cost_aware: object, cost_exponent: object) -> float:
@@ -229,11 +268,7 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
     if lam == "auto":  # the same first pass at lam = 1 (no speculation), then the rule on its relevance
-        lo, hi = _NORM_RANGE[E.dtype]
-        nrm, rel, _, _, ok = _first_pass(
-            E, Q, w, costs, budget, 1.0, cexp, shift, BLOCK, lo, hi, MAX_COST, _threads(E),
-            _dot.PARALLEL_MIN_ELEMENTS,
-        )  # fmt: skip
+        nrm, rel, ok = _relevance(E, Q, w, costs, budget)
         if not ok:
             _raise_row_norms(E)
         lam = _rule(rel)
