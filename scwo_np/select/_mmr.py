@@ -160,7 +160,7 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     the same either way.
     """
     inputs = _fast_inputs(E, q, costs, budget)
-    if inputs is None or method not in METHODS:
+    if inputs is None or not isinstance(method, str) or method not in METHODS:
         return None
     if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
         return None
