@@ -2,8 +2,9 @@
 
 Every MMR selection of the package runs through here: :func:`~scwo_np.select.mmr_select`
 and ``mmr_select_multi`` (fast path and validating path alike), ``method="exact"`` and
-``"lazy"``, ``lam="auto"``, sentence selection (``mmr_with_relevance``) and
-:func:`~scwo_np.select.select_batch` (one set per call of :func:`_select_serial`).
+``"lazy"``, ``lam="auto"``, sentence selection (``mmr_with_relevance``),
+:func:`~scwo_np.select.select_batch` (one set per call of :func:`_select_serial`) and
+the other strategies' relevance (their preparation is :func:`_first_pass` at ``lam = 1``).
 The kernel path is three modules and its calls only go down::
 
     select/_driver.py   this module: the steps of MMR, in the order they run
