@@ -17,7 +17,7 @@ from ..validation import (
     check_query_weights,
     check_unit_interval,
 )
-from ._mmr import _ONE, _fast_inputs, _raise_row_norms, _relevance
+from ._mmr import _fast_inputs, _raise_row_norms, _relevance
 
 
 def prepare(
@@ -54,7 +54,7 @@ def prepare(
         if weights is not None:
             raise ValueError("weights apply to several queries; query is one embedding (pass shape (m, d)).")
         Q = check_query(query, d, dtype=E.dtype).reshape(1, -1)
-        w = _ONE
+        w = None
     if n == 0:
         return E, costs, budget, np.empty(0), np.empty(0)
     nrm, rel, ok = _relevance(E, Q, w, costs, budget)
@@ -219,5 +219,5 @@ def _prepare_fast(E, q, costs, budget):
     if inputs is None:
         return None
     E, q, costs = inputs
-    nrm, rel, ok = _relevance(E, q.reshape(1, -1), _ONE, costs, budget)
+    nrm, rel, ok = _relevance(E, q.reshape(1, -1), None, costs, budget)
     return (E, costs, budget, nrm, rel) if ok else None

@@ -84,9 +84,12 @@ from ._heap import (
 
 @njit(**JIT)
 def _select(
-    E, Q, w, costs, budget, lam, cexp, shift, scan, block, pool, qlo, qhi, max_cost, threads, fix_min
+    E, q, Q, w, costs, budget, lam, cexp, shift, scan, block, pool, qlo, qhi, max_cost, threads, fix_min
 ):
-    """Budgeted MMR of ``E`` for the queries ``Q`` (weights ``w``): ``(picks, gains, ok)``.
+    """Budgeted MMR of ``E`` for the query ``q``: ``(picks, gains, ok)``.
+
+    Several queries: ``q = Q[0]``, ``Q`` every query and ``w`` their weights; one query:
+    ``Q`` and ``w`` None (weight 1; Numba prunes the several-queries code then).
 
     ``ok`` is False, with nothing selected, when a cost is outside ``[0, max_cost]``
     or the first query's norm or a row norm is outside ``[qlo, qhi]`` (also NaN, inf
@@ -95,7 +98,7 @@ def _select(
     or True (exact scan).  ``fix_min``: the least elements for a threaded re-pass.
     """
     nrm, rel, first, sims, ok = _first_pass(
-        E, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_cost, threads, fix_min
+        E, q, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_cost, threads, fix_min
     )
     if not ok or first < 0:
         return np.empty(0, np.int64), np.empty(0), ok
@@ -118,7 +121,7 @@ def _select_serial(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, p
 
 
 @njit(**JIT)
-def _first_pass(E, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_cost, threads, fix_min):
+def _first_pass(E, q, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_cost, threads, fix_min):
     """``(nrm, rel, first, sims, ok)``: row norms, relevance ``sum_j w_j cos(e_i, q_j)``, the
     first pick (-1 if nothing fits) and every row's cosine with it.
 
@@ -126,15 +129,20 @@ def _first_pass(E, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_c
     every row's cosine with a *candidate* first pick, speculatively (see
     :func:`_pass_one_worker`); only the blocks read before the first pick was
     found are read again.  ``sims`` is empty when not computed (several queries,
-    ``lam == 1``).  ``ok`` as in :func:`_select`.
+    ``lam == 1``).  ``q``, ``Q``, ``w`` and ``ok`` as in :func:`_select`.
     """
     n, d = E.shape
-    m = Q.shape[0]
+    if Q is None:
+        m = 1
+        w0 = 1.0
+    else:
+        m = Q.shape[0]
+        w0 = w[0]
     speculate = m == 1 and lam != 1.0
     nrm = np.empty(n)
     rel = np.empty(n)
     sims = np.empty(n if speculate else 0)
-    ok, V, qnorm = _fused_checks(E, Q[0], costs, qlo, qhi, max_cost)
+    ok, V, qnorm = _fused_checks(E, q, costs, qlo, qhi, max_cost)
     if not ok:
         return nrm, rel, -1, sims, False
     bcand = np.empty((n + block - 1) // block, np.int64)
@@ -142,18 +150,18 @@ def _first_pass(E, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_c
     if threads is None:
         slots = np.full(1, -1, np.int64)
         first = _pass_one_worker(
-            E, V, qnorm, w[0], nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, 0, 1
+            E, V, qnorm, w0, nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, 0, 1
         )
     else:
         slots = np.full(threads, -1, np.int64)
         cands = np.empty(threads, np.int64)
         _pass_one_parallel(
-            E, V[0], qnorm, w[0], nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, cands
+            E, V[0], qnorm, w0, nrm, rel, sims, costs, budget, lam, c0, shift, bcand, slots, block, cands
         )
         first = _first_of(cands, rel, costs, lam, c0, shift)
     if not _norms_in_range(nrm, qlo, qhi):
         return nrm, rel, -1, sims, False
-    if m > 1:
+    if Q is not None and m > 1:
         dots = np.empty(n)
         for j in range(1, m):
             if threads is None:

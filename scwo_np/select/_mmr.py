@@ -127,13 +127,14 @@ BLOCK = 128
 #: A module attribute, read at call time, so tests can shrink it.
 POOL = 256
 
+_SCANS = {"auto": None, "exact": True, "lazy": None}
+
 #: Registry of selection methods (``method=``): name -> the driver's ``scan`` argument
 #: (None: the lazy heap; True: the exact scan); tests parametrise over it.
-METHODS: Registry = Registry("method", {"auto": None, "exact": True, "lazy": None})
+METHODS: Registry = Registry("method", _SCANS)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NORM_RANGE = {dt: NORM_RANGE[dt.name] for dt in _FLOATS}
-_ONE = np.ones(1)  # the weight of a single query (read only)
 
 
 def _threads(E: np.ndarray) -> int | None:
@@ -142,11 +143,12 @@ def _threads(E: np.ndarray) -> int | None:
 
 
 def _drive(E, Q, w, costs, budget, lam, scan, cexp, shift):
-    """``(picks, gains, ok)`` from the driver, :func:`~scwo_np.select._driver._select`."""
+    """``(picks, gains, ok)`` from the driver, :func:`~scwo_np.select._driver._select`, for the
+    queries ``Q`` (weights ``w``, None for one query)."""
     lo, hi = _NORM_RANGE[E.dtype]
     return _select(
-        E, Q, w, costs, budget, lam, cexp, shift, scan, BLOCK, POOL, lo, hi, MAX_COST,
-        _threads(E), _dot.PARALLEL_MIN_ELEMENTS,
+        E, Q[0], None if w is None else Q, w, costs, budget, lam, cexp, shift, scan, BLOCK, POOL,
+        lo, hi, MAX_COST, _threads(E), _dot.PARALLEL_MIN_ELEMENTS,
     )  # fmt: skip
 
 
@@ -157,19 +159,26 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     converts without any judgement, :func:`_fast_inputs`).  Everything the
     validating path checks is checked here or inside the driver; on any doubt
     this returns None and :func:`_run` validates from scratch, so errors are
-    the same either way.
+    the same either way.  (The driver is called here, not through
+    :func:`_drive`: a small input takes a few microseconds, a Python call a
+    tenth of one.)
     """
-    inputs = _fast_inputs(E, q, costs, budget)
-    if inputs is None or not isinstance(method, str) or method not in METHODS:
+    if type(method) is not str or method not in _SCANS:
         return None
     if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
         return None
     if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
         return None
+    inputs = _fast_inputs(E, q, costs, budget)
+    if inputs is None:
+        return None
     E, q, costs = inputs
-    picks, gains, ok = _drive(
-        E, q.reshape(1, -1), _ONE, costs, budget, float(lam), METHODS[method], cexp, shift
-    )
+    lo, hi = _NORM_RANGE[E.dtype]
+    threads = numba.get_num_threads() if _dot._nchunks(E) else None
+    picks, gains, ok = _select(
+        E, q, None, None, costs, budget, float(lam), cexp, shift, _SCANS[method], BLOCK, POOL,
+        lo, hi, MAX_COST, threads, _dot.PARALLEL_MIN_ELEMENTS,
+    )  # fmt: skip
     return (picks, gains) if ok else None
 
 
@@ -209,24 +218,13 @@ def _fast_inputs(E, q, costs, budget):
 
 def _relevance(E, Q, w, costs, budget):
     """``(nrm, rel, ok)``: row norms and relevance by the driver's first pass (``lam = 1``), as
-    MMR computes them; ``ok`` as in :func:`~scwo_np.select._driver._select`."""
+    MMR computes them, for the queries ``Q`` (weights ``w``, None for one query); ``ok`` as in
+    :func:`~scwo_np.select._driver._select`."""
     lo, hi = _NORM_RANGE[E.dtype]
     nrm, rel, _, _, ok = _first_pass(
-        E,
-        Q,
-        w,
-        costs,
-        budget,
-        1.0,
-        0.0,
-        0.0,
-        BLOCK,
-        lo,
-        hi,
-        MAX_COST,
-        _threads(E),
-        _dot.PARALLEL_MIN_ELEMENTS,
-    )
+        E, Q[0], None if w is None else Q, w, costs, budget, 1.0, 0.0, 0.0, BLOCK, lo, hi, MAX_COST,
+        _threads(E), _dot.PARALLEL_MIN_ELEMENTS,
+    )  # fmt: skip
     return nrm, rel, ok
 
 
@@ -262,8 +260,8 @@ def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
         Q = check_queries(Q, dim, dtype=E.dtype, name="query")
     else:
         Q = check_query(Q, dim, dtype=E.dtype).reshape(1, -1)
-    if w is None:
-        w = np.full(Q.shape[0], 1.0 / Q.shape[0]) if Q.shape[0] > 1 else _ONE
+    if w is None and Q.shape[0] > 1:
+        w = np.full(Q.shape[0], 1.0 / Q.shape[0])
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
