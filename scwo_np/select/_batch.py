@@ -30,7 +30,7 @@ from ..validation import (
     check_row_norms,
 )
 from ._auto import AUTO_LOOKUP, _auto_lam
-from ._driver import _accumulate_rel, _row_norm, _select_serial
+from ._driver import _accumulate_rel, _finish_cost_aware, _lazy_serial, _row_norm
 from ._front import STRATEGIES
 from ._mmr import POOL, _cost_exponent
 
@@ -155,7 +155,8 @@ def _solve_one(
     picks = out_idx[s:e]
     gains = out_gain[s:e]
     cb = costs[s:e]
-    return _select_serial(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, pool)
+    cnt = _lazy_serial(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, pool)
+    return _finish_cost_aware(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, cnt, pool)
 
 
 @njit(**JIT)

@@ -3,7 +3,7 @@
 Every MMR selection of the package runs through here: :func:`~scwo_np.select.mmr_select`
 and ``mmr_select_multi`` (fast path and validating path alike), ``method="exact"`` and
 ``"lazy"``, ``lam="auto"``, sentence selection (``mmr_with_relevance``),
-:func:`~scwo_np.select.select_batch` (one set per call of :func:`_select_serial`) and
+:func:`~scwo_np.select.select_batch` (per set :func:`_lazy_serial`, then :func:`_finish_cost_aware`) and
 the other strategies' relevance (their preparation is :func:`_first_pass` at ``lam = 1``).
 The kernel path is three modules and its calls only go down::
 
@@ -104,15 +104,6 @@ def _select(
         return np.empty(0, np.int64), np.empty(0), ok
     picks, gains = _from_first(E, nrm, rel, sims, costs, budget, lam, cexp, shift, scan, pool, first, threads)
     return picks, gains, True
-
-
-@njit(**JIT)
-def _select_serial(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, pool):
-    """Lazy MMR from given norms and relevance on one thread, into ``picks``/``gains``; returns
-    the count.  (select_batch's per-set call: no allocation of the results, the cost-aware
-    finish included.)"""
-    count = _lazy_serial(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, pool)
-    return _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, picks, gains, count, pool)
 
 
 # --------------------------------------------------------------------------
