@@ -63,7 +63,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _dot
-from .._config import JIT, PJIT
+from .._config import IJIT, JIT, PJIT
 from ._heap import (
     _NBINS,
     _before,
@@ -111,7 +111,7 @@ def _select(
 # --------------------------------------------------------------------------
 
 
-@njit(**JIT)
+@njit(**IJIT)
 def _first_pass(E, q, Q, w, costs, budget, lam, cexp, shift, block, qlo, qhi, max_cost, threads, fix_min):
     """``(nrm, rel, first, sims, ok)``: row norms, relevance ``sum_j w_j cos(e_i, q_j)``, the
     first pick (-1 if nothing fits) and every row's cosine with it.
