@@ -22,6 +22,8 @@ Reading order (each function calls only those below it):
    both give the same bits.
 2. :func:`_first_pass` — row norms, relevance (weighted over several queries), the
    first pick and, speculatively, every row's cosine with it (one read of ``E``).
+   Inlined into :func:`_select` when compiled (``IJIT``: a level less to link, half a
+   second of cold start); called alone for ``lam="auto"`` and the strategies.
 3. :func:`_from_first` — the similarities to the first pick (unless the first pass
    has them), then the lazy heap (:func:`_lazy`) or the exact scan (:func:`_scan`),
    then the cost-aware finish (:func:`_finish_cost_aware`).
