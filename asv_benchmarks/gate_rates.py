@@ -33,8 +33,8 @@ from scwo_np.select import _mmr  # noqa: E402
 
 @contextlib.contextmanager
 def slowed(factor: int = 2):
-    """The fused lazy-heap kernels (every ``mmr_select`` the gate times) run ``factor`` times per call."""
-    originals = {name: getattr(_mmr, name) for name in ("_select_fused", "_select_fused_threaded")}
+    """The MMR driver (every ``mmr_select`` the gate times) runs ``factor`` times per call."""
+    originals = {name: getattr(_mmr, name) for name in ("_select",)}
 
     def twice(fn):
         def run(*args):
@@ -64,7 +64,7 @@ def busy(on: bool):
             proc.wait()
 
 
-#: Appended to a copy of ``scwo_np/select/_mmr.py``: the fused kernels run twice per call.
+#: Appended to a copy of ``scwo_np/select/_mmr.py``: the MMR driver runs twice per call.
 SLOWDOWN = """
 
 def _twice(fn):
@@ -75,8 +75,7 @@ def _twice(fn):
     return run
 
 
-_select_fused = _twice(_select_fused)
-_select_fused_threaded = _twice(_select_fused_threaded)
+_select = _twice(_select)
 """
 
 

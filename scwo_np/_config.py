@@ -263,6 +263,11 @@ JIT: dict = {
 #: Flags for kernels that use ``numba.prange`` across independent problems.
 PJIT: dict = {**JIT, "parallel": True}
 
+#: Flags for a serial kernel that its callers inline at Numba's IR level (one compiled function
+#: less in their call tree: each level re-optimises what it links, and cold start pays for it);
+#: it stays callable on its own.  ``select._driver._first_pass``: 0.5 s of a cold first call.
+IJIT: dict = {**JIT, "inline": "always"}
+
 #: Number of interleaved partial sums in every dot product, per precision
 #: (see ``_dot``): one 64-byte vector of either type.  Part of the numerical
 #: definition of a similarity: changing it changes the last bits of every

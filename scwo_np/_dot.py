@@ -527,7 +527,8 @@ def cosines(E: np.ndarray, v: np.ndarray, nrm: np.ndarray, vnorm: float) -> np.n
 def dots_numpy(E: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The canonical dot products ``E @ v`` with plain NumPy (no BLAS).
 
-    Bit-identical to the Numba kernels; used by the ``"exact"`` NumPy method.
+    Bit-identical to the Numba kernels: the canonical order written in NumPy, which
+    ``tests/test_dot.py`` holds the kernels to.
     ``E`` is ``(n, d)`` float32/float64, ``v`` a vector of the same type.
     Returns float64.
     """

@@ -266,3 +266,22 @@ def test_the_map_names_every_module():
         if not re.search(rf"(?<!\w){re.escape(path.stem)}(?!\w)", sections.get(where, "")):
             missing.append(str(rel))
     assert not missing, f"CONTRIBUTING.md's map does not name {missing}: add each where it belongs."
+
+
+#: The MMR kernel path, top to bottom (select/_driver.py's module docs); ``_config`` holds flags only.
+KERNEL_PATH = ["scwo_np.select._driver", "scwo_np.select._heap", "scwo_np._dot"]
+
+
+def test_the_mmr_kernel_path_is_three_modules_and_calls_only_go_down():
+    """Driver -> heap, dot; heap and dot import neither of the others; every MMR entry point
+    (the wrappers, batch, the strategies' preparation) reaches the kernels through the driver."""
+    graph = _import_graph()
+    flags = {"scwo_np._config"}
+    for k, mod in enumerate(KERNEL_PATH):
+        below = set(KERNEL_PATH[k + 1 :])
+        imported = graph[mod] - flags
+        assert imported <= below, f"{mod} imports {sorted(imported - below)}: the kernel path only goes down"
+    assert graph["scwo_np.select._driver"] - flags == {"scwo_np.select._heap", "scwo_np._dot"}
+    assert not [m for m in graph if m.split(".")[-1] in ("_first_pass", "_lazy_heap")]
+    for user in ("scwo_np.select._mmr", "scwo_np.select._batch"):
+        assert "scwo_np.select._driver" in graph[user] and "scwo_np.select._heap" not in graph[user]

@@ -139,11 +139,11 @@ def test_read_only_install(tmp_path, user_cache):
     assert set(_nb_files(PKG)) == before
 
 
-# A kernel in one module (_first_pass) whose code comes partly from another (_dot).
+# A kernel in one module (_driver) whose code comes partly from another (_dot).
 CACHE_PROBE = textwrap.dedent(
     """
     import numpy as np
-    from scwo_np.select._first_pass import _row_norm
+    from scwo_np.select._driver import _row_norm
     assert _row_norm(np.ones((1, 4)), 0) == 2.0
     s = _row_norm.stats
     print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))
@@ -172,5 +172,5 @@ def test_an_edit_of_any_kernel_module_recompiles_the_cached_kernels(tmp_path):
     append(copy / "cli" / "_main.py", "\n# a module without kernels\n")
     assert hits_and_misses() == (1, 0)
     append(copy / "_dot.py", "\n# an edit of the helpers' module\n")
-    assert hits_and_misses() == (0, 1)  # recompiled, though _first_pass.py is unchanged
+    assert hits_and_misses() == (0, 1)  # recompiled, though _driver.py is unchanged
     assert hits_and_misses() == (1, 0)

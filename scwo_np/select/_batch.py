@@ -30,9 +30,8 @@ from ..validation import (
     check_row_norms,
 )
 from ._auto import AUTO_LOOKUP, _auto_lam
-from ._first_pass import _accumulate_rel, _row_norm
+from ._driver import _accumulate_rel, _finish_cost_aware, _lazy_serial, _row_norm
 from ._front import STRATEGIES
-from ._lazy_heap import _finish_cost_aware, _select_lazy_serial
 from ._mmr import POOL, _cost_exponent
 
 __all__ = ["select_batch", "BatchSelection"]
@@ -156,10 +155,8 @@ def _solve_one(
     picks = out_idx[s:e]
     gains = out_gain[s:e]
     cb = costs[s:e]
-    cnt = _select_lazy_serial(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, pool)
-    if cexp:
-        cnt = _finish_cost_aware(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, cnt, pool)
-    return cnt
+    cnt = _lazy_serial(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, pool)
+    return _finish_cost_aware(Eb, nrm, rel, cb, budget, lam, cexp, shift, picks, gains, cnt, pool)
 
 
 @njit(**JIT)

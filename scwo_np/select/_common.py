@@ -9,19 +9,15 @@ from numpy.typing import ArrayLike, NDArray
 from .. import _dot
 from .._config import JIT
 from ..validation import (
-    MAX_BUDGET,
-    MAX_COST,
     check_budget,
     check_costs,
     check_embeddings,
     check_queries,
     check_query,
     check_query_weights,
-    check_row_norms,
     check_unit_interval,
 )
-from ._first_pass import _accumulate_rel, _fused_checks, _norms_in_range, _row_norm
-from ._mmr import _FLOATS, _NORM_RANGE
+from ._mmr import _fast_inputs, _raise_row_norms, _relevance
 
 
 def prepare(
@@ -58,15 +54,12 @@ def prepare(
         if weights is not None:
             raise ValueError("weights apply to several queries; query is one embedding (pass shape (m, d)).")
         Q = check_query(query, d, dtype=E.dtype).reshape(1, -1)
-        w = np.ones(1)
+        w = None
     if n == 0:
         return E, costs, budget, np.empty(0), np.empty(0)
-    dots, nrm = _dot.dots_norms(E, Q[0])
-    check_row_norms(nrm, E)
-    rel = np.zeros(n)
-    _accumulate_rel(rel, dots, nrm, _row_norm(Q, 0), w[0])
-    for j in range(1, Q.shape[0]):
-        _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
+    nrm, rel, ok = _relevance(E, Q, w, costs, budget)
+    if not ok:
+        _raise_row_norms(E)
     return E, costs, budget, nrm, rel
 
 
@@ -103,6 +96,22 @@ def _unit_row(E, nrm, i, out):
     """``out = E[i] / nrm[i]`` in float64."""
     for k in range(E.shape[1]):
         out[k] = np.float64(E[i, k]) / nrm[i]
+
+
+@njit(**JIT)
+def _extend_basis(U, t, x):
+    """``U[t]``: ``x`` minus its projections on ``U[:t]`` (modified Gram-Schmidt, float64), normalised.
+
+    ``x`` is overwritten.  DPP's and SSD's basis of the picks (SSD's rows carry the bias 1).
+    """
+    m = x.shape[0]
+    for r in range(t):
+        c = _dot64(U[r], x)
+        for k in range(m):
+            x[k] -= c * U[r, k]
+    norm = np.sqrt(_dot64(x, x))
+    for k in range(m):
+        U[t, k] = x[k] / norm
 
 
 @njit(**JIT)
@@ -160,43 +169,6 @@ def _dot_row64(E, i, u):
 
 
 @njit(**JIT)
-def _better(ka, ia, kb, ib):
-    return ka > kb or (ka == kb and ia < ib)
-
-
-@njit(**JIT)
-def _sift_down(hk, hi, size, pos):
-    k, i = hk[pos], hi[pos]
-    while True:
-        ch = 2 * pos + 1
-        if ch >= size:
-            break
-        if ch + 1 < size and _better(hk[ch + 1], hi[ch + 1], hk[ch], hi[ch]):
-            ch += 1
-        if not _better(hk[ch], hi[ch], k, i):
-            break
-        hk[pos], hi[pos] = hk[ch], hi[ch]
-        pos = ch
-    hk[pos], hi[pos] = k, i
-
-
-@njit(**JIT)
-def _heapify(hk, hi, size):
-    """Order ``(hk, hi)`` as a max-heap: larger key first, then lower index."""
-    for pos in range(size // 2 - 1, -1, -1):
-        _sift_down(hk, hi, size, pos)
-
-
-@njit(**JIT)
-def _pop(hk, hi, size):
-    """Drop the top of the heap; returns the new size."""
-    size -= 1
-    hk[0], hi[0] = hk[size], hi[size]
-    _sift_down(hk, hi, size, 0)
-    return size
-
-
-@njit(**JIT)
 def _mean_std(x):
     """Mean and population standard deviation, summed in index order."""
     n = x.shape[0]
@@ -242,56 +214,10 @@ def as_result(picks: NDArray[np.int64], gains: NDArray[np.float64], count: int, 
 
 
 def _prepare_fast(E, q, costs, budget):
-    if type(E) is not np.ndarray or type(q) is not np.ndarray or type(costs) is not np.ndarray:
+    """``prepare``'s result for inputs that already have the kernels' types, or None."""
+    inputs = _fast_inputs(E, q, costs, budget)
+    if inputs is None:
         return None
-    if E.ndim != 2 or E.dtype not in _FLOATS or not E.flags.c_contiguous:
-        return None
-    n, d = E.shape
-    if n == 0 or d == 0:
-        return None
-    if q.shape != (d,) or q.dtype not in _FLOATS or costs.shape != (n,) or costs.dtype != np.int64:
-        return None
-    if type(budget) is not int or not 0 <= budget <= MAX_BUDGET or not costs.flags.c_contiguous:
-        return None
-    if q.dtype != E.dtype or not q.flags.c_contiguous:
-        q = np.ascontiguousarray(q, dtype=E.dtype)
-    lo, hi = _NORM_RANGE[E.dtype]
-    nchunks = _dot._nchunks(E)  # 0: one thread
-    if nchunks:
-        nrm, rel, ok = _checked_relevance_threaded(E, q, costs, lo, hi, MAX_COST, nchunks)
-    else:
-        nrm, rel, ok = _checked_relevance(E, q, costs, lo, hi, MAX_COST)
+    E, q, costs = inputs
+    nrm, rel, ok = _relevance(E, q.reshape(1, -1), None, costs, budget)
     return (E, costs, budget, nrm, rel) if ok else None
-
-
-@njit(**JIT)
-def _to_relevance(nrm, rel, qnorm, lo, hi):
-    """``rel = rel / (nrm * qnorm)`` in place; False (nothing divided) when a row norm is outside ``[lo, hi]``."""
-    if not _norms_in_range(nrm, lo, hi):
-        return False
-    for i in range(nrm.shape[0]):
-        rel[i] = rel[i] / (nrm[i] * qnorm)
-    return True
-
-
-@njit(**JIT)
-def _checked_relevance(E, q, costs, lo, hi, max_cost):
-    """Row norms and relevance in one pass; ``ok`` False on a cost, row or query out of range."""
-    nrm, rel = np.empty(E.shape[0]), np.empty(E.shape[0])
-    ok, _, qnorm = _fused_checks(E, q, costs, lo, hi, max_cost)
-    if not ok:
-        return nrm, rel, False
-    _dot._dots_norms_serial(E, q, rel, nrm)
-    return nrm, rel, _to_relevance(nrm, rel, qnorm, lo, hi)
-
-
-@njit(**JIT)
-def _checked_relevance_threaded(E, q, costs, lo, hi, max_cost, nchunks):
-    """:func:`_checked_relevance` with the pass on threads (``nchunks`` chunks): a function of its
-    own, so small inputs never compile the threaded pass."""
-    nrm, rel = np.empty(E.shape[0]), np.empty(E.shape[0])
-    ok, _, qnorm = _fused_checks(E, q, costs, lo, hi, max_cost)
-    if not ok:
-        return nrm, rel, False
-    _dot._dots_norms_parallel(E, q, rel, nrm, nchunks)
-    return nrm, rel, _to_relevance(nrm, rel, qnorm, lo, hi)

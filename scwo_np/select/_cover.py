@@ -30,7 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._config import JIT, PJIT
 from ..validation import check_lam, check_unit_interval
 from . import _gram
-from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy, top_k
+from ._common import _cost_key, _sum8, check_cost_exponent, run_greedy, top_k
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["cover_select"]
 
@@ -166,13 +167,10 @@ def _cover_lazy(E, nrm, D, drow, rel, first, costs, budget, lam, gamma, cexp, pi
     t = np.empty(n)
     buf = np.empty(n, E.dtype)
     stamp = np.zeros(n, np.int64)
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _stored(_cost_key(first[i], costs[i], cexp))
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _stored(_cost_key(first[i], costs[i], cexp))
+    hk, hi, size = _full_heap(keys)
     count = 0
     remaining = budget
     cmin = costs.min()

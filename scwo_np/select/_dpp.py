@@ -44,17 +44,15 @@ from .._config import JIT
 from ..validation import check_lam, check_positive_float
 from ._common import (
     _cost_key,
-    _dot64,
     _dot_row64,
-    _heapify,
+    _extend_basis,
     _mean_std,
-    _pop,
-    _sift_down,
     _unit_row,
     check_cost_exponent,
     run_greedy,
     top_k,
 )
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["dpp_select"]
 
@@ -162,13 +160,10 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
     e = np.empty(d)
     acc = np.zeros(n)  # sum of squared projections so far (see _residual)
     stamp = np.zeros(n, np.int64)  # basis vectors included in acc
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _cost_key(w2[i], costs[i], cexp)
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _cost_key(w2[i], costs[i], cexp)
+    hk, hi, size = _full_heap(keys)
     t = 0
     count = 0
     remaining = budget
@@ -191,14 +186,7 @@ def _dpp_lazy(E, nrm, w2, costs, budget, cexp, picks, gains):
         size = _pop(hk, hi, size)
         if t + 1 >= cap:  # the span is the whole space: every residual is 0
             break
-        # The new basis vector: the unit row minus its projections (modified Gram-Schmidt), normalised.
         _unit_row(E, nrm, i, e)
-        for r in range(t):
-            c = _dot64(U[r], e)
-            for k in range(d):
-                e[k] -= c * U[r, k]
-        norm = np.sqrt(_dot64(e, e))
-        for k in range(d):
-            U[t, k] = e[k] / norm
+        _extend_basis(U, t, e)
         t += 1
     return count

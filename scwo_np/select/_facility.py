@@ -50,8 +50,9 @@ from .. import _dot
 from .._config import JIT, PJIT
 from ..validation import check_int, check_lam, check_row_norms
 from . import _gram
-from ._common import _cost_key, _heapify, _pop, _sift_down, _sum8, check_cost_exponent, run_greedy
+from ._common import _cost_key, _sum8, check_cost_exponent, run_greedy
 from ._ground import _spherical_kmeans, ground_weights
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["facility_location_select"]
 
@@ -221,13 +222,10 @@ def _facility_lazy(E, nrm, D, drow, G, gnrm, a, ga, single, costs, budget, lam, 
     buf = np.empty(G.shape[0], E.dtype)
     t = np.empty(G.shape[0])
     stamp = np.zeros(n, np.int64)  # picks made when the key was computed
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _cost_key(single[i], costs[i], cexp)
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _cost_key(single[i], costs[i], cexp)
+    hk, hi, size = _full_heap(keys)
     count = 0
     remaining = budget
     cmin = costs.min()

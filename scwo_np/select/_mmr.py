@@ -13,15 +13,19 @@ scaled by the chunk's cost (see *Cost-aware selection*).
 Methods (all return exactly the same indices in the same order):
 
 ``"exact"``
-    Vectorised NumPy: every step scores every remaining chunk, keeping the
-    running max-similarity vector (no ``n x n`` matrix).  ``O(n d)`` per pick.
+    Every step scores every remaining chunk, keeping the running
+    max-similarity vector (no ``n x n`` matrix).  ``O(n d)`` per pick.
 ``"lazy"``
-    The spec's SCWO-fast lazy heap, in Numba.  A chunk's stored key is an
-    upper bound on its current key, so only chunks that reach the top of the
-    heap are re-scored.  See *Lazy heap and negative similarities* below.
+    The spec's SCWO-fast lazy heap.  A chunk's stored key is an upper bound
+    on its current key, so only chunks that reach the top of the heap are
+    re-scored.  See *Lazy heap and negative similarities* below.
 ``"auto"``
     ``"lazy"``; it is faster than ``"exact"`` at every size we measured
-    (``scwo bench``), so ``"exact"`` is kept as the vectorised reference.
+    (``scwo bench``), so ``"exact"`` is kept as the cross-check.
+
+Both run in the one MMR driver, :mod:`scwo_np.select._driver` (Numba, one
+thread or many), which also holds the checklist for changing a kernel: this
+module validates, converts and calls it.
 
 Lazy heap and negative similarities
 -----------------------------------
@@ -112,24 +116,11 @@ from ..validation import (
     check_unit_interval,
 )
 from ._auto import _rule
-from ._first_pass import (
-    _accumulate_rel,
-    _first_of,
-    _first_pick,
-    _fix_blocks,
-    _fix_blocks_parallel,
-    _pass_one_parallel,
-    _pass_one_worker,
-    _phase_exponent,
-    _row_norm,
-    _scratch,
-    _stale_blocks,
-)
-from ._lazy_heap import _finish_cost_aware, _mmr_lazy_kernel, _select_fused, _select_fused_threaded
+from ._driver import _first_pass, _first_pick, _from_first, _phase_exponent, _select
 
 __all__ = ["mmr_select", "mmr_select_multi", "MMR_METHODS"]
 
-#: Rows per block of the fused first pass (see ``_first_pass._pass_one_worker``).
+#: Rows per block of the fused first pass (see ``_driver._pass_one_worker``).
 #: Read at call time, so tests can shrink it.
 BLOCK = 128
 
@@ -137,139 +128,71 @@ BLOCK = 128
 #: A module attribute, read at call time, so tests can shrink it.
 POOL = 256
 
-# --------------------------------------------------------------------------
-# Python-level steps
-# --------------------------------------------------------------------------
+_SCANS = {"auto": None, "exact": True, "lazy": None}
 
-
-def _pass_one(E, Q, w, costs, budget, lam, cexp, shift):
-    """Row norms, relevance ``sum_j w_j cos(e_i, q_j)``, the first pick and its sims.
-
-    Validates the rows (through their norms).  With one query and ``lam < 1``
-    this is one (threaded) pass over ``E`` that also computes every row's
-    cosine with the first pick, speculatively (see :func:`_pass_one_worker`):
-    only the blocks read before the first pick was found are read again.
-    Returns ``(nrm, rel, first, sims)``; ``sims`` is None when not computed.
-    """
-    n, d = E.shape
-    nrm = np.empty(n)
-    rel = np.empty(n)
-    speculate = Q.shape[0] == 1 and lam != 1.0
-    sims = np.empty(n if speculate else 0)
-    block = BLOCK
-    bcand = np.empty(-(-n // block), dtype=np.int64)
-    nt = numba.get_num_threads() if _dot._nchunks(E) else 1
-    slots = np.full(nt, -1, dtype=np.int64)
-    cands = np.empty(nt, dtype=np.int64)
-    args = (
-        Q[0],
-        _row_norm(Q, 0),
-        w[0],
-        nrm,
-        rel,
-        sims,
-        costs,
-        budget,
-        lam,
-        cexp,
-        shift,
-        bcand,
-        slots,
-        block,
-    )
-    if nt > 1:
-        _pass_one_parallel(E, *args, cands)
-    else:
-        cands[0] = _pass_one_worker(E, _scratch(Q[0], d), *args[1:], 0, 1)
-    check_row_norms(nrm, E)
-    if Q.shape[0] == 1:
-        first = int(_first_of(cands, rel, costs, lam, cexp, shift))
-        if not speculate:
-            return nrm, rel, first, None
-        if first >= 0:
-            blocks = _stale_blocks(bcand, first)
-            v = E[first]
-            if nt > 1 and blocks.shape[0] * block * d >= _dot.PARALLEL_MIN_ELEMENTS:
-                _fix_blocks_parallel(E, v, nrm, nrm[first], sims, blocks, block, nt)
-            else:
-                _fix_blocks(E, v, nrm, nrm[first], sims, blocks, block, 0, blocks.shape[0])
-        return nrm, rel, first, sims
-    for j in range(1, Q.shape[0]):
-        _accumulate_rel(rel, _dot.dots(E, Q[j]), nrm, _row_norm(Q, j), w[j])
-    return nrm, rel, int(_first_pick(rel, costs, budget, lam, cexp, shift)), None
-
-
-def _select_exact(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
-    n = rel.shape[0]
-    one_m = 1.0 - lam
-    denom = np.maximum(costs, 1).astype(np.float64)
-    avail = np.ones(n, dtype=bool)
-    maxsim = np.zeros(n)  # only read while S is empty, where max(empty) = 0
-    remaining = budget
-    picks: list[int] = []
-    gains: list[float] = []
-    while True:
-        fits = avail & (costs <= remaining)
-        if not fits.any():
-            break
-        score = lam * rel - one_m * maxsim
-        r = _phase_exponent(cexp, budget - remaining, budget)
-        if r:
-            v = score + shift
-            c = denom if r == 1.0 else np.array([x**r for x in denom.tolist()])  # libm pow, as the kernels
-            key = np.where(v >= 0.0, v / c, v * c)
-        else:
-            key = score
-        i = int(np.argmax(np.where(fits, key, -np.inf)))
-        picks.append(i)
-        gains.append(float(score[i]))
-        avail[i] = False
-        remaining -= int(costs[i])
-        if one_m != 0.0:
-            sims = _dot.dots_numpy(E, E[i]) / (nrm * nrm[i])
-            maxsim = sims if len(picks) == 1 else np.maximum(maxsim, sims)
-    return np.asarray(picks, dtype=np.int64), np.asarray(gains, dtype=np.float64)
-
-
-def _select_lazy(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims):
-    n = rel.shape[0]
-    picks = np.empty(n, dtype=np.int64)
-    gains = np.empty(n)
-    if first < 0:
-        return picks[:0], gains[:0]
-    if sims is not None:
-        maxsim = sims
-    elif lam != 1.0:
-        # The pass after the first pick, threaded for large inputs.
-        maxsim = _dot.cosines(E, E[first], nrm, nrm[first])
-    else:
-        maxsim = np.empty(n)
-    count = _mmr_lazy_kernel(E, nrm, rel, costs, budget, lam, cexp, shift, first, maxsim, picks, gains, POOL)
-    return picks[:count].copy(), gains[:count].copy()
-
-
-#: Registry of selection methods (``method=``): name -> implementation; tests parametrise over it.
-MMR_METHODS: Registry = Registry(
-    "method", {"auto": _select_lazy, "exact": _select_exact, "lazy": _select_lazy}
-)
-
+#: Registry of selection methods (``method=``): name -> the driver's ``scan`` argument
+#: (None: the lazy heap; True: the exact scan); tests parametrise over it.
+MMR_METHODS: Registry = Registry("method", _SCANS)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NORM_RANGE = {dt: NORM_RANGE[dt.name] for dt in _FLOATS}
 
 
+def _threads(E: np.ndarray) -> int | None:
+    """The driver's ``threads``: None (one thread) or the thread count, for a pass over ``E``."""
+    return numba.get_num_threads() if _dot._nchunks(E) else None
+
+
+def _drive(E, Q, w, costs, budget, lam, scan, cexp, shift):
+    """``(picks, gains, ok)`` from the driver, :func:`~scwo_np.select._driver._select`, for the
+    queries ``Q`` (weights ``w``, None for one query)."""
+    lo, hi = _NORM_RANGE[E.dtype]
+    return _select(
+        E, Q[0], None if w is None else Q, w, costs, budget, lam, cexp, shift, scan, BLOCK, POOL,
+        lo, hi, MAX_COST, _threads(E), _dot.PARALLEL_MIN_ELEMENTS,
+    )  # fmt: skip
+
+
 def _fast(E, q, costs, budget, lam, method, cexp, shift):
-    """``(picks, gains)`` from :func:`_select_fused`, or None for the validating path.
+    """``(picks, gains)`` from the driver, or None for the validating path.
 
     Taken only when every argument already has the type the kernels use (or
-    converts without any judgement: a query or costs array of another
-    numeric dtype).  Inputs large enough for a threaded first pass go to
-    :func:`_select_fused_threaded`, the rest to :func:`_select_fused`.
-    Everything the validating path checks is checked here or inside the
-    kernel; on any doubt this returns None and :func:`_run` validates from
-    scratch, so errors are the same either way.
+    converts without any judgement, :func:`_fast_inputs`).  Everything the
+    validating path checks is checked here or inside the driver; on any doubt
+    this returns None and :func:`_run` validates from scratch, so errors are
+    the same either way.  (The driver is called here, not through
+    :func:`_drive`: a small input takes a few microseconds, a Python call a
+    tenth of one.)
     """
-    if type(E) is not np.ndarray or type(q) is not np.ndarray or method not in ("auto", "lazy"):
+    if type(method) is not str or method not in _SCANS:
+        return None
+    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
+        return None
+    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
+        return None
+    inputs = _fast_inputs(E, q, costs, budget)
+    if inputs is None:
+        return None
+    E, q, costs = inputs
+    lo, hi = _NORM_RANGE[E.dtype]
+    threads = numba.get_num_threads() if _dot._nchunks(E) else None
+    picks, gains, ok = _select(
+        E, q, None, None, costs, budget, float(lam), cexp, shift, _SCANS[method], BLOCK, POOL,
+        lo, hi, MAX_COST, threads, _dot.PARALLEL_MIN_ELEMENTS,
+    )  # fmt: skip
+    return (picks, gains) if ok else None
+
+
+def _fast_inputs(E, q, costs, budget):
+    """``(E, q, costs)`` as the kernels take them, or None when that needs a judgement.
+
+    ``E`` must already be a C-contiguous float32/float64 matrix with rows and
+    columns, ``q`` one float vector of its length (converted to ``E``'s type),
+    ``costs`` integers (list, tuple or array; converted to int64: wrapped values
+    come out negative, and the kernels' checks reject them) and ``budget`` an
+    int in range.  MMR's fast path and the strategies' preparation share it.
+    """
+    if type(E) is not np.ndarray or type(q) is not np.ndarray:
         return None
     dt = E.dtype
     if E.ndim != 2 or dt not in _FLOATS or not E.flags.c_contiguous:
@@ -288,21 +211,22 @@ def _fast(E, q, costs, budget, lam, method, cexp, shift):
     if costs.shape != (n,) or costs.dtype.kind not in "iu":
         return None
     if costs.dtype != np.int64 or not costs.flags.c_contiguous:
-        costs = costs.astype(np.int64)  # wrapped values come out negative: rejected below
+        costs = costs.astype(np.int64)
     if type(budget) is not int or not 0 <= budget <= MAX_BUDGET:
         return None
-    if not (isinstance(lam, float) and 0.0 <= lam <= 1.0):
-        return None
-    if not (isinstance(shift, float) and 0.0 <= shift < np.inf):
-        return None
-    lo, hi = _NORM_RANGE[dt]
-    args = (E, q, costs, budget, float(lam), cexp, shift, BLOCK, POOL, lo, hi, MAX_COST)
-    nt = numba.get_num_threads() if _dot._nchunks(E) else 1
-    if nt > 1:
-        picks, gains, ok = _select_fused_threaded(*args, nt, _dot.PARALLEL_MIN_ELEMENTS)
-    else:
-        picks, gains, ok = _select_fused(*args)
-    return (picks, gains) if ok else None
+    return E, q, costs
+
+
+def _relevance(E, Q, w, costs, budget):
+    """``(nrm, rel, ok)``: row norms and relevance by the driver's first pass (``lam = 1``), as
+    MMR computes them, for the queries ``Q`` (weights ``w``, None for one query); ``ok`` as in
+    :func:`~scwo_np.select._driver._select`."""
+    lo, hi = _NORM_RANGE[E.dtype]
+    nrm, rel, _, _, ok = _first_pass(
+        E, Q[0], None if w is None else Q, w, costs, budget, 1.0, 0.0, 0.0, BLOCK, lo, hi, MAX_COST,
+        _threads(E), _dot.PARALLEL_MIN_ELEMENTS,
+    )  # fmt: skip
+    return nrm, rel, ok
 
 
 def _cost_exponent(cost_aware: object, cost_exponent: object) -> float:
@@ -319,39 +243,50 @@ def _cost_exponent(cost_aware: object, cost_exponent: object) -> float:
     return r
 
 
+def _raise_row_norms(E: np.ndarray) -> None:
+    """Raise the validation error for the row the driver refused (a zero, NaN, inf or out-of-range norm)."""
+    check_row_norms(_dot.dots_norms(E, E[0])[1], E)
+    raise AssertionError("the MMR driver refused rows that validation accepts")  # pragma: no cover
+
+
 def _run(E, Q, w, costs, budget, lam, method, cexp, shift, return_gains):
     E = check_embeddings(E)
     n, dim = E.shape
     costs = check_costs(costs, n)
     budget = check_budget(budget)
     lam = check_lam(lam, auto=True)
-    impl = MMR_METHODS.lookup(method)
+    scan = MMR_METHODS.lookup(method)
     shift = check_nonnegative_float(shift, name="shift")
     if np.ndim(Q) == 2:
         Q = check_queries(Q, dim, dtype=E.dtype, name="query")
     else:
         Q = check_query(Q, dim, dtype=E.dtype).reshape(1, -1)
-    if w is None:
-        w = np.full(Q.shape[0], 1.0 / Q.shape[0]) if Q.shape[0] > 1 else np.ones(1)
+    if w is None and Q.shape[0] > 1:
+        w = np.full(Q.shape[0], 1.0 / Q.shape[0])
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0)) if return_gains else empty
-    phase = _phase_exponent(cexp, 0, budget)
-    if lam == "auto":  # the same one pass at lam = 1 (no speculation), then the rule on its relevance
-        nrm, rel, _, _ = _pass_one(E, Q, w, costs, budget, 1.0, phase, shift)
+    if lam == "auto":  # the same first pass at lam = 1 (no speculation), then the rule on its relevance
+        nrm, rel, ok = _relevance(E, Q, w, costs, budget)
+        if not ok:
+            _raise_row_norms(E)
         lam = _rule(rel)
-        first, sims = int(_first_pick(rel, costs, budget, lam, phase, shift)), None
+        picks, gains = _after_first(E, nrm, rel, costs, budget, lam, scan, cexp, shift)
     else:
-        nrm, rel, first, sims = _pass_one(E, Q, w, costs, budget, lam, phase, shift)
-    picks, gains = impl(E, nrm, rel, costs, budget, lam, cexp, shift, first, sims)
-    if cexp:
-        p = np.empty(n, dtype=np.int64)
-        g = np.empty(n)
-        p[: picks.shape[0]] = picks
-        g[: gains.shape[0]] = gains
-        count = _finish_cost_aware(E, nrm, rel, costs, budget, lam, cexp, shift, p, g, picks.shape[0], POOL)
-        picks, gains = p[:count].copy(), g[:count].copy()
+        picks, gains, ok = _drive(E, Q, w, costs, budget, lam, scan, cexp, shift)
+        if not ok:
+            _raise_row_norms(E)
     return (picks, gains) if return_gains else picks
+
+
+def _after_first(E, nrm, rel, costs, budget, lam, scan, cexp, shift):
+    """The driver from given norms and relevance: the first pick, then every pick after it."""
+    first = _first_pick(rel, costs, budget, lam, _phase_exponent(cexp, 0, budget), shift)
+    if first < 0:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    return _from_first(
+        E, nrm, rel, np.empty(0), costs, budget, lam, cexp, shift, scan, POOL, first, _threads(E)
+    )
 
 
 def mmr_select(
@@ -538,12 +473,11 @@ def mmr_with_relevance(
     costs = check_costs(costs, n)
     budget = check_budget(budget)
     lam = check_lam(lam, auto=True)
-    impl = MMR_METHODS.lookup(method)
+    scan = MMR_METHODS.lookup(method)
     if n == 0:
         return np.empty(0, dtype=np.int64), np.empty(0)
     if lam == "auto":
         lam = _rule(rel)
     _, nrm = _dot.dots_norms(E, E[0])
     check_row_norms(nrm, E)
-    first = int(_first_pick(rel, costs, budget, lam, 0.0, 0.0))
-    return impl(E, nrm, rel, costs, budget, lam, 0.0, 0.0, first, None)
+    return _after_first(E, nrm, rel, costs, budget, lam, scan, 0.0, 0.0)

@@ -34,16 +34,15 @@ from .._config import JIT
 from ..validation import check_lam, check_positive_float
 from ._common import (
     _cost_key,
-    _dot64,
     _dot_row64,
-    _heapify,
+    _extend_basis,
     _mean_std,
-    _pop,
-    _sift_down,
+    _unit_row,
     check_cost_exponent,
     run_greedy,
     top_k,
 )
+from ._heap import _full_heap, _pop, _sift_down
 
 __all__ = ["ssd_select"]
 
@@ -140,13 +139,10 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
     x = np.empty(d + 1)
     acc = np.zeros(n)
     stamp = np.zeros(n, np.int64)
-    hk = np.empty(n)
-    hi = np.empty(n, np.int64)
+    keys = np.empty(n)
     for i in range(n):
-        hk[i] = _cost_key(lam * z[i] + (1.0 - lam) * gamma * np.sqrt(2.0), costs[i], cexp)
-        hi[i] = i
-    size = n
-    _heapify(hk, hi, size)
+        keys[i] = _cost_key(lam * z[i] + (1.0 - lam) * gamma * np.sqrt(2.0), costs[i], cexp)
+    hk, hi, size = _full_heap(keys)
     t = 0
     count = 0
     remaining = budget
@@ -167,15 +163,8 @@ def _ssd_lazy(E, nrm, z, costs, budget, lam, gamma, cexp, picks, gains):
         size = _pop(hk, hi, size)
         if t + 1 >= cap or 2.0 - acc[i] <= IN_SPAN:  # full span, or the pick adds no direction
             continue
-        for k in range(d):
-            x[k] = np.float64(E[i, k]) / nrm[i]
+        _unit_row(E, nrm, i, x)
         x[d] = 1.0
-        for r in range(t):  # modified Gram-Schmidt
-            c = _dot64(U[r], x)
-            for k in range(d + 1):
-                x[k] -= c * U[r, k]
-        norm = np.sqrt(_dot64(x, x))
-        for k in range(d + 1):
-            U[t, k] = x[k] / norm
+        _extend_basis(U, t, x)
         t += 1
     return count

@@ -72,7 +72,7 @@ def test_cost_aware_ranks_by_merit_until_half_the_budget():
 @pytest.mark.usefixtures("tiny_blocks")
 @given(problem=selection_problems(max_n=30), cost_aware=st.booleans())
 def test_speculative_first_pass_is_exact(problem, cost_aware):
-    """With tiny_blocks every input takes the threaded fused kernel (_select_fused_threaded)."""
+    """With tiny_blocks every input takes the threaded fused kernel (the driver with threads)."""
     _check(*problem, method="lazy", cost_aware=cost_aware)
 
 
