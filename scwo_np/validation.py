@@ -17,6 +17,7 @@ import importlib
 import inspect
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -62,6 +63,7 @@ __all__ = [
     "renamed_keywords",
     "renamed_attributes",
     "renamed_message",
+    "renamed_property",
     "DEPRECATED_SINCE",
     "REMOVAL_IN",
 ]
@@ -915,6 +917,50 @@ def renamed_message(
     return f"{where}{old!r} was renamed to {new!r} in {since}; the old name stops working in {removal}."
 
 
+def renamed_property(old: str, new: str, *, what: str = "") -> property:
+    """An attribute's old name for one minor version: reading and setting it warn and use ``new``.
+
+    Parameters
+    ----------
+    old, new : str
+        The old attribute name and the one that replaces it.
+    what : str
+        The class, for the warning (defaults to the instance's class name).
+
+    Returns
+    -------
+    property
+        To assign to the old name in the class body.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> class Box:
+    ...     def __init__(self):
+    ...         self.budget = 10
+    ...     max_tokens = renamed_property("max_tokens", "budget")
+    >>> b = Box()
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     b.max_tokens = 20
+    ...     b.budget, b.max_tokens, str(w[0].message)
+    (20, 20, "Box: 'max_tokens' was renamed to 'budget' in 0.2; the old name stops working in 0.3.")
+    """
+
+    def _warn(obj: object) -> None:
+        warnings.warn(renamed_message(old, new, what=what or type(obj).__name__), RenamedWarning, 3)
+
+    def fget(self: object) -> Any:
+        _warn(self)
+        return getattr(self, new)
+
+    def fset(self: object, value: Any) -> None:
+        _warn(self)
+        setattr(self, new, value)
+
+    return property(fget, fset, doc=f"The old name of :attr:`{new}` (deprecated since {DEPRECATED_SINCE}).")
+
+
 def renamed_keywords(
     *, since: str = DEPRECATED_SINCE, removal: str = REMOVAL_IN, **old_to_new: str
 ) -> Callable[[F], F]:
@@ -1035,10 +1081,13 @@ def renamed_attributes(
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         where, _, attr = new.rpartition(":")
         where = where or module
-        msg = renamed_message(f"{module}.{name}", f"{where}.{attr}", since=since, removal=removal)
-        warnings.warn(
-            msg.replace("was renamed to", "moved to") if where != module else msg, RenamedWarning, 2
-        )
+        # ``from package import OLD`` looks the name up twice: once in importlib's
+        # _handle_fromlist (a hasattr), once for the import itself. Warn once, on the second.
+        if sys._getframe(1).f_code.co_name != "_handle_fromlist":
+            msg = renamed_message(f"{module}.{name}", f"{where}.{attr}", since=since, removal=removal)
+            warnings.warn(
+                msg.replace("was renamed to", "moved to") if where != module else msg, RenamedWarning, 2
+            )
         return getattr(importlib.import_module(where), attr)
 
     __getattr__.__renamed_attributes__ = renames  # type: ignore[attr-defined]

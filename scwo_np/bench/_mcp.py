@@ -10,6 +10,7 @@ extra, imported when it runs (an ImportError names it).
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
@@ -80,8 +81,8 @@ def mcp_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
     question = "How do I parse a JSON document from a file?"
     args = {"texts": texts, "query": question, "budget": budget}
     with tempfile.TemporaryDirectory() as store:
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "scwo_np.cli", "mcp", "--store", store]
+        params = StdioServerParameters(  # this process's environment: the same scwo_np (PYTHONPATH), the same threads
+            command=sys.executable, args=["-m", "scwo_np.cli", "mcp", "--store", store], env=dict(os.environ)
         )
         rtt: list[float] = []
 

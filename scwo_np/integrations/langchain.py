@@ -42,7 +42,6 @@ Examples
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -57,7 +56,12 @@ from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
 from ..dedup import DEDUP_METHODS, deduplicate
 from ..tokens import as_token_counter, count_tokens
-from ..validation import RenamedWarning, check_int, check_texts, renamed_keywords, renamed_message
+from ..validation import (
+    check_int,
+    check_texts,
+    renamed_keywords,
+    renamed_property,
+)
 from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings", "ScwoToolOutputMiddleware"]
@@ -451,19 +455,8 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         self.token_counter = as_token_counter(token_counter)
         self.store = store if isinstance(store, CrushStore) else CrushStore(store)
 
-    @property
-    def max_tokens(self) -> int:
-        """The old name of :attr:`budget` (deprecated since 0.2)."""
-        warnings.warn(renamed_message("max_tokens", "budget", what=type(self).__name__), RenamedWarning, 2)
-        return self.budget
-
-    @property
-    def counter(self) -> Any:
-        """The old name of :attr:`token_counter` (deprecated since 0.2)."""
-        warnings.warn(
-            renamed_message("counter", "token_counter", what=type(self).__name__), RenamedWarning, 2
-        )
-        return self.token_counter
+    max_tokens = renamed_property("max_tokens", "budget")
+    counter = renamed_property("counter", "token_counter")
 
     def shrink(self, message: Any, query: str = "") -> Any:
         """``message`` with its JSON content crushed to ``budget`` tokens (unchanged when it fits or is not JSON).

@@ -59,13 +59,12 @@ from ..select import mmr_select
 from ..tokens import as_token_counter, count_tokens, estimate_tokens
 from ..validation import (
     MAX_BUDGET,
-    RenamedWarning,
     check_budget,
     check_int,
     check_unit_interval,
     renamed_attributes,
     renamed_keywords,
-    renamed_message,
+    renamed_property,
 )
 from ._budget import fit_budget
 from ._kb import Removal, _checked_embedder
@@ -179,13 +178,7 @@ class MoragContextOptimizer:
 
     # -- the pipeline ------------------------------------------------------------
 
-    @property
-    def max_tokens(self) -> int:
-        """The old name of :attr:`budget` (deprecated since 0.2)."""
-        warnings.warn(
-            renamed_message("max_tokens", "budget", what="MoragContextOptimizer"), RenamedWarning, 2
-        )
-        return self.budget
+    max_tokens = renamed_property("max_tokens", "budget", what="MoragContextOptimizer")
 
     def optimize(
         self,
