@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dot
 from ..datasets import load_sample
 from ..validation import check_int
 from ._arrow import pyarrow
@@ -47,10 +48,8 @@ def sample_sets(top_k: int = 50, *, query_embedding_column: bool = False) -> tup
     k = check_int(top_k, name="top_k", low=1)
     s = load_sample()
     E = s.embeddings
-    En = E.astype(np.float64) / np.linalg.norm(E.astype(np.float64), axis=1, keepdims=True)
     Q = s.query_embeddings
-    Qn = Q.astype(np.float64) / np.linalg.norm(Q.astype(np.float64), axis=1, keepdims=True)
-    S = Qn @ En.T
+    S = np.stack([_dot.query_cosines(E, q)[0] for q in Q])  # the cosine selection ranks by
     k = min(k, E.shape[0])
     top = np.argsort(-S, axis=1, kind="stable")[:, :k]
     rows = top.ravel()
