@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from scwo_np.cli import build_parser, main
-from scwo_np.cli._io import _count, _lam, _positive
+from scwo_np.cli._io import _count, _lam, _positive, _RenamedFlag
 
 
 def _subparsers(parser):
@@ -57,8 +57,9 @@ def _cases():
             long = [o for o in a.option_strings if o.startswith("--")]
             if long:
                 wrong = _misspell(long[0])
+                shown = a.new if isinstance(a, _RenamedFlag) else long[0]  # an old flag: its new name
                 yield pytest.param(
-                    cmd, [*cmd, wrong], re.escape(f"unrecognized option {wrong} (did you mean {long[0]}?)") + "$",
+                    cmd, [*cmd, wrong], re.escape(f"unrecognized option {wrong} (did you mean {shown}?)") + "$",
                     id=f"{name}-misspelt{long[0]}",
                 )  # fmt: skip
             opt = a.option_strings[-1]
