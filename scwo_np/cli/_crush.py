@@ -9,12 +9,14 @@ import re
 import sys
 
 from ..anchor import ANCHOR_STRATEGIES, PATTERNS
+from ..tokens import COUNTERS
 from ._io import (
     _count,
     _output,
     _positive,
     _renamed_flag,
     _stdin,
+    _token_counter,
 )
 
 
@@ -59,10 +61,8 @@ def _cmd_crush(args: argparse.Namespace) -> int:
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
-    if args.report:
-        from ..tokens import COUNTERS
-
-        COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")  # before any work
+    if args.report:  # the name, before any work (the counter is made where it counts)
+        COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")
     if args.lossless or args.expand:
         return _cmd_lossless(args)
     if args.max_items is None and args.budget is None:
@@ -110,18 +110,15 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     """``scwo crush --budget N``: the output, marker included, within N tokens of --token-counter."""
     from ..anchor import read_document
     from ..anchor._json import fit_tokens
-    from ..tokens import COUNTERS
 
-    COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")
+    counter = _token_counter(args.token_counter)
     text = _read(args.file)
     kw = _crush_kw(args)
     try:
         doc = read_document(text, path=args.path)
         max_items = _max_items(args.max_items) if args.max_items is not None else None
         store = None if args.no_store else _store(args)
-        res = fit_tokens(
-            doc, args.budget, token_counter=args.token_counter, max_items=max_items, store=store, **kw
-        )
+        res = fit_tokens(doc, args.budget, token_counter=counter, max_items=max_items, store=store, **kw)
         if args.report:
             sys.stderr.write(
                 f"scwo crush: {res.form}: kept {len(res.kept)} of {res.n}, {res.tokens} tokens of at most "
@@ -136,7 +133,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 def _cmd_lossless(args: argparse.Namespace) -> int:
     from ..anchor import lossless_decode, lossless_encode
-    from ..tokens import as_token_counter, count_tokens
+    from ..tokens import count_tokens
 
     if args.lossless and args.expand:
         raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
@@ -145,12 +142,12 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
             raise SystemExit(
                 f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
             )
+    counter = _token_counter(args.token_counter) if args.report else None  # before any work
     raw = _read(args.file)
     try:
         out = lossless_encode(raw, path=args.path) if args.lossless else lossless_decode(raw)
-        if args.report:
+        if counter is not None:
             text = raw.decode("utf-8")
-            counter = as_token_counter(args.token_counter)
             before, after = count_tokens([text.strip(), out], counter).tolist()
             sys.stderr.write(
                 f"scwo crush: {'lossless' if args.lossless else 'expanded'}: {len(text.strip()):,} -> {len(out):,} "
@@ -286,7 +283,8 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
     with _store(args) as store:
         try:
             if args.budget is not None:  # a page within the ceiling; the next one's offset on stderr
-                page = store.page(args.retrieve, budget=args.budget, token_counter=args.token_counter, **kw)
+                counter = _token_counter(args.token_counter)
+                page = store.page(args.retrieve, budget=args.budget, token_counter=counter, **kw)
                 out = page.text
                 if page.next_offset is not None:
                     sys.stderr.write(
@@ -357,7 +355,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--token-counter",
         default="estimate",
-        help="with --budget or --report: the token counter (estimate, wordpiece, tiktoken)",
+        help=f"with --budget or --report: the token counter ({', '.join(COUNTERS)})",
     )
     c.add_argument(
         "--retrieve", metavar="KEY", help="print items of the array stored under KEY (a marker's key)"

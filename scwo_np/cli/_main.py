@@ -11,6 +11,7 @@ import sys
 import warnings
 
 from . import _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
+from ._io import _RenamedFlag
 
 
 class _UsageError(Exception):
@@ -40,6 +41,22 @@ class _Parser(argparse.ArgumentParser):
             message = f"give a command: {', '.join(sp.choices)}"
         raise _UsageError(self.prog, message)
 
+    def _get_option_tuples(self, option_string):
+        """argparse's prefix matches, without the hidden old flags when a visible flag matches too.
+
+        ``--max`` is ``--max-items`` (not ambiguous with the hidden ``--max-tokens``), and an
+        ambiguity names only the flags ``--help`` lists; a prefix of an old flag alone still works.
+        """
+        found = super()._get_option_tuples(option_string)
+        visible = [t for t in found if not isinstance(t[0], _RenamedFlag)]
+        return visible or found
+
+
+def _shown(parser: argparse.ArgumentParser, option: str) -> str:
+    """``option`` as ``--help`` names it: an old (hidden) flag's new name."""
+    action = parser._option_string_actions.get(option)
+    return action.new if isinstance(action, _RenamedFlag) else option
+
 
 def _long_options(parser: argparse.ArgumentParser) -> list[str]:
     return [o for o in parser._option_string_actions if o.startswith("--")]
@@ -49,31 +66,58 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction |
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
-def _is_unknown_option(parser: argparse.ArgumentParser, token: str) -> bool | None:
-    """True for a token argparse would take as an option this parser does not have; None for a positional."""
+def _option_action(parser: argparse.ArgumentParser, token: str):
+    """What argparse takes ``token`` for: None for a positional, else ``(action or None if unknown,)``."""
     try:
         found = parser._parse_optional(token)  # argparse's own test: option, positional, or unknown
     except _UsageError:
         raise
     except Exception:  # noqa: BLE001 - a future argparse: let parse_args judge
-        return False
+        return (False,)
     if found is None:
         return None
-    first = found[0] if isinstance(found, tuple) else found[0][0]  # 3.11: a tuple; 3.12.7+: a list of them
-    return first is None
+    return (found[0] if isinstance(found, tuple) else found[0][0],)  # 3.11: a tuple; 3.12.7+: a list
+
+
+def _is_unknown_option(parser: argparse.ArgumentParser, token: str) -> bool | None:
+    """True for a token argparse would take as an option this parser does not have; None for a positional."""
+    found = _option_action(parser, token)
+    return None if found is None else found[0] is None
+
+
+def _check_renamed(parser: argparse.ArgumentParser, given: list[argparse.Action]) -> None:
+    """An old flag with its new one (or two old names of one flag): a usage error naming both.
+
+    As the Python API's ``TypeError`` for an old keyword with its new one: which value was meant is
+    not for the parser to guess (argparse would keep the last).
+    """
+    names: dict[str, list[str]] = {}  # the new flag -> the flags of it given, in order, each once
+    for action in given:
+        if isinstance(action, _RenamedFlag):
+            new, name = action.new, action.option_strings[0]
+        else:
+            new = name = next((o for o in action.option_strings if o.startswith("--")), "")
+        if name and name not in names.setdefault(new, []):
+            names[new].append(name)
+    for new, flags in names.items():
+        if len(flags) > 1:
+            old = [f for f in flags if f != new]
+            what = " and ".join(f"{f} (the old name of {new})" for f in old)
+            both = f"{what} and {new}" if new in flags else what
+            raise _UsageError(parser.prog, f"{both} are given together; give {new} only")
 
 
 def _prescan(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Find a misspelt command or option before argparse does (it would report a missing --budget for
     ``--budjet``, or the top-level usage for an option of a sub-command), and name the closest one."""
-    p, needs_command = parser, _subparsers(parser)
+    p, needs_command, given = parser, _subparsers(parser), []
     for tok in argv:
         if tok == "--":
-            return
+            break
         if tok in ("-h", "--help"):
             return  # help is printed whatever else is wrong
-        unknown = _is_unknown_option(p, tok)
-        if unknown is None:  # a positional: maybe the sub-command
+        found = _option_action(p, tok)
+        if found is None:  # a positional: maybe the sub-command
             if needs_command is not None:
                 if tok not in needs_command.choices:
                     names = list(needs_command.choices)
@@ -81,13 +125,17 @@ def _prescan(parser: argparse.ArgumentParser, argv: list[str]) -> None:
                         p.prog,
                         f"unknown command {tok!r}{_closest(tok, names)}; the commands are {', '.join(names)}",
                     )
-                p = needs_command.choices[tok]
+                p, given = needs_command.choices[tok], []
                 needs_command = _subparsers(p)
             continue
-        if unknown:
+        if found[0] is None:
             name = tok.split("=", 1)[0]
-            hint = _closest(name, _long_options(p)) if name.startswith("--") else ""
+            near = difflib.get_close_matches(name, _long_options(p), n=1, cutoff=0.75)
+            hint = f" (did you mean {_shown(p, near[0])}?)" if near and name.startswith("--") else ""
             raise _UsageError(p.prog, f"unrecognized option {name}{hint}")
+        if found[0]:
+            given.append(found[0])
+    _check_renamed(p, given)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..optimize import MORAG_LAYOUTS
+from ..optimize import KB_CAMEL_CASE, MORAG_LAYOUTS
+from ..validation import renamed_message
 from ._io import (
     _json_object_option,
     _read_jsonl,
@@ -20,10 +21,9 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 
     opts = _json_object_option(args.options, "--options") if args.options else {}
-    if args.pipeline == "kb" and args.budget is not None:
-        opts["budget"] = args.budget
-        opts.setdefault("adaptive_selection", True)
-    if args.max_chunks is not None:
+    if args.pipeline == "kb":
+        opts = _kb_options(opts, args)
+    elif args.max_chunks is not None:
         opts["max_chunks"] = args.max_chunks
     if args.pipeline == "kb":
         try:  # the options are checked before the input is read
@@ -71,6 +71,38 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
         )
     sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
+
+
+def _kb_options(opts: dict, args: argparse.Namespace) -> dict:
+    """``--options`` in the library's names, with ``--budget`` and ``--max-chunks`` in them.
+
+    The ADR's camelCase keys (``tokenBudget``) are renamed here with one note on stderr, as an old
+    flag is (the library's ``RenamedWarning`` is a ``DeprecationWarning`` Python would hide). A
+    value given twice (a key and its old name, or a key and its flag) is an error naming what the
+    user wrote, never resolved silently.
+    """
+    written = {KB_CAMEL_CASE.get(k, k): k for k in opts}  # the library's name -> the key as written
+    for k in opts:
+        new = KB_CAMEL_CASE.get(k)
+        if new is not None and new in opts:
+            raise SystemExit(f"scwo: --options gives {k} (the old name of {new}) and {new}; give {new} only")
+    flags = {"budget": ("--budget", args.budget), "max_chunks": ("--max-chunks", args.max_chunks)}
+    for key, (flag, value) in flags.items():
+        if value is not None and key in written:
+            k = written[key]
+            what = k if k == key else f"{k} (the old name of {key})"
+            raise SystemExit(f"scwo: --options gives {what} and {flag} gives it too; give one of them")
+    old = [k for k in opts if k in KB_CAMEL_CASE]
+    if old:
+        notes = " ".join(renamed_message(k, KB_CAMEL_CASE[k], what="--options") for k in old)
+        sys.stderr.write(f"scwo: warning: {notes}\n")
+    opts = {KB_CAMEL_CASE.get(k, k): v for k, v in opts.items()}
+    if args.budget is not None:
+        opts["budget"] = args.budget
+        opts.setdefault("adaptive_selection", True)
+    if args.max_chunks is not None:
+        opts["max_chunks"] = args.max_chunks
+    return opts
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -38,6 +38,7 @@ from ._io import (
     _renamed_flag,
     _text_field,
     _texts,
+    _token_counter,
     _token_counts,
     _vector_option,
     _write_jsonl,
@@ -111,8 +112,8 @@ def _relevance(E, q) -> np.ndarray | None:
 
 def _lam_note(given, used: float | None) -> str:
     """``lam 0.7``, or ``lam auto: 0.9`` (what ``--lam auto`` chose)."""
-    if used is None:
-        return "lam auto"
+    if used is None:  # no selection made (no chunks): the lam that was asked for
+        return "lam auto" if given == "auto" else f"lam {given:g}"
     return f"lam auto: {used:g}" if given == "auto" else f"lam {used:g}"
 
 
@@ -169,7 +170,6 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     """``scwo select FILE --query TEXT``: embed (cached), count, select, write the chosen records."""
     from ..embed import EmbeddingCache, user_embedding_cache
     from ..select import select_texts
-    from ..tokens import as_token_counter
 
     if args.cost_aware:
         raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
@@ -190,10 +190,7 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
             for ln, r in zip(records.lines, records, strict=True)
         ]
     if args.tokens is not None or not all(args.tokens_field in r for r in records):
-        try:
-            counter = as_token_counter(args.tokens or "estimate")
-        except (ImportError, ValueError) as exc:
-            raise SystemExit(f"scwo: --token-counter {args.tokens}: {exc}") from None
+        counter = _token_counter(args.tokens or "estimate")
         costs, counter_name = counter.count(texts), counter.name
     else:
         costs, counter_name = _token_counts(records, args.tokens_field), f"field {args.tokens_field!r}"

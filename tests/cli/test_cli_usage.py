@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from scwo_np.cli import build_parser, main
-from scwo_np.cli._io import _count, _lam, _positive
+from scwo_np.cli._io import _count, _lam, _positive, _RenamedFlag
 
 
 def _subparsers(parser):
@@ -57,8 +57,9 @@ def _cases():
             long = [o for o in a.option_strings if o.startswith("--")]
             if long:
                 wrong = _misspell(long[0])
+                shown = a.new if isinstance(a, _RenamedFlag) else long[0]  # an old flag: its new name
                 yield pytest.param(
-                    cmd, [*cmd, wrong], re.escape(f"unrecognized option {wrong} (did you mean {long[0]}?)") + "$",
+                    cmd, [*cmd, wrong], re.escape(f"unrecognized option {wrong} (did you mean {shown}?)") + "$",
                     id=f"{name}-misspelt{long[0]}",
                 )  # fmt: skip
             opt = a.option_strings[-1]
@@ -153,3 +154,72 @@ def test_negative_numbers_and_abbreviations_are_values_and_options_not_misspelli
     assert status == 2 and err.startswith("scwo select: lam must be in [0, 1]"), err  # the library's check
     status, out, err = _run(["select", str(chunks), "--query-index", "0", "--budg", "5", "-q"])
     assert status == 0 and len(out.splitlines()) == 1 and err == ""
+
+
+def _renamed_cases():
+    """``(words, old flag action)`` of every renamed flag of every sub-command."""
+    for words, p in LEAVES:
+        for a in _options(p):
+            if isinstance(a, _RenamedFlag):
+                yield pytest.param(list(words), a, id=f"{' '.join(words)}{a.option_strings[0]}")
+
+
+def test_every_sub_command_with_a_renamed_flag_is_covered():
+    ids = {(tuple(c.values[0]), c.values[1].option_strings[0]) for c in _renamed_cases()}
+    assert {(("crush",), "--max-tokens"), (("crush",), "--tokens"), (("select",), "--tokens"),
+            (("optimize",), "--token-budget"), (("optimize",), "--max-tokens")} <= ids  # fmt: skip
+
+
+@pytest.mark.parametrize("cmd, action", list(_renamed_cases()))
+def test_an_old_flag_with_its_new_one_is_a_usage_error_naming_both(cmd, action):
+    """As the Python API's TypeError for an old keyword with its new one: never 'the last one wins'."""
+    old, new = action.option_strings[0], action.new
+    prog = "scwo " + " ".join(cmd)
+    want = f"{prog}: error: {old} (the old name of {new}) and {new} are given together; give {new} only"
+    for argv in ([*cmd, old, "1", new, "2"], [*cmd, new, "2", old, "1"], [*cmd, f"{new}=2", f"{old}=1"]):
+        status, out, err = _run(argv)
+        assert (status, out, err) == (2, "", f"{want}; see {prog} --help\n"), argv
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (["crush", "f.json", "--budget", "400", "--max-tokens", "100", "--no-store"],
+         "scwo crush: error: --max-tokens (the old name of --budget) and --budget are given together; "
+         "give --budget only"),
+        (["crush", "f.json", "--tokens", "wordpiece", "--token-counter", "estimate"],
+         "scwo crush: error: --tokens (the old name of --token-counter) and --token-counter are given "
+         "together; give --token-counter only"),
+        (["optimize", "f.jsonl", "--pipeline", "kb", "--token-budget", "1", "--max-tokens", "2"],
+         "scwo optimize: error: --token-budget (the old name of --budget) and --max-tokens (the old name "
+         "of --budget) are given together; give --budget only"),
+        (["crush", "f.json", "--max-tokns", "300"],
+         "scwo crush: error: unrecognized option --max-tokns (did you mean --budget?)"),
+        (["crush", "f.json", "--tokns", "estimate"],
+         "scwo crush: error: unrecognized option --tokns (did you mean --token-counter?)"),
+        (["optimize", "f.jsonl", "--pipeline", "kb", "--token-budgt", "300"],
+         "scwo optimize: error: unrecognized option --token-budgt (did you mean --budget?)"),
+        (["select", "f.jsonl", "--query", "q", "--budget", "5", "--token", "x"],
+         "scwo select: error: ambiguous option: --token could match --tokens-field, --token-counter"),
+    ],
+)  # fmt: skip
+def test_old_flags_are_neither_suggested_nor_listed(argv, line):
+    """Suggestions and ambiguity lists name what --help lists; a misspelt old flag suggests its new name."""
+    status, out, err = _run(argv)
+    prog = line.split(": error:")[0]
+    assert (status, out, err) == (2, "", f"{line}; see {prog} --help\n")
+
+
+def test_an_old_flag_still_works_typed_whole_or_by_an_unambiguous_prefix(tmp_path):
+    doc = tmp_path / "a.json"
+    doc.write_text('[{"a": 1}, {"a": 2}, {"a": 3}]')
+    new = _run(["crush", str(doc), "--budget", "12", "--no-store"])
+    assert new[0] == 0 and "renamed" not in new[2]
+    for flag in ("--max-tokens", "--max-tok"):
+        status, out, err = _run(["crush", str(doc), flag, "12", "--no-store"])
+        assert (status, out) == (0, new[1])
+        assert err == "scwo: warning: '--max-tokens' was renamed to '--budget' in 0.2; the old name stops " \
+                      "working in 0.3. Use --budget.\n"  # fmt: skip
+    # --max is --max-items: the hidden --max-tokens does not make it ambiguous
+    by_prefix, whole = _run(["crush", str(doc), "--max", "1"]), _run(["crush", str(doc), "--max-items", "1"])
+    assert by_prefix[:2] == whole[:2] and whole[0] == 0
