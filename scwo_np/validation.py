@@ -82,6 +82,16 @@ class RenamedWarning(DeprecationWarning):
     A ``DeprecationWarning``, so Python shows it where the old name was written.  The project's
     own tests turn it into an error (``filterwarnings`` in ``pyproject.toml``): nothing in the
     project itself may use an old name.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from scwo_np.tokens import as_token_counter
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = as_token_counter(counter="estimate")
+    >>> w[0].category.__name__, issubclass(w[0].category, DeprecationWarning)
+    ('RenamedWarning', True)
     """
 
 
