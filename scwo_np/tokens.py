@@ -36,6 +36,7 @@ from ._registry import Registry
 from .validation import MAX_COST, check_method, check_texts, check_token_count, renamed_keywords
 
 __all__ = [
+    "ROUNDINGS",
     "CHARS_PER_TOKEN",
     "COUNTERS",
     "EstimateCounter",
@@ -49,6 +50,13 @@ __all__ = [
 
 #: The specs' estimate: "~4 chars/token" (KB ADR) and ``len(text) // 4`` (MoRAG).
 CHARS_PER_TOKEN = 4
+
+
+#: Registry of the token estimate's roundings (``rounding=``): name -> what it does.
+ROUNDINGS: Registry[str] = Registry(
+    "rounding",
+    {"floor": "MoRAG's len(text) // 4", "ceil": "never under the estimate: ceil(len(text) / 4)"},
+)
 
 
 def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray[np.int64]:
@@ -75,7 +83,7 @@ def estimate_tokens(texts: Sequence[str], *, rounding: str = "floor") -> NDArray
     (array([1, 0]), array([2, 0]))
     """
     texts = check_texts(texts)
-    rounding = check_method(rounding, ["floor", "ceil"], name="rounding")
+    ROUNDINGS.lookup(rounding)
     lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
     if rounding == "floor":
         return lens // CHARS_PER_TOKEN

@@ -343,11 +343,7 @@ def test_the_project_itself_uses_no_old_name():
 # -- every keyword that takes a name goes through a registry -----------------------------------
 
 #: Files whose literal name lists another part of issue 41 replaces (tell the lead when they go).
-NOT_KEYWORD_NAMES = {
-    "scwo_np/tokens.py": "estimate_tokens(rounding=): the token estimate's module (issue 41 item 2 rewrites it)",
-    "scwo_np/select/_at_budget.py": "quality_at_budget(split=): moves to scwo_np.bench (issue 41 item 4)",
-    "scwo_np/bench": "the evaluation package (issue 41 item 4)",
-}
+NOT_KEYWORD_NAMES: dict[str, str] = {}
 
 
 def _literal_names(node):

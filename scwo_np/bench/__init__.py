@@ -19,7 +19,7 @@ the baselines timed beside them (see :doc:`/benchmarks`):
 This package uses the library; no library package uses it (only the ``scwo`` command line).
 """
 
-from ._at_budget import QUALITY_METHODS, format_quality, quality_at_budget
+from ._at_budget import QUALITY_METHODS, SPLITS, format_quality, quality_at_budget
 from ._crush import crush_bench
 from ._mcp import mcp_latency
 from ._strategies import DEFAULT_STRATEGIES, compare_strategies
@@ -28,6 +28,7 @@ from ._table import format_table, run_bench
 __all__ = [
     "DEFAULT_STRATEGIES",
     "QUALITY_METHODS",
+    "SPLITS",
     "compare_strategies",
     "crush_bench",
     "format_quality",

@@ -62,6 +62,15 @@ QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
 
 _MEASURES = ("hit", "share", "parts", "fill")
 
+#: Registry of the question sets' splits (``split=``; None is both): name -> what it holds.
+SPLITS: Registry[str] = Registry(
+    "split",
+    {
+        "held_out": "the questions no default was tuned on",
+        "tune": "the questions the defaults were chosen on",
+    },
+)
+
 
 def _grams(text: str) -> set[tuple[str, ...]]:
     w = TERM.findall(text.lower())
@@ -193,7 +202,7 @@ def quality_at_budget(
     sets = [check_method(s, QUESTION_SETS, name="sets") for s in ([sets] if isinstance(sets, str) else sets)]
     budgets = [check_int(b, name="budgets", low=1) for b in budgets]
     if split is not None:
-        split = check_method(split, ["held_out", "tune"], name="split")
+        SPLITS.lookup(split)
     if methods is None:
         methods = dict(QUALITY_METHODS)
     elif not isinstance(methods, Mapping):
