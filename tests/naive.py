@@ -1157,3 +1157,59 @@ def water_fill(needs, room):
         k = min(open_, key=lambda j: (give[j], j))
         give[k] += 1
     return give
+
+
+def hsca_context(turns, units, costs, rel, vectors, budget, recent, lam, query, cite, count):
+    """HSCA's context, plainly: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs``
+    and ``rel`` (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's
+    citation), ``count(text)`` (tokens).  The newest turns within ``recent`` of the budget, then
+    budgeted MMR over the rest (with a query, only units with positive relevance), rendered in
+    turn order; the inner budget lowered by the overflow until the text fits.  Returns the text."""
+    owner = [t for t, per_turn in enumerate(units) for _ in per_turn]
+    spans = [s for per_turn in units for s in per_turn]
+    first = [sum(len(u) for u in units[:t]) for t in range(len(units))]
+    inner = budget
+    while True:
+        reserve = int(recent * inner)
+        chosen, left = [], reserve
+        for t in range(len(turns) - 1, -1, -1):
+            mine = list(range(first[t], first[t] + len(units[t])))
+            c = sum(costs[u] + 1 for u in mine)
+            if c <= left:
+                chosen += mine
+                left -= c
+                continue
+            if not chosen:
+                for u in reversed(mine):
+                    if costs[u] + 1 > left:
+                        break
+                    chosen.append(u)
+                    left -= costs[u] + 1
+            break
+        rest = inner - sum(costs[u] + 1 for u in chosen)
+        cand = [u for u in range(len(spans)) if u not in chosen and (query is None or rel[u] > 0)]
+        if rest > 0 and cand:
+            picks, _ = mmr_with_relevance(
+                [vectors[u] for u in cand],
+                [rel[u] for u in cand],
+                [costs[u] + 1 for u in cand],
+                rest,
+                lam,
+                dtype="float32",
+            )
+            chosen += [cand[k] for k in picks]
+        blocks = []
+        for t in sorted({owner[u] for u in chosen}):
+            kept = sorted(spans[u] for u in chosen if owner[u] == t)
+            text = ""
+            for k, (a, b) in enumerate(kept):
+                if k:
+                    gap = turns[t][kept[k - 1][1] : a]
+                    text += gap if not gap.strip() else " … "
+                text += turns[t][a:b]
+            blocks.append(f"[{cite(t)}] {text}")
+        out = "\n\n".join(blocks)
+        over = (count(out) if out else 0) - budget
+        if over <= 0:
+            return out
+        inner = max(0, inner - over)

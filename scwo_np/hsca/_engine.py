@@ -631,8 +631,8 @@ class HSCAEngine:
         Turn 2 shares no word with the query: it comes with turn 1 because its snapshot is
         about the query's concepts.  Turn 4 is the newest.
         """
-        if query is not None:
-            query = check_text(query, name="query")
+        if query is not None and not check_text(query, name="query").strip():
+            raise ValueError("query is empty; pass the user's message, or None for what the session holds.")
         budget = check_budget(budget)
         recent = check_unit_interval(
             recent, name="recent", meaning="the share of the budget for the newest turns"

@@ -1,0 +1,228 @@
+"""HSCAEngine.context: the map's context within a budget, against its plain reference, on real text."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np.hsca import ContextPiece, HSCAContext, HSCAEngine, SnapshotStore, _context
+from scwo_np.hsca._layer2 import domain_scores
+from scwo_np.tokens import count_tokens
+from tests import naive
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Real text no one here wrote: the Python FAQ's answer paragraphs (PSF-2.0, data/README.md).
+FAQ = [json.loads(line) for line in (ROOT / "data" / "faq_eval.jsonl").read_text().splitlines()]
+QUESTIONS = [json.loads(line) for line in (ROOT / "data" / "faq_questions.jsonl").read_text().splitlines()]
+GENERAL = [p["text"] for p in FAQ if p["source"] == "faq/general.rst"]
+
+
+@pytest.fixture(scope="module")
+def general():
+    eng = HSCAEngine()
+    for text in GENERAL:
+        eng.ingest_turn(text)
+    return eng
+
+
+def _naive_relevance(eng, query):
+    """Each unit's fused relevance, from the engine's public data and plain BM25."""
+    index = eng._index
+    chunks = eng.get_micro_context()
+    groups = [s.chunks for s in eng.get_macro_context()] + ([list(eng.buffer)] if eng.buffer else [])
+    group_of = [g for g, members in enumerate(groups) for _ in members]
+    summaries = [s.domain_summary for s in eng.get_macro_context()]
+    if eng.buffer:
+        tags = [t for c in eng.buffer for t in c.domain_tags]
+        summaries.append({t: tags.count(t) / len(tags) for t in set(tags)} if tags else {})
+    unit_stems, unit_turn = [], []
+    for t, c in enumerate(chunks):
+        for a, b in index.unit_span[index.turn_units[t].start : index.turn_units[t].stop]:
+            unit_stems.append(dict(_context.stem_counts(c.text[a:b])))
+            unit_turn.append(t)
+    turn_stems = [{} for _ in chunks]
+    for s, t in zip(unit_stems, unit_turn, strict=True):
+        for k, v in s.items():
+            turn_stems[t][k] = turn_stems[t].get(k, 0) + v
+    group_stems = [{} for _ in groups]
+    for t, s in enumerate(turn_stems):
+        for k, v in s.items():
+            group_stems[group_of[t]][k] = group_stems[group_of[t]].get(k, 0) + v
+    terms = list(_context.stem_counts(query))
+
+    def scaled(x):
+        top = max(x, default=0.0)
+        return [v / top for v in x] if top > 0 else x
+
+    w = _context.WEIGHTS
+
+    def bm25(docs):
+        return scaled(naive.bm25([[k for k, v in d.items() for _ in range(v)] for d in docs], terms))
+
+    u, tr, g = bm25(unit_stems), bm25(turn_stems), bm25(group_stems)
+    qd = domain_scores(query)
+    out = []
+    for k, t in enumerate(unit_turn):
+        r = w["unit"] * u[k] + w["turn"] * tr[t] + w["snapshot"] * g[group_of[t]]
+        if qd:
+            r += w["domain"] * _context.domain_cosine(qd, summaries[group_of[t]])
+        out.append(max(r, 0.0) * (1 - _context.LAYER1_SHARE + _context.LAYER1_SHARE * chunks[t].layer1_score))
+    return out
+
+
+@pytest.fixture(scope="module")
+def short():
+    eng = HSCAEngine(max_buffer_chunks=3)
+    for text in GENERAL[:7]:
+        eng.ingest_turn(text)
+    return eng
+
+
+@pytest.mark.parametrize("qid", [0, 1, 2, 5, 9])
+def test_relevance_and_context_equal_their_plain_reference(general, short, qid):
+    query = [q for q in QUESTIONS if q["source"] == "faq/general.rst"][qid]["text"]
+    rel = _context._relevance(general, query, general._index.vectors(), None)
+    np.testing.assert_allclose(rel, _naive_relevance(general, query), rtol=1e-12, atol=1e-12)
+    general = short  # the plain MMR is slow: a session of 7 turns (two snapshots and an open beat)
+    rel = _context._relevance(general, query, general._index.vectors(), None)
+    np.testing.assert_allclose(rel, _naive_relevance(general, query), rtol=1e-12, atol=1e-12)
+    index = general._index
+    chunks = general.get_micro_context()
+    units = [[index.unit_span[u] for u in r] for r in index.turn_units]
+    turn_snapshot = {c.chunk_id: general.snapshot_of(c.chunk_id) for c in chunks}
+
+    def cite(t):
+        s = turn_snapshot[chunks[t].chunk_id]
+        return f"turn {t + 1}" + (f", snapshot {s.conversation_position + 1}" if s else "")
+
+    for budget in (0, 7, 60, 150):
+        got = general.context(query, budget)
+        want = naive.hsca_context(
+            [c.text for c in chunks], units, index.unit_cost, rel.tolist(), index.vectors().tolist(), budget,
+            0.25, 0.7, query, cite, lambda s: int(count_tokens([s])[0]),
+        )  # fmt: skip
+        assert got.text == want
+        assert got.tokens == (int(count_tokens([got.text])[0]) if got.text else 0) <= budget
+
+
+def test_pieces_cite_their_turn_and_snapshot(general):
+    ctx = general.context("Is Python a good language for beginning programmers?", 400)
+    assert ctx.pieces and ctx.turns == len(GENERAL) and ctx.budget == 400 and str(ctx) == ctx.text
+    turns = [p.turn for p in ctx.pieces]
+    assert turns == sorted(set(turns))  # conversation order, one piece per turn
+    chunks = general.get_micro_context()
+    for p in ctx.pieces:
+        c = chunks[p.turn - 1]
+        assert p.chunk_id == c.chunk_id and f"[{p.citation}] {p.text}" in ctx.text
+        snap = general.snapshot_of(c.chunk_id)
+        assert p.snapshot_id == (snap.snapshot_id if snap else None)
+        assert p.snapshot == (snap.conversation_position + 1 if snap else None)
+        assert p.text == _context.kept_text(c.text, p.spans)
+        assert all(c.text[a:b] in p.text for a, b in p.spans) and p.reason in _context.REASONS
+    assert ctx.pieces[-1].turn == len(GENERAL) and ctx.pieces[-1].reason == "recent"
+    assert HSCAContext(**{**ctx.__dict__}).to_dict() == json.loads(json.dumps(ctx.to_dict()))
+
+
+def test_the_answer_is_surfaced_where_recency_has_none(general):
+    """On the FAQ's general section (its paragraphs in order as the turns), the context holds a sentence
+    of the answer for most of its questions; the newest turns alone hold almost none."""
+    from scwo_np.text import split_sentences
+
+    ids = {p["id"]: p["text"] for p in FAQ}
+    hits = []
+    for q in (q for q in QUESTIONS if q["source"] == "faq/general.rst"):
+        gold = [ids[g] for g in q["gold"]]
+        sentences = [g[a:b] for g in gold for a, b in split_sentences(g) if b - a >= 20]
+        text = general.context(q["text"], 400).text
+        hits.append(any(s in text for s in sentences))
+    assert np.mean(hits) >= 0.6, np.mean(hits)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    budget=st.integers(0, 700),
+    recent=st.floats(0.0, 1.0),
+    start=st.integers(0, len(GENERAL) - 1),
+    n=st.integers(0, 12),
+    query=st.sampled_from([None, "What is Python?", "", "licence copyright", "zzz qqq", "Python Python"]),
+    counter=st.sampled_from(["estimate", "words"]),
+)
+def test_never_over_the_budget(budget, recent, start, n, query, counter):
+    tc = (lambda s: len(s.split())) if counter == "words" else None
+    eng = HSCAEngine(token_counter=tc, max_buffer_chunks=4)
+    for text in (GENERAL * 2)[start : start + n]:
+        eng.ingest_turn(text)
+    if query == "":
+        with pytest.raises(ValueError, match="query"):
+            eng.context(query, budget)
+        return
+    ctx = eng.context(query, budget, recent=recent)
+    count = tc or (lambda s: int(count_tokens([s])[0]))
+    assert ctx.tokens == (count(ctx.text) if ctx.text else 0) <= budget
+    assert ctx.turns == n and all(isinstance(p, ContextPiece) for p in ctx.pieces)
+    if not n:
+        assert ctx.text == "" and ctx.pieces == []
+
+
+def test_without_a_query_the_newest_turns_and_each_snapshots_centre(general):
+    ctx = general.context(None, 600)
+    reasons = {p.reason for p in ctx.pieces}
+    assert reasons <= {"recent", "central"} and "recent" in reasons and "central" in reasons
+    assert len({p.snapshot for p in ctx.pieces if p.reason == "central"}) >= 3  # spread over the session
+
+
+def test_the_context_survives_a_restart(tmp_path, general):
+    path = tmp_path / "s.sqlite"
+    store = SnapshotStore(path)
+    eng = HSCAEngine()
+    for text in GENERAL[:9]:
+        eng.ingest_turn(text)
+    assert eng.buffer  # an open beat to persist
+    store.save("alice", eng.get_macro_context(), buffer=eng.buffer)
+    store.close()
+    again = HSCAEngine.from_store(SnapshotStore(path), "alice")
+    q = "Why is it called Python?"
+    a, b = eng.context(q, 300), again.context(q, 300)
+    assert b.text == a.text and [p.turn for p in b.pieces] == [p.turn for p in a.pieces]
+    assert [p.snapshot_id for p in b.pieces] == [p.snapshot_id and f"alice/{p.snapshot_id}" for p in a.pieces]
+    positions = [s.conversation_position for s in again.get_macro_context()]
+    for text in GENERAL[9:]:
+        again.ingest_turn(text)
+    more = [s.conversation_position for s in again.get_macro_context()]
+    assert more[: len(positions)] == positions and more == list(range(len(more)))
+    assert again.context(q, 300).turns == len(GENERAL)
+
+
+def test_an_embedder_adds_its_cosine():
+    from scwo_np.embed import LSAEmbedder
+
+    lsa = LSAEmbedder(GENERAL, dim=16)
+    eng = HSCAEngine(embedder=lsa)
+    for text in GENERAL:
+        eng.ingest_turn(text)
+    ctx = eng.context("What is Python good for?", 300)
+    assert ctx.pieces and ctx.tokens <= 300
+    assert eng._index.embeddings(eng.embedder, lambda u: "x").shape[0] == len(eng._index.unit_turn)
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda e: e.context("q", -1), ValueError, "budget"),
+        (lambda e: e.context("q", "400"), TypeError, "budget"),
+        (lambda e: e.context("q", 10, recent=1.5), ValueError, "recent"),
+        (lambda e: e.context("q", 10, lam=math.nan), ValueError, "lam"),
+        (lambda e: e.context(3, 10), TypeError, "query"),
+        (lambda e: HSCAEngine(embedder="lsa"), ValueError, "fitted"),
+        (lambda e: HSCAEngine.from_store("x.sqlite", "a"), TypeError, "SnapshotStore"),
+    ],
+)
+def test_bad_input_names_the_argument(call, error, match):
+    eng = HSCAEngine()
+    eng.ingest_turn(GENERAL[0])
+    with pytest.raises(error, match=match):
+        call(eng)
