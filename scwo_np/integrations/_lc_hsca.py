@@ -355,22 +355,25 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         True
         """
         messages = list(messages)
-        texts = [render(m) for m in messages]
-        if not messages or not self._over(messages, texts):
+        if not messages:
             return None
+        texts = [render(m) for m in messages]
         head = 0
         while head < len(messages) and isinstance(messages[head], SystemMessage):
             head += 1
         body = messages[head:]
-        cut = safe_cut(body, len(body) - self.keep)
-        if cut <= 0:
-            return None
         humans = [i for i, m in enumerate(body) if isinstance(m, HumanMessage) and not _ours(m)]
         last_human = humans[-1] if humans else None
-        query = _text(body[last_human]) if last_human is not None else ""
+        query = (_text(body[last_human]).strip() if last_human is not None else "") or None
         session = session or self._session()
+        if not self._over(messages, texts):
+            return self._recall(messages[:head], body, query, session)
+        cut = safe_cut(body, len(body) - self.keep)
+        if not [i for i in range(cut) if i != last_human]:
+            return None  # nothing older than what is kept
         mem = self._memory(session)
         with mem.lock:
+            added = 0
             for i, m in enumerate(body[:cut]):
                 text = texts[head + i]
                 if i == last_human or _ours(m) or not text.strip():
@@ -379,11 +382,12 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 if fp not in mem.seen:
                     mem.engine.ingest_turn(text)
                     mem.seen.add(fp)
-            if self.store is not None:
+                    added += 1
+            if self.store is not None and added:
                 snaps = mem.engine.get_macro_context()
                 self.store.save(session, snaps[mem.saved :], buffer=mem.engine.buffer)
                 mem.saved = len(snaps)
-            context = self._context_message(mem.engine, query.strip() or None, session)
+            context = self._context_message(mem.engine, query, session)
         kept = [m for m in body[cut:] if not _ours(m)]
         if last_human is not None and last_human < cut:
             kept.insert(0, body[last_human])
@@ -395,6 +399,26 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 *kept,
             ]
         }
+
+    def _recall(self, head: list, body: list, query: str | None, session: str) -> dict[str, Any] | None:
+        """Below ``trigger``: a conversation without a context message, on a session whose memory
+        holds turns (a restart on the store, or an earlier run), gets its context first."""
+        if any(_ours(m) for m in body):
+            return None
+        with self._lock:
+            mem = self._memories.get(session)
+        if mem is None and self.store is not None:
+            mem = self._memory(session)  # loaded once per session and process
+        if mem is None:
+            return None
+        with mem.lock:
+            eng = mem.engine
+            if not eng.buffer and not eng.get_macro_context():
+                return None
+            context = self._context_message(eng, query, session)
+        if context is None:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, context, *body]}
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Replace the older messages with HSCA's context once the history passes ``trigger``.
