@@ -168,7 +168,9 @@ class ScwoHSCAMiddleware(AgentMiddleware):
     verbatim even when it is older than the ``keep`` newest (it is the question the model
     answers).  Each message is ingested once: a message whose rendered text the session
     already holds (the same history passed again, with or without message ids) is not
-    ingested again.
+    ingested again.  Below ``trigger``, a conversation that holds no context message, on a
+    session whose memory already holds turns (a restart on ``store``, an earlier run), gets
+    the context message first, so the memory surfaces in a new conversation too.
 
     Parameters
     ----------
@@ -186,7 +188,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         restart: a new middleware on the same store and ``session`` continues it.
     session : str, optional
         The memory's name.  Default: one per LangGraph thread (``config["configurable"]
-        ["thread_id"]``), or ``"default"`` without one.
+        ["thread_id"]``); runs without a thread share the memory ``"default"``.
     embedder : str or callable, optional
         The engine's embedder for the context's ranking (``"minilm"``, or ``texts -> (n, d)``);
         default: the map's own lexical signals.

@@ -17,7 +17,7 @@ from scwo_np.text import split_sentences
 from scwo_np.tokens import count_tokens
 
 SYSTEM = "You are a helpful assistant who answers questions about Python."
-TURNS = 30  # FAQ questions in the conversation: about 5,000 tokens
+TURNS = 30  # FAQ questions in the conversation: about 6,100 tokens
 
 
 class RecordingFake(GenericFakeChatModel):
@@ -100,8 +100,8 @@ def test_the_model_reads_the_system_prompt_one_context_within_budget_and_the_kep
 
 
 def test_earlier_answers_surface_for_most_questions(faq):
-    """Every earlier question asked again at the end: the context (300 tokens of a ~5,000-token
-    conversation) holds a sentence of its answer for most of them (26 of 28 measured)."""
+    """Every earlier question asked again at the end: the context (300 tokens of a ~6,100-token
+    conversation) holds a sentence of its answer for most of them."""
     history = _conversation(faq)
     mw = ScwoHSCAMiddleware(budget=300, trigger=2000, keep=4)
     found = []
