@@ -87,7 +87,7 @@ def render(message: Any) -> str:
         body = " ".join([text, *calls]).strip()
         return f"Assistant: {body}" if body else ""
     if isinstance(message, ToolMessage):
-        return f"Tool {message.name or ''}: {text}".replace("Tool :", "Tool:") if text else ""
+        return (f"Tool {message.name}: {text}" if message.name else f"Tool: {text}") if text else ""
     if isinstance(message, SystemMessage):
         return f"System: {text}" if text else ""
     return f"{message.type.capitalize()}: {text}" if text else ""
@@ -144,7 +144,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
     """Replace a long history's older messages with HSCA's context for the latest message, no LLM call.
 
     Before each model call, when the conversation's messages count more than ``trigger``
-    tokens (each message as :func:`render` writes it: role, text, tool calls; by
+    tokens (each message as a turn of text: its role, its text, the tools it called; by
     ``token_counter``), the messages older than the ``keep`` newest are ingested into the
     session's :class:`~scwo_np.hsca.HSCAEngine`, one turn each, and the agent's state is
     rewritten (``RemoveMessage(REMOVE_ALL_MESSAGES)``, as LangChain's
@@ -246,8 +246,8 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 raise TypeError(f"store must be a SnapshotStore or a path; got {type(store).__name__}.")
             store = SnapshotStore(store)
         self.store = store
-        self.embedder = embedder
-        HSCAEngine(token_counter=self.token_counter, embedder=embedder)  # bad options fail here, not mid-run
+        # bad options fail here, not mid-run; the embedder is resolved once, for every session
+        self.embedder = HSCAEngine(token_counter=self.token_counter, embedder=embedder).embedder
         self._memories: dict[str, _Memory] = {}
         self._lock = threading.Lock()
 

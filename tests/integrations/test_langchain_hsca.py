@@ -224,6 +224,12 @@ def test_a_new_agent_on_the_same_store_recalls_the_earlier_turns(faq, tmp_path):
     assert ctx.additional_kwargs == {"lc_source": "scwo_hsca"} and _tokens(ctx.content) <= 300
     assert any(s in ctx.content for s in _answer_sentences(faq, 3))
     assert mw.memory("alice").context(None, 10).turns == len(history) - 4
+    # the whole first conversation passed again after the restart: nothing is ingested twice
+    again = create_agent(_model(AIMessage("Bye.")), tools=[], middleware=[mw])
+    again.invoke(
+        {"messages": [{"role": m.type.replace("human", "user"), "content": m.content} for m in history]}
+    )
+    assert mw.memory("alice").context(None, 10).turns == len(history) - 4
 
     # another session on the same store knows nothing
     other = _model(AIMessage("?"))
