@@ -436,6 +436,13 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         -------
         dict or None
             The state update (see :meth:`replace`), or None.
+
+        Examples
+        --------
+        >>> from langchain_core.messages import HumanMessage
+        >>> mw = ScwoHSCAMiddleware(budget=40, trigger=1000)
+        >>> mw.before_model({"messages": [HumanMessage("short")]}, None) is None
+        True
         """
         return self.replace(state["messages"])
 
@@ -453,5 +460,13 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         -------
         dict or None
             As :meth:`before_model`.
+
+        Examples
+        --------
+        >>> import asyncio
+        >>> from langchain_core.messages import HumanMessage
+        >>> mw = ScwoHSCAMiddleware(budget=40, trigger=1000)
+        >>> asyncio.run(mw.abefore_model({"messages": [HumanMessage("short")]}, None)) is None
+        True
         """
         return await asyncio.to_thread(self.replace, state["messages"], self._session())
