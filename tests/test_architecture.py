@@ -25,7 +25,8 @@ ALLOWED = {
     "embed": set(),
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
-    "integrations": {"select", "dedup", "embed", "anchor"},  # anchor: the agent middleware crushes JSON
+    # anchor: the tool-output middleware crushes JSON; hsca: the history middleware surfaces its context
+    "integrations": {"select", "dedup", "embed", "anchor", "hsca"},
     "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
     # benchmarks and evaluation use every capability (mcp_server lazily: the mcp extra); none uses them
     "bench": {

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage
 from llama_index.core.schema import NodeWithScore, TextNode
 from test_bad_input_matrix import (
     COSTS,
@@ -95,6 +96,11 @@ EXTRA_REGISTRY = {
         lambda **k: lc.ScwoToolOutputMiddleware(**k, store=":memory:"),
         dict(budget=100),
         dict(budget="posint"),
+    ),
+    "ScwoHSCAMiddleware": (
+        lambda **k: lc.ScwoHSCAMiddleware(**k).replace([HumanMessage(t) for t in TEXTS]),
+        dict(budget=20, trigger=10, keep=1, recent=0.25),
+        dict(budget="budget", trigger="posint_or_none", keep="count", recent="unit"),
     ),
     "ScwoNodePostprocessor": (
         lambda **k: li.ScwoNodePostprocessor(**k).postprocess_nodes(

@@ -15,6 +15,11 @@
   (errors and anomalies first, kept items whole, :func:`scwo_np.anchor.crush_json`)
   before the model reads it; the rest is stored, and the message carries the key that
   gets it back.
+* :class:`ScwoHSCAMiddleware` — a LangChain v1 agent middleware: once the history
+  passes ``trigger`` tokens, the messages older than the ``keep`` newest go into an
+  :class:`~scwo_np.hsca.HSCAEngine` and are replaced by one message holding its context
+  for the latest question, within ``budget`` tokens (``SummarizationMiddleware`` without
+  the model call); with a ``store``, the memory survives a restart.
 * :class:`ScwoEmbeddings` — any scwo_np embedder (MiniLM, LSA, a callable) as a
   LangChain ``Embeddings``, optionally cached in an
   :class:`~scwo_np.embed.EmbeddingCache`, for vector stores.
@@ -63,8 +68,15 @@ from ..validation import (
     renamed_property,
 )
 from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
+from ._lc_hsca import ScwoHSCAMiddleware
 
-__all__ = ["ScwoCompressor", "ScwoDedupTransformer", "ScwoEmbeddings", "ScwoToolOutputMiddleware"]
+__all__ = [
+    "ScwoCompressor",
+    "ScwoDedupTransformer",
+    "ScwoEmbeddings",
+    "ScwoHSCAMiddleware",
+    "ScwoToolOutputMiddleware",
+]
 
 
 class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
