@@ -1159,7 +1159,7 @@ def water_fill(needs, room):
     return give
 
 
-def hsca_context(turns, units, costs, rel, vectors, budget, recent, lam, query, cite, count):
+def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count):
     """HSCA's context, plainly: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs``
     and ``rel`` (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's
     citation), ``count(text)`` (tokens).  The newest turns within ``recent`` of the budget, then
@@ -1187,7 +1187,9 @@ def hsca_context(turns, units, costs, rel, vectors, budget, recent, lam, query, 
                     left -= costs[u] + 1
             break
         rest = inner - sum(costs[u] + 1 for u in chosen)
-        cand = [u for u in range(len(spans)) if u not in chosen and (query is None or rel[u] > 0)]
+        cand = [
+            u for u in range(len(spans)) if u not in chosen and words[u] > 0 and (query is None or rel[u] > 0)
+        ]
         if rest > 0 and cand:
             picks, _ = mmr_with_relevance(
                 [vectors[u] for u in cand],

@@ -581,6 +581,9 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
         mask[recents] = False
         if query is not None:  # with a query, what the map does not relate to it is not surfaced
             mask &= rel > 0
+        mask &= (
+            np.asarray(index.units.lengths) > 0
+        )  # a unit without a content word ("Yes.", ".") says nothing alone
         cand = np.flatnonzero(mask)
         if left > 0 and len(cand):
             chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
@@ -359,18 +359,25 @@ class SnapshotStore:
         >>> [c.text for c in store.load_buffer("alice")], store.sessions()
         (['The court ruled that the contract was void.'], ['alice'])
         """
+        return self._read(session, self._load_buffer)
+
+    def _load_buffer(self, session: str) -> list[WeightedChunk]:
+        with self._lock, read_transaction(self._db):
+            rows = self._db.execute(
+                "SELECT chunk_id, text, layer1, coherence, domain_tags, nuance_flags, created_at FROM buffer "
+                "WHERE session = ? ORDER BY idx",
+                (session,),
+            ).fetchall()
+        return [
+            WeightedChunk(cid, text or "", l1, json.loads(tags), coh, json.loads(flags), None, created)
+            for cid, text, l1, coh, tags, flags, created in rows
+        ]
+
+    def _read(self, session: str, read: Callable[[str], list]) -> list:
+        """``read(session)``, with damage inside a value a ``StoreError`` naming the file."""
         storable(check_text(session, name="session"), "session")
         try:
-            with self._lock, read_transaction(self._db):
-                rows = self._db.execute(
-                    "SELECT chunk_id, text, layer1, coherence, domain_tags, nuance_flags, created_at FROM buffer "
-                    "WHERE session = ? ORDER BY idx",
-                    (session,),
-                ).fetchall()
-            return [
-                WeightedChunk(cid, text or "", l1, json.loads(tags), coh, json.loads(flags), None, created)
-                for cid, text, l1, coh, tags, flags, created in rows
-            ]
+            return read(session)
         except (sqlite3.DatabaseError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
             raise StoreError(
                 f"{KIND} file {self.path!r} is damaged: session {session!r} cannot be read back ({exc}). "
@@ -401,14 +408,7 @@ class SnapshotStore:
         >>> [s.snapshot_id for s in store.load("bob")], store.load("nobody")
         (['bob/s1'], [])
         """
-        storable(check_text(session, name="session"), "session")
-        try:
-            return self._load(session)
-        except (sqlite3.DatabaseError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
-            raise StoreError(
-                f"{KIND} file {self.path!r} is damaged: session {session!r} cannot be read back ({exc}). "
-                "Move the file away and start a new store."
-            ) from None
+        return self._read(session, self._load)
 
     def _load(self, session: str) -> list[ContextSnapshot]:
         with self._lock, read_transaction(self._db):

@@ -102,7 +102,9 @@ def test_relevance_and_context_equal_their_plain_reference(general, short, qid):
     for budget in (0, 7, 60, 150):
         got = general.context(query, budget)
         want = naive.hsca_context(
-            [c.text for c in chunks], units, index.unit_cost, rel.tolist(), index.vectors().tolist(), budget,
+            [c.text for c in chunks], units, index.unit_cost,
+            [sum(_context.stem_counts(c.text[a:b]).values()) for c, spans in zip(chunks, units, strict=True) for a, b in spans],
+            rel.tolist(), index.vectors().tolist(), budget,
             0.25, 0.7, query, cite, lambda s: int(count_tokens([s])[0]),
         )  # fmt: skip
         assert got.text == want
