@@ -25,6 +25,7 @@ same turns.  ``scwo_evals.hsca_context`` runs the same measures on more sources.
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ __all__ = ["answer_sentences", "format_hsca", "hsca_bench"]
 METHODS = ("hsca", "recency", "top-k turns", "top-k sentences")
 SEP = "\n\n"
 MIN_CHARS = 20
+_WORD = re.compile(r"^[(\"'“‘]*[^\W\d_]{2,}(?:['’-][^\W\d_]+)*[)\"'”’.,;:!?]*$")
 
 
 def answer_sentences(texts: Sequence[str]) -> list[str]:
@@ -57,24 +59,22 @@ def answer_sentences(texts: Sequence[str]) -> list[str]:
     Returns
     -------
     list of str
-        Their sentences (:func:`~scwo_np.text.split_sentences`) that have at least three words of
-        two letters or more, with letters making half of their characters (spaces aside).
+        Their sentences (:func:`~scwo_np.text.split_sentences`) of 20 characters or more of which
+        at least three, and half, of the white-space separated tokens are words (two letters or
+        more, perhaps with quotes, brackets or punctuation around them; ``f(a,`` is not one).
 
     Examples
     --------
-    >>> answer_sentences(["Use the csv module. x = f(a, b) + g[1:2]; y = {k: v}. It reads rows."])
-    ['Use the csv module.']
+    >>> answer_sentences(["Use it. The csv module reads rows.", "x = f(a, b) + g[1:2]; y = {k: v}"])
+    ['The csv module reads rows.']
     """
     out = []
     for text in texts:
         for a, b in split_sentences(text):
             s = text[a:b]
-            letters = sum(c.isalpha() for c in s)
-            if (
-                len(s) >= MIN_CHARS
-                and len([w for w in s.split() if sum(c.isalpha() for c in w) >= 2]) >= 3
-                and letters >= 0.5 * len("".join(s.split()))
-            ):
+            tokens = s.split()
+            prose = sum(bool(_WORD.match(w)) for w in tokens)
+            if len(s) >= MIN_CHARS and prose >= 3 and prose >= 0.5 * len(tokens):
                 out.append(s)
     return out
 
