@@ -13,7 +13,7 @@ the baselines timed beside them (see :doc:`/benchmarks`):
   into the context, on questions with known answers, from arrays;
 - :func:`hsca_bench` and :func:`format_hsca` — HSCA's budgeted context against a recency buffer
   and top-k on the bundled Python FAQ as one long session: the share of questions whose context
-  holds a sentence of the answer (:func:`answer_sentences`), the context latency over 600 turns
+  holds a sentence of the answer, the context latency over 600 turns
   and ingest speed (``scwo bench --hsca``);
 - :func:`crush_bench` — ``crush_json`` to a token ceiling on log records, beside headroom's
   SmartCrusher when it is installed (``scwo bench --crush``);
@@ -25,7 +25,7 @@ This package uses the library; no library package uses it (only the ``scwo`` com
 
 from ._at_budget import QUALITY_METHODS, SPLITS, format_quality, quality_at_budget
 from ._crush import crush_bench
-from ._hsca import answer_sentences, format_hsca, hsca_bench
+from ._hsca import format_hsca, hsca_bench
 from ._mcp import mcp_latency
 from ._strategies import DEFAULT_STRATEGIES, compare_strategies
 from ._table import format_table, run_bench
@@ -34,7 +34,6 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "QUALITY_METHODS",
     "SPLITS",
-    "answer_sentences",
     "compare_strategies",
     "crush_bench",
     "format_hsca",

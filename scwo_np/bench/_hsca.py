@@ -3,7 +3,7 @@
 The session is the bundled Python FAQ (:func:`~scwo_np.datasets.load_faq`): its 503 answer
 paragraphs, in document order and without their titles, are the turns of one conversation;
 its 175 questions (the section titles) are asked afterwards.  A context answers a question
-when it holds, verbatim, a sentence of the answer (:func:`answer_sentences`: sentences of 20
+when it holds, verbatim, a sentence of the answer (``answer_sentences``: sentences of 20
 characters or more that are prose, not code).  The methods, each within ``budget`` tokens
 counted on the text the model reads, with the engine's ``token_counter``:
 
@@ -39,7 +39,7 @@ from ..text import split_sentences
 from ..tokens import as_token_counter
 from ..validation import check_int
 
-__all__ = ["answer_sentences", "format_hsca", "hsca_bench"]
+__all__ = ["format_hsca", "hsca_bench"]
 
 #: The methods compared, in the order of the table.
 METHODS = ("hsca", "recency", "top-k turns", "top-k sentences")
@@ -65,6 +65,7 @@ def answer_sentences(texts: Sequence[str]) -> list[str]:
 
     Examples
     --------
+    >>> from scwo_np.bench._hsca import answer_sentences
     >>> answer_sentences(["Use it. The csv module reads rows.", "x = f(a, b) + g[1:2]; y = {k: v}"])
     ['The csv module reads rows.']
     """
@@ -258,6 +259,11 @@ def hsca_bench(
     emb = None
     if embedder is not None:
         emb = _Memo(as_embedder(embedder, [*faq.texts, *faq.questions]))
+    if engine_options is not None and not isinstance(engine_options, Mapping):
+        raise TypeError(
+            f"engine_options must be a mapping of HSCAEngine keyword arguments or None; got "
+            f"{type(engine_options).__name__}."
+        )
     options = dict(engine_options or {})
     has_context = hasattr(HSCAEngine, "context")
     if has_context:  # the engine's counter and embedder, as the baselines'

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from scwo_np.bench import answer_sentences, format_hsca, hsca_bench
-from scwo_np.bench._hsca import _evaluate, _fill, _Memo
+from scwo_np.bench import format_hsca, hsca_bench
+from scwo_np.bench._hsca import _evaluate, _fill, _Memo, answer_sentences
 from scwo_np.datasets import load_faq
 from scwo_np.embed import as_embedder
 from scwo_np.hsca import HSCAEngine
@@ -119,6 +119,7 @@ def test_hsca_bench_small_run_is_json_ready_and_within_the_budget():
         (dict(turns=0), ValueError, "turns"),
         (dict(turns=10_000), ValueError, "turns"),
         (dict(embedder="bert"), ValueError, "embedder"),
+        (dict(engine_options=[("recent", 0.2)]), TypeError, "engine_options"),
     ],
 )
 def test_hsca_bench_bad_arguments_name_the_argument(kwargs, error, match):
