@@ -21,7 +21,7 @@ ALLOWED = {
     "select": {"embed"},  # select_texts embeds its texts
     "dedup": {"embed"},  # cosine dedup can embed its texts
     "anchor": set(),
-    "hsca": set(),
+    "hsca": {"select", "embed"},  # the context is budgeted MMR over the turns, optionally embedded
     "embed": set(),
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},

@@ -6,7 +6,9 @@ relational weighting (:func:`relational_weights`, :func:`beat_weights`, on
 :func:`tokenize`, with a background word-association model), Layer 2 domains and
 coherence (:func:`domain_tags`, :func:`domain_scores`, :func:`coherence`,
 :func:`verse_form`), Layer 3 nuance flags (:func:`nuance_flags`), the engine with
-snapshots and structural queries (:class:`HSCAEngine`), sessions, a SQLite
+snapshots and structural queries (:class:`HSCAEngine`), the context the map surfaces
+within a token budget (:meth:`HSCAEngine.context`, :class:`HSCAContext`,
+:class:`ContextPiece`), sessions, a SQLite
 snapshot store and cross-session aggregation (:class:`SessionState`,
 :class:`SnapshotStore`, :func:`support_strength`) and self-tuning (:class:`Tuner`).
 The evals (1-7) and their test sets live in the source tree, not in the package:
@@ -17,6 +19,7 @@ The lexicons and layer 1's background statistics come from permissive sources
 installed (``SCWO_NP_HSCA_DATA=bundled`` turns it off); :data:`DATA_SOURCE` says which.
 """
 
+from ._context import ContextPiece, HSCAContext
 from ._data import DATA_SOURCE
 from ._engine import HSCAEngine
 from ._layer1 import beat_weights, relational_weights, tokenize
@@ -28,8 +31,10 @@ from ._types import ContextSnapshot, DomainTag, NuanceFlag, WeightedChunk
 
 __all__ = [
     "DATA_SOURCE",
+    "ContextPiece",
     "ContextSnapshot",
     "DomainTag",
+    "HSCAContext",
     "HSCAEngine",
     "NuanceFlag",
     "SessionState",

@@ -46,12 +46,17 @@ import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Any
 
-from ..text import stem, words
-from ..validation import check_int, check_text, check_unit_interval
+from ..text import words
+from ..tokens import as_token_counter
+from ..validation import check_budget, check_int, check_text, check_unit_interval
+from . import _context
+from ._context import ContextIndex, HSCAContext
 from ._layer1 import beat_weights, check_window, relational_weights
 from ._layer2 import coherence, domain_scores, domain_tags
 from ._layer3 import nuance_flags
+from ._store import SnapshotStore
 from ._types import ContextSnapshot, NuanceFlag, WeightedChunk
 
 __all__ = ["HSCAEngine"]
@@ -70,11 +75,6 @@ COHESION_SHIFT = 0.15
 #: (the whole buffer: Pk 0.155 on the tuning sequences; the last turn only: 0.142; two: 0.146,
 #: kept because one short turn gives too few words to compare with).
 COHESION_TURNS = 2
-
-
-def _stem_counts(text: str) -> Counter:
-    """Snowball stems of the content words (3+ letters, not stop words) of ``text``, counted."""
-    return Counter(stem(w) for w in words(text, min_chars=3, stopwords=False))
 
 
 def cohesion(a: Counter, b: Counter) -> float:
@@ -133,6 +133,8 @@ class HSCAEngine:
         domain_model: Callable[[str], list[str]] | None = None,
         nuance_model: Callable[[str], Iterable[str]] | None = None,
         snapshot_on_topic_shift: bool = True,
+        token_counter: object = None,
+        embedder: object = None,
     ) -> None:
         snapshot_coherence_threshold = check_unit_interval(
             snapshot_coherence_threshold, name="snapshot_coherence_threshold", meaning="a coherence"
@@ -158,6 +160,9 @@ class HSCAEngine:
         self.domain_words: dict[str, str] = {}
         self._buffer: list[WeightedChunk] = []
         self._snapshots: list[ContextSnapshot] = []
+        self.token_counter = as_token_counter(token_counter)
+        self.embedder = _context.check_embedder(embedder)
+        self._index = ContextIndex(self.token_counter)
 
     # -- the specification's interface ---------------------------------------------------
 
@@ -185,7 +190,8 @@ class HSCAEngine:
         (['legal'], None)
         """
         chunk = self.score_layers(text)
-        if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(chunk):
+        stems = self._index.add(chunk.text)
+        if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(stems):
             self.take_snapshot()
         self._buffer.append(chunk)
         if self.should_snapshot():
@@ -229,13 +235,15 @@ class HSCAEngine:
 
     _GENERIC = frozenset({"unclassified", "cross_domain"})
 
-    def _topic_shift(self, chunk: WeightedChunk) -> bool:
-        """Whether ``chunk`` starts a new topic: its cohesion with the buffer's last
-        :data:`COHESION_TURNS` turns is below :data:`COHESION_SHIFT`."""
+    def _topic_shift(self, stems: Counter) -> bool:
+        """Whether the turn with content stems ``stems`` (indexed, not yet buffered) starts a new
+        topic: its cohesion with the buffer's last :data:`COHESION_TURNS` turns is below
+        :data:`COHESION_SHIFT`."""
         beat = Counter()
-        for c in self._buffer[-COHESION_TURNS:]:
-            beat.update(_stem_counts(c.text))
-        return cohesion(_stem_counts(chunk.text), beat) < COHESION_SHIFT
+        last = len(self._index) - 1  # the new turn
+        for t in range(max(last - min(COHESION_TURNS, len(self._buffer)), 0), last):
+            beat.update(self._index.turn_stems[t])
+        return cohesion(stems, beat) < COHESION_SHIFT
 
     def _tag_strengths(self, chunk: WeightedChunk) -> dict[str, float]:
         """How much of a chunk's weight each of its tags receives in a domain summary.
@@ -567,3 +575,111 @@ class HSCAEngine:
             ranked.append((s, score / weight if weight else 0.0))
         ranked.sort(key=lambda x: (-x[1], x[0].conversation_position))
         return ranked
+
+    # -- the context the map surfaces ----------------------------------------------------
+
+    def context(
+        self, query: str | None, budget: int, *, recent: float = 0.25, lam: float = _context.LAM
+    ) -> HSCAContext:
+        """What the model should read about the conversation so far, within ``budget`` tokens.
+
+        The sentences of earlier turns that the map ranks highest for ``query`` (layer-1
+        weights, the links between snapshots, domain match, nuance flags), after the newest
+        turns; without a query, the newest turns and the most central sentences of each
+        snapshot.  Each piece cites its turn and snapshot.  Selection is budgeted MMR
+        (:func:`scwo_np.select.mmr_with_relevance`), and the joined text, citations included,
+        never has more than ``budget`` tokens by the engine's ``token_counter``.  See
+        :mod:`scwo_np.hsca._context` for how each signal is computed.
+
+        Parameters
+        ----------
+        query : str or None
+            What the context is for (the user's new message); None for a summary of the session.
+        budget : int
+            Most tokens of the returned text, by the engine's ``token_counter``.
+        recent : float, default 0.25
+            Share of the budget that goes first to the newest turns, whole, newest first.
+        lam : float, default 0.7
+            MMR's trade-off between relevance and redundancy among the picked sentences.
+
+        Returns
+        -------
+        HSCAContext
+            ``text`` (what the model reads), ``pieces`` (turn, snapshot, spans, score and
+            reason of each), ``tokens`` and ``budget``.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine
+        >>> eng = HSCAEngine()
+        >>> turns = ["The court ruled that the contract was void. The judge cited the statute.",
+        ...          "On appeal the court upheld the ruling that the contract was void.",
+        ...          "The telescope recorded the spectrum of a distant galaxy overnight.",
+        ...          "Its redshift puts the galaxy ten billion light years away."]
+        >>> for turn in turns:
+        ...     _ = eng.ingest_turn(turn)
+        >>> ctx = eng.context("Which statute did the judge cite?", budget=80)
+        >>> print(ctx.text)
+        [turn 1, snapshot 1] The court ruled that the contract was void. The judge cited the statute.
+        <BLANKLINE>
+        [turn 2, snapshot 1] On appeal the court upheld the ruling that the contract was void.
+        <BLANKLINE>
+        [turn 4] Its redshift puts the galaxy ten billion light years away.
+        >>> ctx.tokens <= 80, [p.reason for p in ctx.pieces]
+        (True, ['query', 'query', 'recent'])
+
+        Turn 2 shares no word with the query: it comes with turn 1 because its snapshot is
+        about the query's concepts.  Turn 4 is the newest.
+        """
+        if query is not None:
+            query = check_text(query, name="query")
+        budget = check_budget(budget)
+        recent = check_unit_interval(
+            recent, name="recent", meaning="the share of the budget for the newest turns"
+        )
+        lam = check_unit_interval(lam, name="lam", meaning="MMR's relevance/diversity trade-off")
+        return _context.surface(self, query, budget, float(recent), float(lam))
+
+    @classmethod
+    def from_store(cls, store: SnapshotStore, session: str, **options: Any) -> HSCAEngine:
+        """An engine holding ``session`` as ``store`` keeps it: its snapshots and its open beat.
+
+        Ingest continues where the session stopped (the next snapshot takes the next
+        position), and :meth:`context` sees every stored turn.  A store that keeps no text
+        (``keep_text=False``) gives turns without text, which the context cannot surface.
+
+        Parameters
+        ----------
+        store : SnapshotStore
+            The store the session was saved in (:meth:`SnapshotStore.save` with ``buffer=``).
+        session : str
+            The session's id.
+        **options
+            The engine's options (as :class:`HSCAEngine` takes them).
+
+        Returns
+        -------
+        HSCAEngine
+            The engine, with the session's snapshots and buffered turns.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, SnapshotStore
+        >>> store = SnapshotStore(":memory:")
+        >>> eng = HSCAEngine()
+        >>> for turn in ["The court ruled that the contract was void.",
+        ...              "The telescope recorded the spectrum of a distant galaxy."]:
+        ...     _ = eng.ingest_turn(turn)
+        >>> store.save("alice", eng.get_macro_context(), buffer=eng.buffer)
+        >>> again = HSCAEngine.from_store(store, "alice")
+        >>> len(again.get_macro_context()), len(again.buffer), again.context(None, 100).turns
+        (1, 1, 2)
+        """
+        if not isinstance(store, SnapshotStore):
+            raise TypeError(f"store must be a SnapshotStore; got {type(store).__name__}.")
+        eng = cls(**options)
+        eng._snapshots = store.load(session)
+        eng._buffer = store.load_buffer(session)
+        for c in eng.get_micro_context():
+            eng._index.add(c.text)
+        return eng

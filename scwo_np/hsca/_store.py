@@ -201,6 +201,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     coherence REAL NOT NULL, domain_tags TEXT NOT NULL, nuance_flags TEXT NOT NULL, created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_snapshot ON chunks (snapshot_id, idx);
+CREATE TABLE IF NOT EXISTS buffer (
+    session TEXT NOT NULL, idx INTEGER NOT NULL, chunk_id TEXT NOT NULL, text TEXT, layer1 REAL NOT NULL,
+    coherence REAL NOT NULL, domain_tags TEXT NOT NULL, nuance_flags TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (session, idx)
+);
 """
 
 
@@ -236,8 +241,14 @@ class SnapshotStore:
     def _ns(session: str, ident: str) -> str:
         return ident if ident.startswith(f"{session}/") else f"{session}/{ident}"
 
-    def save(self, session: str, snapshots: Sequence[ContextSnapshot]) -> None:
-        """Store ``snapshots`` of ``session`` (replacing same ids), atomically.
+    def save(
+        self,
+        session: str,
+        snapshots: Sequence[ContextSnapshot],
+        *,
+        buffer: Sequence[WeightedChunk] | None = None,
+    ) -> None:
+        """Store ``snapshots`` of ``session`` (replacing same ids), and its open beat, atomically.
 
         Parameters
         ----------
@@ -245,6 +256,10 @@ class SnapshotStore:
             The session's id.
         snapshots : sequence of ContextSnapshot
             Its snapshots (from :meth:`HSCAEngine.get_macro_context`).
+        buffer : sequence of WeightedChunk, optional
+            The turns not yet in a snapshot (:attr:`HSCAEngine.buffer`): they replace the
+            session's stored open beat, so :meth:`HSCAEngine.from_store` restores every turn.
+            None leaves the stored open beat as it is.
 
         Returns
         -------
@@ -275,6 +290,7 @@ class SnapshotStore:
                 ContextSnapshot.from_dict(s.to_dict())
             except ValueError as exc:
                 raise ValueError(f"snapshots[{i}]: {exc}") from None
+        buffer_rows = None if buffer is None else self._buffer_rows(session, buffer)
         snap_rows, chunk_rows = [], []
         for s in snapshots:
             sid = storable(self._ns(session, s.snapshot_id), "snapshot_id")
@@ -295,10 +311,71 @@ class SnapshotStore:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunk_rows
                 )
+                if buffer_rows is not None:
+                    self._db.execute("DELETE FROM buffer WHERE session = ?", (session,))
+                    self._db.executemany("INSERT INTO buffer VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", buffer_rows)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def _buffer_rows(self, session: str, buffer: Sequence[WeightedChunk]) -> list[tuple]:
+        if isinstance(buffer, WeightedChunk | str | bytes) or not isinstance(buffer, Sequence):
+            raise TypeError(f"buffer must be a list of WeightedChunk; got {type(buffer).__name__}.")
+        rows = []
+        for k, c in enumerate(buffer):
+            if not isinstance(c, WeightedChunk):
+                raise TypeError(f"buffer[{k}] must be a WeightedChunk; got {type(c).__name__}.")
+            try:
+                WeightedChunk.from_dict(c.to_dict())
+            except ValueError as exc:
+                raise ValueError(f"buffer[{k}]: {exc}") from None
+            text = storable(c.text, f"chunk {c.chunk_id!r} text") if self.keep_text else None
+            rows.append((session, k, storable(self._ns(session, c.chunk_id), "chunk_id"), text, c.layer1_score,
+                         c.coherence_score, json.dumps(c.domain_tags), json.dumps(c.nuance_flags),
+                         c.created_at))  # fmt: skip
+        return rows
+
+    def load_buffer(self, session: str) -> list[WeightedChunk]:
+        """The session's open beat as last saved (``save(..., buffer=...)``), oldest turn first.
+
+        Parameters
+        ----------
+        session : str
+            The session's id.
+
+        Returns
+        -------
+        list of WeightedChunk
+            The turns not yet in a snapshot, ids namespaced; empty when none were saved.
+
+        Examples
+        --------
+        >>> from scwo_np.hsca import HSCAEngine, SnapshotStore
+        >>> eng = HSCAEngine()
+        >>> _ = eng.ingest_turn("The court ruled that the contract was void.")
+        >>> store = SnapshotStore(":memory:")
+        >>> store.save("alice", [], buffer=eng.buffer)
+        >>> [c.text for c in store.load_buffer("alice")], store.sessions()
+        (['The court ruled that the contract was void.'], ['alice'])
+        """
+        storable(check_text(session, name="session"), "session")
+        try:
+            with self._lock, read_transaction(self._db):
+                rows = self._db.execute(
+                    "SELECT chunk_id, text, layer1, coherence, domain_tags, nuance_flags, created_at FROM buffer "
+                    "WHERE session = ? ORDER BY idx",
+                    (session,),
+                ).fetchall()
+            return [
+                WeightedChunk(cid, text or "", l1, json.loads(tags), coh, json.loads(flags), None, created)
+                for cid, text, l1, coh, tags, flags, created in rows
+            ]
+        except (sqlite3.DatabaseError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
+            raise StoreError(
+                f"{KIND} file {self.path!r} is damaged: session {session!r} cannot be read back ({exc}). "
+                "Move the file away and start a new store."
+            ) from None
 
     def load(self, session: str) -> list[ContextSnapshot]:
         """The session's snapshots in conversation order, ids namespaced.
@@ -370,7 +447,12 @@ class SnapshotStore:
         []
         """
         with self._lock:
-            return [s for (s,) in self._db.execute("SELECT DISTINCT session FROM snapshots ORDER BY session")]
+            return [
+                s
+                for (s,) in self._db.execute(
+                    "SELECT session FROM snapshots UNION SELECT session FROM buffer ORDER BY session"
+                )
+            ]
 
     def aggregate_domains(
         self, sessions: Sequence[str], *, half_life: float = 7 * 86400.0, now: float | None = None

@@ -1,7 +1,8 @@
 """Selection (the SCWO specification): budgeted MMR, other strategies and the baselines.
 
 - :func:`mmr_select` (exact, lazy heap, auto: ``MMR_METHODS``) and
-  :func:`mmr_select_multi` (several queries);
+  :func:`mmr_select_multi` (several queries), :func:`mmr_with_relevance` (relevance given per
+  item, not a cosine to one query);
 - :func:`select_by_strategy` — every strategy by name (``STRATEGIES``):
   :func:`mmr_select`, :func:`msd_select` (budgeted max-sum diversity),
   :func:`dpp_select` (budgeted DPP greedy MAP, lazy heap), :func:`ssd_select`
@@ -32,7 +33,7 @@ from ._facility import facility_location_select
 from ._front import STRATEGIES, select_by_strategy
 from ._ground import cluster_ground
 from ._knapsack import knapsack_select
-from ._mmr import MMR_METHODS, mmr_select, mmr_select_multi
+from ._mmr import MMR_METHODS, mmr_select, mmr_select_multi, mmr_with_relevance
 from ._msd import msd_select
 from ._ssd import ssd_select
 from ._texts import GRANULARITIES, ORDERS, TextSelection, arrange, select_texts
@@ -56,6 +57,7 @@ __all__ = [
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
+    "mmr_with_relevance",
     "msd_select",
     "query_kind",
     "select_by_strategy",

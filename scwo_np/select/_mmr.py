@@ -118,7 +118,7 @@ from ..validation import (
 from ._auto import _rule
 from ._driver import _first_pass, _first_pick, _from_first, _phase_exponent, _select
 
-__all__ = ["mmr_select", "mmr_select_multi", "MMR_METHODS"]
+__all__ = ["mmr_select", "mmr_select_multi", "mmr_with_relevance", "MMR_METHODS"]
 
 #: Rows per block of the fused first pass (see ``_driver._pass_one_worker``).
 #: Read at call time, so tests can shrink it.
@@ -462,10 +462,41 @@ def mmr_with_relevance(
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Budgeted MMR whose relevance is given, one value per row, instead of cosines to a query.
 
-    The kernels of :func:`mmr_select` from its first pass on: ``rel[i]`` replaces
-    ``cos(e_i, q)`` and redundancy is still the cosine between rows.  Sentence-level
-    selection scores a sentence by its own and its chunk's similarity to the question.
-    Returns ``(picks, gains)``.  Private: ``tests/naive.py`` has its reference.
+    The kernels of :func:`mmr_select` from its first pass on: ``relevance[i]`` replaces
+    ``cos(e_i, q)`` and redundancy is still the cosine between rows, so the picks are
+    exact and their costs never sum to more than ``budget``.  For relevance that is not a
+    cosine to one vector: sentence selection scores a sentence by its own and its chunk's
+    similarity to the query, HSCA's context fuses the signals of its map.
+
+    Parameters
+    ----------
+    embeddings : array_like, shape (n, d)
+        One non-zero row per item; their cosines are the redundancy.
+    relevance : array_like, shape (n,)
+        Each item's relevance (finite).
+    costs : array_like of int, shape (n,)
+        Token count of each item.
+    budget : int
+        Token budget; the selected costs never sum to more.
+    lam : float or "auto", default 0.7
+        Relevance/diversity trade-off in [0, 1], or ``"auto"`` (as in :func:`mmr_select`).
+    method : {"auto", "exact", "lazy"}
+        Algorithm; all return identical results.
+
+    Returns
+    -------
+    indices : ndarray of int64
+        Selected items, in pick order.
+    gains : ndarray of float64
+        The MMR score of each item at the moment it was picked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0]])
+    >>> picks, gains = mmr_with_relevance(E, [0.9, 0.8, 0.5], costs=[1, 1, 1], budget=2)
+    >>> picks
+    array([0, 2])
     """
     E = check_embeddings(embeddings)
     n = E.shape[0]

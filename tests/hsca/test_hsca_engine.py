@@ -110,7 +110,8 @@ def test_buffer_is_the_current_beat_read_only():
 
 
 def test_a_coherent_beat_closes_where_the_topic_changes():
-    from scwo_np.hsca._engine import COHESION_SHIFT, _stem_counts, cohesion
+    from scwo_np.hsca._context import stem_counts as _stem_counts
+    from scwo_np.hsca._engine import COHESION_SHIFT, cohesion
 
     legal = [
         "The court ruled that the contract was void because the seller concealed a defect.",

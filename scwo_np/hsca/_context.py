@@ -1,0 +1,596 @@
+"""The context the map surfaces: what the model should read about a conversation, within a budget.
+
+Seed 001 gives HSCA its purpose: a compressed relational map kept alongside the
+window, which "governs what context is surfaced and how retrieval is scored".
+:meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>` is that: given a query
+(or none) and a token budget, it returns the sentences of earlier turns the map
+ranks highest, plus the newest turns, each cited by its turn and snapshot, and the
+joined text is never over the budget by the engine's token counter.
+
+How it works
+------------
+**Indexing, at ingest.**  Each turn is split into sentence units
+(:func:`scwo_np.text.sentence_units`: a unit is kept or dropped whole, so a list
+item or a code block is never cut), and each unit's content-word stems
+(:func:`scwo_np.text.words`, :func:`scwo_np.text.stem`) go into an inverted index
+held by the engine, with its token count by the engine's counter.  The same stem
+counts serve the topic-shift test of ingest, which used to recount them.
+
+**Ranking, per call.**  A unit's relevance to the query fuses, each scaled to [0, 1]
+over the session:
+
+* ``unit`` — BM25 of the unit's own stems (the query's words in the answer);
+* ``turn`` — BM25 of its whole turn (a sentence's neighbours carry its topic);
+* ``snapshot`` — BM25 of its snapshot's stems: the relational link between beats;
+  a snapshot about the query's concepts surfaces all its turns (the open beat
+  counts as one snapshot);
+* ``domain`` — the cosine between the query's layer-2 domain scores and the
+  snapshot's domain summary;
+* ``embedding`` — with an ``embedder``, the cosine between the unit and the query;
+
+and is then weighted by the map's view of the turn: ``0.75 + 0.25 * layer1`` (a
+turn whose words relate to each other as real prose does counts fully; word salad
+is discounted) and the engine's ``nuance_weights`` per flag (set by
+:class:`~scwo_np.hsca.Tuner`; 1 by default).  Without a query, a unit's relevance
+is its centrality: the cosine between the unit and its snapshot's centroid, so
+each snapshot's most central sentences surface.
+
+**Selection.**  A share ``recent`` of the budget goes first to the newest turns,
+whole, newest first (a newest turn longer than that share gives its last units).
+The rest goes to budgeted MMR over the other units
+(:func:`scwo_np.select.mmr_with_relevance`: exact, never over its budget), whose
+redundancy term is the cosine between units (the embedder's vectors, or else hashed
+stem vectors).  The picks are rendered in conversation order, one block per turn,
+``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
+the turn are joined by `` … ``.  The citations and separators cost tokens too: the
+joined text is counted, and while it is over the budget the selection runs again
+with the inner budget lowered by the overflow, so the result never exceeds it.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._sentences import units_and_sentences
+from ..text import stem, words
+from ..tokens import TokenCounter
+
+__all__ = ["ContextPiece", "HSCAContext", "REASONS"]
+
+#: Why a piece is in the context: it is among the newest turns, the map ranked it
+#: for the query, or (without a query) it is central to its snapshot.
+REASONS = ("recent", "query", "central")
+
+#: Dimension of the hashed stem vectors that measure redundancy without an embedder.
+HASH_DIM = 256
+
+#: BM25 parameters (Robertson's, with Lucene's positive idf).
+_K1, _B = 1.2, 0.75
+
+#: The weights of the relevance signals (see the module documentation), without and with an embedder.
+WEIGHTS = {"unit": 0.45, "turn": 0.25, "snapshot": 0.2, "domain": 0.1}
+WEIGHTS_EMBEDDING = {"unit": 0.25, "turn": 0.15, "snapshot": 0.1, "domain": 0.05, "embedding": 0.45}
+
+#: How much layer 1 weighs in: relevance x (1 - LAYER1_SHARE + LAYER1_SHARE * layer1).
+LAYER1_SHARE = 0.25
+
+#: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
+LAM = 0.7
+
+#: What joins two kept units of one turn that were not adjacent in it.
+ELISION = " … "
+
+#: What separates the blocks (one per turn) of the context.
+SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class ContextPiece:
+    """What the context keeps of one turn, with where it came from (for citation).
+
+    Parameters
+    ----------
+    turn : int
+        The turn's number in the session, from 1.
+    chunk_id : str
+        The turn's chunk id (:class:`~scwo_np.hsca.WeightedChunk`).
+    snapshot_id : str or None
+        The id of the snapshot that holds the turn; None while the turn is in the open beat.
+    snapshot : int or None
+        That snapshot's number in the session, from 1 (its ``conversation_position + 1``).
+    spans : list of (int, int)
+        The character spans of the turn's text that are kept, in order.
+    text : str
+        The kept text, without the citation (units not adjacent in the turn joined by ``" … "``).
+    score : float
+        The highest relevance among its kept units (0 for a recent turn picked for its recency).
+    reason : str
+        ``"recent"``, ``"query"`` or ``"central"`` (:data:`REASONS`).
+
+    Examples
+    --------
+    >>> from scwo_np.hsca import HSCAEngine
+    >>> eng = HSCAEngine()
+    >>> _ = eng.ingest_turn("The court ruled that the contract was void.")
+    >>> piece = eng.context("contract", budget=50).pieces[0]
+    >>> piece.turn, piece.text, piece.reason
+    (1, 'The court ruled that the contract was void.', 'recent')
+    """
+
+    turn: int
+    chunk_id: str
+    snapshot_id: str | None
+    snapshot: int | None
+    spans: list[tuple[int, int]]
+    text: str
+    score: float
+    reason: str
+
+    @property
+    def citation(self) -> str:
+        """The piece's citation as the context writes it: ``"turn 12, snapshot 3"`` or ``"turn 40"``."""
+        return f"turn {self.turn}" + (f", snapshot {self.snapshot}" if self.snapshot is not None else "")
+
+    def to_dict(self) -> dict:
+        """The piece as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            The fields by name.
+
+        Examples
+        --------
+        >>> ContextPiece(3, "c3", None, None, [(0, 4)], "Yes.", 0.0, "recent").to_dict()["spans"]
+        [[0, 4]]
+        """
+        return {
+            "turn": self.turn,
+            "chunk_id": self.chunk_id,
+            "snapshot_id": self.snapshot_id,
+            "snapshot": self.snapshot,
+            "spans": [list(s) for s in self.spans],
+            "text": self.text,
+            "score": round(self.score, 6),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class HSCAContext:
+    """The context :meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>` surfaces.
+
+    Parameters
+    ----------
+    text : str
+        What the model reads: one block per piece, ``[turn 12, snapshot 3] ...``, in
+        conversation order, separated by blank lines; within ``budget`` tokens.
+    pieces : list of ContextPiece
+        The pieces, in conversation order.
+    tokens : int
+        Tokens of ``text`` by the engine's counter.
+    budget : int
+        The budget asked for.
+    token_counter : str
+        The name of the counter.
+    turns : int
+        How many turns the session holds.
+    query : str or None
+        The query the context is for.
+
+    Examples
+    --------
+    >>> from scwo_np.hsca import HSCAEngine
+    >>> eng = HSCAEngine()
+    >>> for turn in ["The court ruled that the contract was void.",
+    ...              "The telescope recorded the spectrum of a distant galaxy."]:
+    ...     _ = eng.ingest_turn(turn)
+    >>> ctx = eng.context("What did the court decide?", budget=30)
+    >>> print(ctx)
+    [turn 1, snapshot 1] The court ruled that the contract was void.
+    >>> ctx.tokens <= ctx.budget, ctx.turns
+    (True, 2)
+    """
+
+    text: str
+    pieces: list[ContextPiece] = field(default_factory=list)
+    tokens: int = 0
+    budget: int = 0
+    token_counter: str = "estimate"
+    turns: int = 0
+    query: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict:
+        """The context as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            The fields by name, pieces as dicts.
+
+        Examples
+        --------
+        >>> HSCAContext("", budget=100).to_dict()["budget"]
+        100
+        """
+        return {
+            "text": self.text,
+            "pieces": [p.to_dict() for p in self.pieces],
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "token_counter": self.token_counter,
+            "turns": self.turns,
+            "query": self.query,
+        }
+
+
+def stem_counts(text: str) -> Counter:
+    """Snowball stems of the content words (3+ letters, not stop words) of ``text``, counted."""
+    return Counter(stem(w) for w in words(text, min_chars=3, stopwords=False))
+
+
+def _hashed(counts: Counter, fallback: str) -> NDArray[np.float32]:
+    """A unit vector of ``HASH_DIM`` from stem counts (signed feature hashing, sublinear tf);
+    a unit without stems gets a vector of its own text's hash, so no row is zero."""
+    v = np.zeros(HASH_DIM, dtype=np.float32)
+    items = counts.items() if counts else [(fallback, 1)]
+    for term, tf in items:
+        h = zlib.crc32(term.encode("utf-8", "surrogatepass"))
+        v[h % HASH_DIM] += (1.0 if h & 0x80000000 else -1.0) * (1.0 + math.log(tf))
+    n = float(np.linalg.norm(v))
+    if n == 0.0:  # two terms cancelled in one bucket
+        v[zlib.crc32(fallback.encode("utf-8", "surrogatepass")) % HASH_DIM] = 1.0
+        n = 1.0
+    return v / n
+
+
+class _Postings:
+    """An inverted index over growing documents: stem -> (doc ids, term frequencies)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, list[int]] = {}
+        self.tfs: dict[str, list[int]] = {}
+        self.lengths: list[int] = []
+
+    def add(self, doc: int, counts: Counter) -> None:
+        while len(self.lengths) <= doc:
+            self.lengths.append(0)
+        for term, tf in counts.items():
+            d = self.docs.setdefault(term, [])
+            t = self.tfs.setdefault(term, [])
+            if d and d[-1] == doc:
+                t[-1] += tf
+            else:
+                d.append(doc)
+                t.append(tf)
+        self.lengths[doc] += sum(counts.values())
+
+    def bm25(self, terms: Sequence[str]) -> NDArray[np.float64]:
+        """BM25 of every document against ``terms`` (df over these documents)."""
+        n = len(self.lengths)
+        out = np.zeros(n)
+        if not n:
+            return out
+        lengths = np.asarray(self.lengths, dtype=np.float64)
+        avg = lengths.mean() or 1.0
+        norm = _K1 * (1.0 - _B + _B * lengths / avg)
+        for term in terms:
+            docs = self.docs.get(term)
+            if not docs:
+                continue
+            d = np.asarray(docs)
+            tf = np.asarray(self.tfs[term], dtype=np.float64)
+            idf = math.log(1.0 + (n - len(d) + 0.5) / (len(d) + 0.5))
+            out[d] += idf * tf * (_K1 + 1.0) / (tf + norm[d])
+        return out
+
+
+class ContextIndex:
+    """The engine's index of its turns for :meth:`HSCAEngine.context`: sentence units, their
+    stems, token counts and vectors, grown at ingest (private to the engine)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.unit_turn: list[int] = []  # 0-based turn of each unit
+        self.unit_span: list[tuple[int, int]] = []
+        self.unit_cost: list[int] = []
+        self.turn_units: list[range] = []  # each turn's units
+        self.turn_stems: list[Counter] = []
+        self.units = _Postings()
+        self.turns = _Postings()
+        self._vec = np.zeros((64, HASH_DIM), dtype=np.float32)
+        self._emb: NDArray[np.float32] | None = None  # the embedder's unit vectors, computed lazily
+        self._emb_name: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.turn_units)
+
+    def add(self, text: str) -> Counter:
+        """Index one turn; returns its content-stem counts."""
+        t = len(self.turn_units)
+        units = units_and_sentences(text)[0] or [(0, len(text))]
+        first = len(self.unit_turn)
+        costs = self.counter.count([text[a:b] for a, b in units])
+        whole = Counter()
+        need = first + len(units)
+        if need > len(self._vec):
+            grown = np.zeros((max(need, 2 * len(self._vec)), HASH_DIM), dtype=np.float32)
+            grown[:first] = self._vec[:first]
+            self._vec = grown
+        for k, (a, b) in enumerate(units):
+            counts = stem_counts(text[a:b])
+            u = first + k
+            self.unit_turn.append(t)
+            self.unit_span.append((a, b))
+            self.unit_cost.append(int(costs[k]))
+            self.units.add(u, counts)
+            self._vec[u] = _hashed(counts, text[a:b])
+            whole.update(counts)
+        self.turn_units.append(range(first, need))
+        self.turn_stems.append(whole)
+        self.turns.add(t, whole)
+        return whole
+
+    def vectors(self) -> NDArray[np.float32]:
+        return self._vec[: len(self.unit_turn)]
+
+    def embeddings(self, embedder: Callable, texts: Callable[[int], str]) -> NDArray[np.float32]:
+        """The embedder's vector of every unit, computing only the units not seen yet."""
+        from ..embed import embed_texts, embedder_name
+
+        name = embedder_name(embedder)
+        n = len(self.unit_turn)
+        have = 0 if self._emb is None or self._emb_name != name else len(self._emb)
+        if have < n:
+            new = embed_texts(embedder, [texts(u) for u in range(have, n)])
+            self._emb = new if have == 0 else np.vstack([self._emb, new])
+            self._emb_name = name
+        return self._emb[:n]
+
+
+def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``x`` divided by its maximum (all zeros stay zeros)."""
+    top = float(x.max()) if len(x) else 0.0
+    return x / top if top > 0 else x
+
+
+def render(
+    pieces: list[ContextPiece],
+) -> str:
+    """The context's text: one ``[citation] text`` block per piece, blank lines between."""
+    return SEPARATOR.join(f"[{p.citation}] {p.text}" for p in pieces)
+
+
+def kept_text(text: str, spans: list[tuple[int, int]]) -> str:
+    """The kept spans of ``text`` in order: adjacent ones with the text between them (white
+    space), the others joined by :data:`ELISION`."""
+    out: list[str] = []
+    for k, (a, b) in enumerate(spans):
+        if k:
+            gap = text[spans[k - 1][1] : a]
+            out.append(gap if not gap.strip() else ELISION)
+        out.append(text[a:b])
+    return "".join(out)
+
+
+def domain_cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    """Cosine between two domain-score dicts (0 when either is empty)."""
+    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
+    na = math.sqrt(sum(v * v for v in a.values()))
+    nb = math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def as_pieces(
+    picks: dict[int, dict[int, float]],
+    reasons: dict[int, str],
+    turn_text: Callable[[int], str],
+    turn_meta: Callable[[int], tuple[str, str | None, int | None]],
+    index: ContextIndex,
+) -> list[ContextPiece]:
+    """The kept units, turn by turn in conversation order, as pieces."""
+    out = []
+    for t in sorted(picks):
+        units = sorted(picks[t])
+        spans = [index.unit_span[u] for u in units]
+        text = turn_text(t)
+        chunk_id, snapshot_id, snapshot = turn_meta(t)
+        score = max(picks[t].values()) if picks[t] else 0.0
+        out.append(
+            ContextPiece(
+                t + 1, chunk_id, snapshot_id, snapshot, spans, kept_text(text, spans), score, reasons[t]
+            )
+        )
+    return out
+
+
+def recent_units(index: ContextIndex, reserve: int) -> list[int]:
+    """The newest turns' units within ``reserve`` tokens: whole turns, newest first; when the
+    newest turn does not fit whole, its last units that do (each unit +1 token for its join)."""
+    out: list[int] = []
+    left = reserve
+    for t in range(len(index) - 1, -1, -1):
+        units = index.turn_units[t]
+        cost = sum(index.unit_cost[u] + 1 for u in units)
+        if cost <= left:
+            out.extend(units)
+            left -= cost
+            continue
+        if not out:  # the newest turn, too long: its last units
+            for u in reversed(units):
+                if index.unit_cost[u] + 1 > left:
+                    break
+                out.append(u)
+                left -= index.unit_cost[u] + 1
+        break
+    return out
+
+
+def check_embedder(embedder: object) -> Callable | None:
+    """``embedder=`` of the engine: None (the map's lexical signals only), ``"minilm"``, or a
+    callable ``texts -> (n, d) array``.  ``"lsa"`` is refused: it is fitted to a fixed corpus,
+    and a conversation grows."""
+    if embedder is None:
+        return None
+    if isinstance(embedder, str) and embedder == "lsa":
+        raise ValueError(
+            "embedder='lsa' is fitted to a fixed corpus and a conversation grows; pass embedder=None (the "
+            "map's own lexical signals), 'minilm', or an embedder already fitted (an LSAEmbedder instance)."
+        )
+    from ..embed import as_embedder
+
+    return as_embedder(embedder)
+
+
+def _turn_snapshots(engine: Any) -> tuple[NDArray[np.int64], list]:
+    """Each turn's group (its snapshot's position; the open beat is one more group) and, per
+    group, its snapshot (None for the open beat)."""
+    snaps = engine._snapshots
+    sizes = [len(s.chunks) for s in snaps]
+    groups: list = list(snaps)
+    if engine._buffer:
+        sizes.append(len(engine._buffer))
+        groups.append(None)
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), groups
+
+
+def _grouped_bm25(index: ContextIndex, terms: Sequence[str], group: NDArray[np.int64], n: int) -> NDArray:
+    """BM25 of each group of turns (a snapshot's stems are its turns' stems) against ``terms``."""
+    out = np.zeros(n)
+    lengths = np.bincount(group, weights=np.asarray(index.turns.lengths, dtype=np.float64), minlength=n)
+    avg = lengths.mean() or 1.0
+    norm = _K1 * (1.0 - _B + _B * lengths / avg)
+    for term in terms:
+        docs = index.turns.docs.get(term)
+        if not docs:
+            continue
+        tf = np.bincount(
+            group[np.asarray(docs)], weights=np.asarray(index.turns.tfs[term], float), minlength=n
+        )
+        df = int(np.count_nonzero(tf))
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        out += idf * tf * (_K1 + 1.0) / (tf + norm)
+    return out
+
+
+def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -> NDArray[np.float64]:
+    """Each unit's relevance to ``query`` (its centrality in its snapshot without one)."""
+    from ._layer2 import domain_scores
+
+    index: ContextIndex = engine._index
+    chunks = engine.get_micro_context()
+    unit_turn = np.asarray(index.unit_turn, dtype=np.int64)
+    turn_group, groups = _turn_snapshots(engine)
+    unit_group = turn_group[unit_turn]
+    if query is None or not (terms := list(stem_counts(query))) and qv is None:
+        C = np.zeros((len(groups), V.shape[1]))
+        np.add.at(C, unit_group, V)
+        C /= np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
+        rel = np.einsum("ij,ij->i", V, C[unit_group])
+    else:
+        w = WEIGHTS if qv is None else WEIGHTS_EMBEDDING
+        rel = w["unit"] * scaled(index.units.bm25(terms))
+        rel += w["turn"] * scaled(index.turns.bm25(terms))[unit_turn]
+        rel += w["snapshot"] * scaled(_grouped_bm25(index, terms, turn_group, len(groups)))[unit_group]
+        qd = domain_scores(query, engine.domain_weights, engine.domain_words)
+        if qd:
+            dom = np.array(
+                [domain_cosine(qd, _summary(g, engine, turn_group, k)) for k, g in enumerate(groups)]
+            )
+            rel += w["domain"] * dom[unit_group]
+        if qv is not None:
+            rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
+    layer1 = np.array([c.layer1_score for c in chunks])
+    factor = 1.0 - LAYER1_SHARE + LAYER1_SHARE * layer1
+    if engine.nuance_weights:
+        for t, c in enumerate(chunks):
+            for f in c.nuance_flags:
+                factor[t] *= engine.nuance_weights.get(f, 1.0)
+    return np.maximum(rel, 0.0) * factor[unit_turn]
+
+
+def _summary(snapshot: Any, engine: Any, turn_group: NDArray, k: int) -> dict[str, float]:
+    """A snapshot's domain summary; the open beat's is its turns' tags, counted."""
+    if snapshot is not None:
+        return snapshot.domain_summary
+    tags = Counter(t for c in engine._buffer for t in c.domain_tags)
+    total = sum(tags.values())
+    return {t: v / total for t, v in tags.items()} if total else {}
+
+
+def surface(engine: Any, query: str | None, budget: int, recent: float, lam: float) -> HSCAContext:
+    """:meth:`HSCAEngine.context`'s work (see the module documentation)."""
+    from ..select import mmr_with_relevance
+
+    index: ContextIndex = engine._index
+    counter = engine.token_counter
+    n_turns = len(index)
+    empty = HSCAContext("", [], 0, budget, counter.name, n_turns, query)
+    if not n_turns or not budget:
+        return empty
+    chunks = engine.get_micro_context()
+
+    def unit_text(u: int) -> str:
+        a, b = index.unit_span[u]
+        return chunks[index.unit_turn[u]].text[a:b]
+
+    if engine.embedder is not None:
+        V = index.embeddings(engine.embedder, unit_text).astype(np.float64)
+        V = V / np.maximum(np.linalg.norm(V, axis=1, keepdims=True), 1e-12)
+        qv = None
+        if query is not None:
+            from ..embed import embed_texts
+
+            qv = embed_texts(engine.embedder, [query])[0].astype(np.float64)
+            qv /= max(float(np.linalg.norm(qv)), 1e-12)
+    else:
+        V, qv = index.vectors(), None
+    rel = _relevance(engine, query, V, qv)
+    turn_group, groups = _turn_snapshots(engine)
+    costs = np.asarray(index.unit_cost, dtype=np.int64) + 1  # + the join to the next unit
+
+    def meta(t: int) -> tuple[str, str | None, int | None]:
+        g = groups[turn_group[t]]
+        return (
+            chunks[t].chunk_id,
+            (g.snapshot_id if g else None),
+            (g.conversation_position + 1 if g else None),
+        )
+
+    inner = budget
+    while True:
+        recents = recent_units(index, int(recent * inner))
+        left = inner - int(costs[recents].sum()) if recents else inner
+        picks: dict[int, dict[int, float]] = {}
+        reasons: dict[int, str] = {}
+        for u in recents:
+            picks.setdefault(index.unit_turn[u], {})[u] = float(rel[u])
+            reasons[index.unit_turn[u]] = "recent"
+        mask = np.ones(len(rel), dtype=bool)
+        mask[recents] = False
+        if query is not None:  # with a query, what the map does not relate to it is not surfaced
+            mask &= rel > 0
+        cand = np.flatnonzero(mask)
+        if left > 0 and len(cand):
+            chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)
+            for u in cand[chosen].tolist():
+                t = index.unit_turn[u]
+                picks.setdefault(t, {})[u] = float(rel[u])
+                reasons.setdefault(t, "query" if query is not None else "central")
+        pieces = as_pieces(picks, reasons, lambda t: chunks[t].text, meta, index)
+        text = render(pieces)
+        tokens = int(counter.count([text])[0]) if text else 0
+        if tokens <= budget:
+            return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
+        inner = max(0, inner - (tokens - budget))
