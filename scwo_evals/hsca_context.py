@@ -22,7 +22,8 @@ budget counted on the whole text with the engine's token counter (default ``"est
 ``--embedder minilm`` (default) ranks the top-k baselines with all-MiniLM-L6-v2 and gives the
 engine the same embedder; ``--embedder none`` gives the engine none and ranks the baselines with
 LSA fitted on the session (``lsa`` does both).  ``engine_options`` (``--engine-options JSON``)
-are more keyword arguments of the engine, to try settings.
+are more keyword arguments of the engine or of its ``context`` method (``recent``, ``lam``), to
+try settings: ``--engine-options '{"recent": 0.1, "max_buffer_chunks": 10}'``.
 
 Each source has a fixed role: ``tune`` (settings may be chosen on it) or ``held_out`` (report
 only).  Reported per source: hit rate, mean tokens used and overruns per method and budget, the
@@ -84,7 +85,7 @@ def run_source(
     engine_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows (method, budget, n, hit, tokens, over) of one source, with its name, role and session size."""
-    from scwo_np.bench._hsca import _evaluate
+    from scwo_np.bench._hsca import _evaluate, split_options
     from scwo_np.hsca import HSCAEngine
     from scwo_np.tokens import as_token_counter
 
@@ -94,7 +95,7 @@ def run_source(
     gold = [q["gold"] for q in data["questions"]]
     counter = as_token_counter(token_counter)
     base, eng_emb = _embedders(embedder, [*turns, *queries])
-    options = dict(engine_options or {})
+    options, context_options = split_options(engine_options)
     has_context = hasattr(HSCAEngine, "context")
     if has_context:
         options.setdefault("token_counter", counter)
@@ -107,7 +108,14 @@ def run_source(
         engine.ingest_turn(t)
     tps = len(turns) / (time.perf_counter() - t0)
     rows = _evaluate(
-        turns, queries, gold, budgets=budgets, embedder=base, token_counter=counter, engine=engine
+        turns,
+        queries,
+        gold,
+        budgets=budgets,
+        embedder=base,
+        token_counter=counter,
+        engine=engine,
+        context_options=context_options,
     )
     for r in rows:
         r.update(

@@ -126,6 +126,52 @@ class _Memo:
         return np.stack([self.vectors[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
 
 
+def split_options(engine_options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``engine_options`` cut in two: the keywords of ``HSCAEngine(...)`` and those of ``context(...)``.
+
+    Parameters
+    ----------
+    engine_options : mapping or None
+        Keyword arguments of :class:`~scwo_np.hsca.HSCAEngine` or of its ``context`` method
+        (``recent=``, ``lam=``), mixed.
+
+    Returns
+    -------
+    tuple of dict
+        ``(engine keywords, context keywords)``.
+
+    Examples
+    --------
+    >>> from scwo_np.bench._hsca import split_options
+    >>> split_options({"max_buffer_chunks": 10})
+    ({'max_buffer_chunks': 10}, {})
+    """
+    import inspect
+
+    from ..hsca import HSCAEngine
+
+    if engine_options is None:
+        return {}, {}
+    if not isinstance(engine_options, Mapping):
+        raise TypeError(
+            "engine_options must be a mapping of keyword arguments of HSCAEngine or of its context "
+            f"method, or None; got {type(engine_options).__name__}."
+        )
+    own = set(inspect.signature(HSCAEngine).parameters)
+    ctx = set(inspect.signature(HSCAEngine.context).parameters) - {"self", "query", "budget"}
+    ctx = ctx if hasattr(HSCAEngine, "context") else set()
+    unknown = sorted(set(engine_options) - own - ctx)
+    if unknown:
+        raise ValueError(
+            f"engine_options has keys that neither HSCAEngine nor its context method takes: {unknown}; "
+            f"the engine takes {sorted(own)}, context takes {sorted(ctx)}."
+        )
+    return (
+        {k: v for k, v in engine_options.items() if k in own},
+        {k: v for k, v in engine_options.items() if k not in own},
+    )
+
+
 def _unit(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     n = np.linalg.norm(X, axis=1, keepdims=True)
@@ -142,11 +188,13 @@ def _evaluate(
     token_counter: object,
     engine: Any = None,
     methods: Sequence[str] = METHODS,
+    context_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Hit rate, tokens used and overruns of each method at each budget (one row per method and budget).
 
     ``engine`` is an :class:`~scwo_np.hsca.HSCAEngine` that ingested ``turns`` (or None:
-    no ``hsca`` rows); ``embedder`` ranks the top-k methods (None: no top-k rows).  Questions
+    no ``hsca`` rows), its ``context`` called with ``context_options``; ``embedder`` ranks
+    the top-k methods (None: no top-k rows).  Questions
     whose answer has no sentence that counts are left out (``n`` says how many are asked).
     """
     counter = as_token_counter(token_counter)
@@ -176,7 +224,7 @@ def _evaluate(
         for budget in budgets:
             for m in methods:
                 if m == "hsca":
-                    text = engine.context(query, budget).text
+                    text = engine.context(query, budget, **(context_options or {})).text
                 elif m == "recency":
                     text = _fill(newest, turns, costs, budget, counter, stop=True)
                 elif m == "top-k turns":
@@ -231,7 +279,8 @@ def hsca_bench(
     turns : int
         The size of the session whose ``context`` calls are timed, 1 to 2,521.
     engine_options : mapping, optional
-        More keyword arguments of :class:`~scwo_np.hsca.HSCAEngine`.
+        More keyword arguments of :class:`~scwo_np.hsca.HSCAEngine` or of its ``context`` method
+        (``recent=``, ``lam=``), to try settings.
 
     Returns
     -------
@@ -259,12 +308,7 @@ def hsca_bench(
     emb = None
     if embedder is not None:
         emb = _Memo(as_embedder(embedder, [*faq.texts, *faq.questions]))
-    if engine_options is not None and not isinstance(engine_options, Mapping):
-        raise TypeError(
-            f"engine_options must be a mapping of HSCAEngine keyword arguments or None; got "
-            f"{type(engine_options).__name__}."
-        )
-    options = dict(engine_options or {})
+    options, context_options = split_options(engine_options)
     has_context = hasattr(HSCAEngine, "context")
     if has_context:  # the engine's counter and embedder, as the baselines'
         options.setdefault("token_counter", counter)
@@ -303,11 +347,11 @@ def hsca_bench(
         queries = faq.questions
         if emb is not None:
             emb(queries)  # the query's embedding is not timed
-        engine.context(queries[0], 400)  # warm-up
+        engine.context(queries[0], 400, **context_options)  # warm-up
         times = []
         for q in queries:
             t0 = time.perf_counter()
-            engine.context(q, 400)
+            engine.context(q, 400, **context_options)
             times.append(1e3 * (time.perf_counter() - t0))
         out["latency"] = {
             "turns": len(session),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scwo_np.bench import format_hsca, hsca_bench
-from scwo_np.bench._hsca import _evaluate, _fill, _Memo, answer_sentences
+from scwo_np.bench._hsca import _evaluate, _fill, _Memo, answer_sentences, split_options
 from scwo_np.datasets import load_faq
 from scwo_np.embed import as_embedder
 from scwo_np.hsca import HSCAEngine
@@ -125,3 +125,12 @@ def test_hsca_bench_small_run_is_json_ready_and_within_the_budget():
 def test_hsca_bench_bad_arguments_name_the_argument(kwargs, error, match):
     with pytest.raises(error, match=match):
         hsca_bench(**kwargs)
+
+
+def test_engine_options_go_to_the_engine_or_to_context():
+    assert split_options(None) == ({}, {})
+    assert split_options({"max_buffer_chunks": 10}) == ({"max_buffer_chunks": 10}, {})
+    if HAS_CONTEXT:
+        assert split_options({"recent": 0.1, "embedder": None}) == ({"embedder": None}, {"recent": 0.1})
+    with pytest.raises(ValueError, match="engine_options has keys .*'bogus'"):
+        split_options({"bogus": 1})
