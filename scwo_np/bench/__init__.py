@@ -11,6 +11,10 @@ the baselines timed beside them (see :doc:`/benchmarks`):
   bundled question sets (``scwo bench --quality``);
 - :func:`compare_strategies` — which selection strategy (``DEFAULT_STRATEGIES``) puts the answer
   into the context, on questions with known answers, from arrays;
+- :func:`hsca_bench` and :func:`format_hsca` — HSCA's budgeted context against a recency buffer
+  and top-k on the bundled Python FAQ as one long session: the share of questions whose context
+  holds a sentence of the answer, the context latency over 600 turns
+  and ingest speed (``scwo bench --hsca``);
 - :func:`crush_bench` — ``crush_json`` to a token ceiling on log records, beside headroom's
   SmartCrusher when it is installed (``scwo bench --crush``);
 - :func:`mcp_latency` — a ``select_context`` round trip over stdio against the selection alone
@@ -21,6 +25,7 @@ This package uses the library; no library package uses it (only the ``scwo`` com
 
 from ._at_budget import QUALITY_METHODS, SPLITS, format_quality, quality_at_budget
 from ._crush import crush_bench
+from ._hsca import format_hsca, hsca_bench
 from ._mcp import mcp_latency
 from ._strategies import DEFAULT_STRATEGIES, compare_strategies
 from ._table import format_table, run_bench
@@ -31,8 +36,10 @@ __all__ = [
     "SPLITS",
     "compare_strategies",
     "crush_bench",
+    "format_hsca",
     "format_quality",
     "format_table",
+    "hsca_bench",
     "mcp_latency",
     "quality_at_budget",
     "run_bench",

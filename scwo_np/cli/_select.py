@@ -405,6 +405,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_mcp()
     if args.crush:
         return _bench_crush()
+    if args.hsca:
+        return _bench_hsca(args)
     for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
@@ -464,6 +466,28 @@ def _bench_mcp() -> int:
     _out("|---|---|---|---|")
     _out(f"| {r['median_ms']:.1f} ms | {r['p99_ms']:.1f} ms | {r['selection_median_ms']:.1f} ms | "
          f"{100 * r['protocol_share']:.0f}% |")  # fmt: skip
+    return 0
+
+
+def _budgets(value: str | None) -> list[int]:
+    try:
+        budgets = [int(b) for b in (value or "200,400,800").split(",")]
+    except ValueError:
+        budgets = []
+    if not budgets or min(budgets) < 1:
+        raise SystemExit(f"scwo bench: --budgets takes positive integers like 200,400,800; got {value!r}")
+    return budgets
+
+
+def _bench_hsca(args: argparse.Namespace) -> int:
+    """``scwo bench --hsca``: HSCA's context against recency and top-k on the bundled FAQ session."""
+    from ..bench import format_hsca, hsca_bench
+
+    for opt in ("sets", "split", "methods", "cache", "no_cache"):
+        if getattr(args, opt) not in (None, False):
+            raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality, not --hsca")
+    r = hsca_bench(budgets=_budgets(args.budgets), embedder=args.embedder or "lsa")
+    _out(json.dumps(r, indent=1) if args.json else format_hsca(r))
     return 0
 
 
@@ -612,6 +636,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="crush_json to a token ceiling on 10,000 log records, beside headroom's SmartCrusher if installed",
     )
     b.add_argument(
+        "--hsca",
+        action="store_true",
+        help="HSCA's budgeted context against a recency buffer and top-k on the bundled Python FAQ "
+        "session (hit at each budget), its latency over 600 turns and ingest_turn's turns per second",
+    )
+    b.add_argument(
         "--write-figures",
         metavar="FILE",
         help="also write the run as JSON (rows, headline ratios, machine, date): the file the README's "
@@ -620,14 +650,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--notes", help="with --write-figures: a note kept in the JSON (e.g. what else loaded the machine)"
     )
-    b.add_argument("--embedder", choices=list(EMBEDDERS), help="with --quality: lsa (default) or minilm")
+    b.add_argument(
+        "--embedder", choices=list(EMBEDDERS), help="with --quality or --hsca: lsa (default) or minilm"
+    )
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
     b.add_argument("--methods", help="with --quality: comma-separated methods (all)")
     b.add_argument(
         "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"
     )
-    b.add_argument("--budgets", help="with --quality: comma-separated token budgets (200,400,800)")
-    b.add_argument("--json", action="store_true", help="with --quality: the rows as JSON")
+    b.add_argument("--budgets", help="with --quality or --hsca: comma-separated token budgets (200,400,800)")
+    b.add_argument("--json", action="store_true", help="with --quality or --hsca: the results as JSON")
     b.add_argument(
         "--cache", help="with --quality: the embedding cache file (default: in the user cache folder)"
     )
