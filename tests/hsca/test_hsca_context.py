@@ -105,7 +105,7 @@ def test_relevance_and_context_equal_their_plain_reference(general, short, qid):
             [c.text for c in chunks], units, index.unit_cost,
             [sum(_context.stem_counts(c.text[a:b]).values()) for c, spans in zip(chunks, units, strict=True) for a, b in spans],
             rel.tolist(), index.vectors().tolist(), budget,
-            0.25, 0.7, query, cite, lambda s: int(count_tokens([s])[0]),
+            _context.RECENT, _context.LAM, query, cite, lambda s: int(count_tokens([s])[0]),
         )  # fmt: skip
         assert got.text == want
         assert got.tokens == (int(count_tokens([got.text])[0]) if got.text else 0) <= budget
