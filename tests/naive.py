@@ -1159,33 +1159,41 @@ def water_fill(needs, room):
     return give
 
 
+def _newest(units, first, costs, left, taken):
+    """HSCA's newest turns: whole turns not ``taken``, newest first, within ``left``; the first one
+    considered, when too long, gives its last units that fit."""
+    out = []
+    for t in range(len(units) - 1, -1, -1):
+        mine = [u for u in range(first[t], first[t] + len(units[t])) if u not in taken]
+        c = sum(costs[u] + 1 for u in mine)
+        if c <= left:
+            out += mine
+            left -= c
+            continue
+        if not out:
+            for u in reversed(mine):
+                if costs[u] + 1 > left:
+                    break
+                out.append(u)
+                left -= costs[u] + 1
+        break
+    return out
+
+
 def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count):
     """HSCA's context, plainly: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs``
     and ``rel`` (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's
-    citation), ``count(text)`` (tokens).  The newest turns within ``recent`` of the budget, then
-    budgeted MMR over the rest (with a query, only units with positive relevance), rendered in
-    turn order; the inner budget lowered by the overflow until the text fits.  Returns the text."""
+    citation), ``count(text)`` (tokens), ``words`` (per unit, its content words).  The newest
+    turns within ``recent`` of the budget, then budgeted MMR over the other units with content
+    words (with a query, only those with positive relevance), then the newest turns again in what
+    is left; rendered in turn order, the inner budget lowered by the overflow until the text fits.
+    Returns the text."""
     owner = [t for t, per_turn in enumerate(units) for _ in per_turn]
     spans = [s for per_turn in units for s in per_turn]
     first = [sum(len(u) for u in units[:t]) for t in range(len(units))]
     inner = budget
     while True:
-        reserve = int(recent * inner)
-        chosen, left = [], reserve
-        for t in range(len(turns) - 1, -1, -1):
-            mine = list(range(first[t], first[t] + len(units[t])))
-            c = sum(costs[u] + 1 for u in mine)
-            if c <= left:
-                chosen += mine
-                left -= c
-                continue
-            if not chosen:
-                for u in reversed(mine):
-                    if costs[u] + 1 > left:
-                        break
-                    chosen.append(u)
-                    left -= costs[u] + 1
-            break
+        chosen = _newest(units, first, costs, int(recent * inner), [])
         rest = inner - sum(costs[u] + 1 for u in chosen)
         cand = [
             u for u in range(len(spans)) if u not in chosen and words[u] > 0 and (query is None or rel[u] > 0)
@@ -1200,6 +1208,8 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
                 dtype="float32",
             )
             chosen += [cand[k] for k in picks]
+            rest -= sum(costs[cand[k]] + 1 for k in picks)
+        chosen += _newest(units, first, costs, rest, chosen)
         blocks = []
         for t in sorted({owner[u] for u in chosen}):
             kept = sorted(spans[u] for u in chosen if owner[u] == t)

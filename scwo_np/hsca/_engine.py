@@ -105,6 +105,14 @@ class HSCAEngine:
         instead of as soon as the buffer's coherence reaches
         ``snapshot_coherence_threshold`` (the spec's rule, ``False``).  See the
         module documentation for why and what it measures.
+    token_counter : str, TokenCounter, callable or None
+        What :meth:`context` counts its budget with (see :func:`scwo_np.tokens.as_token_counter`;
+        None is the estimate).
+    embedder : str, callable or None
+        None: :meth:`context` ranks by the map's own signals (no model).  ``"minilm"`` or an
+        embedder (``texts -> (n, d) array``, e.g. a fitted :class:`~scwo_np.embed.LSAEmbedder`)
+        adds the cosine between each sentence and the query; the turns are embedded at the first
+        :meth:`context` call after they arrive, not at ingest.
 
     Notes
     -----
@@ -579,7 +587,7 @@ class HSCAEngine:
     # -- the context the map surfaces ----------------------------------------------------
 
     def context(
-        self, query: str | None, budget: int, *, recent: float = 0.25, lam: float = _context.LAM
+        self, query: str | None, budget: int, *, recent: float = _context.RECENT, lam: float = _context.LAM
     ) -> HSCAContext:
         """What the model should read about the conversation so far, within ``budget`` tokens.
 
@@ -597,8 +605,9 @@ class HSCAEngine:
             What the context is for (the user's new message); None for a summary of the session.
         budget : int
             Most tokens of the returned text, by the engine's ``token_counter``.
-        recent : float, default 0.25
-            Share of the budget that goes first to the newest turns, whole, newest first.
+        recent : float, default 0.1
+            Share of the budget that goes first to the newest turns, whole, newest first (a newest
+            turn longer than that gives its last sentences).
         lam : float, default 0.7
             MMR's trade-off between relevance and redundancy among the picked sentences.
 

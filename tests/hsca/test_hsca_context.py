@@ -69,9 +69,15 @@ def _naive_relevance(eng, query):
     for k, t in enumerate(unit_turn):
         r = w["unit"] * u[k] + w["turn"] * tr[t] + w["snapshot"] * g[group_of[t]]
         if qd:
-            r += w["domain"] * _context.domain_cosine(qd, summaries[group_of[t]])
+            r += w["domain"] * _cosine(qd, summaries[group_of[t]])
         out.append(max(r, 0.0) * (1 - _context.LAYER1_SHARE + _context.LAYER1_SHARE * chunks[t].layer1_score))
     return out
+
+
+def _cosine(a, b):
+    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
+    na, nb = math.sqrt(sum(v * v for v in a.values())), math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +111,7 @@ def test_relevance_and_context_equal_their_plain_reference(general, short, qid):
             [c.text for c in chunks], units, index.unit_cost,
             [sum(_context.stem_counts(c.text[a:b]).values()) for c, spans in zip(chunks, units, strict=True) for a, b in spans],
             rel.tolist(), index.vectors().tolist(), budget,
-            0.25, 0.7, query, cite, lambda s: int(count_tokens([s])[0]),
+            _context.RECENT, _context.LAM, query, cite, lambda s: int(count_tokens([s])[0]),
         )  # fmt: skip
         assert got.text == want
         assert got.tokens == (int(count_tokens([got.text])[0]) if got.text else 0) <= budget
@@ -208,7 +214,9 @@ def test_an_embedder_adds_its_cosine():
         eng.ingest_turn(text)
     ctx = eng.context("What is Python good for?", 300)
     assert ctx.pieces and ctx.tokens <= 300
-    assert eng._index.embeddings(eng.embedder, lambda u: "x").shape[0] == len(eng._index.unit_turn)
+    V = eng._index.embeddings(eng.embedder)
+    assert V.shape[0] == len(eng._index.unit_turn)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1.0, rtol=1e-5)
 
 
 @pytest.mark.parametrize(
