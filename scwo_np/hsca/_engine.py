@@ -633,6 +633,11 @@ class HSCAEngine:
         """
         if query is not None:
             query = check_text(query, name="query")
+            if not query.strip():
+                raise ValueError(
+                    "query is empty; give the text the context is for (the user's new message), or None "
+                    "for the newest turns and each snapshot's most central sentences."
+                )
         budget = check_budget(budget)
         recent = check_unit_interval(
             recent, name="recent", meaning="the share of the budget for the newest turns"
@@ -677,6 +682,11 @@ class HSCAEngine:
         """
         if not isinstance(store, SnapshotStore):
             raise TypeError(f"store must be a SnapshotStore; got {type(store).__name__}.")
+        session = check_text(session, name="session")
+        if not session or "/" in session:
+            raise ValueError(
+                f"session must be a non-empty name without '/', as SnapshotStore.save takes it; got {session!r}."
+            )
         eng = cls(**options)
         eng._snapshots = store.load(session)
         eng._buffer = store.load_buffer(session)
