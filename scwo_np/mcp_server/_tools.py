@@ -356,9 +356,13 @@ class Tools:
         with self._lock:
             eng = self._engine(session, _INGEST_COUNTER, restore=True)
             before = len(eng.get_macro_context())
-            chunk = eng.ingest_turn(text)
-            new = eng.get_macro_context()[before:]
-            self.snapshots.save(session, new, buffer=eng.buffer)  # committed before the answer is sent
+            try:
+                chunk = eng.ingest_turn(text)
+                new = eng.get_macro_context()[before:]
+                self.snapshots.save(session, new, buffer=eng.buffer)  # committed before the answer is sent
+            except BaseException:  # the turn is not stored: forget the engine, the store is the truth
+                self._engines.pop((session, _INGEST_COUNTER), None)
+                raise
             for key in [k for k in self._engines if k[0] == session and k[1] != _INGEST_COUNTER]:
                 del self._engines[key]  # engines counting with another counter: restored again when asked
         return _answer(
