@@ -399,6 +399,16 @@ def _store(timeout=30.0):
     return hsca.SnapshotStore(":memory:", timeout=timeout)
 
 
+def _session():
+    """An engine that took TEXTS as turns, and a store holding it as session 'alice' (the open beat too)."""
+    eng = hsca.HSCAEngine()
+    for t in TEXTS:
+        eng.ingest_turn(t)
+    store = hsca.SnapshotStore(":memory:")
+    store.save("alice", eng.get_macro_context(), buffer=eng.buffer)
+    return eng, store
+
+
 def _batch(embeddings=E, queries=E[:2], costs=COSTS, budgets=6):
     return scwo_np.select_batch(embeddings, queries, costs, budgets, offsets=[0, 3, 6])
 
@@ -760,6 +770,26 @@ REGISTRY = {
         ),
     ),
     "SnapshotStore": (_store, {}, dict(timeout="nonneg")),
+    "mmr_with_relevance": (
+        lambda **k: scwo_np.select.mmr_with_relevance(**k),
+        dict(embeddings=E, relevance=[0.9, 0.1, 0.5, 0.3, 0.2, 0.8], costs=COSTS, budget=6, lam=0.7),
+        dict(embeddings="embeddings", relevance="scores", costs="costs", budget="budget", lam="unit"),
+    ),
+    "HSCAEngine.context": (
+        lambda **k: _session()[0].context(**k),
+        dict(query="What did the court rule?", budget=40, recent=0.25, lam=0.7),
+        dict(query="text_or_none", budget="budget", recent="unit", lam="unit"),
+    ),
+    "HSCAEngine.from_store": (
+        lambda **k: hsca.HSCAEngine.from_store(_session()[1], **k),
+        dict(session="alice"),
+        dict(session="text"),
+    ),
+    "SnapshotStore.load_buffer": (
+        lambda **k: _session()[1].load_buffer(**k),
+        dict(session="alice"),
+        dict(session="text"),
+    ),
     "EmbeddingCache": (
         lambda **k: embed.EmbeddingCache(":memory:", **k),
         dict(max_bytes=2**20),
@@ -830,6 +860,8 @@ NOT_FUNCTIONS = {
     "AUTO_LOOKUP": "a constant: the lam lam='auto' takes otherwise",
     "format_table": "formats the rows run_bench returned",
     "BatchSelection": "a result type",
+    "HSCAContext": "a result type (HSCAEngine.context, registered)",
+    "ContextPiece": "a result type (a piece of HSCAContext)",
     "Dedup": "a result type",
     "Diversified": "a result type",
     "Ragged": "a CSR container built by word_sets/code_points",

@@ -1,11 +1,14 @@
-"""``scwo hsca score`` and ``scwo hsca ingest``."""
+"""``scwo hsca score``, ``scwo hsca ingest`` and ``scwo hsca context``."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
 from ._io import (
+    _count,
     _out,
 )
 
@@ -72,15 +75,22 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
 
     texts, _ = _read_texts(args.file, "jsonl", args.text_field, "hsca ingest")
     store = SnapshotStore(args.store)
-    eng = HSCAEngine(cooccurrence_window=args.window)
-    for text in texts:
-        eng.ingest_turn(text)
-    if eng.buffer:  # the conversation ends: freeze what is left
-        eng.take_snapshot()
-    snaps = eng.get_macro_context()
-    store.save(args.session, snaps)
+    try:
+        # a session the store holds goes on: its snapshots, its open beat, the next positions
+        eng = HSCAEngine.from_store(store, args.session, cooccurrence_window=args.window)
+        before = len(eng.get_macro_context())
+        earlier = sum(len(s.chunks) for s in eng.get_macro_context())  # turns before this run's snapshots
+        for text in texts:
+            eng.ingest_turn(text)
+        if eng.buffer and not args.open:  # the conversation (or this part of it) ends: freeze the last beat
+            eng.take_snapshot()
+        snaps = eng.get_macro_context()[before:]
+        store.save(args.session, snaps, buffer=eng.buffer)  # the new snapshots and the open beat, at once
+        total = len(eng.get_micro_context())
+    finally:
+        store.close()
     if args.macro:
-        turn = 0
+        turn = earlier
         for s in snaps:
             top = sorted(s.domain_summary.items(), key=lambda kv: -kv[1])[:3]
             domains = ", ".join(f"{d} {w:.2f}" for d, w in top)
@@ -89,17 +99,56 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
             turn += len(s.chunks)
     else:
         _write_jsonl((s.to_dict() for s in snaps), args.output)
+    is_open = f", {len(eng.buffer)} in the open beat" if eng.buffer else ""
     sys.stderr.write(
-        f"scwo hsca ingest: {len(texts)} turns -> {len(snaps)} snapshots, saved as session "
-        f"{args.session!r} in {args.store}\n"
+        f"scwo hsca ingest: {len(texts)} turns -> {len(snaps)} new snapshots; session {args.session!r} in "
+        f"{args.store} holds {total} turns in {before + len(snaps)} snapshots{is_open}\n"
+    )
+    return 0
+
+
+def _cmd_hsca_context(args: argparse.Namespace) -> int:
+    from ..hsca import HSCAEngine, SnapshotStore
+    from ._io import _token_counter
+
+    if not os.path.isfile(args.store):
+        raise SystemExit(
+            f"scwo: --store {args.store}: no such file; give the store that scwo hsca ingest (or scwo mcp) wrote"
+        )
+    if args.query is not None and not args.query.strip():
+        raise SystemExit("scwo: --query is empty; give the question as text, or leave --query out")
+    counter = _token_counter(args.token_counter)
+    store = SnapshotStore(args.store)
+    try:
+        sessions = store.sessions()
+        if args.session not in sessions:
+            known = ", ".join(repr(s) for s in sessions[:20]) or "none"
+            raise SystemExit(
+                f"scwo: --session {args.session!r} is not in {args.store} (its sessions: {known})"
+            )
+        eng = HSCAEngine.from_store(store, args.session, token_counter=counter)
+    finally:
+        store.close()
+    ctx = eng.context(args.query, args.budget)
+    if args.json:
+        _out(json.dumps(ctx.to_dict(), ensure_ascii=False))
+    elif ctx.text:
+        _out(ctx.text)
+    sys.stderr.write(
+        f"scwo hsca context: {len(ctx.pieces)} pieces of {ctx.turns} turns, {ctx.tokens} tokens of "
+        f"{ctx.budget} ({args.token_counter})\n"
     )
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """``scwo hsca score`` and ``scwo hsca ingest``."""
-    h = sub.add_parser("hsca", help="HSCA on your own text: score chunks, or ingest a conversation")
-    hs = h.add_subparsers(dest="hsca_command", required=True, metavar="{score,ingest}")
+    """``scwo hsca score``, ``scwo hsca ingest`` and ``scwo hsca context``."""
+    from ..tokens import COUNTERS
+
+    h = sub.add_parser(
+        "hsca", help="HSCA on your own text: score chunks, ingest a conversation, get its context in a budget"
+    )
+    hs = h.add_subparsers(dest="hsca_command", required=True, metavar="{score,ingest,context}")
     s = hs.add_parser(
         "score",
         help="layer 1, domains, coherence and flags of each chunk, as JSONL",
@@ -120,8 +169,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ingest",
         help="turns of a conversation in, snapshots out (saved in a SQLite store)",
         description="Ingest the turns of CONVERSATION (JSONL, one turn per line with a text field) "
-        "in order, freeze the last beat, save the snapshots in --store under --session, and write "
-        "them as JSONL (or, with --macro, print the macro map).",
+        "in order into --session of --store, and write the snapshots this run took as JSONL (or, with "
+        "--macro, print them as the macro map). A session the store already holds goes on where it "
+        "stopped: its open beat is restored, turns and snapshot positions continue, nothing is "
+        "ingested twice. At the end the last beat is frozen into a snapshot (the file is a "
+        "conversation, or a part of one, that ends); with --open it stays open in the store, and "
+        "the next run (or scwo mcp) continues it.",
     )
     g.add_argument("file", help="conversation turns as JSONL ('-' = stdin)")
     g.add_argument("--store", required=True, help="SQLite snapshot store (created if missing)")
@@ -130,6 +183,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--text-field", help="JSONL field holding the turn (default text; else content, with a note)"
     )
     g.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
+    g.add_argument(
+        "--open", action="store_true", help="keep the last beat open (stored) instead of freezing it"
+    )
     g.add_argument("--macro", action="store_true", help="print the macro map instead of the snapshots")
     g.add_argument("-o", "--output", default="-", help="output JSONL of snapshots (default stdout)")
     g.set_defaults(func=_cmd_hsca_ingest)
+    c = hs.add_parser(
+        "context",
+        help="what the model should read about a stored session, within a token budget",
+        description="Print the context of --session (from --store, as scwo hsca ingest or scwo mcp "
+        "saved it) for --query within --budget tokens: the sentences of earlier turns the map ranks "
+        "highest for the query, and the newest turns, one block per turn cited as "
+        "'[turn 12, snapshot 3]'. Without --query: the newest turns and each snapshot's most central "
+        "sentences. The printed text (without its final newline) is within the budget by "
+        "--token-counter; --json prints the context with its pieces (turn, snapshot, spans, score, "
+        "reason) instead.",
+    )
+    c.add_argument("--store", required=True, help="the SQLite snapshot store (must exist)")
+    c.add_argument("--session", required=True, help="the session's id in the store")
+    c.add_argument("--query", help="what the context is for (the user's new message); default: none")
+    c.add_argument("--budget", type=_count, required=True, help="the most tokens of the context (tokens)")
+    c.add_argument(
+        "--token-counter",
+        default="estimate",
+        choices=list(COUNTERS),
+        help=f"how tokens are counted ({', '.join(COUNTERS)}; default estimate)",
+    )
+    c.add_argument(
+        "--json", action="store_true", help="print the context as JSON (text, pieces, tokens, ...)"
+    )
+    c.set_defaults(func=_cmd_hsca_context)

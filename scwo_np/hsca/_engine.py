@@ -640,8 +640,13 @@ class HSCAEngine:
         Turn 2 shares no word with the query: it comes with turn 1 because its snapshot is
         about the query's concepts.  Turn 4 is the newest.
         """
-        if query is not None and not check_text(query, name="query").strip():
-            raise ValueError("query is empty; pass the user's message, or None for what the session holds.")
+        if query is not None:
+            query = check_text(query, name="query")
+            if not query.strip():
+                raise ValueError(
+                    "query is empty; give the text the context is for (the user's new message), or None "
+                    "for the newest turns and each snapshot's most central sentences."
+                )
         budget = check_budget(budget)
         recent = check_unit_interval(
             recent, name="recent", meaning="the share of the budget for the newest turns"
@@ -686,6 +691,11 @@ class HSCAEngine:
         """
         if not isinstance(store, SnapshotStore):
             raise TypeError(f"store must be a SnapshotStore; got {type(store).__name__}.")
+        session = check_text(session, name="session")
+        if not session or "/" in session:
+            raise ValueError(
+                f"session must be a non-empty name without '/', as SnapshotStore.save takes it; got {session!r}."
+            )
         eng = cls(**options)
         eng._snapshots = store.load(session)
         eng._buffer = store.load_buffer(session)

@@ -149,16 +149,62 @@ class CountResult(TypedDict):
 
 
 class IngestResult(TypedDict):
-    chunk_id: str
+    chunk_id: Annotated[str, Field(description="The turn's id, as the store names it: '<session>/<id>'.")]
     domain_tags: list[str]
     nuance_flags: list[str]
     committed_snapshots: list[str]
     buffered_turns: int
 
 
-class ContextResult(TypedDict):
-    snapshots: list[dict[str, Any]]
-    buffered_turns: list[str]
+class ContextPiece(TypedDict):
+    turn: Annotated[int, Field(description="The turn's number in the session, from 1.")]
+    snapshot: Annotated[
+        int | None,
+        Field(description="The number of the snapshot holding the turn, from 1; null in the open beat."),
+    ]
+    chunk_id: Annotated[str, Field(description="The turn's id ('<session>/<id>', as hsca_ingest gave it).")]
+    snapshot_id: Annotated[
+        str | None, Field(description="The snapshot's id ('<session>/<id>'); null in the open beat.")
+    ]
+    spans: Annotated[
+        list[list[int]],
+        Field(description="The [start, end) character spans of the turn's text that the text block keeps."),
+    ]
+    score: Annotated[
+        float, Field(description="The map's relevance of the piece (0 for a turn kept for its recency).")
+    ]
+    reason: Annotated[
+        str,
+        Field(
+            description="'recent' (a newest turn), 'query' (ranked for the query) or 'central' (no query: central to its snapshot)."
+        ),
+    ]
+
+
+class ContextResult(TypedDict, total=False):
+    """With budget: the pieces of the text block (which is the context itself).  Without: the
+    stored snapshots and the open beat (the earlier form)."""
+
+    pieces: Annotated[
+        list[ContextPiece],
+        Field(description="With budget: one per block of the text, in conversation order."),
+    ]
+    tokens: Annotated[
+        int, Field(description="With budget: tokens of the text block by token_counter (<= budget).")
+    ]
+    budget: int
+    token_counter: str
+    turns: Annotated[int, Field(description="With budget: turns the session holds.")]
+    query: str | None
+    note: Annotated[
+        str, Field(description="Why the text block is empty (an unknown session, a budget too small).")
+    ]
+    snapshots: Annotated[
+        list[dict[str, Any]], Field(description="Without budget: the stored snapshots (the last 'last').")
+    ]
+    buffered_turns: Annotated[
+        list[str], Field(description="Without budget: the turns since the last snapshot.")
+    ]
 
 
 def default_data_dir() -> str:
@@ -365,12 +411,32 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
 
     def hsca_context(
         session: Annotated[str, Field(description="The conversation's name, as given to hsca_ingest.")],
+        query: Annotated[
+            str | None,
+            Field(
+                description="What the context is for (text: the user's new message); goes with budget. Default: "
+                "none (the newest turns and each snapshot's most central sentences)."
+            ),
+        ] = None,
+        budget: Annotated[
+            int | None,
+            Field(
+                description="The most tokens the returned context may take, citations and separators included, by "
+                "token_counter (tokens). Give it to get the context for the model. Default: none (the "
+                "earlier form: the stored snapshots as JSON).",
+                ge=0,
+            ),
+        ] = None,
         last: Annotated[
             int | None,
-            Field(description="Only the last this many snapshots (snapshots). Default: all.", ge=1),
+            Field(
+                description="Without budget only: the last this many snapshots (snapshots). Default: all.",
+                ge=1,
+            ),
         ] = None,
+        token_counter: TokenCounter = "estimate",
     ) -> Answer:
-        return tools.hsca_context(session, last)
+        return tools.hsca_context(session, query, budget, last, token_counter)
 
     return [
         (select_context, SelectResult, READ_ONLY,
@@ -396,7 +462,12 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
          "Add one conversation turn to a session's HSCA map (relational weights, domains, nuance); snapshots "
          "it takes are committed to the server's SQLite store before the answer is sent."),
         (hsca_context, ContextResult, READ_ONLY,
-         "A session's committed HSCA snapshots (the last 'last' of them) and the turns since the last snapshot."),
+         "What to read about a conversation so far: give budget (tokens) and query (the user's new message) to "
+         "get the context for the model. The text is that context itself, within budget: the sentences of "
+         "earlier turns the session's HSCA map ranks highest for query, and the newest turns, one block per "
+         "turn cited as [turn 12, snapshot 3]; the structured content gives each piece's turn, snapshot, ids, "
+         "spans, score and reason. Without budget (the earlier form) it lists the stored snapshots (the last "
+         "'last') and the turns since the last one, as JSON."),
     ]  # fmt: skip
 
 
@@ -506,7 +577,8 @@ def build_server(data_dir: str | os.PathLike | None = None, limits: Limits | Non
             "the texts (or sentences) that fit a budget for a query; dedup_texts finds near-duplicates; "
             "crush_json cuts a large JSON tool output to a budget, keeping errors, anomalies and the newest "
             "records and storing the rest under a key that retrieve_dropped pages through; count_tokens counts; "
-            "hsca_ingest and hsca_context keep a conversation's compressed map."
+            "hsca_ingest keeps a conversation's compressed map and hsca_context, given a budget and a query, "
+            "returns what to read about the conversation within that budget."
         ),
         tools=registered,
     )

@@ -32,6 +32,10 @@ __all__ = ["Answer", "Limits", "Tools"]
 
 _FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
+#: The counter of the engine that takes a session's turns (engines with another counter are
+#: restored from the store when hsca_context asks for one).
+_INGEST_COUNTER = "estimate"
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -105,7 +109,7 @@ class Tools:
         self.limits = limits or Limits()
         self.crush_store = CrushStore(crushed)
         self.snapshots = SnapshotStore(snapshots)
-        self._engines: dict[str, HSCAEngine] = {}
+        self._engines: dict[tuple[str, str], HSCAEngine] = {}  # (session, token_counter) -> engine
         self._lock = threading.Lock()  # HSCA sessions: one ingest at a time per server
 
     def close(self) -> None:
@@ -339,50 +343,148 @@ class Tools:
         return _answer({"tokens": count_tokens(texts, token_counter).tolist()})
 
     def hsca_ingest(self, session: str, text: str) -> Answer:
-        """One conversation turn into ``session``'s HSCA engine; new snapshots committed to the store."""
+        """One conversation turn into ``session``'s HSCA engine; its new snapshots and its open beat
+        committed to the store in one transaction before the answer is sent.
+
+        A session this server does not hold in memory (a restarted server) is restored from the
+        store first (:meth:`HSCAEngine.from_store`), so the turn continues it.
+        """
         self._check_session(session)
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text must be a non-empty string: the conversation turn.")
         self._size("text", text)
         with self._lock:
-            eng = self._engines.setdefault(session, HSCAEngine())
+            eng = self._engine(session, _INGEST_COUNTER, restore=True)
             before = len(eng.get_macro_context())
-            chunk = eng.ingest_turn(text)
-            snaps = eng.get_macro_context()
-            new = snaps[before:]
-            if new:
-                self.snapshots.save(session, new)  # committed before the answer is sent
+            try:
+                chunk = eng.ingest_turn(text)
+                new = eng.get_macro_context()[before:]
+                self.snapshots.save(session, new, buffer=eng.buffer)  # committed before the answer is sent
+            except BaseException:  # the turn is not stored: forget the engine, the store is the truth
+                self._engines.pop((session, _INGEST_COUNTER), None)
+                raise
+            for key in [k for k in self._engines if k[0] == session and k[1] != _INGEST_COUNTER]:
+                del self._engines[key]  # engines counting with another counter: restored again when asked
         return _answer(
             {
-                "chunk_id": chunk.chunk_id,
+                # as the store (and hsca_context) names them: "<session>/<id>"
+                "chunk_id": SnapshotStore._ns(session, chunk.chunk_id),
                 "domain_tags": list(chunk.domain_tags),
                 "nuance_flags": list(chunk.nuance_flags),
-                # as the store (and hsca_context) names them: "<session>/<id>"
                 "committed_snapshots": [SnapshotStore._ns(session, s.snapshot_id) for s in new],
                 "buffered_turns": len(eng.buffer),
             }
         )
 
-    def hsca_context(self, session: str, last: int | None = None) -> Answer:
-        """``session``'s committed snapshots (the last ``last``) and the turns since the last one."""
+    def hsca_context(
+        self,
+        session: str,
+        query: str | None = None,
+        budget: int | None = None,
+        last: int | None = None,
+        token_counter: str = "estimate",
+    ) -> Answer:
+        """What the model should read about ``session`` so far for ``query``, within ``budget`` tokens.
+
+        With ``budget``: the text is :attr:`HSCAContext.text` itself (the cited sentences the map
+        ranks highest for ``query``, and the newest turns), within ``budget`` tokens of
+        ``token_counter``; the data gives each piece's turn, snapshot, ids, spans, score and reason.
+        Without ``budget`` (the earlier form): the session's stored snapshots (the last ``last``)
+        and the turns since the last one, as JSON.
+        """
         self._check_session(session)
+        if budget is None:
+            if query is not None:
+                raise ValueError(
+                    "query goes with budget: give budget (tokens) to get the context for query, "
+                    "or leave query out for the stored snapshots."
+                )
+            return self._hsca_snapshots(session, last)
+        if last is not None:
+            raise ValueError(
+                "last goes with the snapshot listing (no budget); with budget the map chooses what "
+                "fits. Leave last out, or leave budget out."
+            )
+        budget = check_budget(budget)
+        if query is not None:
+            if not isinstance(query, str) or not query.strip():
+                raise ValueError(
+                    "query must be a non-empty string (the user's new message), or left out for the "
+                    "newest turns and each snapshot's most central sentences."
+                )
+            self._size("query", query)
+        COUNTERS.lookup(token_counter)
+        with self._lock:
+            eng = self._engine(session, token_counter, restore=False)
+            ctx = eng.context(query, budget) if eng is not None else None
+        if ctx is None:
+            known = ", ".join(repr(s) for s in self.snapshots.sessions()[:20]) or "none yet"
+            data = {"pieces": [], "tokens": 0, "budget": budget, "token_counter": token_counter, "turns": 0,
+                    "query": query, "note": f"session {session!r} is unknown to this server (sessions: "
+                    f"{known}); its context is empty. Ingest turns with hsca_ingest first."}  # fmt: skip
+            return Answer("", data)
+        data = {
+            "pieces": [_piece(session, p) for p in ctx.pieces],
+            "tokens": ctx.tokens,
+            "budget": ctx.budget,
+            "token_counter": token_counter,
+            "turns": ctx.turns,
+            "query": query,
+        }
+        if not ctx.text:
+            data["note"] = (
+                f"the map surfaced nothing of the session's {ctx.turns} turns within {budget} tokens for this "
+                "query; give a larger budget, or another query."
+            )
+        return Answer(ctx.text, data)
+
+    def _hsca_snapshots(self, session: str, last: int | None) -> Answer:
+        """The earlier ``hsca_context``: the stored snapshots (the last ``last``) and the open beat."""
         if last is not None:
             last = check_int(last, name="last", low=1)
         stored = self.snapshots.load(session)
         if last is not None:
             stored = stored[-last:]
-        eng = self._engines.get(session)
-        return _answer(
-            {
-                "snapshots": [s.to_dict() for s in stored],
-                "buffered_turns": [c.text for c in eng.buffer] if eng is not None else [],
-            }
-        )
+        with self._lock:
+            eng = self._engines.get((session, _INGEST_COUNTER))
+            buffered = [c.text for c in eng.buffer] if eng is not None else None
+        if buffered is None:  # not in memory (a restarted server): the open beat as stored
+            buffered = [c.text for c in self.snapshots.load_buffer(session)]
+        return _answer({"snapshots": [s.to_dict() for s in stored], "buffered_turns": buffered})
+
+    def _engine(self, session: str, token_counter: str, *, restore: bool) -> HSCAEngine | None:
+        """``session``'s engine counting with ``token_counter`` (call under the lock).
+
+        One engine per session takes the turns (it counts with the estimate); an engine with
+        another counter is restored from the store, which holds every turn, and kept until the
+        session's next turn.  A session the store does not know gives a new engine with
+        ``restore=True`` (ingest), None otherwise.
+        """
+        key = (session, token_counter)
+        eng = self._engines.get(key)
+        if eng is not None:
+            return eng
+        if not restore and session not in self.snapshots.sessions():
+            return None
+        eng = HSCAEngine.from_store(self.snapshots, session, token_counter=token_counter)
+        self._engines[key] = eng
+        return eng
 
     @staticmethod
     def _check_session(session: object) -> None:
         if not isinstance(session, str) or not session or "/" in session or len(session) > 200:
             raise ValueError("session must be a non-empty name of at most 200 characters, without '/'.")
+
+
+def _piece(session: str, piece: Any) -> dict[str, Any]:
+    """A context piece for the structured content: ids as the store names them, no text (it is in the
+    text block)."""
+    d = piece.to_dict()
+    d.pop("text", None)
+    d["chunk_id"] = SnapshotStore._ns(session, piece.chunk_id)
+    if piece.snapshot_id is not None:
+        d["snapshot_id"] = SnapshotStore._ns(session, piece.snapshot_id)
+    return d
 
 
 def _answer(data: dict[str, Any]) -> Answer:

@@ -70,3 +70,121 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, monkeypatch, capsys, argv,
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert match in err and err.count("\n") == 1 and err.startswith("scwo hsca:")
+
+
+def _faq_turns(a: int, b: int) -> list[str]:
+    from scwo_np.datasets import load_faq
+
+    return load_faq().texts[a:b]  # Python FAQ paragraphs (python3-doc, PSF-2.0), in order
+
+
+def _conv(path, turns: list[str]):
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in turns), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("keep_open", [False, True])
+def test_ingest_twice_continues_the_session(tmp_path, capsys, keep_open):
+    first, second = _faq_turns(100, 118), _faq_turns(118, 134)
+    store = str(tmp_path / "s.sqlite")
+    opened = ["--open"] if keep_open else []
+    assert (
+        main(
+            [
+                "hsca",
+                "ingest",
+                _conv(tmp_path / "a.jsonl", first),
+                "--store",
+                store,
+                "--session",
+                "s",
+                *opened,
+            ]
+        )
+        == 0
+    )
+    out1 = _jsonl(capsys.readouterr().out)
+    assert (
+        main(["hsca", "ingest", _conv(tmp_path / "b.jsonl", second), "--store", store, "--session", "s"]) == 0
+    )
+    out2, err = capsys.readouterr()
+    out2 = _jsonl(out2)
+    assert f"holds {len(first) + len(second)} turns" in err
+    # the second run's snapshots take the next positions; every turn is stored once, in order
+    assert [s["conversation_position"] for s in out1 + out2] == list(range(len(out1) + len(out2)))
+    st = SnapshotStore(store)
+    try:
+        snaps, buffered = st.load("s"), st.load_buffer("s")
+    finally:
+        st.close()
+    assert [s.conversation_position for s in snaps] == list(range(len(snaps)))
+    assert [c.text for s in snaps for c in s.chunks] == first + second and buffered == []
+    if keep_open:  # the first run's last beat stayed open: the second run's first snapshot holds it
+        assert sum(len(s["chunks"]) for s in out1) < len(first)
+        assert sum(len(s["chunks"]) for s in out2) > len(second)
+    else:
+        assert sum(len(s["chunks"]) for s in out1) == len(first)
+    assert main(["hsca", "ingest", _conv(tmp_path / "c.jsonl", second[:2]), "--store", store, "--session", "s",
+                 "--macro", "--open"]) == 0  # fmt: skip
+    out, err = capsys.readouterr()
+    n = len(first) + len(second)
+    assert out.startswith(f"{len(snaps):>3}  turns {n + 1}-") or out == ""  # turns numbered on
+    assert f"holds {n + 2} turns" in err
+
+
+def test_context_prints_the_text_within_the_budget_and_its_json(tmp_path, capsys):
+    from scwo_np.hsca import HSCAEngine
+    from scwo_np.tokens import count_tokens
+
+    turns = _faq_turns(100, 136)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["hsca", "ingest", _conv(tmp_path / "a.jsonl", turns), "--store", store, "--session", "faq",
+                 "--open"]) == 0  # fmt: skip
+    capsys.readouterr()
+    for budget in (0, 30, 120, 400, 2000):
+        for query in (None, "How do I read a file?", "Why does -22 // 10 return -3?"):
+            argv = ["hsca", "context", "--store", store, "--session", "faq", "--budget", str(budget)]
+            argv += ["--query", query] if query else []
+            assert main(argv) == 0
+            out, err = capsys.readouterr()
+            text = out[:-1] if out else ""  # the text and its final newline
+            tokens = int(count_tokens([text])[0]) if text else 0
+            assert tokens <= budget and f"{tokens} tokens of {budget} (estimate)" in err
+            if budget >= 400:
+                assert text.startswith("[turn ") and "[turn 36]" in text  # the newest turn, in the open beat
+            assert main([*argv, "--json"]) == 0
+            d = json.loads(capsys.readouterr().out)
+            assert d["text"] == text and d["tokens"] == tokens and d["budget"] == budget and d["turns"] == 36
+            st = SnapshotStore(store)
+            try:
+                ctx = HSCAEngine.from_store(st, "faq").context(query, budget)
+            finally:
+                st.close()
+            assert d == json.loads(json.dumps(ctx.to_dict()))
+            for p in d["pieces"]:
+                assert all(turns[p["turn"] - 1][a:b] in text for a, b in p["spans"])
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (
+            ["--store", "missing.sqlite", "--session", "s", "--budget", "10"],
+            "--store missing.sqlite: no such file",
+        ),
+        (
+            ["--store", "s.sqlite", "--session", "nobody", "--budget", "10"],
+            "--session 'nobody' is not in s.sqlite",
+        ),
+        (["--store", "s.sqlite", "--session", "s", "--budget", "10", "--query", " "], "--query is empty"),
+    ],
+)
+def test_context_usage_errors_are_one_line_and_status_2(tmp_path, monkeypatch, capsys, argv, match):
+    monkeypatch.chdir(tmp_path)
+    assert main(["hsca", "ingest", _conv(tmp_path / "a.jsonl", _faq_turns(0, 3)), "--store", "s.sqlite",
+                 "--session", "s"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["hsca", "context", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and match in err and err.count("\n") == 1 and err.startswith("scwo hsca:")
+    assert not (tmp_path / "missing.sqlite").exists()

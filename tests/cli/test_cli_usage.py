@@ -109,9 +109,9 @@ def test_the_cases_cover_every_sub_command():
         ([], "scwo: error: give a command: select, demo, sample, bench, dedup, optimize, crush, hsca, rerank, mcp"),
         (["selct", "x.jsonl"], "scwo: error: unknown command 'selct' (did you mean select?); the commands are "
                                "select, demo, sample, bench, dedup, optimize, crush, hsca, rerank, mcp"),
-        (["hsca"], "scwo hsca: error: give a command: score, ingest"),
+        (["hsca"], "scwo hsca: error: give a command: score, ingest, context"),
         (["hsca", "scroe", "x"], "scwo hsca: error: unknown command 'scroe' (did you mean score?); the commands "
-                                 "are score, ingest"),
+                                 "are score, ingest, context"),
         (["dedup", "a.jsonl", "b.jsonl"], "scwo dedup: error: unrecognized arguments: b.jsonl"),
         (["select", "x.jsonl", "--query", "q", "--budjet", "100"],
          "scwo select: error: unrecognized option --budjet (did you mean --budget?)"),
