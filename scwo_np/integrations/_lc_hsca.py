@@ -192,7 +192,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
     embedder : str or callable, optional
         The engine's embedder for the context's ranking (``"minilm"``, or ``texts -> (n, d)``);
         default: the map's own lexical signals.
-    recent : float, default 0.25
+    recent : float, default 0.1
         Share of ``budget`` that goes first to the newest ingested turns (see
         :meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>`).
 
@@ -224,7 +224,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         store: Any = None,
         session: str | None = None,
         embedder: object = None,
-        recent: float = 0.25,
+        recent: float = 0.1,  # HSCAEngine.context's default
     ) -> None:
         super().__init__()
         if budget is None:
