@@ -899,6 +899,8 @@ NOT_FUNCTIONS = {
     "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/bench/test_at_budget.py)",
     "quality_at_budget": "its bad arguments are tested in tests/bench/test_at_budget.py (each call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",
+    "hsca_bench": "a benchmark (scwo bench --hsca); its bad arguments are tested in tests/bench/test_hsca_bench.py",
+    "format_hsca": "formats the dict hsca_bench returns",
     "query_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",
     "RerankSummary": "a result type of rerank_parquet",
     "Embedder": "a protocol class (what an embedder must provide)",
