@@ -62,6 +62,7 @@ __all__ = [
     "content_stems",
     "domain_scores",
     "domain_tags",
+    "error_form",
     "stem",
     "verse_form",
 ]
@@ -310,6 +311,18 @@ def _rhymes(ends: list[str]) -> int:
     return count
 
 
+#: Lines that are fields, list items, options, code or markup, not verse ("Name: John",
+#: "CC: headache", "- item", "1. step", "(a) clause", "# heading", "--verbose", "x = f(y)",
+#: "| table |"): a text where at least
+#: ``VERSE_FORM_LINES`` of the lines are such is a form, a list or a note, not a poem.
+_FORM_LINE = re.compile(
+    r"^\s*(?:[A-Za-z][\w /&().'-]{0,30}:(?:\s|$)|[-*+•#|>]\s|#|\d+[.)]\s|\([a-z0-9]{1,4}\)\s|[A-Z][A-Z0-9 /&-]{2,}$|-{1,2}\w)|[{}<>=|\\$_]|\w\("
+)
+VERSE_FORM_LINES = 0.3
+#: A text whose :func:`verse_form` is at least this scores the tagging threshold for poetry.
+VERSE_FULL = 0.85
+
+
 def verse_form(text: str) -> float:
     r"""How fully ``text`` has the shape of verse, in [0, 1]; 1 means verse.
 
@@ -352,12 +365,71 @@ def verse_form(text: str) -> float:
         if a and b:
             pairs += 1
             early += len(a) + 1 + len(b.split()[0]) <= width
+    forms = sum(_FORM_LINE.search(ln) is not None for ln in body) / len(body)
+    if forms >= VERSE_FORM_LINES:
+        return 0.0
     caps = sum(next((ch for ch in ln if ch.isalpha()), "").isupper() for ln in body)
     ends = [(WORD.findall(ln) or [""])[-1].lower() for ln in body]
     words_per_line = sorted(len(ln.split()) for ln in body)[len(body) // 2]
     shape = min(1.0, max(early / max(pairs, 1) / VERSE_EARLY, _rhymes(ends) / len(body) / VERSE_RHYME))
     short = min(1.0, max(0.0, (VERSE_WORDS + 3 - words_per_line) / 3))
     return min(1.0, caps / len(body) / VERSE_CAPITALS) * shape * short
+
+
+#: Lines of machine output that tell an error or a log record: a traceback's header and
+#: frames, ``Error:``/``Exception:`` lines, ``file:line:col:`` diagnostics, ``error:`` /
+#: ``fatal:`` / ``warning:`` / ``ERROR`` marks, exit statuses, errno texts and time-stamped
+#: log lines.
+_ERROR_LINE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
+    r"|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
+    r"|^\s*[\w./+-]+:\d+(?::\d+)?:"
+    r"|\b(?:error|fatal(?: error)?|warning|panic|exception|errno|E[A-Z]{3,})\s*(?::|\])"
+    r"|\b(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?|SEVERE)\b"
+    r"|\bexit (?:status|code) -?\d+|\breturned (?:non-zero )?exit status"
+    r"|No such file or directory|Permission denied|command not found|Segmentation fault|core dumped"
+    r"|[Uu]ndefined reference to|cannot find -l|Connection refused|Operation not permitted"
+    r"|^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|^\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+    r"|^\s*(?:\d+ \| |\| +\^|\s*\^~+)",
+    re.M,
+)
+#: A text whose lines are at least this share error or log lines is an error message (score 1).
+ERROR_LINES = 0.3
+
+
+def error_form(text: str) -> float:
+    r"""How fully ``text`` has the form of an error message, traceback or error log, in [0, 1].
+
+    The share of its non-empty lines that are machine diagnostics (see ``_ERROR_LINE``:
+    tracebacks, ``file:line:`` messages, ``error:``/``fatal:`` marks, exit statuses, errno
+    texts, time-stamped log records), scaled so that :data:`ERROR_LINES` of them gives 1.
+    Layer 2 tags such text ``technical_prose`` and never ``legal`` or ``poetry``: a linker's
+    "cannot find -lfoo" is neither a contract nor a poem, whatever its words.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 means the text reads as an error message or an error log.
+
+    Examples
+    --------
+    >>> error_form("/usr/bin/ld: cannot find -lfoo: No such file or directory\n"
+    ...            "collect2: error: ld returned 1 exit status")
+    1.0
+    >>> error_form("The court held that the clause was void.")
+    0.0
+    """
+    text = check_text(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(_ERROR_LINE.search(ln) is not None for ln in lines)
+    return min(1.0, hits / len(lines) / ERROR_LINES)
 
 
 def domain_scores(
@@ -405,7 +477,13 @@ def domain_scores(
     n = max(len(tokens), 1)
     out = {d: c / n for d, c in counts.items()}
     # Poems are told by their form: verse scores at least the tagging threshold.
-    out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * verse_form(text))
+    out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * min(1.0, verse_form(text) / VERSE_FULL))
+    # Error messages, tracebacks and error logs are technical, never legal nor poetry.
+    err = error_form(text)
+    if err:
+        out["technical_prose"] = max(out["technical_prose"], DOMAIN_THRESHOLD * err)
+        out["legal"] *= 1.0 - err
+        out["poetry"] *= 1.0 - err
     if weights:
         w = _check_weights(weights)
         return {d: v * w.get(d, 1.0) for d, v in out.items()}
