@@ -383,9 +383,10 @@ def verse_form(text: str) -> float:
 _ERROR_LINE = re.compile(
     r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
     r"|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
-    r"|^\s*[\w./+-]+:\d+(?::\d+)?:"
-    r"|\b(?:error|fatal(?: error)?|warning|panic|exception|errno|E[A-Z]{3,})\s*(?::|\])"
-    r"|\b(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?|SEVERE)\b"
+    r"|^\s*[\w./+-]+:\d+(?::\d+)?:|^[a-z][\w.+-]*: (?:\*\*\*|[^\s:]+: )"
+    r"|\b(?:error|fatal(?: error)?|warning|panic|exception|errno)\s*(?::|\])"
+    r"|\b(?:ENOENT|EACCES|EPERM|EEXIST|ENOTDIR|EISDIR|EAGAIN|ECONNREFUSED|ETIMEDOUT|EPIPE|ENOSPC|EINVAL)\b"
+    r"|(?:\[|\b)(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?|SEVERE)(?:\]|:|\s+\[)"
     r"|\bexit (?:status|code) -?\d+|\breturned (?:non-zero )?exit status"
     r"|No such file or directory|Permission denied|command not found|Segmentation fault|core dumped"
     r"|[Uu]ndefined reference to|cannot find -l|Connection refused|Operation not permitted"
@@ -429,7 +430,9 @@ def error_form(text: str) -> float:
     if not lines:
         return 0.0
     hits = sum(_ERROR_LINE.search(ln) is not None for ln in lines)
-    return min(1.0, hits / len(lines) / ERROR_LINES)
+    # A long line of prose counts as its sentences: one "error:" in a paragraph is not a log.
+    units = sum(max(1, len(_SENT.split(ln.strip()))) for ln in lines)
+    return min(1.0, hits / units / ERROR_LINES)
 
 
 def domain_scores(
