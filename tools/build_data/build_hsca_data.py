@@ -28,7 +28,15 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
   domain's root senses (``DOMAIN_ROOTS``: "drug", "disease", "legal_document",
   "elementary_particle", ...) that are rare in WordNet's general definitions,
   never descending into a held-out synset; minus stop words and words that land
-  in two domains.
+  in two domains;
+* for legal and medical (``SENSE_ROOTED``, issue 42) also the root senses' hyponyms
+  and the words one derivation or pertainym pointer away from them ("pregnant",
+  "prosecute", "renal") that WordNet's general definitions use often, when at least
+  ``ROOTED_SHARE`` of the word's senses (SemCor-weighted, else by synset count) are
+  the domain's and SemCor tags it fewer than ``SEMCOR_EVERYDAY`` times ("kidney",
+  "diabetes", "statute", "appellant" come in; "head", "hand", "eye" stay out;
+  alcoholic drinks, ``EXCLUDE_ROOTS``, are not drugs here): the everyday words of
+  patient leaflets, clinical notes, court opinions and contracts;
 * specificity: a WordNet word that SemCor (``cntlist.rev`` of
   ``wordnet-base``) tags at least ``SEMCOR_MIN`` times is kept only when the
   domain's senses make up ``SENSE_SHARE`` of its uses ("use", "case" and
