@@ -54,7 +54,7 @@ SPLITS = ("tune", "held_out", "all")
 DATA = Path(__file__).resolve().parent / "data" / "hsca"
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def _bundled(name: str) -> tuple[dict, ...]:
     """The rows of ``scwo_evals/data/hsca/<name>``."""
     with (DATA / name).open(encoding="utf-8") as fh:
@@ -71,7 +71,7 @@ DOMAIN_SOURCES = {
 _SOURCE_DOMAIN = {src: d for d, srcs in DOMAIN_SOURCES.items() for src in srcs}
 
 
-def domain_texts(split: str = "held_out") -> list[dict]:
+def domain_texts(split: str = "held_out", genres: bool = False) -> list[dict]:
     """Real documents with the domain their source gives them (``domain``; None for the rest).
 
     The real-text corpus (:func:`real_texts`) plus ``data/hsca/domain_texts.jsonl``: PubMed
@@ -79,10 +79,10 @@ def domain_texts(split: str = "held_out") -> list[dict]:
     (technical prose).  :data:`DOMAIN_SOURCES` says which sources count for which domain:
     licences and the fortune file ``law`` are legal, ``medicine`` medical, ``computers`` and
     ``linux`` technical, ``songs-poems`` poetry; every other text is of none of the four.
-    Then the other genres of ``data/hsca/domain_genres.jsonl`` (:data:`GENRE_SOURCES`:
-    licence agreements, terms and the Debian constitution; clinical notes and medical
-    transcriptions; man pages, READMEs and error messages; poems of seven poets), whose
-    split is decided by source, not by row (rows with ``genre`` True).
+    With ``genres`` (eval 7 sets it), also the other genres of ``data/hsca/domain_genres.jsonl``
+    (:data:`GENRE_SOURCES`: licence agreements, terms and the Debian constitution; clinical
+    notes and medical transcriptions; man pages, READMEs and error messages; poems of seven
+    poets), whose split is decided by source, not by row (rows with ``genre`` True).
 
     Examples
     --------
@@ -95,6 +95,8 @@ def domain_texts(split: str = "held_out") -> list[dict]:
         key = "common-licenses/*" if r["source"] == "common-licenses" else f"{r['source']}/{r['category']}"
         out.append({**r, "domain": _SOURCE_DOMAIN.get(key)})
     out += [dict(r) for r in _bundled("domain_texts.jsonl") if split == "all" or r["split"] == split]
+    if not genres:
+        return out
     return out + [
         {**r, "genre": True} for r in _bundled("domain_genres.jsonl") if split == "all" or r["split"] == split
     ]
@@ -237,7 +239,7 @@ def eval7_real_domains(cases: int | None = None, seed: int = 0, split: str = "he
     many documents at random (all of the split by default).
     """
 
-    rows = domain_texts(split)
+    rows = domain_texts(split, genres=True)
     if cases is not None:
         cases = check_int(cases, name="cases", low=1)
         rows = random.Random(seed).sample(rows, min(cases, len(rows)))

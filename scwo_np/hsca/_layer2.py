@@ -390,6 +390,7 @@ _ERROR_LINE = re.compile(
     r"|\bexit (?:status|code) -?\d+|\breturned (?:non-zero )?exit status"
     r"|No such file or directory|Permission denied|command not found|Segmentation fault|core dumped"
     r"|[Uu]ndefined reference to|cannot find -l|Connection refused|Operation not permitted"
+    r"|unrecognized option|invalid (?:option|argument)|missing (?:file )?operand|Try '[^']+ --help'"
     r"|^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|^\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
     r"|^\s*(?:\d+ \| |\| +\^|\s*\^~+)",
     re.M,

@@ -168,3 +168,33 @@ def test_everyday_text_is_not_tagged_with_everything():
     counts = Counter(sum(d in domain_tags(r["text"]) for d in four) for r in rows)
     assert counts[0] >= 0.5 * len(rows)
     assert counts[3] + counts[4] <= 0.01 * len(rows)  # 2 of 588 today
+
+
+def test_error_messages_are_not_legal_with_the_gpl_package_either():
+    # The optional copyleft lexicons (data-gpl/, put on the path of a fresh interpreter as in
+    # test_hsca_data.py) know more legal words; the form still decides.
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "SCWO_NP_HSCA_DATA"}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "data-gpl"), env.get("PYTHONPATH", "")])
+    probe = (
+        "import json, sys; from scwo_np import hsca; from scwo_np.hsca import domain_tags; "
+        "rows = [json.loads(x) for x in open(sys.argv[1], encoding='utf-8')]; "
+        "texts = [r['text'] for r in rows if r['source'] == 'errors'] + json.loads(sys.argv[2]); "
+        "print(json.dumps([hsca.DATA_SOURCE, [domain_tags(t) for t in texts]]))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", probe, str(GENRES), json.dumps(ERRORS)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    source, tags = json.loads(r.stdout)
+    assert source.startswith("scwo-np-gpl-data")
+    assert not [t for t in tags if "legal" in t]
+    assert all("technical_prose" in t for t in tags)
