@@ -1,18 +1,23 @@
 """HSCA Layer 2: domain tags from rule-based lexicons, and a coherence score in [0, 1].
 
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
-a short core list, the lemmas WordNet files under the domain's topics, GCIDE's
-labelled head words, and for technical prose and medicine FOLDOC's head words and
-a medical spelling list; built offline by ``tools/build_data/build_hsca_data.py``).
+a short core list, the lemmas WordNet files under the domain's topics, the
+hyponyms of its root senses (for legal and medical also the words derived from
+them), and for technical prose the Jargon File's head words; built offline by
+``tools/build_data/build_hsca_data.py``; the optional ``scwo-np-gpl-data`` package
+swaps in lexicons that also count GCIDE, FOLDOC and a medical spelling list).
 A chunk's score for a domain is the share of its content words found in that
 lexicon, as written, inflected ("rights" of "right", "studied" of "study") or
 through their Snowball stem ("legislation" of "legislate"; but a common word that
 is only the shorter root of a lexicon word, "right" of "rights" or "person" of
 "personable", does not count), and every domain at or above
 ``DOMAIN_THRESHOLD`` is tagged (several may be).  Poetry is also told by its
-form (:func:`verse_form`): a text in verse scores at least the threshold for
+form (:func:`verse_form`): a text in verse (form :data:`VERSE_FULL` or more) scores the threshold for
 ``poetry`` whatever its words, so poems are tagged and lectures about poems need
-the lexicon.
+the lexicon; fields, lists and code lines are not verse.  Error messages,
+tracebacks and error logs are told by their form too (:func:`error_form`): they
+score the threshold for ``technical_prose`` and never count as ``legal`` or
+``poetry``, whatever their words ("bar", "release", "process" are law words).
 ``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
 An optional model hook (any callable ``text -> list[str]``) can replace the
@@ -404,7 +409,9 @@ def error_form(text: str) -> float:
 
     The share of its non-empty lines that are machine diagnostics (see ``_ERROR_LINE``:
     tracebacks, ``file:line:`` messages, ``error:``/``fatal:`` marks, exit statuses, errno
-    texts, time-stamped log records), scaled so that :data:`ERROR_LINES` of them gives 1.
+    texts, option errors, time-stamped log records), scaled so that :data:`ERROR_LINES` of
+    them gives 1; a long line counts as its sentences, so prose that mentions one error
+    scores little.
     Layer 2 tags such text ``technical_prose`` and never ``legal`` or ``poetry``: a linker's
     "cannot find -lfoo" is neither a contract nor a poem, whatever its words.
 
