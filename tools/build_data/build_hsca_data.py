@@ -30,11 +30,11 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
   never descending into a held-out synset; minus stop words and words that land
   in two domains;
 * for legal and medical (``SENSE_ROOTED``, issue 42) also the root senses' hyponyms
-  and the words one derivation or pertainym pointer away from them ("pregnant",
-  "prosecute", "renal") that WordNet's general definitions use often, when at least
+  and the words one derivation or pertainym pointer away from them ("prosecute",
+  "adjudicate") that WordNet's general definitions use often, when at least
   ``ROOTED_SHARE`` of the word's senses (SemCor-weighted, else by synset count) are
   the domain's and SemCor tags it fewer than ``SEMCOR_EVERYDAY`` times ("kidney",
-  "diabetes", "statute", "appellant" come in; "head", "hand", "eye" stay out;
+  "diabetes", "pregnancy", "legislature", "forfeiture" come in; "head", "hand", "eye" stay out;
   alcoholic drinks, ``EXCLUDE_ROOTS``, are not drugs here): the everyday words of
   patient leaflets, clinical notes, court opinions and contracts;
 * specificity: a WordNet word that SemCor (``cntlist.rev`` of
@@ -251,7 +251,7 @@ def hyponym_words(synsets, roots, held_out):
 
 def derived_synsets(synsets, keys, held_out, code):
     """The synsets one derivation (``+``) or pertainym (``\\``) pointer away from ``keys``
-    ("pregnant" of "pregnancy", "convict" of "conviction"), held-out ones left out."""
+    ("prosecute" of "prosecution", "adjudicate" of "adjudication"), held-out ones left out."""
     out = set()
     for key in keys:
         for sym, off, p in synsets[key][1]:
@@ -273,8 +273,8 @@ def sense_share(lemma, keys, senses, counts):
 
 
 #: Domains whose root-sense hyponyms (and the words derived from them) join the lexicon even
-#: when WordNet's general definitions use them often ("kidney", "fever", "tablet";
-#: "plaintiff", "statute", "appellant"), provided most of the word's senses are the domain's
+#: when WordNet's general definitions use them often ("kidney", "diabetes", "tablet";
+#: "legislature", "magistrate"), provided most of the word's senses are the domain's
 #: (``ROOTED_SHARE``): these are the everyday words of patient leaflets, health news, court
 #: opinions and contracts, which WordNet's topic labels alone miss.
 SENSE_ROOTED = ("legal", "medical")
