@@ -1,18 +1,23 @@
 """HSCA Layer 2: domain tags from rule-based lexicons, and a coherence score in [0, 1].
 
 Domains: each of the spec's 10 topical domains has a lexicon (``DOMAIN_LEXICONS``:
-a short core list, the lemmas WordNet files under the domain's topics, GCIDE's
-labelled head words, and for technical prose and medicine FOLDOC's head words and
-a medical spelling list; built offline by ``tools/build_data/build_hsca_data.py``).
+a short core list, the lemmas WordNet files under the domain's topics, the
+hyponyms of its root senses (for legal and medical also the words derived from
+them), and for technical prose the Jargon File's head words; built offline by
+``tools/build_data/build_hsca_data.py``; the optional ``scwo-np-gpl-data`` package
+swaps in lexicons that also count GCIDE, FOLDOC and a medical spelling list).
 A chunk's score for a domain is the share of its content words found in that
 lexicon, as written, inflected ("rights" of "right", "studied" of "study") or
 through their Snowball stem ("legislation" of "legislate"; but a common word that
 is only the shorter root of a lexicon word, "right" of "rights" or "person" of
 "personable", does not count), and every domain at or above
 ``DOMAIN_THRESHOLD`` is tagged (several may be).  Poetry is also told by its
-form (:func:`verse_form`): a text in verse scores at least the threshold for
+form (:func:`verse_form`): a text in verse (form :data:`VERSE_FULL` or more) scores the threshold for
 ``poetry`` whatever its words, so poems are tagged and lectures about poems need
-the lexicon.
+the lexicon; fields, lists and code lines are not verse.  Error messages,
+tracebacks and error logs are told by their form too (:func:`error_form`): they
+score the threshold for ``technical_prose`` and never count as ``legal`` or
+``poetry``, whatever their words ("bar", "release", "process" are law words).
 ``cross_domain`` is added when two tagged domains are not related
 (``RELATED`` lists the pairs that are); nothing tagged gives ``unclassified``.
 An optional model hook (any callable ``text -> list[str]``) can replace the
@@ -62,6 +67,7 @@ __all__ = [
     "content_stems",
     "domain_scores",
     "domain_tags",
+    "error_form",
     "stem",
     "verse_form",
 ]
@@ -310,6 +316,18 @@ def _rhymes(ends: list[str]) -> int:
     return count
 
 
+#: Lines that are fields, list items, options, code or markup, not verse ("Name: John",
+#: "CC: headache", "- item", "1. step", "(a) clause", "# heading", "--verbose", "x = f(y)",
+#: "| table |"): a text where at least
+#: ``VERSE_FORM_LINES`` of the lines are such is a form, a list or a note, not a poem.
+_FORM_LINE = re.compile(
+    r"^\s*(?:[A-Za-z][\w /&().'-]{0,30}:(?:\s|$)|[-*+•#|>]\s|#|\d+[.)]\s|\([a-z0-9]{1,4}\)\s|[A-Z][A-Z0-9 /&-]{2,}$|-{1,2}\w)|[{}<>=|\\$_]|\w\("
+)
+VERSE_FORM_LINES = 0.3
+#: A text whose :func:`verse_form` is at least this scores the tagging threshold for poetry.
+VERSE_FULL = 0.85
+
+
 def verse_form(text: str) -> float:
     r"""How fully ``text`` has the shape of verse, in [0, 1]; 1 means verse.
 
@@ -352,12 +370,77 @@ def verse_form(text: str) -> float:
         if a and b:
             pairs += 1
             early += len(a) + 1 + len(b.split()[0]) <= width
+    forms = sum(_FORM_LINE.search(ln) is not None for ln in body) / len(body)
+    if forms >= VERSE_FORM_LINES:
+        return 0.0
     caps = sum(next((ch for ch in ln if ch.isalpha()), "").isupper() for ln in body)
     ends = [(WORD.findall(ln) or [""])[-1].lower() for ln in body]
     words_per_line = sorted(len(ln.split()) for ln in body)[len(body) // 2]
     shape = min(1.0, max(early / max(pairs, 1) / VERSE_EARLY, _rhymes(ends) / len(body) / VERSE_RHYME))
     short = min(1.0, max(0.0, (VERSE_WORDS + 3 - words_per_line) / 3))
     return min(1.0, caps / len(body) / VERSE_CAPITALS) * shape * short
+
+
+#: Lines of machine output that tell an error or a log record: a traceback's header and
+#: frames, ``Error:``/``Exception:`` lines, ``file:line:col:`` diagnostics, ``error:`` /
+#: ``fatal:`` / ``warning:`` / ``ERROR`` marks, exit statuses, errno texts and time-stamped
+#: log lines.
+_ERROR_LINE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
+    r"|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
+    r"|^\s*[\w./+-]+:\d+(?::\d+)?:|^[a-z][\w.+-]*: (?:\*\*\*|[^\s:]+: )"
+    r"|\b(?:error|fatal(?: error)?|warning|panic|exception|errno)\s*(?::|\])"
+    r"|\b(?:ENOENT|EACCES|EPERM|EEXIST|ENOTDIR|EISDIR|EAGAIN|ECONNREFUSED|ETIMEDOUT|EPIPE|ENOSPC|EINVAL)\b"
+    r"|(?:\[|\b)(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?|SEVERE)(?:\]|:|\s+\[)"
+    r"|\bexit (?:status|code) -?\d+|\breturned (?:non-zero )?exit status"
+    r"|No such file or directory|Permission denied|command not found|Segmentation fault|core dumped"
+    r"|[Uu]ndefined reference to|cannot find -l|Connection refused|Operation not permitted"
+    r"|unrecognized option|invalid (?:option|argument)|missing (?:file )?operand|Try '[^']+ --help'"
+    r"|^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|^\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+    r"|^\s*(?:\d+ \| |\| +\^|\s*\^~+)",
+    re.M,
+)
+#: A text whose lines are at least this share error or log lines is an error message (score 1).
+ERROR_LINES = 0.3
+
+
+def error_form(text: str) -> float:
+    r"""How fully ``text`` has the form of an error message, traceback or error log, in [0, 1].
+
+    The share of its non-empty lines that are machine diagnostics (see ``_ERROR_LINE``:
+    tracebacks, ``file:line:`` messages, ``error:``/``fatal:`` marks, exit statuses, errno
+    texts, option errors, time-stamped log records), scaled so that :data:`ERROR_LINES` of
+    them gives 1; a long line counts as its sentences, so prose that mentions one error
+    scores little.
+    Layer 2 tags such text ``technical_prose`` and never ``legal`` or ``poetry``: a linker's
+    "cannot find -lfoo" is neither a contract nor a poem, whatever its words.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 means the text reads as an error message or an error log.
+
+    Examples
+    --------
+    >>> error_form("/usr/bin/ld: cannot find -lfoo: No such file or directory\n"
+    ...            "collect2: error: ld returned 1 exit status")
+    1.0
+    >>> error_form("The court held that the clause was void.")
+    0.0
+    """
+    text = check_text(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(_ERROR_LINE.search(ln) is not None for ln in lines)
+    # A long line of prose counts as its sentences: one "error:" in a paragraph is not a log.
+    units = sum(max(1, len(_SENT.split(ln.strip()))) for ln in lines)
+    return min(1.0, hits / units / ERROR_LINES)
 
 
 def domain_scores(
@@ -405,7 +488,13 @@ def domain_scores(
     n = max(len(tokens), 1)
     out = {d: c / n for d, c in counts.items()}
     # Poems are told by their form: verse scores at least the tagging threshold.
-    out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * verse_form(text))
+    out["poetry"] = max(out["poetry"], DOMAIN_THRESHOLD * min(1.0, verse_form(text) / VERSE_FULL))
+    # Error messages, tracebacks and error logs are technical, never legal nor poetry.
+    err = error_form(text)
+    if err:
+        out["technical_prose"] = max(out["technical_prose"], DOMAIN_THRESHOLD * err)
+        out["legal"] *= 1.0 - err
+        out["poetry"] *= 1.0 - err
     if weights:
         w = _check_weights(weights)
         return {d: v * w.get(d, 1.0) for d, v in out.items()}

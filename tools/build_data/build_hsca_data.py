@@ -28,7 +28,15 @@ of synset - TOPIC").  Those synsets are split once, deterministically:
   domain's root senses (``DOMAIN_ROOTS``: "drug", "disease", "legal_document",
   "elementary_particle", ...) that are rare in WordNet's general definitions,
   never descending into a held-out synset; minus stop words and words that land
-  in two domains.
+  in two domains;
+* for legal and medical (``SENSE_ROOTED``, issue 42) also the root senses' hyponyms
+  and the words one derivation or pertainym pointer away from them ("prosecute",
+  "adjudicate") that WordNet's general definitions use often, when at least
+  ``ROOTED_SHARE`` of the word's senses (SemCor-weighted, else by synset count) are
+  the domain's and SemCor tags it fewer than ``SEMCOR_EVERYDAY`` times ("kidney",
+  "diabetes", "pregnancy", "legislature", "forfeiture" come in; "head", "hand", "eye" stay out;
+  alcoholic drinks, ``EXCLUDE_ROOTS``, are not drugs here): the everyday words of
+  patient leaflets, clinical notes, court opinions and contracts;
 * specificity: a WordNet word that SemCor (``cntlist.rev`` of
   ``wordnet-base``) tags at least ``SEMCOR_MIN`` times is kept only when the
   domain's senses make up ``SENSE_SHARE`` of its uses ("use", "case" and
@@ -192,13 +200,19 @@ DOMAIN_ROOTS = {
     "mathematics": [("mathematical_relation", 1), ("number", 2), ("plane_figure", 1), ("statistic", 1),
                     ("equation", 1), ("function", 1)],
     "legal": [("legal_document", 1), ("crime", 1), ("court", 1), ("legal_proceeding", 1), ("lawyer", 1),
-              ("contract", 1), ("law", 2)],
+              ("contract", 1), ("law", 2), ("litigant", 1), ("judge", 1), ("judicial_decision", 1),
+              ("legislative_act", 1), ("legal_right", 1), ("due_process", 1), ("court_order", 1),
+              ("legal_status", 1), ("legislature", 1), ("proceeding", 1),
+              ("legal_code", 1), ("offense", 3), ("evidence", 3), ("trial", 4), ("penalty", 2)],
     "medical": [("drug", 1), ("medication", 1), ("disease", 1), ("disorder", 1), ("symptom", 1),
                 ("injury", 1), ("body_part", 1), ("organ", 1), ("tissue", 1), ("medical_procedure", 1),
                 ("pathogen", 1), ("bacteria", 1), ("virus", 1), ("medical_practitioner", 1),
                 ("medical_instrument", 1), ("vitamin", 1), ("hormone", 1), ("enzyme", 1), ("antibody", 1),
                 ("blood_vessel", 1), ("bone", 1), ("muscle", 1), ("nerve", 1), ("gland", 1),
-                ("medical_care", 1), ("pathology", 1)],
+                ("medical_care", 1), ("pathology", 1), ("medicine", 2), ("pill", 2), ("dose", 1),
+                ("ill_health", 1), ("illness", 1), ("pathological_state", 1), ("pregnancy", 1),
+                ("health_professional", 1), ("patient", 1), ("hospital", 1), ("therapy", 1),
+                ("side_effect", 1), ("pain", 1), ("internal_organ", 1), ("infection", 1)],
     "poetry": [("poem", 1), ("verse_form", 1), ("meter", 3), ("rhyme", 1)],
     "narrative": [("fiction", 1), ("story", 2)],
     "technical_prose": [("computer", 1), ("software", 1), ("computer_program", 1),
@@ -222,16 +236,54 @@ def hyponym_words(synsets, roots, held_out):
             f = line.split()
             index[f[0]] = f[-int(f[2]) :]
     stack = [("noun", index[lemma][k - 1]) for lemma, k in roots if lemma in index and k <= len(index[lemma])]
+    skip = {("noun", index[lemma][k - 1]) for lemma, k in EXCLUDE_ROOTS}
     seen, words = set(), set()
     while stack:
         key = stack.pop()
-        if key in seen or key in held_out or key not in synsets:
+        if key in seen or key in held_out or key in skip or key not in synsets:
             continue
         seen.add(key)
         lemmas, ptrs, _ = synsets[key]
         words.update(w for w in lemmas if re.fullmatch(r"[a-z]+", w))
         stack.extend(("noun", off) for sym, off, p in ptrs if sym in ("~", "~i") and p == "n")
-    return words
+    return words, seen
+
+
+def derived_synsets(synsets, keys, held_out, code):
+    """The synsets one derivation (``+``) or pertainym (``\\``) pointer away from ``keys``
+    ("prosecute" of "prosecution", "adjudicate" of "adjudication"), held-out ones left out."""
+    out = set()
+    for key in keys:
+        for sym, off, p in synsets[key][1]:
+            other = (code.get(p, p), off)
+            if sym in ("+", "\\") and other not in held_out and other in synsets:
+                out.add(other)
+    return out - set(keys)
+
+
+def sense_share(lemma, keys, senses, counts):
+    """The share of ``lemma``'s uses that are senses in ``keys``: by SemCor's tag counts when it
+    tags the lemma at least ``SEMCOR_MIN`` times, else by its number of WordNet synsets."""
+    tagged = counts.get(lemma, [])
+    total = sum(c for _, c in tagged)
+    if total >= SEMCOR_MIN:
+        return sum(c for k, c in tagged if k in keys) / total
+    own = senses.get(lemma, ())
+    return sum(k in keys for k in own) / max(len(own), 1)
+
+
+#: Domains whose root-sense hyponyms (and the words derived from them) join the lexicon even
+#: when WordNet's general definitions use them often ("kidney", "diabetes", "tablet";
+#: "legislature", "magistrate"), provided most of the word's senses are the domain's
+#: (``ROOTED_SHARE``): these are the everyday words of patient leaflets, health news, court
+#: opinions and contracts, which WordNet's topic labels alone miss.
+SENSE_ROOTED = ("legal", "medical")
+ROOTED_SHARE = 0.6
+#: ... and provided SemCor tags the word fewer times than this: "head", "hand", "eye", "arm"
+#: are body parts, but everyday words first.
+SEMCOR_EVERYDAY = 50
+#: Subtrees of the roots that are not the domain's (alcoholic drinks are drugs to WordNet).
+EXCLUDE_ROOTS = [("alcohol", 1)]
 
 
 HUNSPELL_EN = Path("/usr/share/hunspell/en_US.dic")
@@ -310,11 +362,27 @@ def main():
     # 1913 definition words were tried as well: more multi-domain tags, eval 5 fell from 71% to 65%.)
     # A second, independent source: the single-word hyponyms of each domain's root senses that
     # are rare in WordNet's general definitions ("action" does not become legal).
-    rooted = {}
+    rooted, domain_keys = {}, {d: set(ks) for d, ks in members.items()}
+    senses = {}
+    for key, (lemmas, _, _) in synsets.items():
+        for w in lemmas:
+            senses.setdefault(re.sub(r"\(.*\)$", "", w), []).append(key)
     for domain, roots in DOMAIN_ROOTS.items():
-        words = hyponym_words(synsets, roots, held_out)
+        words, keys = hyponym_words(synsets, roots, held_out)
         rooted[domain] = words
         lemma_words[domain] |= {w for w in words if background.get(w, 0) < GAP_MAX_BACKGROUND}
+        if domain in SENSE_ROOTED:
+            derived = derived_synsets(synsets, keys, held_out, code)
+            keys = keys | derived
+            words = words | {w for k in derived for w in synsets[k][0] if re.fullmatch(r"[a-z]+", w)}
+            domain_keys[domain] |= keys
+            extra = {
+                w
+                for w in words
+                if sense_share(w, domain_keys[domain], senses, semcor) >= ROOTED_SHARE
+                and sum(c for _, c in semcor.get(w, ())) < SEMCOR_EVERYDAY
+            }
+            lemma_words[domain] |= extra
     n_defs = {
         d: len(members[d]) - len(_split(members[d], bridge_pairs(synsets, members[d], code))) for d in TOPICS
     }
@@ -332,7 +400,7 @@ def main():
         lexicons[domain] = {
             w
             for w in words
-            if w.isalpha() and len(w) > 2 and w not in STOP and specific_lemma(w, members[domain], semcor)
+            if w.isalpha() and len(w) > 2 and w not in STOP and specific_lemma(w, domain_keys[domain], semcor)
         }
     counts = {}
     for ws in lexicons.values():
