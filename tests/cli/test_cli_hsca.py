@@ -150,8 +150,8 @@ def test_context_prints_the_text_within_the_budget_and_its_json(tmp_path, capsys
             text = out[:-1] if out else ""  # the text and its final newline
             tokens = int(count_tokens([text])[0]) if text else 0
             assert tokens <= budget and f"{tokens} tokens of {budget} (estimate)" in err
-            if budget >= 400:
-                assert text.startswith("[turn ") and "[turn 36]" in text  # the newest turn, in the open beat
+            if budget >= 2000:  # the newest turn, in the open beat (its share of the budget holds it whole)
+                assert text.startswith("[turn ") and "[turn 36]" in text
             assert main([*argv, "--json"]) == 0
             d = json.loads(capsys.readouterr().out)
             assert d["text"] == text and d["tokens"] == tokens and d["budget"] == budget and d["turns"] == 36
