@@ -52,7 +52,16 @@ def _naive_relevance(eng, query):
     for t, s in enumerate(turn_stems):
         for k, v in s.items():
             group_stems[group_of[t]][k] = group_stems[group_of[t]].get(k, 0) + v
-    terms = list(_context.stem_counts(query))
+    # each query word weighs by its rank in layer 1's background (most frequent first)
+    from scwo_np.hsca._background import background
+    from scwo_np.text import stem, words
+
+    vocab = background().vocab
+    terms = {}
+    for word in words(query, min_chars=3, stopwords=False):
+        rank = vocab.get(word.lower())
+        weight = 1.0 if rank is None else math.log(2 + rank) / math.log(2 + len(vocab))
+        terms[stem(word)] = max(terms.get(stem(word), 0.0), weight)
 
     def scaled(x):
         top = max(x, default=0.0)
@@ -61,7 +70,9 @@ def _naive_relevance(eng, query):
     w = _context.WEIGHTS
 
     def bm25(docs):
-        return scaled(naive.bm25([[k for k, v in d.items() for _ in range(v)] for d in docs], terms))
+        lists = [[k for k, v in d.items() for _ in range(v)] for d in docs]
+        per_term = [[w * x for x in naive.bm25(lists, [t])] for t, w in terms.items()]
+        return scaled([sum(col) for col in zip(*per_term, strict=True)] if per_term else [0.0] * len(docs))
 
     u, tr, g = bm25(unit_stems), bm25(turn_stems), bm25(group_stems)
     qd = domain_scores(query)
