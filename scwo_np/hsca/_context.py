@@ -9,12 +9,12 @@ joined text is never over the budget by the engine's token counter.
 
 How it works
 ------------
-**Indexing, at ingest.**  Each turn is split into sentence units
-(:func:`scwo_np.text.sentence_units`: a unit is kept or dropped whole, so a list
-item or a code block is never cut), and each unit's content-word stems
-(:func:`scwo_np.text.words`, :func:`scwo_np.text.stem`) go into an inverted index
-held by the engine, with its token count by the engine's counter.  The same stem
-counts serve the topic-shift test of ingest, which used to recount them.
+**Indexing.**  At ingest each turn is split into sentence units
+(:func:`scwo_np.text.sentence_units`: a unit is kept or dropped whole, so a list item or a
+code block is never cut) and each unit's content-word stems are counted
+(:func:`scwo_np.text.words`, :func:`scwo_np.text.stem`); the topic-shift test of ingest uses
+the same counts.  The token counts (by the engine's counter), the inverted indexes and the
+vectors catch up in one batch at the next context call.
 
 **Ranking, per call.**  A unit's relevance to the query fuses, each scaled to [0, 1]
 over the session:
@@ -39,10 +39,11 @@ each snapshot's most central sentences surface.
 
 **Selection.**  A share ``recent`` (default 0.1) of the budget goes first to the newest turns,
 whole, newest first (a newest turn longer than that share gives its last units).
-The rest goes to budgeted MMR over the other units
-(:func:`scwo_np.select.mmr_with_relevance`: exact, never over its budget), whose
-redundancy term is the cosine between units (the embedder's vectors, or else hashed
-stem vectors).  The picks are rendered in conversation order, one block per turn,
+The rest goes to budgeted MMR over the other units that hold a content word and (with a
+query) have some relevance (:func:`scwo_np.select.mmr_with_relevance`: exact, never over its
+budget), whose redundancy term is the cosine between units (the embedder's vectors, or else
+hashed stem vectors); what it leaves unused goes to the newest turns again, so a query that
+matches nothing still gets the end of the conversation.  The picks are rendered in conversation order, one block per turn,
 ``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
 the turn are joined by `` … ``.  The citations and separators cost tokens too: the
 joined text is counted, and while it is over the budget the selection runs again
@@ -61,8 +62,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._sentences import units_and_sentences
-from ..text import stem, words
+from ..text import sentence_units, stem, words
 from ..tokens import TokenCounter
 
 __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
@@ -365,7 +365,7 @@ class ContextIndex:
     def add(self, text: str) -> Counter:
         """Split one turn into units and count their stems; returns the turn's stem counts."""
         t = len(self.turn_units)
-        units = units_and_sentences(text)[0] or [(0, len(text))]
+        units = sentence_units(text) or [(0, len(text))]
         first = len(self.unit_turn)
         whole = Counter()
         for a, b in units:
