@@ -24,10 +24,14 @@ over the session:
   common word such as "several" does not outweigh the word the question is about;
 * ``turn`` — BM25 of its whole turn (a sentence's neighbours carry its topic);
 * ``snapshot`` — BM25 of its snapshot's stems: the relational link between beats;
-  a snapshot about the query's concepts surfaces all its turns (the open beat
-  counts as one snapshot);
+  a snapshot about the query's concepts lifts its turns (the open beat counts as one
+  snapshot);
 * ``domain`` — the cosine between the query's layer-2 domain scores and the
   snapshot's domain summary;
+
+(the last three lift a unit only when the unit itself shares a word with the query: added to
+every unit of a matching turn, they made a "Yes." or a lone ``$ find .`` cheap picks; gated,
+the hit rate at 400 tokens rose 0.763 -> 0.771 on the tune sources and 0.836 -> 0.839 held out)
 * ``embedding`` — with an ``embedder``, the cosine between the unit and the query;
 
 and is then weighted by the map's view of the turn: ``0.75 + 0.25 * layer1`` (a
@@ -553,12 +557,15 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
         rel = np.einsum("ij,ij->i", V, C[unit_group])
     else:
         w = WEIGHTS if qv is None else WEIGHTS_EMBEDDING
-        rel = w["unit"] * scaled(index.units.bm25(terms))
-        rel += w["turn"] * scaled(index.turns.bm25(terms))[unit_turn]
-        rel += w["snapshot"] * scaled(_grouped_bm25(index, terms, turn_group, len(groups)))[unit_group]
+        own = scaled(index.units.bm25(terms))
+        near = w["turn"] * scaled(index.turns.bm25(terms))[unit_turn]
+        near += w["snapshot"] * scaled(_grouped_bm25(index, terms, turn_group, len(groups)))[unit_group]
         qd = domain_scores(query, engine.domain_weights, engine.domain_words)
         if qd and w["domain"]:
-            rel += w["domain"] * _domain_match(engine, groups, qd)[unit_group]
+            near += w["domain"] * _domain_match(engine, groups, qd)[unit_group]
+        # What surrounds a unit lifts it only when the unit itself shares a word with the query:
+        # a "Yes." or a lone "$ find ." in an answer about the query is not the answer.
+        rel = w["unit"] * own + np.where(own > 0, near, 0.0)
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
     layer1 = np.array([c.layer1_score for c in chunks])
