@@ -627,18 +627,17 @@ class HSCAEngine:
         ...          "Its redshift puts the galaxy ten billion light years away."]
         >>> for turn in turns:
         ...     _ = eng.ingest_turn(turn)
-        >>> ctx = eng.context("Which statute did the judge cite?", budget=80)
+        >>> ctx = eng.context("What did the court rule on appeal?", budget=60)
         >>> print(ctx.text)
-        [turn 1, snapshot 1] The court ruled that the contract was void. The judge cited the statute.
+        [turn 1, snapshot 1] The court ruled that the contract was void.
         <BLANKLINE>
         [turn 2, snapshot 1] On appeal the court upheld the ruling that the contract was void.
         <BLANKLINE>
         [turn 4] Its redshift puts the galaxy ten billion light years away.
-        >>> ctx.tokens <= 80, [p.reason for p in ctx.pieces]
-        (True, ['query', 'query', 'recent'])
+        >>> ctx.tokens <= 60, [(p.turn, p.reason) for p in ctx.pieces]
+        (True, [(1, 'query'), (2, 'query'), (4, 'recent')])
 
-        Turn 2 shares no word with the query: it comes with turn 1 because its snapshot is
-        about the query's concepts.  Turn 4 is the newest.
+        Of turn 1, the sentence about the ruling; turn 4 is the newest.
         """
         if query is not None:
             query = check_text(query, name="query")

@@ -78,9 +78,10 @@ def _naive_relevance(eng, query):
     qd = domain_scores(query)
     out = []
     for k, t in enumerate(unit_turn):
-        r = w["unit"] * u[k] + w["turn"] * tr[t] + w["snapshot"] * g[group_of[t]]
+        near = w["turn"] * tr[t] + w["snapshot"] * g[group_of[t]]
         if qd:
-            r += w["domain"] * _cosine(qd, summaries[group_of[t]])
+            near += w["domain"] * _cosine(qd, summaries[group_of[t]])
+        r = w["unit"] * u[k] + (near if u[k] > 0 else 0.0)  # the surroundings lift a unit that matches
         out.append(max(r, 0.0) * (1 - _context.LAYER1_SHARE + _context.LAYER1_SHARE * chunks[t].layer1_score))
     return out
 
