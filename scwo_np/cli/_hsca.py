@@ -94,17 +94,22 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
         for s in snaps:
             top = sorted(s.domain_summary.items(), key=lambda kv: -kv[1])[:3]
             domains = ", ".join(f"{d} {w:.2f}" for d, w in top)
-            _out(f"{s.conversation_position:>3}  turns {turn + 1}-{turn + len(s.chunks)}  "
+            # snapshots and turns numbered from 1, as scwo hsca context cites them
+            _out(f"{s.conversation_position + 1:>3}  turns {turn + 1}-{turn + len(s.chunks)}  "
                  f"macro_weight {s.macro_weight:.2f}  {domains}")  # fmt: skip
             turn += len(s.chunks)
     else:
         _write_jsonl((s.to_dict() for s in snaps), args.output)
     is_open = f", {len(eng.buffer)} in the open beat" if eng.buffer else ""
     sys.stderr.write(
-        f"scwo hsca ingest: {len(texts)} turns -> {len(snaps)} new snapshots; session {args.session!r} in "
+        f"scwo hsca ingest: {_n(len(texts), 'turn')} -> {_n(len(snaps), 'new snapshot')}; session {args.session!r} in "
         f"{args.store} holds {total} turns in {before + len(snaps)} snapshots{is_open}\n"
     )
     return 0
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
 def _cmd_hsca_context(args: argparse.Namespace) -> int:

@@ -197,7 +197,8 @@ class ContextResult(TypedDict, total=False):
     turns: Annotated[int, Field(description="With budget: turns the session holds.")]
     query: str | None
     note: Annotated[
-        str, Field(description="Why the text block is empty (an unknown session, a budget too small).")
+        str,
+        Field(description="Why the text block is empty (a budget too small for any piece, no turn matched)."),
     ]
     snapshots: Annotated[
         list[dict[str, Any]], Field(description="Without budget: the stored snapshots (the last 'last').")

@@ -417,12 +417,12 @@ class Tools:
         with self._lock:
             eng = self._engine(session, token_counter, restore=False)
             ctx = eng.context(query, budget) if eng is not None else None
-        if ctx is None:
+        if ctx is None:  # a tool error, so the model reads it (a typo must not look like an empty talk)
             known = ", ".join(repr(s) for s in self.snapshots.sessions()[:20]) or "none yet"
-            data = {"pieces": [], "tokens": 0, "budget": budget, "token_counter": token_counter, "turns": 0,
-                    "query": query, "note": f"session {session!r} is unknown to this server (sessions: "
-                    f"{known}); its context is empty. Ingest turns with hsca_ingest first."}  # fmt: skip
-            return Answer("", data)
+            raise ValueError(
+                f"session {session!r} is unknown to this server (its sessions: {known}); ingest turns "
+                "with hsca_ingest first, or give one of those sessions."
+            )
         data = {
             "pieces": [_piece(session, p) for p in ctx.pieces],
             "tokens": ctx.tokens,

@@ -128,7 +128,7 @@ def test_ingest_twice_continues_the_session(tmp_path, capsys, keep_open):
                  "--macro", "--open"]) == 0  # fmt: skip
     out, err = capsys.readouterr()
     n = len(first) + len(second)
-    assert out.startswith(f"{len(snaps):>3}  turns {n + 1}-") or out == ""  # turns numbered on
+    assert out.startswith(f"{len(snaps) + 1:>3}  turns {n + 1}-") or out == ""  # numbered on, from 1
     assert f"holds {n + 2} turns" in err
 
 

@@ -90,11 +90,10 @@ def test_the_text_block_is_within_the_budget_by_the_counter(tmp_path, counter):
                     _check(r, budget, counter, TURNS)
                     filled += r.structured_content["tokens"] > budget // 2
             assert filled >= len(QUERIES) * 3  # the larger budgets are used, not left empty
-            # an unknown session: an empty context and a note saying so, not an error
+            # an unknown session: a tool error the model reads, naming the sessions the server has
             r = await c.call_tool("hsca_context", {"session": "nobody", "query": "x", "budget": 100,
                                                    "token_counter": counter})  # fmt: skip
-            assert not r.is_error and _text(r) == "" and r.structured_content["pieces"] == []
-            assert "'nobody' is unknown" in r.structured_content["note"]
+            assert r.is_error and "'nobody' is unknown" in _text(r) and "'faq'" in _text(r)
             # the earlier names: max_tokens is budget, question is query, counter is token_counter
             r = await c.call_tool("hsca_context", {"session": "faq", "question": QUERIES[1], "max_tokens": 150,
                                                    "counter": counter})  # fmt: skip
