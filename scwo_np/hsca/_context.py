@@ -105,6 +105,8 @@ RECENT = 0.1
 #: tune sources and from 0.822 to 0.836 held out, without an embedder ("several" in "squash
 #: several commits" no longer outweighs "squash"); 0.5 gave 0.754 / 0.839, 2 gave 0.745 / 0.829.
 BACKGROUND_SHARE = 1.0
+GATE_WORDS = 4
+NEXT = 0.5
 
 #: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
 LAM = 0.7
@@ -558,14 +560,18 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
     else:
         w = WEIGHTS if qv is None else WEIGHTS_EMBEDDING
         own = scaled(index.units.bm25(terms))
-        near = w["turn"] * scaled(index.turns.bm25(terms))[unit_turn]
+        turn_rel = scaled(index.turns.bm25(terms))
+        if NEXT and len(turn_rel) > 1:  # a turn after a matching one (an answer after its question)
+            turn_rel[1:] = np.maximum(turn_rel[1:], NEXT * turn_rel[:-1])
+        near = w["turn"] * turn_rel[unit_turn]
         near += w["snapshot"] * scaled(_grouped_bm25(index, terms, turn_group, len(groups)))[unit_group]
         qd = domain_scores(query, engine.domain_weights, engine.domain_words)
         if qd and w["domain"]:
             near += w["domain"] * _domain_match(engine, groups, qd)[unit_group]
         # What surrounds a unit lifts it only when the unit itself shares a word with the query:
         # a "Yes." or a lone "$ find ." in an answer about the query is not the answer.
-        rel = w["unit"] * own + np.where(own > 0, near, 0.0)
+        lengths = np.asarray(index.units.lengths)
+        rel = w["unit"] * own + np.where((own > 0) | (lengths >= GATE_WORDS), near, 0.0)
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
     layer1 = np.array([c.layer1_score for c in chunks])
