@@ -627,17 +627,16 @@ class HSCAEngine:
         ...          "Its redshift puts the galaxy ten billion light years away."]
         >>> for turn in turns:
         ...     _ = eng.ingest_turn(turn)
-        >>> ctx = eng.context("What did the court rule on appeal?", budget=60)
+        >>> ctx = eng.context("Which statute did the judge cite?", budget=60)
         >>> print(ctx.text)
-        [turn 1, snapshot 1] The court ruled that the contract was void.
+        [turn 1, snapshot 1] The court ruled that the contract was void. The judge cited the statute.
         <BLANKLINE>
         [turn 2, snapshot 1] On appeal the court upheld the ruling that the contract was void.
-        <BLANKLINE>
-        [turn 4] Its redshift puts the galaxy ten billion light years away.
         >>> ctx.tokens <= 60, [(p.turn, p.reason) for p in ctx.pieces]
-        (True, [(1, 'query'), (2, 'query'), (4, 'recent')])
+        (True, [(1, 'query'), (2, 'query')])
 
-        Of turn 1, the sentence about the ruling; turn 4 is the newest.
+        Turn 2 shares no word with the query: it follows the turn that answers it, in the
+        snapshot about it.  The newest turn (4) is longer than its share of so small a budget.
         """
         if query is not None:
             query = check_text(query, name="query")

@@ -75,13 +75,17 @@ def _naive_relevance(eng, query):
         return scaled([sum(col) for col in zip(*per_term, strict=True)] if per_term else [0.0] * len(docs))
 
     u, tr, g = bm25(unit_stems), bm25(turn_stems), bm25(group_stems)
+    tr = [
+        max(v, _context.NEXT * tr[t - 1]) if t else v for t, v in enumerate(tr)
+    ]  # an answer after its question
     qd = domain_scores(query)
     out = []
     for k, t in enumerate(unit_turn):
         near = w["turn"] * tr[t] + w["snapshot"] * g[group_of[t]]
         if qd:
             near += w["domain"] * _cosine(qd, summaries[group_of[t]])
-        r = w["unit"] * u[k] + (near if u[k] > 0 else 0.0)  # the surroundings lift a unit that matches
+        lifted = u[k] > 0 or sum(unit_stems[k].values()) >= _context.GATE_WORDS
+        r = w["unit"] * u[k] + (near if lifted else 0.0)  # the surroundings lift a unit that matches
         out.append(max(r, 0.0) * (1 - _context.LAYER1_SHARE + _context.LAYER1_SHARE * chunks[t].layer1_score))
     return out
 
