@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..text import sentence_units, stem, words
+from ..text import STOPWORDS, WORD, sentence_units, stem, words
 from ..tokens import TokenCounter
 
 __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
@@ -384,9 +384,17 @@ class ContextIndex:
         t = len(self.turn_units)
         units = sentence_units(text) or [(0, len(text))]
         first = len(self.unit_turn)
+        per_unit = [Counter() for _ in units]
+        k = 0
+        for m in WORD.finditer(text):  # one pass over the turn (stem_counts of each unit, in effect)
+            w = m.group().lower()
+            if len(w) < 3 or w in STOPWORDS:
+                continue
+            while m.start() >= units[k][1] and k + 1 < len(units):
+                k += 1
+            per_unit[k][stem(w)] += 1
         whole = Counter()
-        for a, b in units:
-            counts = stem_counts(text[a:b])
+        for (a, b), counts in zip(units, per_unit, strict=True):
             self.unit_turn.append(t)
             self.unit_span.append((a, b))
             self.unit_stems.append(counts)
