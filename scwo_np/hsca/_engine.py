@@ -54,7 +54,7 @@ from ..validation import check_budget, check_int, check_text, check_unit_interva
 from . import _context
 from ._context import ContextIndex, HSCAContext
 from ._layer1 import beat_weights, check_window, relational_weights
-from ._layer2 import coherence, domain_scores, domain_tags
+from ._layer2 import _tags, coherence, domain_scores, domain_tags
 from ._layer3 import nuance_flags
 from ._store import SnapshotStore
 from ._types import ContextSnapshot, NuanceFlag, WeightedChunk
@@ -171,6 +171,7 @@ class HSCAEngine:
         self.token_counter = as_token_counter(token_counter)
         self.embedder = _context.check_embedder(embedder)
         self._index = ContextIndex(self.token_counter)
+        self._scores: dict[str, dict[str, float]] = {}  # chunk_id -> domain_scores, buffered turns
 
     # -- the specification's interface ---------------------------------------------------
 
@@ -197,7 +198,9 @@ class HSCAEngine:
         >>> chunk.domain_tags, chunk.parent_id
         (['legal'], None)
         """
-        chunk = self.score_layers(text)
+        chunk, scores = self._score(text)
+        if scores is not None:  # for the snapshot's domain summary (_tag_strengths)
+            self._scores[chunk.chunk_id] = scores
         stems = self._index.add(chunk.text)
         if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(stems):
             self.take_snapshot()
@@ -226,20 +229,30 @@ class HSCAEngine:
         >>> eng.score_layers("The court ruled that the contract was void.").domain_tags, len(eng.buffer)
         (['legal'], 0)
         """
+        return self._score(text)[0]
+
+    def _score(self, text: str) -> tuple[WeightedChunk, dict[str, float] | None]:
+        """:meth:`score_layers`, and the text's :func:`domain_scores` (None with a domain model)."""
         text = check_text(text)
+        if self.domain_model is None:
+            scores = domain_scores(text, self.domain_weights, self.domain_words)
+            tags = _tags(scores)
+        else:
+            scores, tags = None, domain_tags(text, self.domain_model)
         l1 = relational_weights([text], window=self.cooccurrence_window)
         flags = nuance_flags(text, self.nuance_model)
         if l1.short[0]:
             flags.append(NuanceFlag.SHORT_CHUNK.value)
-        return WeightedChunk(
+        chunk = WeightedChunk(
             chunk_id=str(uuid.uuid4()),
             text=text,
             layer1_score=float(l1.scores[0]),
-            domain_tags=domain_tags(text, self.domain_model, self.domain_weights, self.domain_words),
+            domain_tags=tags,
             coherence_score=coherence(text, layer1=float(l1.scores[0])),
             nuance_flags=flags,
             parent_id=None,
         )
+        return chunk, scores
 
     _GENERIC = frozenset({"unclassified", "cross_domain"})
 
@@ -259,14 +272,17 @@ class HSCAEngine:
         The spec adds the full weight to every tag, so a chunk tagged with three
         domains votes for all three equally and ties are broken by name.  Here a
         chunk's strongest topical tag gets the full weight and its other topical
-        tags the ratio of their lexicon scores to the strongest;
+        tags the ratio of their lexicon scores (those its tags came from, at ingest) to the
+        strongest;
         ``cross_domain``, ``unclassified`` and model-given tags get the full weight.
         """
         tags = chunk.domain_tags
         topical = [t for t in tags if t not in self._GENERIC]
         if self.domain_model is not None or len(topical) < 2:
             return dict.fromkeys(tags, 1.0)
-        scores = domain_scores(chunk.text, self.domain_weights, self.domain_words)
+        scores = self._scores.get(chunk.chunk_id)  # the scores its tags came from, at ingest
+        if scores is None:  # a turn restored from a store
+            scores = domain_scores(chunk.text, self.domain_weights, self.domain_words)
         top = max(scores.get(t, 0.0) for t in topical)
         if top <= 0:
             return dict.fromkeys(tags, 1.0)
@@ -379,6 +395,8 @@ class HSCAEngine:
             conversation_position=len(self._snapshots),
             forced=forced,
         )
+        for chunk in self._buffer:
+            self._scores.pop(chunk.chunk_id, None)
         self._buffer.clear()
         self._snapshots.append(snapshot)
         return snapshot

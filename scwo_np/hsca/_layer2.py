@@ -169,6 +169,7 @@ DOMAIN_THRESHOLD = 0.06
 # sentence marks, not a second sentence splitter: nothing is cut or kept by it.
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+(?=\s*[^\s\w]*[A-Z])")
 _PRONOUN = re.compile(r"\b(he|she|it|they|him|her|them|his|its|their|this|these|those)\b", re.I)
+_PRONOUNS = frozenset("he she it they him her them his its their this these those".split())
 _CLAUSE = re.compile(r"[,;:]|\b(which|that|because|although|while|whereas|if|when|unless|since)\b", re.I)
 _PUNCT = re.compile(r"[^\w\s]")
 _VALID = {t.value for t in DomainTag}
@@ -384,25 +385,28 @@ def verse_form(text: str) -> float:
 #: Lines of machine output that tell an error or a log record: a traceback's header and
 #: frames, ``Error:``/``Exception:`` lines, ``file:line:col:`` diagnostics, ``error:`` /
 #: ``fatal:`` / ``warning:`` / ``ERROR`` marks, exit statuses, errno texts and time-stamped
-#: log lines.
-_ERROR_LINE = re.compile(
-    r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
-    r"|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
-    r"|^\s*[\w./+-]+:\d+(?::\d+)?:|^[a-z][\w.+-]*: (?:\*\*\*|[^\s:]+: )"
-    r"|\b(?:error|fatal(?: error)?|warning|panic|exception|errno)\s*(?::|\])"
+#: log lines.  A line is one when it starts with ``_ERROR_START`` or holds ``_ERROR_ANY``
+#: (:func:`_error_line`); one pattern of both, searched at every position, cost ingest 5% of
+#: its speed on prose.
+_ERROR_START = re.compile(
+    r"\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
+    r"|\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
+    r"|\s*[\w./+-]+:\d+(?::\d+)?:|[a-z][\w.+-]*: (?:\*\*\*|[^\s:]+: )"
+    r"|\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+    r"|\s*(?:\d+ \| |\| +\^|\s*\^~+)"
+)
+_ERROR_ANY = re.compile(
+    r"\b(?:error|fatal(?: error)?|warning|panic|exception|errno)\s*(?::|\])"
     r"|\b(?:ENOENT|EACCES|EPERM|EEXIST|ENOTDIR|EISDIR|EAGAIN|ECONNREFUSED|ETIMEDOUT|EPIPE|ENOSPC|EINVAL)\b"
     r"|(?:\[|\b)(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?|SEVERE)(?:\]|:|\s+\[)"
     r"|\bexit (?:status|code) -?\d+|\breturned (?:non-zero )?exit status"
     r"|No such file or directory|Permission denied|command not found|Segmentation fault|core dumped"
     r"|[Uu]ndefined reference to|cannot find -l|Connection refused|Operation not permitted"
     r"|unrecognized option|invalid (?:option|argument)|missing (?:file )?operand|Try '[^']+ --help'"
-    r"|^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|^\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
-    r"|^\s*(?:\d+ \| |\| +\^|\s*\^~+)",
-    re.M,
 )
-#: What every ``_ERROR_LINE`` match holds: a literal of each alternative, or one of the small
-#: patterns of ``_ERROR_HINT`` (``file:12:``, ``tool: what: ``, ``12:34``).  Checked first, since
-#: the full pattern tried at every position of ordinary prose cost ingest a tenth of its speed.
+#: What every ``_ERROR_START`` or ``_ERROR_ANY`` match holds: a literal of each alternative, or
+#: one of the small patterns of ``_ERROR_HINT`` (``file:12:``, ``tool: what: ``, ``12:34``).
+#: Checked first, since most prose holds none (``tests/hsca/test_layer2.py`` checks the claim).
 _ERROR_WORDS = (
     "Traceback", 'File "', "During handling", "Error", "Exception", "Exit", "Interrupt", "Warning",
     "Failure", "Fault", "error", "fatal", "warning", "panic", "exception", "errno", "ENOENT", "EACCES",
@@ -419,6 +423,13 @@ def _may_be_error(text: str) -> bool:
     return any(w in text for w in _ERROR_WORDS) or _ERROR_HINT.search(text) is not None
 
 
+def _error_line(line: str) -> bool:
+    """Whether one line (no line break in it) is a machine diagnostic or a log record."""
+    return _ERROR_START.match(line) is not None or (
+        _may_be_error(line) and _ERROR_ANY.search(line) is not None
+    )
+
+
 #: A text whose lines are at least this share error or log lines is an error message (score 1).
 ERROR_LINES = 0.3
 
@@ -426,7 +437,7 @@ ERROR_LINES = 0.3
 def error_form(text: str) -> float:
     r"""How fully ``text`` has the form of an error message, traceback or error log, in [0, 1].
 
-    The share of its non-empty lines that are machine diagnostics (see ``_ERROR_LINE``:
+    The share of its non-empty lines that are machine diagnostics (see ``_ERROR_START``:
     tracebacks, ``file:line:`` messages, ``error:``/``fatal:`` marks, exit statuses, errno
     texts, option errors, time-stamped log records), scaled so that :data:`ERROR_LINES` of
     them gives 1; a long line counts as its sentences, so prose that mentions one error
@@ -453,10 +464,12 @@ def error_form(text: str) -> float:
     0.0
     """
     text = check_text(text)
-    if not _may_be_error(text) or _ERROR_LINE.search(text) is None:  # most text: no diagnostic
+    if not _may_be_error(text):  # most text: no diagnostic
         return 0.0
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    hits = sum(_ERROR_LINE.search(ln) is not None for ln in lines)
+    hits = sum(_error_line(ln) for ln in lines)
+    if not hits:
+        return 0.0
     # A long line of prose counts as its sentences: one "error:" in a paragraph is not a log.
     units = sum(max(1, len(_SENT.split(ln.strip()))) for ln in lines)
     return min(1.0, hits / units / ERROR_LINES)
@@ -573,7 +586,11 @@ def domain_tags(
         except Exception:  # noqa: BLE001 - the spec: a failing model must never raise
             pass
         return [DomainTag.UNCLASSIFIED.value]
-    scores = domain_scores(text, weights, words)
+    return _tags(domain_scores(text, weights, words))
+
+
+def _tags(scores: Mapping[str, float]) -> list[str]:
+    """The rule-based tags of a text from its :func:`domain_scores`."""
     tags = [d for d, s in scores.items() if s >= DOMAIN_THRESHOLD]
     if not tags:
         return [DomainTag.UNCLASSIFIED.value]
@@ -644,18 +661,19 @@ def coherence(text: str, *, layer1: float | None = None) -> float:
     punct = _band(len(_PUNCT.findall(text)) / len(words), 0.03, 0.4, 1.2)
     clauses = _band(max(len(_CLAUSE.findall(text)) / n_sent, 1e-3), 1e-3, 4.0, 1.5)
     # Pronouns need an antecedent: some content word earlier in the chunk.
-    resolved, total = 0, 0
-    lowered = [w.lower() for w in words]
+    resolved, total, function = 0, 0, 0
     seen_content = False
-    for w in lowered:
-        if _PRONOUN.fullmatch(w):
+    for w in words:
+        w = w.lower()
+        stop = w in STOPWORDS
+        function += stop
+        if w in _PRONOUNS if w.isascii() else _PRONOUN.fullmatch(w):  # re.I also folds "ſ", "K"
             total += 1
             resolved += seen_content
-        elif w not in STOPWORDS and len(w) > 2:
+        elif not stop and len(w) > 2:
             seen_content = True
     pronouns = 1.0 if total == 0 else 0.5 + 0.5 * resolved / total
-    function_share = sum(w in STOPWORDS for w in lowered) / len(lowered)
-    wordness = min(1.0, function_share / 0.25) if len(lowered) >= 4 else 0.5
+    wordness = min(1.0, function / len(words) / 0.25) if len(words) >= 4 else 0.5
     if layer1 is None:
         layer1 = float(relational_weights([text]).scores[0])
     else:

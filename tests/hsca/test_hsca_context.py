@@ -216,8 +216,12 @@ def test_the_context_survives_a_restart(tmp_path, general):
     positions = [s.conversation_position for s in again.get_macro_context()]
     for text in GENERAL[9:]:
         again.ingest_turn(text)
+        eng.ingest_turn(text)
     more = [s.conversation_position for s in again.get_macro_context()]
     assert more[: len(positions)] == positions and more == list(range(len(more)))
+    # The restored turns' domain scores are computed again; the live engine kept them from ingest.
+    for s, t in zip(again.get_macro_context(), eng.get_macro_context(), strict=True):
+        assert s.domain_summary == pytest.approx(t.domain_summary)
     assert again.context(q, 300).turns == len(GENERAL)
 
 

@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scwo_np.hsca import domain_tags, verse_form
 from scwo_np.hsca._layer2 import error_form
@@ -198,3 +200,31 @@ def test_error_messages_are_not_legal_with_the_gpl_package_either():
     assert source.startswith("scwo-np-gpl-data")
     assert not [t for t in tags if "legal" in t]
     assert all("technical_prose" in t for t in tags)
+
+
+# Pieces of diagnostics and of prose: error_form's literal prefilter must hold every match.
+_PIECES = [
+    "error", "Error", "ERROR", "fatal", "warning", "WARN", "panic", "exception", "errno", "ENOENT",
+    "EPIPE", "[", "]", ":", ": ", "1", "42", "12:34", "2026-11-26 ", "Nov 26 ", "exit status 2",
+    "returned non-zero exit status", "File \"x.py\", line 3", "Traceback (most recent call last)",
+    "ValueError", "app.Exit", "undefined reference to", "cannot find -l", "Try 'ls --help'",
+    "invalid option", "missing operand", "^~~", " | ", "|  ^", "make: *** ", "gcc: ", "the", "court",
+    " ", "-", ".", "a", "Z", "_", "/usr/lib/x.c", "\t",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_the_error_prefilter_holds_every_diagnostic(line):
+    from scwo_np.hsca._layer2 import _ERROR_ANY, _ERROR_START, _may_be_error
+
+    if _ERROR_START.match(line) or _ERROR_ANY.search(line):
+        assert _may_be_error(line)
+
+
+def test_the_error_prefilter_holds_every_diagnostic_in_the_bundled_sets():
+    from scwo_np.hsca._layer2 import _ERROR_ANY, _ERROR_START, _may_be_error
+
+    lines = [ln for r in _rows() for ln in r["text"].splitlines()]
+    hits = [ln for ln in lines if _ERROR_START.match(ln) or _ERROR_ANY.search(ln)]
+    assert len(hits) >= 40 and all(_may_be_error(ln) for ln in hits)
