@@ -29,6 +29,16 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+#: The no-JIT leg runs the kernels as plain Python, 100-1,000x slower: a test that loops over a
+#: real data set takes every ``nojit_step``-th case there (its lines are covered all the same).
+NOJIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
+@pytest.fixture
+def nojit_step() -> int:
+    """1, or 8 in the no-JIT leg: the stride through a real data set's cases."""
+    return 8 if NOJIT else 1
+
 
 @st.composite
 def selection_problems(draw, max_n=12, max_d=9, allow_empty=True):

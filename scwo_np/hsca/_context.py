@@ -379,10 +379,11 @@ class ContextIndex:
     def __len__(self) -> int:
         return len(self.turn_units)
 
-    def add(self, text: str) -> Counter:
-        """Split one turn into units and count their stems; returns the turn's stem counts."""
+    def add(self, text: str, units: list[tuple[int, int]] | None = None) -> Counter:
+        """Split one turn into units (unless given: its ``sentence_units``) and count their stems;
+        returns the turn's stem counts."""
         t = len(self.turn_units)
-        units = sentence_units(text) or [(0, len(text))]
+        units = (sentence_units(text) if units is None else units) or [(0, len(text))]
         first = len(self.unit_turn)
         per_unit = [Counter() for _ in units]
         k = 0

@@ -48,6 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._sentences import units_and_sentences
 from ..text import words
 from ..tokens import as_token_counter
 from ..validation import check_budget, check_int, check_text, check_unit_interval
@@ -55,7 +56,7 @@ from . import _context
 from ._context import ContextIndex, HSCAContext
 from ._layer1 import beat_weights, check_window, relational_weights
 from ._layer2 import _tags, coherence, domain_scores, domain_tags
-from ._layer3 import nuance_flags
+from ._layer3 import _nuance_flags
 from ._store import SnapshotStore
 from ._types import ContextSnapshot, NuanceFlag, WeightedChunk
 
@@ -198,10 +199,10 @@ class HSCAEngine:
         >>> chunk.domain_tags, chunk.parent_id
         (['legal'], None)
         """
-        chunk, scores = self._score(text)
+        chunk, scores, units = self._score(text)
         if scores is not None:  # for the snapshot's domain summary (_tag_strengths)
             self._scores[chunk.chunk_id] = scores
-        stems = self._index.add(chunk.text)
+        stems = self._index.add(chunk.text, units)
         if self.snapshot_on_topic_shift and self._buffer and self._topic_shift(stems):
             self.take_snapshot()
         self._buffer.append(chunk)
@@ -231,16 +232,18 @@ class HSCAEngine:
         """
         return self._score(text)[0]
 
-    def _score(self, text: str) -> tuple[WeightedChunk, dict[str, float] | None]:
-        """:meth:`score_layers`, and the text's :func:`domain_scores` (None with a domain model)."""
+    def _score(self, text: str) -> tuple[WeightedChunk, dict[str, float] | None, list[tuple[int, int]]]:
+        """:meth:`score_layers`, the text's :func:`domain_scores` (None with a domain model) and its
+        sentence units (one split of the text serves layer 3 and the context index)."""
         text = check_text(text)
+        units, sentences, _ = units_and_sentences(text)
         if self.domain_model is None:
             scores = domain_scores(text, self.domain_weights, self.domain_words)
             tags = _tags(scores)
         else:
             scores, tags = None, domain_tags(text, self.domain_model)
         l1 = relational_weights([text], window=self.cooccurrence_window)
-        flags = nuance_flags(text, self.nuance_model)
+        flags = _nuance_flags(text, self.nuance_model, sentences)
         if l1.short[0]:
             flags.append(NuanceFlag.SHORT_CHUNK.value)
         chunk = WeightedChunk(
@@ -252,7 +255,7 @@ class HSCAEngine:
             nuance_flags=flags,
             parent_id=None,
         )
-        return chunk, scores
+        return chunk, scores, units
 
     _GENERIC = frozenset({"unclassified", "cross_domain"})
 

@@ -94,8 +94,15 @@ def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None)
     >>> nuance_flags("It was a storm in a teacup.", model=lambda t: ["metaphor"])[-1]
     'metaphor_model'
     """
+    return _nuance_flags(check_text(text), model)
+
+
+def _nuance_flags(
+    text: str, model: Callable[[str], Iterable[str]] | None, sentences: list[tuple[int, int]] | None = None
+) -> list[str]:
+    """:func:`nuance_flags` of a checked ``text``; ``sentences`` is ``split_sentences(text)`` when
+    the caller has it."""
     flags = []
-    text = check_text(text)
     if _HEDGED.search(text):
         flags.append(NuanceFlag.HEDGED.value)
     if _ABSOLUTE.search(text):
@@ -111,7 +118,9 @@ def nuance_flags(text: str, model: Callable[[str], Iterable[str]] | None = None)
         # Per sentence, then the mean: VADER's own advice for paragraphs, and it keeps
         # VADER's per-word look-backs short (one call on a long text is quadratic-ish).
         head = text[:20000]
-        sentences = [head[a:b] for a, b in split_sentences(head)] or [head]
+        if sentences is None or len(text) > len(head):
+            sentences = split_sentences(head)
+        sentences = [head[a:b] for a, b in sentences] or [head]
         compound = sum(vader.polarity_scores(x)["compound"] for x in sentences) / len(sentences)
         if compound >= 0.35:
             flags.append(NuanceFlag.EMOTIONAL_TONE_POSITIVE.value)
