@@ -9,6 +9,8 @@ from hypothesis.extra import numpy as hnp
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from legs import NOJIT, NOJIT_STEP  # noqa: E402
+
 # MiniLM's vectors go to the user's embedding cache by default: the tests (and the servers and
 # commands they start, which inherit the environment) use a fresh file of their own, not the
 # user's, so a test run neither reads stale vectors nor fills the user's cache.
@@ -29,15 +31,23 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-#: The no-JIT leg runs the kernels as plain Python, 100-1,000x slower: a test that loops over a
-#: real data set takes every ``nojit_step``-th case there (its lines are covered all the same).
-NOJIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
-
 
 @pytest.fixture
 def nojit_step() -> int:
-    """1, or 8 in the no-JIT leg: the stride through a real data set's cases."""
-    return 8 if NOJIT else 1
+    """1, or 8 in the no-JIT leg: the stride through a real data set's cases (see ``legs.py``)."""
+    return NOJIT_STEP
+
+
+def pytest_collection_modifyitems(config, items):
+    """The no-JIT leg skips the tests marked ``volume`` (see ``legs.py``)."""
+    if not NOJIT:
+        return
+    skip = pytest.mark.skip(
+        reason="volume: the JIT legs run it; the no-JIT leg covers its paths at small sizes"
+    )
+    for item in items:
+        if item.get_closest_marker("volume"):
+            item.add_marker(skip)
 
 
 @st.composite

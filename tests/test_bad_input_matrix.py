@@ -28,6 +28,7 @@ import re
 
 import numpy as np
 import pytest
+from legs import NOJIT, VOLUME_CALLS
 
 import scwo_np
 from scwo_np import anchor, bench, dedup, embed, hsca, optimize, text, tokens
@@ -945,7 +946,8 @@ def _cases(strict: bool, registry: dict | None = None):
         for arg, cat in cats.items():
             values = CATEGORIES[cat](valid.get(arg, 0)) if strict else TOLERATED.get(cat, {})
             for label in values:
-                yield pytest.param(fname, arg, cat, label, id=f"{fname}-{arg}-{label}")
+                marks = [pytest.mark.volume] if fname in VOLUME_CALLS else []
+                yield pytest.param(fname, arg, cat, label, id=f"{fname}-{arg}-{label}", marks=marks)
 
 
 def _value(cat, valid, arg, label, strict):
@@ -958,8 +960,9 @@ def test_every_export_is_registered(module, name):
 
 
 def test_every_registered_call_works_with_its_valid_arguments():
-    for f, valid, _ in REGISTRY.values():
-        f(**valid)
+    for name, (f, valid, _) in REGISTRY.items():
+        if not (NOJIT and name in VOLUME_CALLS):  # a whole benchmark run (tests/legs.py)
+            f(**valid)
 
 
 #: Names an error message may use for an argument instead of its parameter name.

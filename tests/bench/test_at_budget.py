@@ -87,6 +87,7 @@ def test_rows_agree_with_a_selection_made_by_hand():
     assert 0.9 < row["fill"] <= 1.0
 
 
+@pytest.mark.volume
 def test_every_method_stays_within_the_budget():
     rows = quality_at_budget(["django-faq"], budgets=[200, 400], split="tune")
     assert {r["method"] for r in rows} == set(QUALITY_METHODS)

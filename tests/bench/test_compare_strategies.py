@@ -29,6 +29,7 @@ def test_bad_gold_is_named():
         compare_strategies(E, [1, 1, 1], E[:1], [[3]])
 
 
+@pytest.mark.volume
 def test_every_default_strategy_runs_on_the_faq_and_stays_in_range():
     f = load_faq()
     held = [i for i, s in enumerate(f.split) if s == "held_out"][:20]

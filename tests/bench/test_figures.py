@@ -62,6 +62,7 @@ def test_the_committed_run_is_complete_and_its_headline_is_its_rows():
     assert table in (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.volume
 def test_scwo_bench_write_figures_writes_the_run_it_prints(tmp_path, capsys):
     out = tmp_path / "figures.json"
     assert main(["bench", "--quick", "--write-figures", str(out), "--notes", "a test"]) == 0

@@ -97,6 +97,7 @@ def test_hsca_rows_are_within_the_budget_on_a_real_session():
     assert all(r["over"] == 0 for r in rows)
 
 
+@pytest.mark.volume
 def test_hsca_bench_small_run_is_json_ready_and_within_the_budget():
     r = hsca_bench(budgets=[200, 400], turns=40)
     json.dumps(r)

@@ -92,6 +92,7 @@ def test_demo_runs_on_the_bundled_sample(capsys):
     assert float(cov["MMR"]) >= float(cov["truncation"])
 
 
+@pytest.mark.volume
 def test_bench_quick_prints_the_spec_table(capsys):
     assert main(["bench", "--quick"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -18,6 +18,7 @@ def _fails(argv, match):
     assert re.search(match, text) and "Traceback" not in text and text.count("\n") == 1, text
 
 
+@pytest.mark.volume
 def test_bench_hsca_json_has_every_budget_and_no_context_over_it(capsys):
     assert main(["bench", "--hsca", "--budgets", "200,400", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)

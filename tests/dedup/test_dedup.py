@@ -563,6 +563,7 @@ def _words(t):
     return {w for w in t.lower().split() if len(w) > 2}
 
 
+@pytest.mark.volume
 @pytest.mark.parametrize("split", ["tune", "held_out"])
 @pytest.mark.parametrize("method", list(DEDUP_METHODS))
 def test_no_drop_below_the_threshold_on_real_changelogs(method, split):

@@ -249,6 +249,7 @@ def test_cli_report_lists_every_removal(tmp_path):
     assert [(r["id"], r["step"]) for r in got] == [("c", "relevance_filter"), ("b", "redundancy")]
 
 
+@pytest.mark.volume
 def test_redundancy_on_real_changelogs_drops_only_against_kept_chunks():
     """Real Debian changelog entries (tests/dedup/data): every chunk removed as redundant
     reaches 0.7 (difflib, recomputed here) against a chunk that is in the context."""

@@ -82,6 +82,7 @@ def test_threaded_validating_path_is_exact(problem, cost_aware):
     _check(*problem, method="lazy", cost_aware=cost_aware)
 
 
+@pytest.mark.volume
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_threaded_fused_path_equals_validating_path_at_threaded_size(dtype, monkeypatch):
     """Above PARALLEL_MIN_ELEMENTS mmr_select runs the threaded fused kernel: same picks and
