@@ -1225,3 +1225,22 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
         if over <= 0:
             return out
         inner = max(0, inner - over)
+
+
+def nuance_pattern_flags(text):
+    """Layer 3's pattern flags as the patterns alone give them (scwo_np.hsca._layer3 checks a
+    literal first)."""
+    from scwo_np.hsca import _layer3 as l3
+
+    flags = []
+    if l3._HEDGED.search(text):
+        flags.append("hedged")
+    if l3._ABSOLUTE.search(text):
+        flags.append("absolute")
+    if l3._RHETORICAL.search(text) or l3._ANSWERED.search(text):
+        flags.append("rhetorical_question")
+    if l3._IMPERATIVE.search(text) or l3._YOU_SHOULD.search(text):
+        flags.append("instructional")
+    if l3._URGENT.search(text):
+        flags.append("urgent")
+    return flags

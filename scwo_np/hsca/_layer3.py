@@ -58,6 +58,31 @@ _URGENT = re.compile(
     r"\b(urgent|urgently|immediately|asap|emergency|hurry|right now|critical|at once)\b", re.I
 )
 
+#: A literal each match of a pattern holds, lower case (checked before the pattern, on the lower-cased
+#: text: most text holds none of them, and a pattern tried at every position is what layer 3 cost).
+_KEYS = {
+    _HEDGED: ("may", "might", "could", "perhaps", "possibly", "probably", "likely", "seem", "appear",
+              "suggest", "arguably", "somewhat", "approximately", "roughly", "in some cases",
+              "to some extent", "it is possible"),
+    _ABSOLUTE: ("always", "never", "all", "every", "none", "nobody", "no one", "nothing", "entirely",
+                "completely", "undeniably", "certainly", "without exception"),
+    _RHETORICAL: ("?",),
+    _YOU_SHOULD: ("you ", "step "),
+    _URGENT: ("urgent", "immediately", "asap", "emergency", "hurry", "right now", "critical", "at once"),
+}  # fmt: skip
+#: The only characters besides ASCII letters that ``re.I`` matches to an ASCII letter ("İ", "ı" to
+#: i, the Kelvin sign to k, long s to s): a text with one is searched without the literal check.
+_FOLDS = ("\u0130", "\u0131", "\u212a", "\u017f")
+
+
+def _has(pattern: re.Pattern, text: str, low: str | None) -> bool:
+    """``pattern.search(text)``, after the literal check of ``_KEYS`` on ``low`` (the lower-cased
+    text; None skips the check)."""
+    keys = _KEYS.get(pattern)
+    if low is not None and keys and not any(k in low for k in keys):
+        return False
+    return pattern.search(text) is not None
+
 
 @lru_cache(maxsize=1)
 def _vader():
@@ -103,17 +128,18 @@ def _nuance_flags(
     """:func:`nuance_flags` of a checked ``text``; ``sentences`` is ``split_sentences(text)`` when
     the caller has it."""
     flags = []
-    if _HEDGED.search(text):
+    low = None if any(c in text for c in _FOLDS) else text.lower()
+    if _has(_HEDGED, text, low):
         flags.append(NuanceFlag.HEDGED.value)
-    if _ABSOLUTE.search(text):
+    if _has(_ABSOLUTE, text, low):
         flags.append(NuanceFlag.ABSOLUTE.value)
-    if _RHETORICAL.search(text) or _ANSWERED.search(text):
+    if _has(_RHETORICAL, text, low) or _ANSWERED.search(text):
         flags.append(NuanceFlag.RHETORICAL_QUESTION.value)
-    if _IMPERATIVE.search(text) or _YOU_SHOULD.search(text):
+    if _IMPERATIVE.search(text) or _has(_YOU_SHOULD, text, low):
         flags.append(NuanceFlag.INSTRUCTIONAL.value)
     vader = _vader()
     if vader is not None and text.strip():
-        if _URGENT.search(text) or text.count("!") >= 3:
+        if _has(_URGENT, text, low) or text.count("!") >= 3:
             flags.append(NuanceFlag.EMOTIONAL_TONE_URGENT.value)
         # Per sentence, then the mean: VADER's own advice for paragraphs, and it keeps
         # VADER's per-word look-backs short (one call on a long text is quadratic-ish).

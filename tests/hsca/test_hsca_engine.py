@@ -1,4 +1,7 @@
+import naive
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scwo_np.hsca import ContextSnapshot, HSCAEngine, coherence, domain_tags, nuance_flags
 
@@ -145,3 +148,24 @@ def test_with_topic_shifts_the_threshold_does_not_close_beats():
         for t in turns:
             eng.ingest_turn(t)
         assert eng.get_macro_context() == [] and len(eng.buffer) == 2
+
+
+# Words of the patterns in every case, the non-ASCII letters re.I folds to ASCII ones, and filler.
+_NUANCE_PIECES = [
+    "May", "MIGHT", "could", "ſeems", "İt is possible", "İT", "ıt", "\u212aind", "perhaps", "all",
+    "ALL", "call", "Every", "no one", "No One", "isn't it", "ISN’T IT", "who would", "?", "!", " ",
+    ". ", "\n", "you ", "YOU should", "step 3", "STEP 12", "urgent", "ASAP", "right now", "At once",
+    "the", "court", "’", "Use", "run", "— ", "ß", "Σ", "in some cases", "to some ", "extent",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_NUANCE_PIECES), max_size=10).map("".join))
+def test_pattern_flags_equal_the_patterns_alone(text):
+    from scwo_np.hsca._layer3 import _vader
+
+    got, want = nuance_flags(text), naive.nuance_pattern_flags(text)
+    for flag in ("hedged", "absolute", "rhetorical_question", "instructional"):
+        assert (flag in got) == (flag in want), flag
+    if _vader() is not None and text.strip():
+        assert ("emotional_tone_urgent" in got) == ("urgent" in want or text.count("!") >= 3)
