@@ -386,8 +386,7 @@ def verse_form(text: str) -> float:
 #: frames, ``Error:``/``Exception:`` lines, ``file:line:col:`` diagnostics, ``error:`` /
 #: ``fatal:`` / ``warning:`` / ``ERROR`` marks, exit statuses, errno texts and time-stamped
 #: log lines.  A line is one when it starts with ``_ERROR_START`` or holds ``_ERROR_ANY``
-#: (:func:`_error_line`); one pattern of both, searched at every position, cost ingest 5% of
-#: its speed on prose.
+#: (:func:`_error_line`): the start pattern is tried once per line, not at every position.
 _ERROR_START = re.compile(
     r"\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|During handling of the above)"
     r"|\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)"
@@ -406,7 +405,8 @@ _ERROR_ANY = re.compile(
 )
 #: What every ``_ERROR_START`` or ``_ERROR_ANY`` match holds: a literal of each alternative, or
 #: one of the small patterns of ``_ERROR_HINT`` (``file:12:``, ``tool: what: ``, ``12:34``).
-#: Checked first, since most prose holds none (``tests/hsca/test_layer2.py`` checks the claim).
+#: Checked first, since most prose holds none (``tests/hsca/test_hsca_domain_genres.py`` checks
+#: the claim).
 _ERROR_WORDS = (
     "Traceback", 'File "', "During handling", "Error", "Exception", "Exit", "Interrupt", "Warning",
     "Failure", "Fault", "error", "fatal", "warning", "panic", "exception", "errno", "ENOENT", "EACCES",
