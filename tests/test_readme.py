@@ -33,7 +33,7 @@ def test_readme_opens_with_the_two_command_lines():
     lines = first.group(2).strip().splitlines()
     assert lines == [
         "python -m pip install . && scwo demo",
-        'python -m pip install -e ".[test]" && python -m pytest',
+        'python -m pip install -e ".[test]" && python -m pytest -n 2',
     ]
 
 
