@@ -1244,3 +1244,22 @@ def nuance_pattern_flags(text):
     if l3._URGENT.search(text):
         flags.append("urgent")
     return flags
+
+
+def lexical_relevance(docs, query):
+    """``select_texts``' lexical signal written out: BM25 of each doc against the question's
+    content stems (df over the docs, length = every word), over the best doc's (0 when none)."""
+    import re
+
+    from scwo_np.text import STOPWORDS, stem
+
+    word = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
+    terms = []
+    for w in re.findall(word, query.lower()):
+        if w not in STOPWORDS and stem(w) not in terms:
+            terms.append(stem(w))
+    # a stop word takes its place in the length and matches no term
+    words = [[stem(w) if w not in STOPWORDS else "" for w in re.findall(word, d.lower())] for d in docs]
+    scores = bm25(words, [t for t in terms if t])
+    top = max(scores, default=0.0)
+    return [s / top if top > 0 else 0.0 for s in scores]

@@ -48,6 +48,7 @@ from ..validation import (
     check_unit_interval,
 )
 from ._auto import _rule
+from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
 from ._units import GRANULARITIES, Units, assemble
 
@@ -240,6 +241,7 @@ def select_texts(
     sentence_weight: float = 0.5,
     elision: str | None = None,
     separator: str = "\n\n",
+    lexical: float = LEXICAL,
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
 
@@ -318,11 +320,14 @@ def select_texts(
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     ORDERS.lookup(order)
     separator = check_text(separator, name="separator")
+    lexical = check_unit_interval(
+        lexical, name="lexical", meaning="the weight of the question's words beside the embedding; 0 for none"
+    )
     if GRANULARITIES.lookup(granularity) is GRANULARITIES["sentence"]:
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
             order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,
-            separator=separator,
+            separator=separator, lexical=lexical,
         )  # fmt: skip
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
@@ -356,10 +361,14 @@ def select_texts(
     # n texts and n - 1 separators within the budget: each text costs one separator more, and the
     # budget is one separator larger (exact for a counter whose counts add up).
     sep = int(count_tokens([separator], counter)[0]) if separator else 0
-    idx, gains = mmr_select(
-        E, q, np.minimum(costs + sep, MAX_COST), budget + sep, lam=lam, method=method, return_gains=True
-    )
-    rel = _cosine(E, q, idx)
+    unit_costs = np.minimum(costs + sep, MAX_COST)
+    if lexical and isinstance(query, str):  # the cosine plus the question's words (BM25)
+        fused = _cosine(E, q, np.arange(len(texts))) + lexical * lexical_relevance(texts, query)
+        idx, gains = mmr_with_relevance(E, fused, unit_costs, budget + sep, lam=lam, method=method)
+        rel = fused[idx]
+    else:
+        idx, gains = mmr_select(E, q, unit_costs, budget + sep, lam=lam, method=method, return_gains=True)
+        rel = _cosine(E, q, idx)
     while True:  # the joined context, counted again: never over the budget
         pos = arrange(idx, rel, order)
         context = separator.join(texts[i] for i in idx[pos].tolist())
@@ -400,6 +409,7 @@ def _select_sentences(
     weight,
     elision,
     separator,
+    lexical,
 ) -> TextSelection:
     """``select_texts`` over the texts' sentences (see :mod:`scwo_np.select._units`)."""
     weight = check_unit_interval(
@@ -449,6 +459,8 @@ def _select_sentences(
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)
     rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
+    if lexical and isinstance(query, str):  # the question's words in the unit itself (BM25 over the units)
+        rel = rel + lexical * lexical_relevance(units.texts, query)
     joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
     # Every unit but the first is preceded by a join: an elision mark inside its text or the
     # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.embed import EmbeddingCache, LSAEmbedder
 from scwo_np.select import ORDERS, arrange
+from scwo_np.select._lexical import LEXICAL
 from scwo_np.tokens import WordPieceCounter
 from tests import naive
 
@@ -43,8 +44,14 @@ def test_from_text_alone_it_embeds_with_lsa_and_counts_with_the_estimate(sample,
     sel = select_texts(texts, query, 600)
     lsa = LSAEmbedder(texts + [query])
     costs = np.array([-(-len(t) // 4) for t in texts])
-    want = mmr_select(lsa(texts), lsa([query])[0], costs, 600)
+    E, q = lsa(texts), lsa([query])[0]
+    # the cosine plus the question's words (select_texts' default lexical)
+    rel = np.asarray(naive.relevance(E, [q])) + LEXICAL * np.asarray(naive.lexical_relevance(texts, query))
+    want, _ = naive.mmr_with_relevance(E, rel, costs, 600)
     np.testing.assert_array_equal(sel.indices, want)
+    # with lexical=0, mmr_select on LSA's vectors exactly
+    only = select_texts(texts, query, 600, lexical=0)
+    np.testing.assert_array_equal(only.indices, mmr_select(E, q, costs, 600))
     assert sel.embedder == lsa.name and sel.token_counter == "estimate"
     assert sel.total_tokens <= 600 and list(sel.tokens) == list(costs[want])
 

@@ -42,6 +42,7 @@ def test_mmr_with_relevance_checks_its_arguments():
 # --- select_texts(..., granularity="sentence") ---------------------------------------------
 
 from scwo_np.select import select_texts  # noqa: E402
+from scwo_np.select._lexical import LEXICAL  # noqa: E402
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [
@@ -88,7 +89,8 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 )
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
-    vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine); naive MMR."""
+    vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
+    * (its BM25 share); naive MMR."""
     from scwo_np.text import split_sentences
 
     emb = Letters()
@@ -106,6 +108,9 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
             best = max(naive.cosine(v, q) for v in vecs)
             rel.append(w * best + (1 - w) * naive.cosine(Letters()([t])[0], q))
             costs.append(words(t[a:b]) + words(" "))
+    # plus the question's words in the unit (BM25 over the units, select_texts' default lexical)
+    lex = naive.lexical_relevance([CHUNKS[i][a:b] for i, a, b in units], "read json file")
+    rel = [r + LEXICAL * x for r, x in zip(rel, lex, strict=True)]
     picks, _ = naive.mmr_with_relevance(U, rel, costs, budget, lam=lam)
     want = {}
     for k in picks:

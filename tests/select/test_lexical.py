@@ -1,0 +1,109 @@
+"""The question's words beside the embedding: BM25 of each candidate (fast == the plain reference),
+and select_texts' fused relevance, chunk and sentence, against references built from it."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np import mmr_select, select_texts
+from scwo_np.select._lexical import LEXICAL, lexical_relevance
+from tests import naive
+
+VOCAB = ["the", "JSON", "json", "parses", "parsing", "parser", "file", "files", "don't", "it's", "CSV", "read",
+         "reads", "reader", "x_1", "3.14", "Ünïcode", "écrire", "is", "a", "of", "…", "—", ":", "."]  # fmt: skip
+
+text = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=30).map(" ".join)
+
+
+@given(st.lists(text, min_size=0, max_size=8), text)
+def test_lexical_relevance_equals_the_reference(docs, query):
+    got = lexical_relevance(docs, query)
+    want = naive.lexical_relevance(docs, query)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert got.shape == (len(docs),) and ((got >= 0) & (got <= 1)).all()
+
+
+@pytest.mark.parametrize(
+    "docs, query",
+    [
+        ([], "read a file"),  # no docs
+        (["read the file"], "read"),  # one doc: it is the best
+        (["a b c", "the of"], "what is it"),  # a question of stop words only: no signal
+        (["json", "json"], "csv"),  # no doc holds a word of the question
+        (["json json", "json json"], "json"),  # ties
+        (["", "json"], "json"),  # an empty doc
+    ],
+)
+def test_lexical_relevance_edge_cases(docs, query):
+    np.testing.assert_allclose(lexical_relevance(docs, query), naive.lexical_relevance(docs, query))
+
+
+def test_stems_meet_and_stop_words_never_match():
+    rel = lexical_relevance(["The parser parses it.", "It is what it is.", "Reading files"], "parsing")
+    assert rel[0] == 1.0 and rel[1] == 0.0 and rel[2] == 0.0
+
+
+CHUNKS = [
+    "Use csv.reader to read a CSV file row by row.",
+    "csv.reader reads a CSV file one row at a time; each row is a list of strings.",
+    "json.load parses a JSON document from a file object.",
+    "The sqlite3 module is a DB-API interface for SQLite databases.",
+    "To read a file line by line, iterate over the file object.",
+]
+
+
+class Letters:
+    """A tiny real embedder: letter counts (no model, deterministic)."""
+
+    name = "letters"
+
+    def __call__(self, texts):
+        return [[t.count(c) + 0.5 for c in "aeijosnrt"] for t in texts]
+
+
+def words(text):
+    return len(text.split())
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.7, 1.0])
+@pytest.mark.parametrize("budget", [0, 10, 25, 60])
+def test_chunks_are_mmr_over_the_fused_relevance(lam, budget):
+    query = "how do I read a CSV file?"
+    sel = select_texts(CHUNKS, query, budget, embedder=Letters(), token_counter=words, lam=lam, separator="")
+    E = Letters()(CHUNKS)
+    q = Letters()([query])[0]
+    rel = [naive.cosine(e, q) + LEXICAL * s for e, s in zip(E, naive.lexical_relevance(CHUNKS, query), strict=True)]
+    picks, _ = naive.mmr_with_relevance(E, rel, [words(t) for t in CHUNKS], budget, lam=lam)
+    assert sel.indices.tolist() == list(picks)
+    np.testing.assert_allclose(sel.relevance, [rel[i] for i in picks])
+
+
+def test_lexical_zero_or_a_vector_query_is_mmr_select_exactly():
+    query = "how do I read a CSV file?"
+    E = np.asarray(Letters()(CHUNKS), dtype=np.float64)
+    q = np.asarray(Letters()([query])[0])
+    costs = np.array([words(t) for t in CHUNKS])
+    want = mmr_select(E, q, costs, 30)
+    by_text = select_texts(CHUNKS, query, 30, embedder=Letters(), token_counter=words, lexical=0, separator="")
+    by_vector = select_texts(CHUNKS, q, 30, embeddings=E, costs=costs, separator="")
+    np.testing.assert_array_equal(by_text.indices, want)
+    np.testing.assert_array_equal(by_vector.indices, want)
+
+
+def test_the_question_s_words_lift_the_chunk_that_holds_them():
+    """On a real retrieved set: a word the embedding cannot see decides."""
+    texts = [
+        "Floor division rounds toward negative infinity, so the result is never larger than the true quotient.",
+        "Integer arithmetic in Python has unlimited precision.",
+        "The modulo operator returns the remainder of a division.",
+    ]
+    q = "Why is -22 // 10 equal to -3? floor division"
+    rel = lexical_relevance(texts, q)
+    assert rel.argmax() == 0
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), "high"])
+def test_bad_lexical_is_a_clear_error(bad):
+    with pytest.raises((ValueError, TypeError), match="lexical"):
+        select_texts(CHUNKS, "read", 20, embedder=Letters(), lexical=bad)
