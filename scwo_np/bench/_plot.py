@@ -5,6 +5,7 @@ matplotlib (the ``notebooks`` extra) is imported when a figure is asked for, nev
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ _SUFFIXES = (".png", ".svg")
 
 
 def _figure_class():
+    """matplotlib's Figure, with ``_repr_png_`` so a notebook shows it without pyplot (imported at each call)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -25,7 +27,14 @@ def _figure_class():
             "plot_quality draws with matplotlib, which is not installed: "
             "pip install 'scwo_np[notebooks]' (the notebooks extra)"
         ) from None
-    return Figure
+
+    class QualityFigure(Figure):
+        def _repr_png_(self) -> bytes:  # IPython shows it when pyplot's inline display is not set up
+            buf = io.BytesIO()
+            self.savefig(buf, format="png", bbox_inches="tight")
+            return buf.getvalue()
+
+    return QualityFigure
 
 
 def plot_quality(
@@ -35,7 +44,8 @@ def plot_quality(
 
     One panel per set and split, the budget (tokens) on a log axis; for ``hit``, the set's
     retrieval ceiling (the rows' ``ceiling``) as a dashed line.  Uses matplotlib's
-    object-oriented API only (no ``pyplot``, no global state), so it works without a display.
+    object-oriented API only (no ``pyplot``, no global state), so it works without a display
+    and leaves no figure open; a notebook shows the figure returned.
 
     Parameters
     ----------
@@ -92,10 +102,13 @@ def plot_quality(
     fig = Figure(figsize=(4.4 * ncols, 3.4 * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     budgets = sorted({r["budget"] for r in rows})
+    color = {
+        m: f"C{k % 10}" for k, m in enumerate(dict.fromkeys(r["method"] for r in rows))
+    }  # same in every panel
     for ax, ((name, split), rs) in zip(axes.flat, groups.items(), strict=False):
         for method in dict.fromkeys(r["method"] for r in rs):
             pts = sorted((r["budget"], r[measure]) for r in rs if r["method"] == method)
-            ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", label=method)
+            ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", color=color[method], label=method)
         if measure == "hit" and "ceiling" in rs[0]:
             ax.axhline(rs[0]["ceiling"], color="0.5", linestyle="--", linewidth=1, label="retrieval ceiling")
         n = f", {rs[0]['n']} questions" if "n" in rs[0] else ""

@@ -301,6 +301,7 @@ def test_plot_quality_draws_a_panel_per_set(tmp_path):
     assert [line.get_label() for line in ax.get_lines()] == ["top-k", "sentences", "retrieval ceiling"]
     assert list(ax.get_lines()[1].get_ydata()) == [0.4, pytest.approx(0.6)]
     assert (tmp_path / "q.svg").read_text().lstrip().startswith("<?xml")
+    assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"  # a notebook shows it, with or without pyplot
     parts = plot_quality(_rows(("a",)), measure="parts")  # the ceiling is drawn with hit only
     assert [line.get_label() for line in parts.axes[0].get_lines()] == ["top-k", "sentences"]
     for kw, says in (
