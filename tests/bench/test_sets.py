@@ -234,6 +234,7 @@ def test_scwo_bench_quality_set(capsys, tmp_path, faq_file):
     assert "| top-k |" in out and "| sentences |" in out and "python-faq" not in out
     # with --sets and a second --set: every set, in that order
     other = _write(tmp_path / "other.jsonl", [OK])
+    argv = ["bench", "--quality", "--set", faq_file, "--methods", "top-k", "--budgets", "200"]
     assert main([*argv, "--sets", "python-glossary", "--set", other, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert list(dict.fromkeys(r["set"] for r in rows)) == ["python-glossary", "faq10", "other"]
