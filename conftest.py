@@ -83,6 +83,7 @@ DOCTEST_LEGS = {
     "scwo_np.tokens.TiktokenCounter.count": "integration",
     "scwo_np.tokens.WordPieceCounter": "integration",
     "scwo_np.tokens.WordPieceCounter.count": "integration",
+    "scwo_np.bench._plot.plot_quality": "integration",  # draws with matplotlib (the notebooks extra)
 }
 
 

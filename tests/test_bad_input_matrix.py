@@ -19,12 +19,15 @@ without an entry here, so the matrix grows with the API.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import importlib
 import json
 import math
 import os
 import re
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
@@ -314,6 +317,10 @@ def flag_bad(v):
     return {"int": 1, "str": "yes", "None": None}
 
 
+def path_bad(v):  # the path of a file to read
+    return {"None": None, "int": 3, "bytes": b"questions.jsonl", "list": ["questions.jsonl"], "empty": ""}
+
+
 def index_bad(v):
     return {"2.5": 2.5, "str": "3", "True": True, "NaN": math.nan}
 
@@ -344,6 +351,7 @@ CATEGORIES = {
     "kept": kept_bad,
     "flag": flag_bad,
     "index": index_bad,
+    "path": path_bad,
     # Arguments where None means "the default" / "no limit":
     "unit_or_none": _without(unit_bad, "None"),
     "posint_or_none": _without(posint_bad, "None"),
@@ -426,6 +434,22 @@ _FILTERS = dict(where={"status": "ok", "ms": {"gte": 1}}, fields=["id", "ms"], s
 _FILTER_CATS = dict(where="where", fields="fields", start="index", stop="index", offset="count", limit="count",
                     dropped_only="flag", query="text_or_none")  # fmt: skip
 
+
+def _question_file() -> str:
+    """A user's question set (read_questions): two questions over TEXTS, in a folder removed at exit."""
+    folder = tempfile.mkdtemp(prefix="scwo_matrix_")
+    atexit.register(shutil.rmtree, folder, True)
+    path = os.path.join(folder, "questions.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"question": "What did the court rule?", "texts": TEXTS, "gold": [0, 5]}) + "\n")
+        f.write(
+            json.dumps({"question": "Blood sugar?", "texts": TEXTS[1:5], "gold": [], "answers": ["x y z"]})
+            + "\n"
+        )
+    return path
+
+
+_QUESTIONS = _question_file()
 
 REGISTRY = {
     "mmr_select": (
@@ -853,6 +877,11 @@ REGISTRY = {
         dict(matches="matches", budget="budget_or_none"),
     ),
     "sample_query": (lambda **k: sample_query(**k), dict(text="how do I read a file"), dict(text="text")),
+    "read_questions": (
+        bench.read_questions,
+        dict(path=_QUESTIONS, name="mine"),
+        dict(path="path", name="opt_text"),
+    ),
 }
 
 #: Exported names that are plain data holders or need no bad-input entry, with why.
@@ -898,8 +927,11 @@ NOT_FUNCTIONS = {
     "default_data_dir": "takes no arguments",
     "mcp_latency": "a benchmark (scwo bench --mcp); calls and budget are checked like every count",
     "load_questions": "takes a name from QUESTION_SETS; another is a ValueError (tests/bench/test_at_budget.py)",
-    "quality_at_budget": "its bad arguments are tested in tests/bench/test_at_budget.py (each call runs a benchmark)",
+    "quality_at_budget": "its bad arguments are tested in tests/bench/test_at_budget.py and test_sets.py (each "
+    "call runs a benchmark)",
     "format_quality": "formats the rows quality_at_budget returns",
+    "plot_quality": "draws the rows quality_at_budget returns (matplotlib); its bad rows, measure and path are "
+    "tested in tests/bench/test_sets.py",
     "hsca_bench": "a benchmark (scwo bench --hsca); its bad arguments are tested in tests/bench/test_hsca_bench.py",
     "format_hsca": "formats the dict hsca_bench returns",
     "query_kind": "takes any str; a non-str is a TypeError (tests/select/test_auto_lam.py)",

@@ -8,7 +8,10 @@ the baselines timed beside them (see :doc:`/benchmarks`):
   README's and the docs' headline figures are generated from);
 - :func:`quality_at_budget` and :func:`format_quality` — how much of the known answer each
   method of ``QUALITY_METHODS`` puts into the context, for text, chunks or sentences, on the
-  bundled question sets (``scwo bench --quality``);
+  bundled question sets or on your own (``scwo bench --quality``, ``--set FILE.jsonl``);
+- :func:`read_questions` — your own question set, a JSONL file, read and checked;
+- :func:`plot_quality` — those rows drawn: hit against budget, one panel per set (matplotlib,
+  the ``notebooks`` extra; ``scwo bench --quality --plot FILE.png``);
 - :func:`compare_strategies` — which selection strategy (``DEFAULT_STRATEGIES``) puts the answer
   into the context, on questions with known answers, from arrays;
 - :func:`hsca_bench` and :func:`format_hsca` — HSCA's budgeted context against a recency buffer
@@ -27,6 +30,8 @@ from ._at_budget import QUALITY_METHODS, SPLITS, format_quality, quality_at_budg
 from ._crush import crush_bench
 from ._hsca import format_hsca, hsca_bench
 from ._mcp import mcp_latency
+from ._plot import plot_quality
+from ._sets import read_questions
 from ._strategies import DEFAULT_STRATEGIES, compare_strategies
 from ._table import format_table, run_bench
 
@@ -41,6 +46,8 @@ __all__ = [
     "format_table",
     "hsca_bench",
     "mcp_latency",
+    "plot_quality",
     "quality_at_budget",
+    "read_questions",
     "run_bench",
 ]

@@ -17,6 +17,11 @@ against the known answer.  The measures, averaged over the questions of a set an
 ``fill``
     Tokens used over the budget.
 
+Each row also gives the set's retrieval ceiling (``ceiling``): the share of its questions with
+a paragraph of the answer among the candidates; a hit above it comes only from another
+candidate quoting a sentence of the answer.  Besides the bundled sets, ``sets=`` takes your own (a JSONL file or a
+:class:`~scwo_np.datasets.QuestionSet`: :func:`~scwo_np.bench.read_questions`).
+
 ``scwo bench --quality`` prints them; the docs plot them.
 """
 
@@ -29,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from .._registry import Registry
-from ..datasets import QUESTION_SETS, load_questions
+from ..datasets import QUESTION_SETS, QuestionSet, load_questions
 from ..embed import EmbeddingCache, as_embedder, embed_texts
 from ..select import select_by_strategy, select_texts
 from ..text import TERM, split_sentences
 from ..tokens import as_token_counter, count_tokens
-from ..validation import check_int, check_method
+from ..validation import check_int
+from ._sets import _as_sets, _ceiling
 
 __all__ = ["QUALITY_METHODS", "format_quality", "quality_at_budget"]
 
@@ -93,7 +99,7 @@ def _measure(context: str, answer: list[list[set]]) -> tuple[float, float, float
 
 
 def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> list[dict]:
-    qs = load_questions(name)
+    qs = name if isinstance(name, QuestionSet) else load_questions(name)
     keep = [i for i, s in enumerate(qs.split) if split in (None, s)]
     emb = as_embedder(emb_arg, [*qs.paragraphs, *qs.questions], cache=cache)  # behind the cache, if any
     P = embed_texts(emb, qs.paragraphs)
@@ -136,7 +142,7 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
             bar.update(1)
     return [
         {
-            "set": name,
+            "set": qs.name,
             "kind": qs.kind,
             "split": sp,
             "method": method,
@@ -149,7 +155,7 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
 
 
 def quality_at_budget(
-    sets: Iterable[str] = QUESTION_SETS,
+    sets: Iterable[str | os.PathLike | QuestionSet] = QUESTION_SETS,
     *,
     embedder: Callable | str = "lsa",
     token_counter: object = None,
@@ -163,8 +169,11 @@ def quality_at_budget(
 
     Parameters
     ----------
-    sets : iterable of str
-        Names of bundled question sets (:data:`~scwo_np.datasets.QUESTION_SETS`, all by default).
+    sets : iterable of str, path or QuestionSet
+        Names of bundled question sets (:data:`~scwo_np.datasets.QUESTION_SETS`, all by
+        default), paths of your own sets as JSONL files (one question per line:
+        :func:`~scwo_np.bench.read_questions` gives the format) or
+        :class:`~scwo_np.datasets.QuestionSet` objects, in any mix.
     embedder : callable or {"lsa", "minilm"}
         Embeds the paragraphs, the questions and (for sentence granularity) the sentences.
         ``"lsa"`` is fitted once per set on its paragraphs and questions.
@@ -188,8 +197,15 @@ def quality_at_budget(
     -------
     list of dict
         One row per set, split, method and budget: ``set``, ``kind``, ``split``,
-        ``method``, ``budget``, ``n`` (questions) and the measures ``hit``, ``share``,
-        ``parts`` and ``fill`` (see the module docs).
+        ``method``, ``budget``, ``n`` (questions), the measures ``hit``, ``share``,
+        ``parts`` and ``fill`` (see the module docs), and ``ceiling``: the share of those
+        questions with a paragraph of the answer among their candidates.
+
+    Raises
+    ------
+    ValueError
+        An unknown set, split or method, a budget below 1, or a bad line in a set's file
+        (the message names the file, the line and the field).
 
     Examples
     --------
@@ -199,7 +215,7 @@ def quality_at_budget(
     >>> all(0 <= r["hit"] <= 1 and r["fill"] <= 1 for r in rows)
     True
     """
-    sets = [check_method(s, QUESTION_SETS, name="sets") for s in ([sets] if isinstance(sets, str) else sets)]
+    sets = _as_sets(sets)
     budgets = [check_int(b, name="budgets", low=1) for b in budgets]
     if split is not None:
         SPLITS.lookup(split)
@@ -215,13 +231,13 @@ def quality_at_budget(
     if progress:
         from tqdm.auto import tqdm
 
-        total = sum(sum(split in (None, s) for s in load_questions(n).split) for n in sets)
+        total = sum(sum(split in (None, s) for s in qs.split) for qs in sets)
         bar = tqdm(total=total, desc="questions", unit="q")
     try:
         return [
-            row
-            for name in sets
-            for row in _one_set(name, embedder, counter, budgets, methods, cache, split, bar)
+            {**row, "ceiling": _ceiling(qs, row["split"])}
+            for qs in sets
+            for row in _one_set(qs, embedder, counter, budgets, methods, cache, split, bar)
         ]
     finally:
         if bar is not None:
@@ -267,7 +283,8 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
         groups.setdefault((r["set"], r["split"]), []).append(r)
     for (name, split), rs in groups.items():
         by = {(r["method"], r["budget"]): r for r in rs}
-        out.append(f"{name} ({rs[0]['kind']}, {split}, {rs[0]['n']} questions)\n")
+        ceiling = f", retrieval ceiling {rs[0]['ceiling']:.2f}" if "ceiling" in rs[0] else ""
+        out.append(f"{name} ({rs[0]['kind']}, {split}, {rs[0]['n']} questions{ceiling})\n")
         out.append("| method | " + " | ".join(head) + " |")
         out.append("|---" * (len(head) + 1) + "|")
         for method in dict.fromkeys(r["method"] for r in rs):

@@ -13,7 +13,6 @@ import time
 import numpy as np
 
 from .. import _dot
-from ..bench import QUALITY_METHODS, format_quality, quality_at_budget
 from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
 from ..select import (
@@ -43,6 +42,7 @@ from ._io import (
     _vector_option,
     _write_jsonl,
 )
+from ._quality import _bench_quality
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
@@ -407,7 +407,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_crush()
     if args.hsca:
         return _bench_hsca(args)
-    for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
+    quality = ("embedder", "sets", "set", "plot", "split", "budgets", "methods", "json", "cache", "no_cache")
+    for opt in quality:
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
     if args.notes is not None and args.write_figures is None:
@@ -483,42 +484,11 @@ def _bench_hsca(args: argparse.Namespace) -> int:
     """``scwo bench --hsca``: HSCA's context against recency and top-k on the bundled FAQ session."""
     from ..bench import format_hsca, hsca_bench
 
-    for opt in ("sets", "split", "methods", "cache", "no_cache"):
+    for opt in ("sets", "set", "plot", "split", "methods", "cache", "no_cache"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality, not --hsca")
     r = hsca_bench(budgets=_budgets(args.budgets), embedder=args.embedder or "lsa")
     _out(json.dumps(r, indent=1) if args.json else format_hsca(r))
-    return 0
-
-
-def _bench_quality(args: argparse.Namespace) -> int:
-    """``scwo bench --quality``: every method on the bundled question sets, at each budget."""
-
-    def names(value, choices, opt):
-        out = [v.strip() for v in value.split(",") if v.strip()]
-        bad = [v for v in out if v not in choices]
-        if bad or not out:
-            raise SystemExit(
-                f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; got {value!r}"
-            )
-        return out
-
-    sets = names(args.sets, QUESTION_SETS, "sets") if args.sets else QUESTION_SETS
-    methods = names(args.methods, list(QUALITY_METHODS), "methods") if args.methods else None
-    try:
-        budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
-    except ValueError:
-        raise SystemExit(
-            f"scwo bench: --budgets takes integers like 200,400,800; got {args.budgets!r}"
-        ) from None
-    split = None if args.split == "both" else (args.split or "held_out")
-    # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
-    cache = False if args.no_cache else (args.cache or None)
-    rows = quality_at_budget(
-        sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
-        progress=sys.stderr.isatty(),
-    )  # fmt: skip
-    _out(json.dumps(rows, indent=1) if args.json else format_quality(rows))
     return 0
 
 
@@ -625,7 +595,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--quality",
         action="store_true",
         help="quality at budget: how much of the known answer each method puts into the context, on the "
-        "bundled question sets (hit, share, parts, fill at each budget)",
+        "bundled question sets or your own (--set) (hit, share, parts, fill at each budget)",
     )
     b.add_argument(
         "--mcp", action="store_true", help="time a select_context round trip over stdio (the mcp extra)"
@@ -654,6 +624,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--embedder", choices=list(EMBEDDERS), help="with --quality or --hsca: lsa (default) or minilm"
     )
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
+    b.add_argument(
+        "--set", action="append", metavar="FILE",
+        help="with --quality: your own question set, a JSONL file with one question per line: question, "
+        "texts (its candidates), gold (indices into texts); repeatable, and with --sets beside those",
+    )  # fmt: skip
+    b.add_argument(
+        "--plot", metavar="FILE", help="with --quality: also draw hit against budget, one panel per set "
+        "(.png or .svg; needs matplotlib, the notebooks extra)",
+    )  # fmt: skip
     b.add_argument("--methods", help="with --quality: comma-separated methods (all)")
     b.add_argument(
         "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"

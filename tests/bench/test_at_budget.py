@@ -93,7 +93,10 @@ def test_every_method_stays_within_the_budget():
     assert {r["method"] for r in rows} == set(QUALITY_METHODS)
     assert all(0.5 < r["fill"] <= 1.0 and r["split"] == "tune" and r["n"] == 20 for r in rows)
     table = format_quality(rows)
-    assert table.startswith("django-faq (faq, tune, 20 questions)") and "| knapsack |" in table
+    assert (
+        table.startswith("django-faq (faq, tune, 20 questions, retrieval ceiling ")
+        and "| knapsack |" in table
+    )
 
 
 def test_sentences_hold_answers_that_top_k_leaves_out():

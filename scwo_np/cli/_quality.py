@@ -1,0 +1,101 @@
+"""``scwo bench --quality``: the methods on the bundled question sets and the user's own (``--set``), ``--plot``.
+
+Part of the ``bench`` command (``_select`` registers it and its flags); here because the user's
+sets and the plot made it a module's worth of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+
+from ..bench import QUALITY_METHODS, format_quality, plot_quality, quality_at_budget, read_questions
+from ..bench._plot import _figure_class
+from ..datasets import QUESTION_SETS
+from ._io import _out
+
+
+def _names(value: str, choices, opt: str) -> list[str]:
+    out = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in out if v not in choices]
+    if bad or not out:
+        raise SystemExit(
+            f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; got {value!r}"
+        )
+    return out
+
+
+def _user_sets(files: list[str]) -> list:
+    """Each ``--set FILE`` read and checked before any work: a bad line is one line on stderr, status 2."""
+    out = []
+    for path in files:
+        try:
+            out.append(read_questions(path))
+        except OSError as exc:
+            raise SystemExit(f"scwo: cannot read --set {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise SystemExit(f"scwo: {exc}") from None
+    return out
+
+
+def _check_plot(path: str | None) -> None:
+    """``--plot FILE``: a .png or .svg in a folder that exists, and matplotlib, before the benchmark runs."""
+    if path is None:
+        return
+    if not path.lower().endswith((".png", ".svg")):
+        raise SystemExit(f"scwo bench: --plot writes a .png or .svg file; got {path!r}")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise SystemExit(f"scwo bench: cannot write --plot {path}: no such folder")
+    try:
+        _figure_class()
+    except ImportError as exc:
+        raise SystemExit(f"scwo: --plot: {exc}") from None
+
+
+def _write_plot(rows: list[dict], path: str) -> None:
+    """The figure written under a temporary name beside ``path`` and renamed: whole or not at all."""
+    folder, suffix = os.path.dirname(os.path.abspath(path)), os.path.splitext(path)[1]
+    fd, tmp = tempfile.mkstemp(prefix=".scwo-", suffix=suffix, dir=folder)
+    os.close(fd)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file (mkstemp makes it 0600)
+        plot_quality(rows, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _bench_quality(args: argparse.Namespace) -> int:
+    """``scwo bench --quality``: every method on the question sets, at each budget."""
+    if args.sets:
+        sets: list = _names(args.sets, QUESTION_SETS, "sets")
+    else:
+        sets = [] if args.set else list(QUESTION_SETS)
+    methods = _names(args.methods, list(QUALITY_METHODS), "methods") if args.methods else None
+    try:
+        budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
+    except ValueError:
+        raise SystemExit(
+            f"scwo bench: --budgets takes integers like 200,400,800; got {args.budgets!r}"
+        ) from None
+    split = None if args.split == "both" else (args.split or "held_out")
+    _check_plot(args.plot)
+    sets += _user_sets(args.set or [])
+    # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
+    cache = False if args.no_cache else (args.cache or None)
+    rows = quality_at_budget(
+        sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
+        progress=sys.stderr.isatty(),
+    )  # fmt: skip
+    _out(json.dumps(rows, indent=1) if args.json else format_quality(rows))
+    if args.plot is not None:
+        _write_plot(rows, args.plot)
+    return 0
