@@ -63,6 +63,7 @@ def test_sentence_relevance_goes_through_dot():
         sentence_weight=1.0,
         lam=1.0,
         order="pick",
+        lexical=0.0,  # the embedding's relevance alone
     )
     units = Units(TEXTS)
     cos = _dot.query_cosines(embed_texts(emb, units.sentences), embed_texts(emb, [query])[0])[0]

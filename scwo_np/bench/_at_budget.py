@@ -50,10 +50,12 @@ __all__ = ["QUALITY_METHODS", "format_quality", "quality_at_budget"]
 QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
     "methods",
     {
-        "top-k": {"lam": 1.0},
+        "top-k": {"lam": 1.0, "lexical": 0.0},  # the retriever's own order: the baseline
+        "top-k hybrid": {"lam": 1.0},
         "mmr": {"lam": 0.7},
         "mmr (auto)": {"lam": "auto"},
         "sentences": {"granularity": "sentence", "lam": 0.7},
+        "sentences (embedding only)": {"granularity": "sentence", "lam": 0.7, "lexical": 0.0},
         "sentences (auto)": {"granularity": "sentence", "lam": "auto"},
         "sentences (top-k)": {"granularity": "sentence", "lam": 1.0},
         "mmr cost-aware": {"strategy": "mmr", "lam": 0.7, "cost_aware": True},

