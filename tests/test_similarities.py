@@ -68,10 +68,15 @@ def test_sentence_relevance_goes_through_dot():
     units = Units(TEXTS)
     cos = _dot.query_cosines(embed_texts(emb, units.sentences), embed_texts(emb, [query])[0])[0]
     best = np.maximum.reduceat(cos, units.start)
-    # sentence_weight=1: a unit's relevance is its best sentence's cosine as _dot computes it;
-    # lam=1 and room for everything: the first pick is the most relevant unit, its gain that cosine.
-    assert sel.gains[0] == best.max()
-    assert int(units.text_of[int(np.argmax(best))]) == int(sel.indices[0])
+    # sentence_weight=1: a unit's relevance is its best sentence's cosine as _dot computes it, less
+    # its length cost; lam=1 and room for everything: the first pick is the most relevant unit.
+    from scwo_np.select._units import LENGTH_COST
+    from scwo_np.tokens import count_tokens
+
+    own = count_tokens(units.texts, "estimate")
+    rel = best - LENGTH_COST * own / own.mean()
+    assert sel.gains[0] == rel.max()
+    assert int(units.text_of[int(np.argmax(rel))]) == int(sel.indices[0])
 
 
 def test_kb_ranks_by_the_dot_cosine():

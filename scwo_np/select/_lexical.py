@@ -28,7 +28,7 @@ __all__ = ["LEXICAL", "bm25", "lexical_relevance", "query_stems", "term_counts"]
 _K1, _B = 1.2, 0.75
 
 #: The default weight of the question's words beside the embedding (``select_texts(lexical=)``).
-LEXICAL = 0.15
+LEXICAL = 0.1
 
 
 def query_stems(query: str) -> list[str]:

@@ -50,7 +50,7 @@ from ..validation import (
 from ._auto import _rule
 from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
-from ._units import GRANULARITIES, Units, assemble
+from ._units import GRANULARITIES, LENGTH_COST, Units, assemble, spread_over_texts
 
 __all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"]
 
@@ -465,7 +465,13 @@ def _select_sentences(
     # Every unit but the first is preceded by a join: an elision mark inside its text or the
     # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.
     extra = int(count_tokens([joint, separator], counter).max())
-    unit_costs = np.minimum(count_tokens(units.texts, counter) + extra, MAX_COST)
+    own = count_tokens(units.texts, counter)
+    unit_costs = np.minimum(own + extra, MAX_COST)
+    # Answers per token: a unit pays for its length, and a unit of a text already in the context is
+    # partly redundant with it, so the budget reaches more of the retrieved texts (see _units).
+    if len(units):
+        rel = rel - LENGTH_COST * own / max(float(own.mean()), 1.0)
+    E_units = spread_over_texts(E_units, units.text_of)
     if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
         lam = _rule(text_rel, query if isinstance(query, str) else None)
     picks, gains = mmr_with_relevance(E_units, rel, unit_costs, budget + extra, lam=lam, method=method)

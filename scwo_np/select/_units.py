@@ -9,8 +9,12 @@
    ``w * max(cos(sentence, q)) + (1 - w) * cos(text, q)`` over its sentences, with
    ``w = sentence_weight`` (0.5 by default): a sentence means what it says in its text's
    context, and the text's similarity carries that context; a unit glued for coherence counts
-   as its best sentence, not as the blur of its sentences.  A unit's vector is the sum of its
-   sentences' unit vectors, and redundancy is the cosine between units.
+   as its best sentence, not as the blur of its sentences.  With the question as text, plus
+   ``lexical`` (0.1) times the unit's BM25 over the best unit's (:mod:`._lexical`: the
+   question's own words in the answer); minus :data:`LENGTH_COST` times its tokens over the
+   mean unit's.  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
+   length, with :data:`SAME_TEXT` on an axis of its own text; redundancy is the cosine between
+   these, so two units of one text are partly redundant even when their sentences differ.
 3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
    the kernels of :func:`~scwo_np.mmr_select`) under the one budget, each unit costing its
    tokens plus those of the separator that may precede it.
@@ -32,7 +36,7 @@ from numpy.typing import NDArray
 from .._registry import Registry
 from .._sentences import units_and_sentences
 
-__all__ = ["GRANULARITIES", "Units", "assemble"]
+__all__ = ["GRANULARITIES", "LENGTH_COST", "SAME_TEXT", "Units", "assemble", "spread_over_texts"]
 
 #: Registry of what ``select_texts`` selects (``granularity=``): name -> what a unit is.
 GRANULARITIES: Registry = Registry(
@@ -42,6 +46,34 @@ GRANULARITIES: Registry = Registry(
         "sentence": "sentences of the retrieved texts (a sentence that needs its predecessor keeps it)",
     },
 )
+
+
+#: What a unit pays for its length: its relevance loses ``LENGTH_COST`` times its tokens over the
+#: mean unit's, so of two units about as relevant the shorter, which leaves room for another
+#: text, goes first.  Chosen with :data:`SAME_TEXT` by leave-one-source-out
+#: (``python -m scwo_evals.relevance``; the selection guide has the figures).
+LENGTH_COST = 0.06
+
+#: How much two units of one text count as redundant beyond their cosine: each unit's vector (unit
+#: length) gains a component ``SAME_TEXT`` along an axis of its own text, so two units of one text
+#: have cosine ``(cos + SAME_TEXT**2) / (1 + SAME_TEXT**2)`` and units of two texts ``cos / (1 +
+#: SAME_TEXT**2)``.  MMR then spreads the budget over more of the retrieved texts: the answer is
+#: in one of them, and the retriever's order is a guess.
+SAME_TEXT = 1.0
+
+
+def spread_over_texts(vectors: NDArray[np.float64], text_of: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The units' vectors, each scaled to unit length, with ``SAME_TEXT`` on an axis of its text
+    appended (one axis per text that has units)."""
+    n = vectors.shape[0]
+    if not n:
+        return vectors
+    norms = np.linalg.norm(vectors, axis=1)
+    out_texts, axis = np.unique(text_of, return_inverse=True)
+    out = np.zeros((n, vectors.shape[1] + len(out_texts)))
+    out[:, : vectors.shape[1]] = vectors / np.where(norms > 0, norms, 1.0)[:, None]
+    out[np.arange(n), vectors.shape[1] + axis] = SAME_TEXT
+    return out
 
 
 class Units:

@@ -43,6 +43,7 @@ def test_mmr_with_relevance_checks_its_arguments():
 
 from scwo_np.select import select_texts  # noqa: E402
 from scwo_np.select._lexical import LEXICAL  # noqa: E402
+from scwo_np.select._units import LENGTH_COST, SAME_TEXT  # noqa: E402
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [
@@ -90,7 +91,8 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
-    * (its BM25 share); naive MMR."""
+    * (its BM25 share) - LENGTH_COST * (its tokens over the mean unit's); naive MMR over the unit
+    vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
     emb = Letters()
@@ -111,6 +113,12 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
     # plus the question's words in the unit (BM25 over the units, select_texts' default lexical)
     lex = naive.lexical_relevance([CHUNKS[i][a:b] for i, a, b in units], "read json file")
     rel = [r + LEXICAL * x for r, x in zip(rel, lex, strict=True)]
+    # minus the length cost: its tokens over the mean unit's
+    own = [words(CHUNKS[i][a:b]) for i, a, b in units]
+    rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
+    # each vector at unit length, with SAME_TEXT on an axis of its own text
+    U = [[x / naive.norm(u) for x in u] + [SAME_TEXT * (k == i) for k in range(len(CHUNKS))]
+         for u, (i, _, _) in zip(U, units, strict=True)]  # fmt: skip
     picks, _ = naive.mmr_with_relevance(U, rel, costs, budget, lam=lam)
     want = {}
     for k in picks:
