@@ -50,7 +50,7 @@ from ..validation import (
 from ._auto import _rule
 from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
-from ._units import GRANULARITIES, LENGTH_COST, Units, assemble, spread_over_texts
+from ._units import GRANULARITIES, LENGTH_COST, NEIGHBOUR, Units, assemble, neighbour_lift, spread_over_texts
 
 __all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"]
 
@@ -458,7 +458,11 @@ def _select_sentences(
     # A unit is its sentences: its vector their mean direction, its relevance its best sentence's.
     E_units = np.add.reduceat(S, units.start, axis=0) if len(units) else np.empty((0, S.shape[1]))
     best = np.maximum.reduceat(sent_rel, units.start) if len(units) else np.empty(0)
-    rel = weight * best + (1.0 - weight) * text_rel[units.text_of]
+    rel = (
+        weight * best
+        + (1.0 - weight) * text_rel[units.text_of]
+        + NEIGHBOUR * neighbour_lift(best, units.text_of)
+    )
     if lexical and isinstance(query, str):  # the question's words in the unit itself (BM25 over the units)
         rel = rel + lexical * lexical_relevance(units.texts, query)
     joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent

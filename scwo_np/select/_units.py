@@ -11,8 +11,9 @@
    context, and the text's similarity carries that context; a unit glued for coherence counts
    as its best sentence, not as the blur of its sentences.  With the question as text, plus
    ``lexical`` (0.1) times the unit's BM25 over the best unit's (:mod:`._lexical`: the
-   question's own words in the answer); minus :data:`LENGTH_COST` times its tokens over the
-   mean unit's.  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
+   question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
+   question its better neighbour's best sentence is (:func:`neighbour_lift`); minus
+   :data:`LENGTH_COST` times its tokens over the mean unit's.  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
    length, with :data:`SAME_TEXT` on an axis of its own text; redundancy is the cosine between
    these, so two units of one text are partly redundant even when their sentences differ.
 3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
@@ -36,7 +37,16 @@ from numpy.typing import NDArray
 from .._registry import Registry
 from .._sentences import units_and_sentences
 
-__all__ = ["GRANULARITIES", "LENGTH_COST", "SAME_TEXT", "Units", "assemble", "spread_over_texts"]
+__all__ = [
+    "GRANULARITIES",
+    "LENGTH_COST",
+    "NEIGHBOUR",
+    "SAME_TEXT",
+    "Units",
+    "assemble",
+    "neighbour_lift",
+    "spread_over_texts",
+]
 
 #: Registry of what ``select_texts`` selects (``granularity=``): name -> what a unit is.
 GRANULARITIES: Registry = Registry(
@@ -60,6 +70,24 @@ LENGTH_COST = 0.06
 #: SAME_TEXT**2)``.  MMR then spreads the budget over more of the retrieved texts: the answer is
 #: in one of them, and the retriever's order is a guess.
 SAME_TEXT = 1.0
+
+
+#: How much a unit next to a closer match is lifted toward it: ``NEIGHBOUR`` times how much more
+#: similar to the question the better of its two neighbours (in its own text) is.  An answer's
+#: sentences sit together, and the one beside the sentence that echoes the question is often the
+#: answer ("Use X." after "How do I Y?").
+NEIGHBOUR = 0.3
+
+
+def neighbour_lift(best: NDArray[np.float64], text_of: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``max(0, max(best[u - 1], best[u + 1]) - best[u])``, neighbours taken within the unit's text."""
+    n = best.shape[0]
+    near = np.full(n, -np.inf)
+    if n > 1:
+        same = text_of[1:] == text_of[:-1]  # units u and u + 1 are of one text
+        near[1:] = np.where(same, best[:-1], -np.inf)
+        near[:-1] = np.maximum(near[:-1], np.where(same, best[1:], -np.inf))
+    return np.maximum(near - best, 0.0)
 
 
 def spread_over_texts(vectors: NDArray[np.float64], text_of: NDArray[np.int64]) -> NDArray[np.float64]:

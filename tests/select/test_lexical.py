@@ -112,3 +112,36 @@ def test_the_question_s_words_lift_the_chunk_that_holds_them():
 def test_bad_lexical_is_a_clear_error(bad):
     with pytest.raises((ValueError, TypeError), match="lexical"):
         select_texts(CHUNKS, "read", 20, embedder=Letters(), lexical=bad)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.floats(-1, 1)), max_size=12))
+def test_neighbour_lift_equals_a_plain_loop(rows):
+    from scwo_np.select._units import neighbour_lift
+
+    rows = sorted(rows, key=lambda r: r[0])  # units come text by text
+    text_of = np.array([t for t, _ in rows], dtype=np.int64)
+    best = np.array([b for _, b in rows], dtype=np.float64)
+    want = []
+    for k, (t, b) in enumerate(rows):
+        near = [rows[j][1] for j in (k - 1, k + 1) if 0 <= j < len(rows) and rows[j][0] == t]
+        want.append(max(0.0, max(near, default=b) - b))
+    np.testing.assert_array_equal(neighbour_lift(best, text_of), want)
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=10), st.integers(1, 5))
+def test_units_of_one_text_are_partly_redundant(text_of, d):
+    from scwo_np.select._units import SAME_TEXT, spread_over_texts
+
+    text_of = np.sort(np.asarray(text_of, dtype=np.int64))
+    rng = np.random.default_rng(len(text_of) * 7 + d)
+    V = rng.normal(size=(len(text_of), d)) + 0.1
+    out = spread_over_texts(V, text_of)
+    for i in range(len(V)):
+        for j in range(len(V)):
+            c = naive.cosine(V[i], V[j])
+            want = (
+                (c + SAME_TEXT**2) / (1 + SAME_TEXT**2)
+                if text_of[i] == text_of[j]
+                else c / (1 + SAME_TEXT**2)
+            )
+            assert abs(naive.cosine(out[i], out[j]) - want) < 1e-12

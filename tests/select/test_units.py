@@ -43,7 +43,7 @@ def test_mmr_with_relevance_checks_its_arguments():
 
 from scwo_np.select import select_texts  # noqa: E402
 from scwo_np.select._lexical import LEXICAL  # noqa: E402
-from scwo_np.select._units import LENGTH_COST, SAME_TEXT  # noqa: E402
+from scwo_np.select._units import LENGTH_COST, NEIGHBOUR, SAME_TEXT  # noqa: E402
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [
@@ -91,7 +91,7 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
-    * (its BM25 share) - LENGTH_COST * (its tokens over the mean unit's); naive MMR over the unit
+    * (its BM25 share) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's); naive MMR over the unit
     vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
@@ -99,7 +99,7 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
     sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
                        token_counter=words, lam=lam, sentence_weight=w, order="original")  # fmt: skip
     q = Letters()(["read json file"])[0]
-    units, U, rel, costs = [], [], [], []
+    units, U, rel, costs, bests = [], [], [], [], []
     for i, t in enumerate(CHUNKS):
         sents = split_sentences(t)
         for a, b in sentence_units(t):
@@ -108,8 +108,13 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
             units.append((i, a, b))
             U.append(unit)
             best = max(naive.cosine(v, q) for v in vecs)
+            bests.append(best)
             rel.append(w * best + (1 - w) * naive.cosine(Letters()([t])[0], q))
             costs.append(words(t[a:b]) + words(" "))
+    # plus the lift toward a closer neighbour of the same text
+    for k, (i, _, _) in enumerate(units):
+        near = [bests[j] for j in (k - 1, k + 1) if 0 <= j < len(units) and units[j][0] == i]
+        rel[k] += NEIGHBOUR * max(0.0, max(near, default=bests[k]) - bests[k])
     # plus the question's words in the unit (BM25 over the units, select_texts' default lexical)
     lex = naive.lexical_relevance([CHUNKS[i][a:b] for i, a, b in units], "read json file")
     rel = [r + LEXICAL * x for r, x in zip(rel, lex, strict=True)]
