@@ -24,7 +24,7 @@ paragraphs are the turns of the ``hsca_context`` sets.
 * ``sqlite-faq``: the SQLite FAQ's questions over every page of Debian's ``sqlite3-doc``
   (hand-written HTML), leaving out what repeats other pages or holds no prose: the release
   notes of ``releaselog/`` (``changes.html`` holds them all), ``capi3ref.html`` (the pages of
-  ``c3ref/`` in one), the syntax diagrams (``syntax/``, ``syntaxdiagrams.html``) and the
+  ``c3ref/`` in one), ``requirements.html`` (excerpts of the other pages), the syntax diagrams (``syntax/``, ``syntaxdiagrams.html``) and the
   indexes (``keyword_index.html``, ``sitemap.html``, ``doclist.html``, ``doc_*_crossref.html``, the
   ``*list.html`` of ``c3ref/`` and ``session/``).  Public domain.
 * ``manpages``: one question per man page of sections 2, 3 and 7 of Debian's ``manpages``
@@ -264,7 +264,7 @@ class _Blocks(HTMLParser):
 
 
 _SQLITE_SKIP = re.compile(
-    r"^(?:releaselog/|syntax/|search|capi3ref\.html|syntaxdiagrams\.html|keyword_index\.html"
+    r"^(?:releaselog/|syntax/|search|capi3ref\.html|requirements\.html|syntaxdiagrams\.html|keyword_index\.html"
     r"|sitemap\.html|doclist\.html|doc_\w+_crossref\.html|(?:c3ref|session)/(?:func|obj|const)list\.html)"
 )
 
