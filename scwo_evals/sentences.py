@@ -25,6 +25,13 @@ each other, each definition its own paragraph in the same pool.  ``--sets python
 overviews of the library pages of 4 to 12 sections ("Give an overview of json: JSON encoder
 and decoder."), one part per section.
 
+Sources of other kinds (issue 43; ``scwo_evals/doc_pools.py`` builds their pools and says how):
+``--sets git`` (gitfaq(7)'s questions and the Git user manual's section titles over every
+paragraph of git-doc's AsciiDoc sources), ``sqlalchemy-faq`` (the SQLAlchemy FAQ over the
+SQLAlchemy docs, Sphinx HTML), ``sqlite-faq`` (the SQLite FAQ over the SQLite docs,
+hand-written HTML) and ``manpages`` ("How do I open and possibly create a file?", from each
+man page's NAME line, over every paragraph of sections 2, 3, 5 and 7 of the Linux man-pages).
+
 Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
 """
 
@@ -233,12 +240,28 @@ def build_glossary_pool() -> tuple[list[str], list[dict]]:
     return texts, questions
 
 
+def _in_doc_pools(attr: str):
+    """A pool builder of ``scwo_evals.doc_pools``, imported when it runs (that module imports this one)."""
+
+    def build() -> tuple[list[str], list[dict]]:
+        from scwo_evals import doc_pools
+
+        return getattr(doc_pools, attr)()
+
+    build.__name__ = build.__qualname__ = attr
+    return build
+
+
 #: The question sets: name -> what builds the pool.
 SETS = {
     "python-docs": build_python_pool,
     "django-docs": build_django_pool,
     "python-glossary": build_glossary_pool,
     "python-overview": build_overview_pool,
+    "git": _in_doc_pools("git_pool"),
+    "sqlalchemy-faq": _in_doc_pools("sqlalchemy_pool"),
+    "sqlite-faq": _in_doc_pools("sqlite_pool"),
+    "manpages": _in_doc_pools("manpages_pool"),
 }
 
 

@@ -231,7 +231,7 @@ class QuestionSet:
     Parameters
     ----------
     name : str
-        One of :data:`QUESTION_SETS`.
+        One of :data:`QUESTION_SETS` (or, from a clone, of ``scwo_evals.quality_sets.EVAL_SETS``).
     kind : str
         ``"faq"`` (one answer), ``"comparison"`` (two parts) or ``"overview"`` (one part per section).
     source, licence, retriever : str
@@ -254,7 +254,7 @@ class QuestionSet:
     ('comparison', 'What is the difference between', 50, 2)
     """
 
-    #: One of :data:`QUESTION_SETS`.
+    #: One of :data:`QUESTION_SETS` (or of ``scwo_evals.quality_sets.EVAL_SETS``).
     name: str
     #: ``"faq"``, ``"comparison"`` or ``"overview"``.
     kind: str
@@ -276,10 +276,9 @@ class QuestionSet:
     split: list[str]
 
 
-@lru_cache(maxsize=len(QUESTION_SETS))
-def _load_questions(name: str) -> QuestionSet:
-    raw = (resources.files("scwo_np.bundled") / "quality" / f"{name}.json.gz").read_bytes()
-    d = json.loads(gzip.decompress(raw))
+def _question_set(d: dict) -> QuestionSet:
+    """A :class:`QuestionSet` from the decoded JSON of a question-set file (the bundled sets and
+    the evaluation sets of ``scwo_evals.quality_sets`` share the format)."""
     qs = d["questions"]
     return QuestionSet(
         name=d["name"],
@@ -293,6 +292,12 @@ def _load_questions(name: str) -> QuestionSet:
         gold=[q["gold"] for q in qs],
         split=[q["split"] for q in qs],
     )
+
+
+@lru_cache(maxsize=len(QUESTION_SETS))
+def _load_questions(name: str) -> QuestionSet:
+    raw = (resources.files("scwo_np.bundled") / "quality" / f"{name}.json.gz").read_bytes()
+    return _question_set(json.loads(gzip.decompress(raw)))
 
 
 def load_questions(name: str) -> QuestionSet:

@@ -24,10 +24,28 @@ paragraphs or any vector.  A rebuild gives the same bytes.
   parts as sections; the question names none of them).  PSF-2.0.
 
 Every question keeps the fixed ``split`` of ``scwo_evals.sentences`` (a hash of its text).
+
+``--evals`` builds the evaluation sets of issue 43 instead, the same way, into
+``scwo_evals/data/quality/`` (source tree only, never in the wheel; read by
+``scwo_evals.quality_sets``), from the pools of ``scwo_evals/doc_pools.py``::
+
+    apt-get install git-doc python-sqlalchemy-doc sqlite3-doc manpages manpages-dev wordnet-base
+    python tools/build_data/build_quality.py --evals        # or --evals --sets git,manpages
+
+* ``git``: gitfaq(7)'s questions and the Git user manual's section titles over every paragraph
+  of git-doc's AsciiDoc sources.  GPL-2.0.
+* ``sqlalchemy-faq``: the SQLAlchemy 1.4 FAQ over every paragraph of its documentation.  MIT.
+* ``sqlite-faq``: the SQLite FAQ over every paragraph of its documentation.  Public domain.
+* ``manpages``: "How do I ...?" from the NAME lines of man pages of sections 2, 3 and 7 over
+  every paragraph of sections 2, 3, 5 and 7 of the Linux man-pages.  Their licences.
+
+Embedding the four pools (about 63,000 paragraphs) takes a while on a small CPU the first time;
+the vectors stay in the cache of ``scwo_evals.sentences``.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import pathlib
@@ -68,10 +86,48 @@ SETS = {
 }
 
 
-def build(name: str, embedder) -> dict:
+EVAL_OUT = ROOT / "scwo_evals" / "data" / "quality"
+
+#: The evaluation sets (``--evals``), each its own pool of ``scwo_evals.sentences``.
+EVAL_SETS = {
+    "git": (
+        "git",
+        "faq",
+        "Git 2.39 documentation (Debian git-doc, the AsciiDoc sources of every man page, guide, howto "
+        "and technical document): gitfaq(7)'s questions and the user manual's section titles of two "
+        "words or more over every paragraph",
+        "GPL-2.0 (Git's documentation)",
+    ),
+    "sqlalchemy-faq": (
+        "sqlalchemy-faq",
+        "faq",
+        "SQLAlchemy 1.4 documentation (Debian python-sqlalchemy-doc, Sphinx HTML): the FAQ's questions "
+        "over every paragraph",
+        "MIT",
+    ),
+    "sqlite-faq": (
+        "sqlite-faq",
+        "faq",
+        "SQLite 3.40 documentation (Debian sqlite3-doc, hand-written HTML): the FAQ's questions over "
+        "every paragraph",
+        "public domain (SQLite)",
+    ),
+    "manpages": (
+        "manpages",
+        "faq",
+        "Linux man-pages 6.03 (Debian manpages, manpages-dev), rendered by man: 'How do I <the NAME "
+        "line's description>?' for pages of sections 2, 3 and 7 whose description is a verb phrase, "
+        "gold = the first two paragraphs of DESCRIPTION, over every paragraph of sections 2, 3, 5 "
+        "and 7 but the NAME lines",
+        "Linux man-pages licences (mostly the 'verbatim' licence; each page states its own)",
+    ),
+}
+
+
+def build(name: str, embedder, table: dict = SETS) -> dict:
     from scwo_evals import sentences
 
-    source_set, kind, source, licence = SETS[name]
+    source_set, kind, source, licence = table[name]
     texts, questions, E, Q, cache = sentences.load(embedder, source_set)
     cache.close()
     En = E / np.linalg.norm(E, axis=1, keepdims=True)
@@ -97,16 +153,25 @@ def build(name: str, embedder) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--evals", action="store_true", help="the evaluation sets, into scwo_evals/data/quality/")
+    p.add_argument("--sets", help="comma-separated names (default: every set of the group)")
+    args = p.parse_args(argv)
+    table, out = (EVAL_SETS, EVAL_OUT) if args.evals else (SETS, OUT)
+    names = args.sets.split(",") if args.sets else list(table)
+    for name in names:
+        if name not in table:
+            p.error(f"--sets: unknown set {name!r}; choose from {', '.join(table)}")
     sys.path.insert(0, str(ROOT))
     from scwo_np.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name in SETS:
-        data = json.dumps(build(name, emb), ensure_ascii=False, separators=(",", ":")).encode()
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        data = json.dumps(build(name, emb, table), ensure_ascii=False, separators=(",", ":")).encode()
         with (
-            open(OUT / f"{name}.json.gz", "wb") as raw,
+            open(out / f"{name}.json.gz", "wb") as raw,
             gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as f,
         ):
             f.write(data)
