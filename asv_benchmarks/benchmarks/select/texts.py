@@ -33,7 +33,9 @@ class SelectTexts(Benchmark):
         cache, texts, q, costs = self.cache, self.texts, self.q, self.costs
 
         def ours():
-            return select_texts(texts, q, 2000, embedder=emb, cache=cache, costs=costs)
+            # lexical=0: the embedding's relevance alone, so the call is mmr_select on the arrays
+            # (the question's words cost what select.relevance measures)
+            return select_texts(texts, q, 2000, embedder=emb, cache=cache, costs=costs, lexical=0.0)
 
         def parts():
             E = cache.embed(emb, texts)
