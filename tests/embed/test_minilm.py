@@ -28,8 +28,13 @@ def test_select_texts_with_minilm_equals_mmr_select_on_the_bundled_arrays(sample
     q = sample.query_embeddings[2]
     cand = np.argsort(-(sample.embeddings @ q), kind="stable")[:40]
     texts = [sample.texts[i] for i in cand]
-    sel = select_texts(
-        texts, sample.queries[2], 800, embedder=MiniLMEmbedder(), token_counter=WordPieceCounter()
+    sel = select_texts(  # the embedding's relevance alone: the model made the bundled arrays
+        texts,
+        sample.queries[2],
+        800,
+        embedder=MiniLMEmbedder(),
+        token_counter=WordPieceCounter(),
+        lexical=0.0,
     )
     want = mmr_select(sample.embeddings[cand], q, sample.costs[cand], 800)
     np.testing.assert_array_equal(sel.indices, want)
