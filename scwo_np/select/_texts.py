@@ -243,7 +243,7 @@ def select_texts(
     sentence_weight: float = 0.5,
     elision: str | None = None,
     separator: str = "\n\n",
-    lexical: float = LEXICAL,
+    lexical: float | None = None,
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
 
@@ -299,14 +299,15 @@ def select_texts(
     separator : str, default "\\n\\n"
         What joins the selected texts in ``TextSelection.context``; its tokens count against the
         budget (``""``: the texts' own tokens only, as :func:`~scwo_np.mmr_select` counts them).
-    lexical : float in [0, 1], default 0.1
+    lexical : float in [0, 1], optional
         With the question as text: the weight of its own words beside the embedding.  Each
         candidate (a text, or with sentences a unit) gains ``lexical`` times its BM25 against the
         question's content words (stemmed, stop words left out, document frequencies over the
         candidates) over the best candidate's (see :mod:`scwo_np.select._lexical`).  0: the
         embedding's relevance alone (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).
-        A question given as a vector has no words: the embedding's relevance alone.  Chosen by
-        leave-one-source-out on six documentation sources (the selection guide has the figures).
+        A question given as a vector has no words: the embedding's relevance alone.  Default:
+        0.05 for chunks, 0 for sentences, chosen by leave-one-source-out on five documentation
+        sources (the text guide has the figures).
 
     Returns
     -------
@@ -330,10 +331,13 @@ def select_texts(
         raise ValueError("query is empty; pass the question as text, or its embedding.")
     ORDERS.lookup(order)
     separator = check_text(separator, name="separator")
+    GRANULARITIES.lookup(granularity)
+    if lexical is None:
+        lexical = LEXICAL[granularity]
     lexical = check_unit_interval(
         lexical, name="lexical", meaning="the weight of the question's words beside the embedding; 0 for none"
     )
-    if GRANULARITIES.lookup(granularity) is GRANULARITIES["sentence"]:
+    if granularity == "sentence":
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
             order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,

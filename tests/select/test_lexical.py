@@ -74,7 +74,7 @@ def test_chunks_are_mmr_over_the_fused_relevance(lam, budget):
     E = Letters()(CHUNKS)
     q = Letters()([query])[0]
     rel = [
-        naive.cosine(e, q) + LEXICAL * s
+        naive.cosine(e, q) + LEXICAL["chunk"] * s
         for e, s in zip(E, naive.lexical_relevance(CHUNKS, query), strict=True)
     ]
     picks, _ = naive.mmr_with_relevance(E, rel, [words(t) for t in CHUNKS], budget, lam=lam)

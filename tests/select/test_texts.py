@@ -46,7 +46,9 @@ def test_from_text_alone_it_embeds_with_lsa_and_counts_with_the_estimate(sample,
     costs = np.array([-(-len(t) // 4) for t in texts])
     E, q = lsa(texts), lsa([query])[0]
     # the cosine plus the question's words (select_texts' default lexical)
-    rel = np.asarray(naive.relevance(E, [q])) + LEXICAL * np.asarray(naive.lexical_relevance(texts, query))
+    rel = np.asarray(naive.relevance(E, [q])) + LEXICAL["chunk"] * np.asarray(
+        naive.lexical_relevance(texts, query)
+    )
     want, _ = naive.mmr_with_relevance(E, rel, costs, 600)
     np.testing.assert_array_equal(sel.indices, want)
     # with lexical=0, mmr_select on LSA's vectors exactly

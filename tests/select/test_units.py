@@ -85,10 +85,11 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
         assert set(spans) <= set(sentence_units(CHUNKS[i]))
 
 
+@pytest.mark.parametrize("lexical", [None, 0.3])  # None: the sentences' default (LEXICAL["sentence"])
 @pytest.mark.parametrize(
     "lam, w, budget", [(0.6, 0.5, 25), (0.7, 0.5, 12), (1.0, 0.3, 40), (0.0, 1.0, 30), (0.5, 0.0, 18)]
 )
-def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget):
+def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget, lexical):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
     * (its BM25 share) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's); naive MMR over the unit
@@ -97,7 +98,7 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
 
     emb = Letters()
     sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
-                       token_counter=words, lam=lam, sentence_weight=w, order="original")  # fmt: skip
+                       token_counter=words, lam=lam, sentence_weight=w, order="original", lexical=lexical)  # fmt: skip
     q = Letters()(["read json file"])[0]
     units, U, rel, costs, bests = [], [], [], [], []
     for i, t in enumerate(CHUNKS):
@@ -115,9 +116,10 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
     for k, (i, _, _) in enumerate(units):
         near = [bests[j] for j in (k - 1, k + 1) if 0 <= j < len(units) and units[j][0] == i]
         rel[k] += NEIGHBOUR * max(0.0, max(near, default=bests[k]) - bests[k])
+    lexical = LEXICAL["sentence"] if lexical is None else lexical
     # plus the question's words in the unit (BM25 over the units, select_texts' default lexical)
     lex = naive.lexical_relevance([CHUNKS[i][a:b] for i, a, b in units], "read json file")
-    rel = [r + LEXICAL * x for r, x in zip(rel, lex, strict=True)]
+    rel = [r + lexical * x for r, x in zip(rel, lex, strict=True)]
     # minus the length cost: its tokens over the mean unit's
     own = [words(CHUNKS[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
