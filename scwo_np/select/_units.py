@@ -9,9 +9,9 @@
    ``w * max(cos(sentence, q)) + (1 - w) * cos(text, q)`` over its sentences, with
    ``w = sentence_weight`` (0.5 by default): a sentence means what it says in its text's
    context, and the text's similarity carries that context; a unit glued for coherence counts
-   as its best sentence, not as the blur of its sentences.  With the question as text, plus
-   ``lexical`` (0.1) times the unit's BM25 over the best unit's (:mod:`._lexical`: the
-   question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
+   as its best sentence, not as the blur of its sentences.  With the question as text and
+   ``lexical`` given (0 by default for sentences), plus ``lexical`` times the unit's BM25 over
+   the best unit's (:mod:`._lexical`: the question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
    question its better neighbour's best sentence is (:func:`neighbour_lift`); minus
    :data:`LENGTH_COST` times its tokens over the mean unit's.  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
    length, with :data:`SAME_TEXT` on an axis of its own text; redundancy is the cosine between
