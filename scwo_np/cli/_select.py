@@ -407,7 +407,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_crush()
     if args.hsca:
         return _bench_hsca(args)
-    for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache"):
+    for opt in ("embedder", "sets", "split", "budgets", "methods", "json", "cache", "no_cache", "peers"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
     if args.notes is not None and args.write_figures is None:
@@ -483,7 +483,7 @@ def _bench_hsca(args: argparse.Namespace) -> int:
     """``scwo bench --hsca``: HSCA's context against recency and top-k on the bundled FAQ session."""
     from ..bench import format_hsca, hsca_bench
 
-    for opt in ("sets", "split", "methods", "cache", "no_cache"):
+    for opt in ("sets", "split", "methods", "cache", "no_cache", "peers"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality, not --hsca")
     r = hsca_bench(budgets=_budgets(args.budgets), embedder=args.embedder or "lsa")
@@ -503,8 +503,15 @@ def _bench_quality(args: argparse.Namespace) -> int:
             )
         return out
 
+    from ..bench._peers import PEERS, with_peers
+
     sets = names(args.sets, QUESTION_SETS, "sets") if args.sets else QUESTION_SETS
-    methods = names(args.methods, list(QUALITY_METHODS), "methods") if args.methods else None
+    methods = names(args.methods, [*QUALITY_METHODS, *PEERS], "methods") if args.methods else None
+    try:  # --peers: the installed ones too, a line for each one that is not; one named and missing: an error
+        methods, skipped = with_peers(methods, args.peers, list(QUALITY_METHODS))
+    except ImportError as exc:
+        raise SystemExit(f"scwo bench: {exc}") from None
+    sys.stderr.writelines(f"scwo bench: {line}\n" for line in skipped)
     try:
         budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
     except ValueError:
@@ -654,7 +661,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--embedder", choices=list(EMBEDDERS), help="with --quality or --hsca: lsa (default) or minilm"
     )
     b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
-    b.add_argument("--methods", help="with --quality: comma-separated methods (all)")
+    b.add_argument("--methods", help="with --quality: comma-separated methods, ours or peers' (all of ours)")
+    b.add_argument("--peers", action="store_true", help="with --quality: the installed peers too (headroom, "
+                   "pyversity, LangChain, LlamaIndex); a line for each one not installed")  # fmt: skip
     b.add_argument(
         "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"
     )
