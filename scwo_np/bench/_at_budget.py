@@ -16,6 +16,10 @@ against the known answer.  The measures, averaged over the questions of a set an
     section for an overview) with a sentence held.
 ``fill``
     Tokens used over the budget.
+``over``
+    The share of calls whose output exceeded the budget before the benchmark cut it to the
+    budget: always 0 for our methods (checked on every call); the peers of
+    ``scwo_np/bench/_peers.py`` (``peers=True``, ``scwo bench --quality --peers``) can overrun.
 
 Each row also gives the set's retrieval ceiling (``ceiling``): the share of its questions with
 a paragraph of the answer among the candidates; a hit above it comes only from another
@@ -28,6 +32,7 @@ candidate quoting a sentence of the answer.  Besides the bundled sets, ``sets=``
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -68,7 +73,7 @@ QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
     },
 )
 
-_MEASURES = ("hit", "share", "parts", "fill")
+_MEASURES = ("hit", "share", "parts", "fill", "over")
 
 #: Registry of the question sets' splits (``split=``; None is both): name -> what it holds.
 SPLITS: Registry[str] = Registry(
@@ -100,6 +105,14 @@ def _measure(context: str, answer: list[list[set]]) -> tuple[float, float, float
     return float(any(flat)), sum(flat) / len(flat), sum(any(p) for p in held) / len(held)
 
 
+def _within(method: str, tokens: int, budget: int) -> None:
+    """Our methods never overrun: ``over`` is 0 for them because this holds on every call."""
+    if tokens > budget:
+        raise RuntimeError(
+            f"{method!r} returned {tokens} tokens for a budget of {budget}: a bug, please report it"
+        )
+
+
 def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> list[dict]:
     qs = name if isinstance(name, QuestionSet) else load_questions(name)
     keep = [i for i, s in enumerate(qs.split) if split in (None, s)]
@@ -115,8 +128,17 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
         for method, kw in methods.items():
             kw = dict(kw)
             strategy = kw.pop("strategy", None)
+            peer = kw.pop("peer", None)
             for budget in budgets:
-                if strategy is None:
+                over = 0.0
+                if peer is not None:  # another library's method; cut to the budget if it overran
+                    from ._peers import run_peer
+
+                    context, used, overran = run_peer(
+                        peer, texts, qs.questions[i], qv, P[cand], costs[cand], budget, counter, emb, **kw
+                    )
+                    chosen, over = [context], float(overran)
+                elif strategy is None:
                     # the question as text (lam="auto" reads it); sentences are embedded and counted
                     if kw.get("granularity") == "sentence":
                         extra = {"token_counter": counter}
@@ -133,12 +155,14 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
                         **extra,
                     )
                     chosen, used = sel.texts, sel.total_tokens
+                    _within(method, sel.context_tokens, budget)
                 else:
                     idx = select_by_strategy(P[cand], qv, costs[cand], budget, strategy=strategy, **kw)
                     chosen, used = [texts[j] for j in idx], int(costs[cand][idx].sum())
+                    _within(method, used, budget)
                 m = _measure("\n\n".join(chosen), answer)
-                acc = sums.setdefault((qs.split[i], method, budget), [0.0] * 5)
-                for k, v in enumerate((*m, used / budget, 1.0)):
+                acc = sums.setdefault((qs.split[i], method, budget), [0.0] * 6)
+                for k, v in enumerate((*m, used / budget, over, 1.0)):
                     acc[k] += v
         if bar is not None:
             bar.update(1)
@@ -149,11 +173,23 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
             "split": sp,
             "method": method,
             "budget": budget,
-            "n": int(acc[4]),
-            **{k: acc[j] / acc[4] for j, k in enumerate(_MEASURES)},
+            "n": int(acc[-1]),
+            **{k: acc[j] / acc[-1] for j, k in enumerate(_MEASURES)},
         }  # fmt: skip
         for (sp, method, budget), acc in sums.items()
     ]
+
+
+def _method(name: object) -> Mapping[str, Any]:
+    """The keyword arguments of a method of QUALITY_METHODS, or ``{"peer": name}`` for a peer."""
+    if isinstance(name, str) and name not in QUALITY_METHODS:
+        from ._peers import PEERS, require
+
+        if name in PEERS:
+            require(name)
+            return {"peer": name}
+        return QUALITY_METHODS.lookup(name, hint=f"Peers: {', '.join(map(repr, PEERS))}.")
+    return QUALITY_METHODS.lookup(name)
 
 
 def quality_at_budget(
@@ -166,6 +202,7 @@ def quality_at_budget(
     split: str | None = "held_out",
     cache: EmbeddingCache | str | os.PathLike | bool | None = None,
     progress: bool = False,
+    peers: bool = False,
 ) -> list[dict[str, Any]]:
     """How much of the known answer each method puts into the context, per set, split, method and budget.
 
@@ -184,7 +221,9 @@ def quality_at_budget(
     budgets : sequence of int
         Token budgets.
     methods : mapping or iterable of str, optional
-        Names of :data:`QUALITY_METHODS` (all by default), or name -> keyword arguments.
+        Names of :data:`QUALITY_METHODS` (all by default) or of peers (``PEERS`` in
+        ``scwo_np/bench/_peers.py``: an ``ImportError`` if a named peer's package is missing), or
+        name -> keyword arguments (``{"peer": name, **settings}`` runs a peer with other settings).
     split : {"held_out", "tune", None}
         Which questions to ask (``None``: both, reported apart).
     cache : None, False, EmbeddingCache or path
@@ -194,14 +233,17 @@ def quality_at_budget(
         False: no cache.
     progress : bool
         Show a progress bar (tqdm, on stderr) over the questions.
+    peers : bool
+        Also run every installed peer; each one not installed is skipped with a warning that
+        says which package it needs.
 
     Returns
     -------
     list of dict
         One row per set, split, method and budget: ``set``, ``kind``, ``split``,
         ``method``, ``budget``, ``n`` (questions), the measures ``hit``, ``share``,
-        ``parts`` and ``fill`` (see the module docs), and ``ceiling``: the share of those
-        questions with a paragraph of the answer among their candidates.
+        ``parts``, ``fill`` and ``over`` (see the module docs), and ``ceiling``: the share of
+        those questions with a paragraph of the answer among their candidates.
 
     Raises
     ------
@@ -224,7 +266,14 @@ def quality_at_budget(
     if methods is None:
         methods = dict(QUALITY_METHODS)
     elif not isinstance(methods, Mapping):
-        methods = {m: QUALITY_METHODS.lookup(m) for m in ([methods] if isinstance(methods, str) else methods)}
+        methods = {m: _method(m) for m in ([methods] if isinstance(methods, str) else methods)}
+    if peers:
+        from ._peers import installed
+
+        names, skipped = installed()
+        for line in skipped:
+            warnings.warn(line, UserWarning, stacklevel=2)
+        methods = {**methods, **{m: {"peer": m} for m in names}}
     counter = as_token_counter(token_counter)
     own = isinstance(cache, (str, os.PathLike))
     if own:
@@ -262,7 +311,8 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
     -------
     str
         Per set and split, one line per method: hit at each budget, then share, parts
-        and fill at ``budget``; and last, the hit averaged over the sets.
+        and fill at ``budget``, and, when a method overran (a peer), ``over`` at each budget;
+        and last, the hit (and ``over``) averaged over the sets.
 
     Examples
     --------
@@ -279,6 +329,7 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
     if budget is None:
         budget = budgets[len(budgets) // 2]
     head = [f"hit@{b}" for b in budgets] + [f"{m}@{budget}" for m in ("share", "parts", "fill")]
+    overs = [f"over@{b}" for b in budgets] if any(r.get("over", 0) > 0 for r in rows) else []
     out = []
     groups: dict[tuple[str, str], list] = {}
     for r in rows:
@@ -287,11 +338,12 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
         by = {(r["method"], r["budget"]): r for r in rs}
         ceiling = f", retrieval ceiling {rs[0]['ceiling']:.2f}" if "ceiling" in rs[0] else ""
         out.append(f"{name} ({rs[0]['kind']}, {split}, {rs[0]['n']} questions{ceiling})\n")
-        out.append("| method | " + " | ".join(head) + " |")
-        out.append("|---" * (len(head) + 1) + "|")
+        out.append("| method | " + " | ".join(head + overs) + " |")
+        out.append("|---" * (len(head + overs) + 1) + "|")
         for method in dict.fromkeys(r["method"] for r in rs):
             cells = [f"{by[(method, b)]['hit']:.3f}" for b in budgets]
             cells += [f"{by[(method, budget)][m]:.2f}" for m in ("share", "parts", "fill")]
+            cells += [f"{by[(method, b)]['over']:.2f}" for b in budgets if overs]
             out.append(f"| {method} | " + " | ".join(cells) + " |")
         out.append("")
     names = list(dict.fromkeys(r["set"] for r in rows))
@@ -299,13 +351,17 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
         for split in dict.fromkeys(r["split"] for r in rows):
             rs = [r for r in rows if r["split"] == split]
             out.append(f"mean over the {len(names)} sets ({split})\n")
-            out.append("| method | " + " | ".join(f"hit@{b}" for b in budgets) + " |")
-            out.append("|---" * (len(budgets) + 1) + "|")
+            out.append("| method | " + " | ".join([f"hit@{b}" for b in budgets] + overs) + " |")
+            out.append("|---" * (len(budgets) + len(overs) + 1) + "|")
             for method in dict.fromkeys(r["method"] for r in rs):
-                hits = [
-                    np.mean([r["hit"] for r in rs if r["method"] == method and r["budget"] == b])
+                means = [
+                    np.mean([r[m] for r in rs if r["method"] == method and r["budget"] == b])
+                    for m in ("hit", "over")[: 1 + bool(overs)]
                     for b in budgets
                 ]
-                out.append(f"| {method} | " + " | ".join(f"{h:.3f}" for h in hits) + " |")
+                cells = [f"{h:.3f}" for h in means[: len(budgets)]] + [
+                    f"{o:.2f}" for o in means[len(budgets) :]
+                ]
+                out.append(f"| {method} | " + " | ".join(cells) + " |")
             out.append("")
     return "\n".join(out).rstrip("\n")

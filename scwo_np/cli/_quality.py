@@ -79,7 +79,14 @@ def _bench_quality(args: argparse.Namespace) -> int:
         sets: list = _names(args.sets, QUESTION_SETS, "sets")
     else:
         sets = [] if args.set else list(QUESTION_SETS)
-    methods = _names(args.methods, list(QUALITY_METHODS), "methods") if args.methods else None
+    from ..bench._peers import PEERS, with_peers
+
+    methods = _names(args.methods, [*QUALITY_METHODS, *PEERS], "methods") if args.methods else None
+    try:  # --peers: the installed ones too, a line for each one that is not; one named and missing: an error
+        methods, skipped = with_peers(methods, args.peers, list(QUALITY_METHODS))
+    except ImportError as exc:
+        raise SystemExit(f"scwo bench: {exc}") from None
+    sys.stderr.writelines(f"scwo bench: {line}\n" for line in skipped)
     try:
         budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
     except ValueError:

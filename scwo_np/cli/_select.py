@@ -407,7 +407,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_crush()
     if args.hsca:
         return _bench_hsca(args)
-    quality = ("embedder", "sets", "set", "plot", "split", "budgets", "methods", "json", "cache", "no_cache")
+    quality = (
+        "embedder",
+        "sets",
+        "set",
+        "plot",
+        "split",
+        "budgets",
+        "methods",
+        "json",
+        "cache",
+        "no_cache",
+        "peers",
+    )
     for opt in quality:
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality")
@@ -484,7 +496,7 @@ def _bench_hsca(args: argparse.Namespace) -> int:
     """``scwo bench --hsca``: HSCA's context against recency and top-k on the bundled FAQ session."""
     from ..bench import format_hsca, hsca_bench
 
-    for opt in ("sets", "set", "plot", "split", "methods", "cache", "no_cache"):
+    for opt in ("sets", "set", "plot", "split", "methods", "cache", "no_cache", "peers"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality, not --hsca")
     r = hsca_bench(budgets=_budgets(args.budgets), embedder=args.embedder or "lsa")
@@ -633,7 +645,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--plot", metavar="FILE", help="with --quality: also draw hit against budget, one panel per set "
         "(.png or .svg; needs matplotlib, the notebooks extra)",
     )  # fmt: skip
-    b.add_argument("--methods", help="with --quality: comma-separated methods (all)")
+    b.add_argument("--methods", help="with --quality: comma-separated methods, ours or peers' (all of ours)")
+    b.add_argument("--peers", action="store_true", help="with --quality: the installed peers too (headroom, "
+                   "pyversity, LangChain, LlamaIndex); a line for each one not installed")  # fmt: skip
     b.add_argument(
         "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"
     )
