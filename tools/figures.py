@@ -6,7 +6,9 @@
 
 The README's quality figure comes the same way from the committed quality run,
 ``docs/data/quality_minilm.json`` (``scwo bench --quality --embedder minilm --split both --json``),
-which the quality guide draws.
+which the quality guide draws; the quality guide's peers table from
+``docs/data/quality_peers_minilm.json`` (the command is in ``PEERS_COMMAND`` below), with the peers'
+versions from the pins in ``.ci/constraints.txt``.
 
 A region is the text between ``<!-- figures:NAME -->`` and ``<!-- /figures -->`` on lines of their
 own; everything between is generated (edit the templates below, never the region).
@@ -27,8 +29,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "_generated" / "figures.json"
 QUALITY = ROOT / "docs" / "data" / "quality_minilm.json"
+PEERS = ROOT / "docs" / "data" / "quality_peers_minilm.json"
+#: Our methods shown beside the peers, in this order (the run writes them first).
+OURS = ("top-k", "mmr", "sentences", "sentences (auto)", "msd", "dpp", "ssd", "cover")
+PEERS_COMMAND = (
+    f"scwo bench --quality --embedder minilm --methods '{','.join(OURS)}' --peers --json "
+    "> docs/data/quality_peers_minilm.json"
+)
 #: File -> the regions it holds.
-FILES = {"README.md": ("speed", "quality"), "docs/index.md": ("speed",), "docs/benchmarks.md": ("table",)}
+FILES = {
+    "README.md": ("speed", "quality"),
+    "docs/index.md": ("speed",),
+    "docs/benchmarks.md": ("table",),
+    "docs/user_guide/quality.md": ("peers",),
+}
 REGION = re.compile(r"(<!-- figures:(\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
 
 
@@ -120,11 +134,71 @@ def _quality(_: dict) -> str:
     )
 
 
+def _pins() -> dict[str, str]:
+    """Package -> the version ``.ci/constraints.txt`` pins (the peers' versions the figures were measured with)."""
+    text = (ROOT / ".ci" / "constraints.txt").read_text(encoding="utf-8")
+    return dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", text, re.M))
+
+
+def _peers(_: dict) -> str:
+    rows = json.loads(PEERS.read_text(encoding="utf-8"))
+    from scwo_np.bench._peers import PEERS as REGISTRY
+
+    sets = list(dict.fromkeys(r["set"] for r in rows))
+    budgets = sorted({r["budget"] for r in rows})
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    n = {r["set"]: r["n"] for r in rows}
+    pins = _pins()
+
+    def cell(method, name, budget, measure):
+        (r,) = [r for r in rows if (r["method"], r["set"], r["budget"]) == (method, name, budget)]
+        return r[measure]
+
+    def mean(method, budget, measure):
+        return sum(cell(method, s, budget, measure) for s in sets) / len(sets)
+
+    def library(method):
+        if method not in REGISTRY:
+            return "scwo_np"
+        package = REGISTRY[method].package
+        return f"{package} {pins[package]}" if package in pins else package
+
+    head = _fill(
+        f"Held-out questions of the {len(sets)} bundled sets ("
+        + ", ".join(f"`{s}` {n[s]}" for s in sets)
+        + "), the 50 paragraphs MiniLM retrieved for each, the same vectors and the same token "
+        f"counter for every method; `{PEERS_COMMAND}`. Generated from `docs/data/quality_peers_minilm.json` "
+        "(`python tools/figures.py`). **hit** is averaged over the sets (each set weighs the same); "
+        "**over** is the share of calls whose output exceeded the budget before the benchmark cut it."
+    )
+    lines = [
+        "| method | library | " + " | ".join(f"hit@{b}" for b in budgets) + " | "
+        + " | ".join(f"over@{b}" for b in budgets) + " |",
+        "|---|---|" + "---|" * (2 * len(budgets)),
+    ]  # fmt: skip
+    for m in methods:
+        hits = " | ".join(f"{mean(m, b, 'hit'):.3f}" for b in budgets)
+        overs = " | ".join(f"{mean(m, b, 'over'):.2f}" for b in budgets)
+        lines.append(f"| {m} | {library(m)} | {hits} | {overs} |")
+    per = [
+        "",
+        "Per set, hit at " + " / ".join(map(str, budgets)) + " tokens:",
+        "",
+        "| method | " + " | ".join(f"{s} ({n[s]})" for s in sets) + " |",
+        "|---|" + "---|" * len(sets),
+    ]
+    for m in methods:
+        cells = [" / ".join(f"{cell(m, s, b, 'hit'):.2f}" for b in budgets) for s in sets]
+        per.append(f"| {m} | " + " | ".join(cells) + " |")
+    return head + "\n" + "\n".join(lines + per) + "\n\n"
+
+
 RENDER = {
     ("README.md", "speed"): lambda d: _speed(d, "docs/benchmarks.md", ""),
     ("README.md", "quality"): _quality,
     ("docs/index.md", "speed"): lambda d: _speed(d, "benchmarks.md", "**Headline figure.** "),
     ("docs/benchmarks.md", "table"): _table,
+    ("docs/user_guide/quality.md", "peers"): _peers,
 }
 
 

@@ -10,7 +10,7 @@ from scwo_np._registry import Registry
 from scwo_np.bench import QUALITY_METHODS, _peers, format_quality, quality_at_budget
 from scwo_np.bench._peers import PEERS, Peer, cut_to_budget, installed, run_peer
 from scwo_np.cli import main
-from scwo_np.datasets import load_questions
+from scwo_np.datasets import QUESTION_SETS, load_questions
 from scwo_np.embed import as_embedder, embed_texts
 from scwo_np.tokens import as_token_counter, count_tokens
 
@@ -134,3 +134,17 @@ def test_peer_names_are_not_ours(capsys):
     assert "langchain mmr" in capsys.readouterr().err
     assert main(["bench", "--peers"]) == 2
     assert "--peers goes with --quality" in capsys.readouterr().err
+
+
+def test_the_committed_peers_run_is_whole():
+    """docs/data/quality_peers_minilm.json (the quality guide's peers table and figure) holds every
+    peer and our methods shown beside them, on the held-out questions of every set."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    rows = json.loads((root / "docs" / "data" / "quality_peers_minilm.json").read_text(encoding="utf-8"))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    assert set(PEERS) <= set(methods) and set(methods) - set(PEERS) <= set(QUALITY_METHODS)
+    assert {(r["set"], r["split"]) for r in rows} == {(s, "held_out") for s in QUESTION_SETS}
+    assert all(0 <= r["over"] <= 1 and 0 <= r["hit"] <= 1 for r in rows)
+    assert all(r["over"] == 0 for r in rows if r["method"] in QUALITY_METHODS)
