@@ -1263,3 +1263,11 @@ def lexical_relevance(docs, query):
     scores = bm25(words, [t for t in terms if t])
     top = max(scores, default=0.0)
     return [s / top if top > 0 else 0.0 for s in scores]
+
+
+def fused_chunks(E, q, docs, query, costs, budget, lexical, lam=0.7):
+    """``select_texts``' chunk selection for a question given as text, written out: budgeted MMR
+    over each chunk's cosine with the question plus ``lexical`` times its :func:`lexical_relevance`."""
+    rel = [cosine(e, q) + lexical * s for e, s in zip(E, lexical_relevance(docs, query), strict=True)]
+    picks, _ = mmr_with_relevance(E, rel, costs, budget, lam=lam)
+    return list(picks)

@@ -13,6 +13,11 @@ a lambda around an API client::
 
 Give a lambda a ``name`` (``f.name = "my-model-v2"``) before caching its output:
 every lambda has the same qualified name.
+
+A model that embeds questions differently from passages (LangChain's ``embed_query``, the
+"query:" prefix of E5 models, sentence-transformers' ``encode_query``) can say so: an
+embedder with an ``embed_query(text) -> vector`` method has its questions embedded by it
+(:func:`embed_query`), and its texts by the call.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from numpy.typing import NDArray
 
 from ..validation import check_texts
 
-__all__ = ["Embedder", "embedder_name", "embed_texts"]
+__all__ = ["Embedder", "embed_query", "embedder_name", "embed_texts"]
 
 
 @runtime_checkable
@@ -147,3 +152,48 @@ def embed_texts(embedder: Callable[[list[str]], object], texts: Sequence[str]) -
             "a cosine needs a direction."
         )
     return arr
+
+
+class _QueryModel:
+    """An embedder's ``embed_query`` as an embedder of its own, so its output is checked as any."""
+
+    def __init__(self, embedder: object, embed_one: Callable[[str], object]) -> None:
+        self.name = f"{embedder_name(embedder)}.embed_query"
+        self.embed_one = embed_one
+
+    def __call__(self, texts: Sequence[str]) -> list[object]:
+        return [self.embed_one(t) for t in texts]
+
+
+def embed_query(embedder: Callable[[list[str]], object], query: str) -> NDArray[np.float32]:
+    """The question's vector: by ``embedder.embed_query`` when it has one, else as a text.
+
+    Parameters
+    ----------
+    embedder : callable
+        ``texts -> (n, d) array`` (see :class:`Embedder`), optionally with an
+        ``embed_query(text) -> (d,) vector`` method for questions.
+    query : str
+        The question.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d,)`` float32, finite and non-zero (checked as :func:`embed_texts` checks).
+
+    Examples
+    --------
+    >>> class Asymmetric:
+    ...     name = "toy-e5"
+    ...     def __call__(self, texts):
+    ...         return [[1.0, len(t)] for t in texts]
+    ...     def embed_query(self, text):
+    ...         return [2.0, len(text)]
+    >>> embed_query(Asymmetric(), "why?")
+    array([2., 4.], dtype=float32)
+    >>> embed_query(lambda ts: [[1.0, len(t)] for t in ts], "why?")
+    array([1., 4.], dtype=float32)
+    """
+    one = getattr(embedder, "embed_query", None)
+    model = _QueryModel(embedder, one) if callable(one) else embedder
+    return embed_texts(model, [query])[0]

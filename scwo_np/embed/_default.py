@@ -193,6 +193,8 @@ class CachedEmbedder:
             )
         self.embedder = embedder
         self.cache = cache
+        if callable(getattr(embedder, "embed_query", None)):  # questions: the model's own way, not cached
+            self.embed_query = embedder.embed_query
 
     def __call__(self, texts: Sequence[str]) -> NDArray[np.float32]:
         store = self.cache if self.cache is not None else user_embedding_cache()

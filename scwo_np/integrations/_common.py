@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BeforeValidator, ValidationError
 
-from ..embed import as_embedder, embed_texts
+from ..embed import embedder_name
 from ..select import TextSelection, select_texts
 from ..validation import check_budget, check_lam
 
@@ -58,6 +58,28 @@ def stack(vectors: Sequence[Any]) -> np.ndarray | None:
     return flat.reshape(len(vectors), d)
 
 
+class FrameworkModel:
+    """A framework's embedding model as scwo_np's embedder: texts by ``embed_docs``, the question by
+    ``embed_query`` (or the vector the framework already holds for it), so :func:`select_texts` gets
+    the question as text, for its words, and its vector from the framework's query model."""
+
+    def __init__(self, embed_docs: Callable | None, embed_query: Callable | None, query_vector: Any) -> None:
+        self.embed_docs, self.query, self.vector = embed_docs, embed_query, query_vector
+        self.name = embedder_name(embed_docs) if embed_docs is not None else "given"
+
+    def __call__(self, texts: list[str]) -> Any:
+        if self.embed_docs is None:  # only the question is ever embedded when the vectors are given
+            raise ValueError("the documents carry no embeddings and no embedding model was given.")
+        return self.embed_docs(list(texts))
+
+    def embed_query(self, text: str) -> Any:
+        if self.vector is not None:
+            return self.vector
+        if self.query is None:
+            raise ValueError("the question has no embedding and no embedding model was given.")
+        return self.query(text)
+
+
 def choose(
     texts: Sequence[str],
     query: str,
@@ -80,7 +102,9 @@ def choose(
     ``embed_docs``/``embed_query`` are a framework's embedding model's two
     methods (LangChain's ``embed_documents``/``embed_query``, LlamaIndex's
     ``get_text_embedding_batch``/``get_query_embedding``); ``embedder`` is
-    scwo_np's (a name or a callable; default LSA over the texts and query).
+    scwo_np's (a name or a callable; default LSA over the texts and query).  The
+    question goes to :func:`select_texts` as text whenever it has words (its words
+    count beside the cosine), its vector made by the framework's query model.
     """
     texts = list(texts)  # checked by select_texts
     if not isinstance(query, str):
@@ -89,29 +113,25 @@ def choose(
         return select_texts([], query or "-", budget, token_counter=token_counter, lam=lam, method=method)
     if not query.strip() and query_vector is None:
         raise ValueError("query is empty; pass the question as text.")
+    framework = embed_docs is not None or embed_query is not None or query_vector is not None
+    model = FrameworkModel(embed_docs, embed_query, query_vector) if framework else None
+    # The question as text when it has words, else the framework's vector for it.
+    q = query if query.strip() else np.asarray(query_vector, dtype=np.float64)
+    common = dict(token_counter=token_counter, lam=lam, method=method, order=order)
     if granularity == "sentence":  # every sentence is embedded: by the framework's model when there is one
-        if query_vector is None and embed_query is not None:
-            query_vector = embed_query(query)
-        q = query if query_vector is None else np.asarray(query_vector, dtype=np.float64)
-        return select_texts(texts, q, budget, embedder=embed_docs if embed_docs is not None else embedder,
-                            embeddings=vectors, token_counter=token_counter, lam=lam, method=method, order=order,
-                            granularity="sentence", elision=elision)  # fmt: skip
+        own = model if embed_docs is not None else embedder
+        return select_texts(texts, q, budget, embedder=own, embeddings=vectors, granularity="sentence",
+                            elision=elision, **common)  # fmt: skip
     if vectors is None and embed_docs is not None:
         vectors = np.asarray(embed_docs(list(texts)), dtype=np.float64)
-    if query_vector is None and embed_query is not None:
-        query_vector = embed_query(query)
     if vectors is not None:
-        if query_vector is None:
-            if embedder is None:
-                raise ValueError(
-                    "the documents carry embeddings but the query has none: pass the embedding model that "
-                    "made them (embeddings=/embed_model=) so the query can be embedded the same way."
-                )
-            query_vector = embed_texts(as_embedder(embedder, [query]), [query])[0]
-        return select_texts(texts, np.asarray(query_vector, dtype=np.float64), budget, embeddings=vectors,
-                            token_counter=token_counter, lam=lam, method=method, order=order)  # fmt: skip
-    return select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
-                        method=method, order=order)  # fmt: skip
+        if model is None and embedder is None:
+            raise ValueError(
+                "the documents carry embeddings but the query has none: pass the embedding model that "
+                "made them (embeddings=/embed_model=) so the query can be embedded the same way."
+            )
+        return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, **common)
+    return select_texts(texts, query, budget, embedder=embedder, **common)
 
 
 def annotations(sel: TextSelection) -> list[dict]:

@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
 from .._registry import Registry
-from ..embed import EmbeddingCache, as_embedder, embed_texts, embedder_name
+from ..embed import EmbeddingCache, as_embedder, embed_query, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
     MAX_COST,
@@ -264,7 +264,9 @@ def select_texts(
         Tokens to spend, in ``token_counter``'s tokens.
     embedder : callable or {"lsa", "minilm"}, optional
         ``texts -> (n, d)``; default ``"lsa"``: an
-        :class:`~scwo_np.embed.LSAEmbedder` fitted on ``texts`` and ``query``.
+        :class:`~scwo_np.embed.LSAEmbedder` fitted on ``texts`` and ``query``.  A text
+        question is embedded by its ``embed_query`` method when it has one
+        (:func:`~scwo_np.embed.embed_query`).
     token_counter : name, TokenCounter or callable ``str -> int``, optional
         Default ``"estimate"``; see :func:`scwo_np.tokens.as_token_counter`.
     lam : float or "auto"
@@ -364,7 +366,7 @@ def select_texts(
         else:
             emb = None
         E = embed_texts(emb, texts) if embeddings is None else check_embeddings(embeddings)
-        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
+        q = embed_query(emb, query) if isinstance(query, str) else query
     finally:
         if own:
             store.close()
@@ -455,7 +457,7 @@ def _select_sentences(
     try:  # one call for every distinct text, then the query
         emb = _embedder_for(embedder, texts, query, store)
         V = embed_texts(emb, wanted)
-        q = embed_texts(emb, [query])[0] if isinstance(query, str) else query
+        q = embed_query(emb, query) if isinstance(query, str) else query
     finally:
         if own:
             store.close()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
@@ -13,7 +14,9 @@ from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.dedup import deduplicate
 from scwo_np.embed import LSAEmbedder
 from scwo_np.integrations.langchain import ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings
-from scwo_np.tokens import WordPieceCounter
+from scwo_np.select._lexical import LEXICAL
+from scwo_np.tokens import WordPieceCounter, count_tokens
+from tests import naive
 
 QUESTION = "How do I read a CSV file?"
 
@@ -57,7 +60,10 @@ def test_vectors_in_metadata_and_a_langchain_embeddings_for_the_question(sample,
     )
     out = comp.compress_documents(with_vecs, sample.queries[0])
     cand = np.array([d.metadata["i"] for d in docs])
-    want = mmr_select(sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand], 900)
+    # The question goes in as text (its words count beside the cosine), embedded by the
+    # framework's query model: the sample's MiniLM question vector.
+    want = naive.fused_chunks(sample.embeddings[cand], sample.query_embeddings[0], [d.page_content for d in docs],
+                              sample.queries[0], sample.costs[cand], 900, LEXICAL["chunk"])  # fmt: skip
     assert [d.metadata["i"] for d in out] == cand[want].tolist()
     with pytest.raises(ValueError, match="query has none"):
         ScwoCompressor(budget=900).compress_documents(with_vecs, QUESTION)
@@ -97,6 +103,40 @@ def test_async_equals_sync(docs):
     emb = ScwoEmbeddings(LSAEmbedder(corpus + [QUESTION], dim=64))
     comp = ScwoCompressor(budget=600, embeddings=emb)
     assert asyncio.run(comp.acompress_documents(docs, QUESTION)) == comp.compress_documents(docs, QUESTION)
+
+
+class Asymmetric(Embeddings):
+    """A LangChain model that embeds questions its own way (as E5's "query:" prefix does): LSA
+    for the documents, the question with a prefix and words of its own."""
+
+    def __init__(self, corpus):
+        self.lsa = LSAEmbedder(corpus, dim=64)
+
+    def embed_documents(self, texts):
+        return self.lsa(texts).tolist()
+
+    def embed_query(self, text):
+        return self.lsa([f"query: {text} example usage"])[0].tolist()
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+def test_the_question_is_embedded_by_the_framework_s_query_model(docs, granularity):
+    """The question reaches select_texts as text (its words count) with the model's embed_query vector."""
+    model = Asymmetric([d.page_content for d in docs] + [QUESTION])
+    comp = ScwoCompressor(budget=300, embeddings=model, granularity=granularity)
+    out = comp.compress_documents(docs, QUESTION)
+    texts = [d.page_content for d in docs]
+    assert not np.allclose(model.embed_query(QUESTION), model.embed_documents([QUESTION])[0])
+    if granularity == "chunk":
+        E = np.asarray(model.embed_documents(texts))
+        q = np.asarray(model.embed_query(QUESTION))
+        costs = count_tokens(texts, "estimate")
+        want = naive.fused_chunks(E, q, texts, QUESTION, costs, 300, LEXICAL["chunk"])
+        assert [d.page_content for d in out] == [texts[i] for i in want]
+    own = select_texts(texts, np.asarray(model.embed_query(QUESTION)), 300, embedder=model.embed_documents,
+                       granularity=granularity, lexical=0)  # fmt: skip
+    if granularity == "sentence":  # sentences ship with lexical 0: the vector decides, as given
+        assert [d.page_content for d in out] == own.texts
 
 
 def test_the_config_is_serialisable(docs):

@@ -7,8 +7,10 @@ import pytest
 from llama_index.core.postprocessor import LongContextReorder
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
-from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np import load_sample, select_texts
 from scwo_np.integrations.llamaindex import ScwoNodePostprocessor
+from scwo_np.select._lexical import LEXICAL
+from tests import naive
 
 QUESTION = "How do I read a CSV file?"
 
@@ -55,7 +57,10 @@ def test_node_embeddings_and_the_query_bundle_embedding(sample, cand):
     nodes = _nodes(sample, cand, vectors=True)
     qb = QueryBundle(query_str=sample.queries[0], embedding=sample.query_embeddings[0].tolist())
     out = ScwoNodePostprocessor(budget=900, token_counter="wordpiece").postprocess_nodes(nodes, qb)
-    want = mmr_select(sample.embeddings[cand], sample.query_embeddings[0], sample.costs[cand], 900)
+    texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+    # The question as text (its words count beside the cosine), its vector the bundle's.
+    want = naive.fused_chunks(sample.embeddings[cand], sample.query_embeddings[0], texts, sample.queries[0],
+                              sample.costs[cand], 900, LEXICAL["chunk"])  # fmt: skip
     assert [int(n.node.node_id) for n in out] == cand[want].tolist()
     assert [n.node.metadata["scwo_rank"] for n in out] == list(range(len(out)))
     with pytest.raises(ValueError, match="query has none"):

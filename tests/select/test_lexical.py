@@ -77,8 +77,9 @@ def test_chunks_are_mmr_over_the_fused_relevance(lam, budget):
         naive.cosine(e, q) + LEXICAL["chunk"] * s
         for e, s in zip(E, naive.lexical_relevance(CHUNKS, query), strict=True)
     ]
-    picks, _ = naive.mmr_with_relevance(E, rel, [words(t) for t in CHUNKS], budget, lam=lam)
-    assert sel.indices.tolist() == list(picks)
+    costs = [words(t) for t in CHUNKS]
+    picks = naive.fused_chunks(E, q, CHUNKS, query, costs, budget, LEXICAL["chunk"], lam=lam)
+    assert sel.indices.tolist() == picks
     np.testing.assert_allclose(sel.relevance, [rel[i] for i in picks])
 
 
@@ -145,3 +146,31 @@ def test_units_of_one_text_are_partly_redundant(text_of, d):
                 else c / (1 + SAME_TEXT**2)
             )
             assert abs(naive.cosine(out[i], out[j]) - want) < 1e-12
+
+
+class QueryLetters(Letters):
+    """An asymmetric embedder: questions by their own method (as E5's "query:" prefix)."""
+
+    name = "query-letters"
+
+    def embed_query(self, text):
+        return [text.count(c) + 2.5 for c in "aeijosnrt"]
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+def test_the_question_is_embedded_by_the_embedder_s_embed_query(granularity):
+    query = "how do I read a CSV file?"
+    emb = QueryLetters()
+    q = np.asarray(emb.embed_query(query))
+    sel = select_texts(
+        CHUNKS, query, 30, embedder=emb, token_counter=words, separator="", granularity=granularity
+    )
+    if granularity == "chunk":
+        E = Letters()(CHUNKS)
+        want = naive.fused_chunks(E, q, CHUNKS, query, [words(t) for t in CHUNKS], 30, LEXICAL["chunk"])
+    else:  # sentences ship with lexical 0: the same as the question's vector
+        want = select_texts(
+            CHUNKS, q, 30, embedder=Letters(), token_counter=words, separator="", granularity=granularity
+        ).indices.tolist()
+    assert sel.indices.tolist() == want
+    assert not np.allclose(q, Letters()([query])[0])
