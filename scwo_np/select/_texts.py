@@ -25,9 +25,11 @@ estimate, see :mod:`scwo_np.tokens`), and the budget is in its tokens.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,6 +50,7 @@ from ..validation import (
     check_unit_interval,
 )
 from ._auto import _rule
+from ._front import STRATEGIES, select_by_strategy
 from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
 from ._units import GRANULARITIES, LENGTH_COST, NEIGHBOUR, Units, assemble, neighbour_lift, spread_over_texts
@@ -80,7 +83,7 @@ class TextSelection:
     tokens : ndarray of int64
         Each one's token count, by the ``token_counter``.
     gains : ndarray of float64
-        Each one's MMR score when it was picked.
+        Each one's score when it was picked (MMR's, or the ``strategy``'s).
     ranks : ndarray of int64
         Each one's place in MMR's pick order (0 = picked first).
     relevance : ndarray of float64
@@ -244,6 +247,8 @@ def select_texts(
     elision: str | None = None,
     separator: str = "\n\n",
     lexical: float | None = None,
+    strategy: str = "mmr",
+    strategy_options: dict[str, Any] | None = None,
 ) -> TextSelection:
     """Select texts for a question under a token budget with budgeted MMR.
 
@@ -310,6 +315,13 @@ def select_texts(
         A question given as a vector has no words: the embedding's relevance alone.  Default:
         0.05 for chunks, 0 for sentences, chosen by leave-one-source-out on five documentation
         sources (the text guide has the figures).
+    strategy : str, default "mmr"
+        With ``granularity="chunk"``: any of :data:`~scwo_np.select.STRATEGIES`
+        (:func:`~scwo_np.select.select_by_strategy` on the texts' vectors and token counts, ``lam``
+        passed to those that take it).  The other strategies rank by the cosine alone
+        (``lexical`` is MMR's); sentence selection is MMR over the units.
+    strategy_options : dict, optional
+        The strategy's own keyword arguments (``{"gamma": 0.5}``, ``{"cost_exponent": 1.0}``).
 
     Returns
     -------
@@ -334,11 +346,24 @@ def select_texts(
     ORDERS.lookup(order)
     separator = check_text(separator, name="separator")
     GRANULARITIES.lookup(granularity)
+    STRATEGIES.lookup(strategy)
+    options = dict(strategy_options or {})
+    if strategy != "mmr" and granularity == "sentence":
+        raise ValueError(
+            f"strategy={strategy!r} selects whole texts: use granularity='chunk', or strategy='mmr' for "
+            "sentences (their relevance is not a cosine)."
+        )
+    if options and strategy == "mmr":
+        raise ValueError(
+            "strategy_options are for the other strategies; MMR's options are select_texts' own."
+        )
     if lexical is None:
-        lexical = LEXICAL[granularity]
+        lexical = LEXICAL[granularity] if strategy == "mmr" else 0.0
     lexical = check_unit_interval(
         lexical, name="lexical", meaning="the weight of the question's words beside the embedding; 0 for none"
     )
+    if lexical and strategy != "mmr":
+        raise ValueError(f"lexical is MMR's: strategy={strategy!r} ranks by the cosine; pass lexical=0.")
     if granularity == "sentence":
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
@@ -378,7 +403,13 @@ def select_texts(
     # budget is one separator larger (exact for a counter whose counts add up).
     sep = int(count_tokens([separator], counter)[0]) if separator else 0
     unit_costs = np.minimum(costs + sep, MAX_COST)
-    if lexical and isinstance(query, str):  # the cosine plus the question's words (BM25)
+    if strategy != "mmr":  # the strategy on the vectors and costs; relevance: the cosine
+        if "lam" in inspect.signature(STRATEGIES[strategy]).parameters:
+            options.setdefault("lam", lam)
+        idx, gains = select_by_strategy(E, q, unit_costs, budget + sep, strategy=strategy, return_gains=True,
+                                        **options)  # fmt: skip
+        rel = _cosine(E, q, idx)
+    elif lexical and isinstance(query, str):  # the cosine plus the question's words (BM25)
         fused = _cosine(E, q, np.arange(len(texts))) + lexical * lexical_relevance(texts, query)
         idx, gains = mmr_with_relevance(E, fused, unit_costs, budget + sep, lam=lam, method=method)
         rel = fused[idx]

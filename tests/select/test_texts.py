@@ -1,15 +1,17 @@
 """select_texts: mmr_select on the texts' vectors and token counts, then a layout; on real text."""
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np import load_sample, mmr_select, select_by_strategy, select_texts
 from scwo_np.embed import EmbeddingCache, LSAEmbedder
-from scwo_np.select import ORDERS, arrange
+from scwo_np.select import ORDERS, STRATEGIES, arrange
 from scwo_np.select._lexical import LEXICAL
-from scwo_np.tokens import WordPieceCounter
+from scwo_np.tokens import WordPieceCounter, count_tokens
 from tests import naive
 
 
@@ -151,3 +153,31 @@ def test_bad_input_names_the_argument(kwargs, err, match):
     args.update(kwargs)
     with pytest.raises(err, match=match):
         select_texts(args.pop("texts"), args.pop("query"), args.pop("budget"), **args)
+
+
+@pytest.mark.parametrize("strategy", [s for s in STRATEGIES if s != "mmr"])
+@pytest.mark.parametrize("budget", [0, 12, 40])
+def test_a_strategy_over_texts_is_select_by_strategy_on_their_vectors(strategy, budget):
+    texts = ["Use csv.reader to read a CSV file row by row.", "csv.reader reads a CSV file one row at a time.",
+             "json.load parses a JSON document from a file.", "The sqlite3 module is a DB-API interface for SQLite.",
+             "pathlib.Path.read_text reads a whole file."]  # fmt: skip
+    emb = LSAEmbedder(texts + ["how do I read a CSV file?"], dim=4)
+    sel = select_texts(
+        texts, "how do I read a CSV file?", budget, embedder=emb, strategy=strategy, separator=""
+    )
+    E = emb(texts)
+    q = emb(["how do I read a CSV file?"])[0]
+    costs = count_tokens(texts, "estimate")
+    options = {"lam": 0.7} if "lam" in inspect.signature(STRATEGIES[strategy]).parameters else {}
+    want = select_by_strategy(E, q, costs, budget, strategy=strategy, **options)
+    assert sel.indices.tolist() == want.tolist()
+    assert sel.total_tokens <= budget
+
+
+def test_a_strategy_is_for_whole_texts():
+    with pytest.raises(ValueError, match="granularity='chunk'"):
+        select_texts(["a b c.", "d e f."], "b", 10, strategy="dpp", granularity="sentence")
+    with pytest.raises(ValueError, match="lexical is MMR's"):
+        select_texts(["read a file.", "parse some json."], "read", 10, strategy="dpp", lexical=0.1)
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        select_texts(["a b c.", "d e f."], "b", 10, strategy="nope")
