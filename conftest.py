@@ -31,6 +31,9 @@ from _pytest.mark.expression import Expression
 
 ROOT = Path(__file__).resolve().parent
 
+# Haystack reports usage to its telemetry service unless told not to: never from the tests.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 #: Files and folders whose every test belongs to one leg (paths relative to the repository).
 LEGS = {
     "tests/integrations": "integration",

@@ -14,6 +14,7 @@ import tempfile
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from haystack import Document as HaystackDocument
 from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -31,6 +32,7 @@ from test_bad_input_matrix import (
 )
 
 from scwo_np import embed, rerank, tokens
+from scwo_np.integrations import haystack as hs
 from scwo_np.integrations import langchain as lc
 from scwo_np.integrations import llamaindex as li
 
@@ -39,6 +41,7 @@ MODULES = [
     "scwo_np.rerank",
     "scwo_np.integrations.langchain",
     "scwo_np.integrations.llamaindex",
+    "scwo_np.integrations.haystack",
     "scwo_np.mcp_server",
 ]
 
@@ -105,6 +108,13 @@ EXTRA_REGISTRY = {
     "ScwoNodePostprocessor": (
         lambda **k: li.ScwoNodePostprocessor(**k).postprocess_nodes(
             [NodeWithScore(node=TextNode(text=t)) for t in TEXTS], query_str="court"
+        ),
+        dict(budget=20, lam=0.7),
+        dict(budget="budget", lam="unit"),
+    ),
+    "ScwoRanker": (
+        lambda **k: hs.ScwoRanker(**k).run(
+            documents=[HaystackDocument(content=t) for t in TEXTS], query="court"
         ),
         dict(budget=20, lam=0.7),
         dict(budget="budget", lam="unit"),

@@ -150,6 +150,7 @@ EXTRA_MODULES = [
     "scwo_np.mcp_server",
     "scwo_np.integrations.langchain",
     "scwo_np.integrations.llamaindex",
+    "scwo_np.integrations.haystack",
 ]
 MODULES = CORE_MODULES + [pytest.param(m, marks=pytest.mark.integration) for m in EXTRA_MODULES]
 

@@ -96,6 +96,8 @@ def choose(
     order: str,
     granularity: str = "chunk",
     elision: str | None = None,
+    strategy: str = "mmr",
+    strategy_options: dict[str, Any] | None = None,
 ) -> TextSelection:
     """Select from ``texts``; vectors come from the items, else ``embed_docs``, else ``embedder``.
 
@@ -117,7 +119,8 @@ def choose(
     model = FrameworkModel(embed_docs, embed_query, query_vector) if framework else None
     # The question as text when it has words, else the framework's vector for it.
     q = query if query.strip() else np.asarray(query_vector, dtype=np.float64)
-    common = dict(token_counter=token_counter, lam=lam, method=method, order=order)
+    common = dict(token_counter=token_counter, lam=lam, method=method, order=order, strategy=strategy,
+                  strategy_options=strategy_options)  # fmt: skip
     if granularity == "sentence":  # every sentence is embedded: by the framework's model when there is one
         own = model if embed_docs is not None else embedder
         return select_texts(texts, q, budget, embedder=own, embeddings=vectors, granularity="sentence",
