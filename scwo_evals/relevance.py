@@ -51,7 +51,14 @@ TUNE_BUDGET = 400
 #: The defaults that ship (select_texts' ``lexical`` for sentences and the constants of
 #: scwo_np.select._units).  The first run (2026-11-27) measured the settings below around
 #: ``lexical`` 0.1; "lexical 0" won in four folds of five and ships.
-DEFAULT = {"lexical": 0.0, "LENGTH_COST": 0.06, "SAME_TEXT": 1.0, "NEIGHBOUR": 0.3}
+DEFAULT = {
+    "lexical": 0.0,
+    "LENGTH_COST": 0.06,
+    "SAME_TEXT": 1.0,
+    "NEIGHBOUR": 0.3,
+    "SHORT_COST": 0.03,
+    "SHORT_WORDS": 7,
+}
 #: The settings tried: each default moved alone, and all of them off (the selection before issue 43).
 SETTINGS: dict[str, dict[str, float]] = {
     "default": DEFAULT,
@@ -63,7 +70,12 @@ SETTINGS: dict[str, dict[str, float]] = {
     "same text 2": DEFAULT | {"SAME_TEXT": 2.0},
     "neighbour 0": DEFAULT | {"NEIGHBOUR": 0.0},
     "neighbour 0.5": DEFAULT | {"NEIGHBOUR": 0.5},
-    "all off (before issue 43)": {"lexical": 0.0, "LENGTH_COST": 0.0, "SAME_TEXT": 0.0, "NEIGHBOUR": 0.0},
+    "short 0 (2026-11-27)": DEFAULT | {"SHORT_COST": 0.0},
+    "short 0.06": DEFAULT | {"SHORT_COST": 0.06},
+    "short words 5": DEFAULT | {"SHORT_WORDS": 5},
+    "short words 10": DEFAULT | {"SHORT_WORDS": 10},
+    "all off (before issue 43)": DEFAULT
+    | {"LENGTH_COST": 0.0, "SAME_TEXT": 0.0, "NEIGHBOUR": 0.0, "SHORT_COST": 0.0},
 }
 
 
@@ -87,7 +99,8 @@ def _constants(setting: dict[str, float]):
     """The unit constants of ``setting`` in force (the selection modules read them at each call)."""
     from scwo_np.select import _texts, _units
 
-    where = {"LENGTH_COST": (_texts,), "NEIGHBOUR": (_texts,), "SAME_TEXT": (_units,)}
+    where = {"LENGTH_COST": (_texts,), "NEIGHBOUR": (_texts,), "SAME_TEXT": (_units,), "SHORT_COST": (_texts,),
+             "SHORT_WORDS": (_units,)}  # fmt: skip
     saved = [(m, k, getattr(m, k)) for k, mods in where.items() for m in mods]
     try:
         for k, mods in where.items():

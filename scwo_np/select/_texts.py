@@ -53,7 +53,17 @@ from ._auto import _rule
 from ._front import STRATEGIES, select_by_strategy
 from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
-from ._units import GRANULARITIES, LENGTH_COST, NEIGHBOUR, Units, assemble, neighbour_lift, spread_over_texts
+from ._units import (
+    GRANULARITIES,
+    LENGTH_COST,
+    NEIGHBOUR,
+    SHORT_COST,
+    Units,
+    assemble,
+    neighbour_lift,
+    short_units,
+    spread_over_texts,
+)
 
 __all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"]
 
@@ -520,8 +530,8 @@ def _select_sentences(
     unit_costs = np.minimum(own + extra, MAX_COST)
     # Answers per token: a unit pays for its length, and a unit of a text already in the context is
     # partly redundant with it, so the budget reaches more of the retrieved texts (see _units).
-    if len(units):
-        rel = rel - LENGTH_COST * own / max(float(own.mean()), 1.0)
+    if len(units):  # and a fragment (a heading, a "See also" line) means little on its own
+        rel = rel - LENGTH_COST * own / max(float(own.mean()), 1.0) - SHORT_COST * short_units(units.texts)
     E_units = spread_over_texts(E_units, units.text_of)
     if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
         lam = _rule(text_rel, query if isinstance(query, str) else None)

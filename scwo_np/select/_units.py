@@ -13,7 +13,8 @@
    ``lexical`` given (0 by default for sentences), plus ``lexical`` times the unit's BM25 over
    the best unit's (:mod:`._lexical`: the question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
    question its better neighbour's best sentence is (:func:`neighbour_lift`); minus
-   :data:`LENGTH_COST` times its tokens over the mean unit's.  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
+   :data:`LENGTH_COST` times its tokens over the mean unit's; minus :data:`SHORT_COST` when it
+   has fewer than :data:`SHORT_WORDS` words (:func:`short_units`).  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
    length, with :data:`SAME_TEXT` on an axis of its own text; redundancy is the cosine between
    these, so two units of one text are partly redundant even when their sentences differ.
 3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
@@ -42,9 +43,12 @@ __all__ = [
     "LENGTH_COST",
     "NEIGHBOUR",
     "SAME_TEXT",
+    "SHORT_COST",
+    "SHORT_WORDS",
     "Units",
     "assemble",
     "neighbour_lift",
+    "short_units",
     "spread_over_texts",
 ]
 
@@ -77,6 +81,19 @@ SAME_TEXT = 1.0
 #: sentences sit together, and the one beside the sentence that echoes the question is often the
 #: answer ("Use X." after "How do I Y?").
 NEIGHBOUR = 0.3
+
+
+#: A unit of fewer than ``SHORT_WORDS`` words (split on white space) loses ``SHORT_COST`` of its
+#: relevance: a heading, a "See also" line or "The default N is 1." means little out of its text,
+#: and a context made of such fragments reads as scattered sentences.  Chosen by
+#: leave-one-source-out (``python -m scwo_evals.relevance``; the text guide has the figures).
+SHORT_WORDS = 7
+SHORT_COST = 0.03
+
+
+def short_units(texts: Sequence[str]) -> NDArray[np.bool_]:
+    """Whether each unit has fewer than :data:`SHORT_WORDS` words (split on white space)."""
+    return np.fromiter((len(t.split()) < SHORT_WORDS for t in texts), dtype=bool, count=len(texts))
 
 
 def neighbour_lift(best: NDArray[np.float64], text_of: NDArray[np.int64]) -> NDArray[np.float64]:

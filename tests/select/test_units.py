@@ -43,7 +43,7 @@ def test_mmr_with_relevance_checks_its_arguments():
 
 from scwo_np.select import select_texts  # noqa: E402
 from scwo_np.select._lexical import LEXICAL  # noqa: E402
-from scwo_np.select._units import LENGTH_COST, NEIGHBOUR, SAME_TEXT  # noqa: E402
+from scwo_np.select._units import LENGTH_COST, NEIGHBOUR, SAME_TEXT, SHORT_COST, SHORT_WORDS  # noqa: E402
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [
@@ -92,7 +92,7 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget, lexical):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
-    * (its BM25 share) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's); naive MMR over the unit
+    * (its BM25 share) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
     vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
@@ -123,6 +123,11 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
     # minus the length cost: its tokens over the mean unit's
     own = [words(CHUNKS[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
+    # minus the short-unit cost: fewer than SHORT_WORDS words split on white space
+    rel = [
+        r - SHORT_COST * (len(CHUNKS[i][a:b].split()) < SHORT_WORDS)
+        for r, (i, a, b) in zip(rel, units, strict=True)
+    ]
     # each vector at unit length, with SAME_TEXT on an axis of its own text
     U = [[x / naive.norm(u) for x in u] + [SAME_TEXT * (k == i) for k in range(len(CHUNKS))]
          for u, (i, _, _) in zip(U, units, strict=True)]  # fmt: skip
