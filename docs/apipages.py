@@ -29,6 +29,7 @@ PACKAGES = [
     ("scwo_np.validation", "scwo_np.validation", "The argument checks every public function uses."),
     ("scwo_np.integrations.langchain", "scwo_np.integrations.langchain", "LangChain components."),
     ("scwo_np.integrations.llamaindex", "scwo_np.integrations.llamaindex", "LlamaIndex components."),
+    ("scwo_np.integrations.haystack", "scwo_np.integrations.haystack", "Haystack components."),
     ("scwo_np.mcp_server", "scwo_np.mcp_server", "The MCP server ``scwo mcp``: its tools and limits."),
     ("scwo_np.bench", "scwo_np.bench", "Benchmarks and evaluation: what ``scwo bench`` measures."),
     ("scwo_np.cli", "scwo_np.cli", "The ``scwo`` command line, from Python."),

@@ -830,6 +830,11 @@ REGISTRY = {
         dict(texts=TEXTS),
         dict(texts="texts"),
     ),
+    "embed_query": (
+        lambda **k: embed.embed_query(_toy_embedder, **k),
+        dict(query="court ruling"),
+        dict(query="text"),
+    ),
     "select_texts": (
         lambda **k: scwo_np.select_texts(**k),
         dict(texts=TEXTS, query="court ruling", budget=20, lam=0.7, separator="\n\n"),

@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..validation import check_texts
+from ..validation import check_text, check_texts
 
 __all__ = ["Embedder", "embed_query", "embedder_name", "embed_texts"]
 
@@ -194,6 +194,7 @@ def embed_query(embedder: Callable[[list[str]], object], query: str) -> NDArray[
     >>> embed_query(lambda ts: [[1.0, len(t)] for t in ts], "why?")
     array([1., 4.], dtype=float32)
     """
+    query = check_text(query, name="query")
     one = getattr(embedder, "embed_query", None)
     model = _QueryModel(embedder, one) if callable(one) else embedder
     return embed_texts(model, [query])[0]
