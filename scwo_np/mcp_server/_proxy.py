@@ -306,7 +306,8 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
                 )
         if name in config.exclude:
             return _error(f"tool {name!r} is not served by this proxy (its config file excludes it).")
-        token = getattr(ctx.meta, "progress_token", None) if ctx.meta is not None else None
+        meta = ctx.meta or {}
+        token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)

@@ -71,8 +71,8 @@ class Upstream:
         self.client: Any = None
         self.generation = 0
         self.restarts = 0
-        self._ready = anyio.Event()
         self._restart = anyio.Event()
+        self._restarting = False
         self._down: str | None = None
 
     @property
@@ -99,9 +99,9 @@ class Upstream:
                 self.client = client
                 self.generation += 1
                 self._down = None
+                self._restarting = False
                 started = True
                 task_status.started()
-                self._ready.set()
                 await self._restart.wait()
         except Exception as exc:  # noqa: BLE001 - a dead upstream must not end the proxy
             if not started:
@@ -134,30 +134,34 @@ class Upstream:
                         raise UpstreamError(f"the upstream server {self.name!r} did not start: {reason}")
                     log.warning("upstream %r: could not reconnect (%s)", self.name, reason)
                     self._down = reason
-                    self._ready.set()  # callers see that it is down, and ask again
+                    self._restarting = False  # callers see that it is down, and ask again
                     await self._restart.wait()
                 else:
                     if first:
                         first = False
                         task_status.started()
                     await done.wait()
-                self._ready = anyio.Event()
                 self._restart = anyio.Event()
                 self.restarts += 1
 
     def restart(self, generation: int | None = None) -> None:
         """Ask for a new connection (once per failing connection: ``generation`` is the one that failed)."""
-        if generation is None or generation == self.generation:
+        if (generation is None or generation == self.generation) and not self._restarting:
+            self._restarting = True
             self._restart.set()
 
     async def connected(self) -> Any:
         """The client, waiting while a connection is being made; :class:`UpstreamError` when none can be."""
-        with anyio.move_on_after(2 * self.start_timeout + 5):
-            for _ in range(3):
-                await self._ready.wait()
-                if self.client is not None:
+        asked = False
+        with anyio.move_on_after(self.start_timeout + 5):
+            while True:
+                if self.client is not None and not self._restarting:
                     return self.client
-                self.restart()  # down: try again
+                if not self._restarting and self._down is not None:
+                    if asked:
+                        break
+                    asked = True
+                    self.restart()  # down: try once more
                 await anyio.sleep(0.01)
         raise UpstreamError(f"the upstream server {self.name!r} is down ({self._down or 'not connected'})")
 
