@@ -98,13 +98,17 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     command = list(args.upstream or [])
     if command[:1] == ["--"]:
         command = command[1:]
+    usage = None
     if bool(command) == bool(args.upstream_url):
-        raise SystemExit(
-            "scwo: mcp proxy needs the upstream server: its command after '--' (scwo mcp proxy -- "
-            "mcp-server-git --repository .), or --upstream-url URL; not both"
+        usage = (
+            "give the upstream server: its command after '--' (scwo mcp proxy -- mcp-server-git --repository .), "
+            "or --upstream-url URL; not both"
         )
-    if not args.http and (args.host or args.port):
-        raise SystemExit("scwo: --host and --port go with --http (stdio needs neither)")
+    elif not args.http and (args.host or args.port):
+        usage = "--host and --port go with --http (stdio needs neither)"
+    if usage is not None:  # one line and status 2, as the parser's own errors
+        sys.stderr.write(f"scwo mcp proxy: error: {usage}; see scwo mcp proxy --help\n")
+        return 2
     try:
         cfg = read_config(args.config) if args.config else ProxyConfig()
         flags = {k: v for k, v in (("budget", args.budget), ("token_counter", args.token_counter),
