@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._registry import Registry
-from ..anchor import CrushStore, read_document
+from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
 from ..anchor._json import fit_tokens
 from ..anchor._lossless import _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records
@@ -127,11 +127,17 @@ def _counter(token_counter: object):
 
 
 def _read_json(text: str):
-    """``(document, value or None)`` of a JSON text, or of a Python literal (``repr`` of a list); None if neither."""
+    """``(document, value or None)`` of a JSON text, or of a Python literal (``repr`` of a list); None if neither.
+
+    A text in the columnar form (``scwo mcp``'s lossless answer) is read as the array it stands for.
+    """
     s = text.strip()
     if not s or s[0] not in "[{":
         return None
     try:
+        if f'"{COLUMNAR_KEY}"' in s:
+            decoded = lossless_decode(s)
+            return read_document(decoded), json.loads(decoded)
         return read_document(text), None
     except (ValueError, TypeError, RecursionError):
         pass
@@ -303,7 +309,7 @@ def shrink_text(
     if mode in ("auto", "json"):
         try:
             got = _shrink_json(text, budget, count, query, store, before)
-        except ValueError as exc:  # no array to crush, or one item larger than the budget
+        except (ValueError, TypeError) as exc:  # no array of objects to crush, or one item over the budget
             log.info("JSON result not crushed as JSON (%s); shrinking it as text", exc)
             got = None
         if got is not None:

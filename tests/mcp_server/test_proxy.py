@@ -281,13 +281,17 @@ def test_sqlite_rows_lossless_when_they_fit_and_crushed_when_not(tmp_path):
                 "create_table", {"query": "CREATE TABLE orders (id INTEGER, status TEXT, total REAL)"}
             )
             values = ",".join(
-                f"({i}, '{'failed' if i == 250 else 'shipped'}', {i * 1.5})" for i in range(400)
+                f"({i}, '{'failed' if i == 250 else ['shipped', 'packed', 'new'][i % 3]}', {i * 1.5})"
+                for i in range(400)
             )
             r = await c.call_tool("write_query", {"query": f"INSERT INTO orders VALUES {values}"})
             assert not r.is_error, _text(r)
-            r = await c.call_tool("read_query", {"query": "SELECT * FROM orders WHERE id < 40"})
+            r = await c.call_tool("read_query", {"query": "SELECT * FROM orders WHERE id < 100"})
             meta = r.meta["scwo_np/proxy"]  # a Python repr of the rows: read, and lossless CSV fits
-            assert meta["form"] == "csv" and _tokens(_text(r)) <= 600 and meta["kept"] == meta["of"] == 40
+            assert meta["form"] == "csv" and _tokens(_text(r)) <= 600 < meta["tokens_before"]
+            assert meta["kept"] == meta["of"] == 100 and _text(r).startswith(
+                "id,status,total\n0,shipped,0.0\n"
+            )
             r = await c.call_tool("read_query", {"query": "SELECT * FROM orders"})
             meta = r.meta["scwo_np/proxy"]
             assert meta["form"] == "crushed" and _tokens(_text(r)) <= 600

@@ -15,6 +15,7 @@ import time
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 server = MCPServer("test-upstream", instructions="A server for the proxy's tests.")
 
@@ -53,12 +54,22 @@ def logs(n: int = 500) -> str:
     return "\n".join(lines) + "\n"
 
 
+class Row(BaseModel):
+    id: int
+    status: str
+    total: int
+
+
+class Table(BaseModel):
+    table: str
+    rows: list[Row]
+
+
 @server.tool(description="A structured result: n rows (the text is the same JSON).")
-def rows(n: int = 400) -> dict:
-    return {
-        "table": "orders",
-        "rows": [{"id": i, "status": "failed" if i == 123 else "ok", "total": i * 3} for i in range(n)],
-    }
+def rows(n: int = 400) -> Table:
+    return Table(
+        table="orders", rows=[Row(id=i, status="failed" if i == 123 else "ok", total=i * 3) for i in range(n)]
+    )
 
 
 @server.tool(description="Text that starts like JSON and is not.")
