@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
+from ._columns import _check_items, _columns
 from ._crush import crush
 from ._store import CrushStore, _crush_key, array_key
 
@@ -62,6 +63,8 @@ _LEVELS = (
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
 #: Records needed for a text to count as records at all.
 MIN_RECORDS = 5
+#: Characters of a record its query matching reads (its start: the time, the level, the message).
+_MATCH_CHARS = 300
 #: At most this many crushes while searching for the record count.
 _MAX_TRIES = 14
 
@@ -208,23 +211,40 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def _time(record: str) -> float:
-    m = _ISO.search(record)
-    if m:
-        s = m.group(0).replace(" ", "T", 1).replace("Z", "+00:00")
+def _iso(stamp: str) -> float:
+    try:
+        d = datetime.fromisoformat(stamp.replace(" ", "T", 1).replace("Z", "+00:00"))
+    except ValueError:
+        return float("nan")
+    return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
+
+
+def _gitdate(stamp: str) -> float:
+    for fmt in ("%a %b %d %H:%M:%S %Y %z", "%a %b %d %H:%M:%S %Y"):
         try:
-            d = datetime.fromisoformat(s)
-            return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
+            return datetime.strptime(stamp, fmt).timestamp()
         except ValueError:
-            pass
-    m = _GITDATE.search(record)
-    if m:
-        for fmt in ("%a %b %d %H:%M:%S %Y %z", "%a %b %d %H:%M:%S %Y"):
-            try:
-                return datetime.strptime(m.group(1), fmt).timestamp()
-            except ValueError:
-                continue
+            continue
     return float("nan")
+
+
+def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
+    """The records joined, and where each starts in that text (to give each match its record)."""
+    lengths = np.fromiter(map(len, records), np.int64, len(records))
+    return "".join(records), np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
+
+def _times(records: list[str]) -> NDArray[np.float64]:
+    """Each record's first date (ISO, else ``git log``'s ``Date:`` line) as a timestamp; NaN if none.
+    One pass of each pattern over the joined text, not one per record."""
+    body, starts = _owners(records)
+    t = np.full(len(records), np.nan)
+    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate)):
+        for m in pattern.finditer(body):
+            k = int(np.searchsorted(starts, m.start(), side="right")) - 1
+            if np.isnan(t[k]):
+                t[k] = parse(m.group(m.lastindex or 0))
+    return t
 
 
 def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
@@ -232,7 +252,7 @@ def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
     (``newest_first``: the first record is the newest, as ``git log`` writes them)."""
     n = len(records)
     pos = np.arange(n, dtype=np.int64)
-    t = np.array([_time(r) for r in records], dtype=np.float64)
+    t = _times(records)
     known = np.isfinite(t)
     if known.sum() >= max(2, 0.5 * n):
         idx = np.where(known, pos, 0)  # a record without a date takes its predecessor's
@@ -249,11 +269,14 @@ def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
     return pos[::-1].copy() if newest_first else pos
 
 
-def _level(record: str) -> str:
-    for pattern, name in _LEVELS:
-        if pattern.search(record):
-            return name
-    return ""
+def _levels(records: list[str]) -> list[str]:
+    """Each record's worst error word's level (``"critical"``, ``"error"`` or ``""``), one pass a pattern."""
+    body, starts = _owners(records)
+    out = [""] * len(records)
+    for pattern, name in reversed(_LEVELS):  # the worse level last, so it wins
+        for m in pattern.finditer(body):
+            out[int(np.searchsorted(starts, m.start(), side="right")) - 1] = name
+    return out
 
 
 def split_records(text: str, *, shape: str | None = None) -> Records | None:
@@ -301,9 +324,7 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
         head, recs = got
         if head + "".join(recs) != text:  # never lose a character
             continue
-        return Records(
-            head, recs, name, _ranks(recs, newest_first=name == "headed"), [_level(r) for r in recs]
-        )
+        return Records(head, recs, name, _ranks(recs, newest_first=name == "headed"), _levels(recs))
     return None
 
 
@@ -329,7 +350,7 @@ def chunk_records(text: str, chars: int = 400) -> Records:
                 ln = ln[cut:]
             if ln:
                 recs.append(ln)
-    return Records("", recs, "chunks", np.arange(len(recs), dtype=np.int64), [_level(r) for r in recs])
+    return Records("", recs, "chunks", np.arange(len(recs), dtype=np.int64), _levels(recs))
 
 
 def _ranges(positions: NDArray[np.int64]) -> list[tuple[int, int]]:
@@ -423,9 +444,10 @@ def fit_records(
     pieces = [json.dumps(r, ensure_ascii=False) for r in recs.records]
     akey = array_key(pieces) if store is not None else None
     items = [
-        {"seq": int(r), "level": lv, "text": t.strip()}
+        {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}
         for r, lv, t in zip(recs.rank, recs.level, recs.records, strict=True)
     ]
+    cols = _columns(_check_items(items)) if n else None  # once, for every size tried
     costs = count_tokens(recs.records, counter)
     frame = count(recs.head)
     tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
@@ -451,7 +473,7 @@ def fit_records(
             elif k >= n:
                 idx = np.arange(n, dtype=np.int64)
             else:
-                idx = np.asarray(crush(items, k, query=query or "", pattern="logs"), dtype=np.int64)
+                idx = np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)
             text, t = render(idx)
             tried[k] = (text, t, idx)
         return tried[k]

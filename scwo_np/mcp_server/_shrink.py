@@ -41,6 +41,7 @@ from ..anchor._json import fit_tokens
 from ..anchor._lossless import _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records
 from ..anchor._store import _crush_key, array_key
+from ..embed import as_embedder, embed_texts
 from ..select import select_texts
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
@@ -180,7 +181,9 @@ def _numeric(s: str) -> bool:
         return False
 
 
-def _shrink_json(text: str, budget: int, count, query: str, store, before: int) -> Shrunk | None:
+def _shrink_json(
+    text: str, budget: int, count, query: str, store, before: int, counter=None
+) -> Shrunk | None:
     got = _read_json(text)
     if got is None:
         return None
@@ -197,7 +200,7 @@ def _shrink_json(text: str, budget: int, count, query: str, store, before: int) 
         lossless.append(("csv", _csv(value)))
     fits = [(count(t), form, t) for form, t in lossless if t is not None]
     fits = [f for f in fits if f[0] <= budget]
-    res = fit_tokens(doc, budget, store=store, query=query, token_counter=count) if len(doc.items) else None
+    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter) if len(doc.items) else None
     if res is not None and res.form == "whole":
         fits.append((res.tokens, "compact", res.text))
     elif res is not None and res.form == "lossless":
@@ -242,10 +245,13 @@ def _shrink_prose(
     b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False)) - 2
     idx = np.empty(0, np.int64)
     out, t = render(idx)
+    vectors = embed_texts(as_embedder("lsa", [*sents, query]), [*sents, query])  # once, for every retry
+    costs = count_tokens(sents, token_counter)
     for _ in range(8):
         if b <= 0:
             break
-        sel = select_texts(sents, query, b, token_counter=token_counter, order="original", separator=" … ")
+        sel = select_texts(sents, vectors[-1], b, embeddings=vectors[:-1], costs=costs, token_counter=token_counter,
+                           order="original", separator=" … ")  # fmt: skip
         cand = np.sort(np.asarray(sel.indices, dtype=np.int64))
         o, tt = render(cand)
         if tt <= budget:
@@ -300,6 +306,7 @@ def shrink_text(
     'whole'
     """
     MODES.lookup(mode)
+    token_counter = as_token_counter(token_counter)  # once: every count below is vectorised over texts
     count = _counter(token_counter)
     before = count(text)
     if before <= budget or mode == "off":
@@ -308,7 +315,7 @@ def shrink_text(
         raise ValueError(f"budget must be at least {MIN_BUDGET} tokens to hold a marker; got {budget}.")
     if mode in ("auto", "json"):
         try:
-            got = _shrink_json(text, budget, count, query, store, before)
+            got = _shrink_json(text, budget, count, query, store, before, token_counter)
         except (ValueError, TypeError) as exc:  # no array of objects to crush, or one item over the budget
             log.info("JSON result not crushed as JSON (%s); shrinking it as text", exc)
             got = None
@@ -317,7 +324,7 @@ def shrink_text(
     if mode in ("auto", "records"):
         recs = split_records(text)
         if recs is not None:
-            fit = fit_records(recs, budget, token_counter=count, store=store, query=query)
+            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=query)
             return Shrunk(fit.text, "records", fit.tokens, before, fit.key, len(fit.kept), fit.n, "records")
     if mode in ("auto", "prose", "json"):
         try:
