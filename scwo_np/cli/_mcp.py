@@ -174,3 +174,33 @@ def _register_proxy(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=_positive, help="with --http: the port (8000)")
     p.add_argument("upstream", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: the upstream server")
     p.set_defaults(func=_cmd_proxy)
+
+
+def bench_proxy() -> int:
+    """``scwo bench --mcp-proxy``: what scwo mcp proxy adds to a call, and the shrink of 100 KB."""
+    try:
+        from ..bench._proxy import proxy_latency
+
+        r = proxy_latency()
+    except ImportError:
+        raise SystemExit(
+            "scwo: bench --mcp-proxy needs the official MCP SDK: pip install 'scwo_np[mcp]'"
+        ) from None
+    _write(
+        f"scwo mcp alone and behind scwo mcp proxy --budget {r['budget']}, over stdio, {r['calls']} calls each\n"
+    )
+    _write("| result | alone, median | through the proxy, median | added |")
+    _write("|---|---|---|---|")
+    _write(f"| small, passed through | {r['passthrough_direct_ms']:.1f} ms | {r['passthrough_proxy_ms']:.1f} ms | "
+         f"{r['passthrough_added_ms']:.1f} ms |")  # fmt: skip
+    _write(f"| {r['big_kb']:.0f} KB text, {r['big_tokens_before']} -> {r['big_tokens']} tokens ({r['big_form']}) | "
+         f"{r['big_direct_ms']:.1f} ms | {r['big_proxy_ms']:.1f} ms | {r['big_added_ms']:.1f} ms |\n")  # fmt: skip
+    _write("| shrink alone, in process | size | median |")
+    _write("|---|---|---|")
+    for name, x in r["shrink_ms"].items():
+        _write(f"| {name} | {x['kb']:.0f} KB | {x['median_ms']:.1f} ms |")
+    return 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text + "\n")
