@@ -359,7 +359,7 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
             )
         try:
             out, _ = shrink_result(result, tc.budget, query=call_query(name, args, tc.query), mode=tc.mode,
-                                   token_counter=counter, store=store)  # fmt: skip
+                                   token_counter=counter, store=store, hint=tc.query)  # fmt: skip
             return out
         except Exception as exc:  # noqa: BLE001 - malformed output: passed on unchanged, with a warning
             log.warning("tool %s: result passed on unchanged, it could not be shrunk (%s: %s)", name,

@@ -37,8 +37,8 @@ import numpy as np
 
 from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
-from ..anchor._json import fit_tokens
-from ..anchor._lossless import _squeeze
+from ..anchor._json import _lossless_may_fit, fit_tokens
+from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records
 from ..anchor._store import _crush_key, array_key
 from ..embed import as_embedder, embed_texts
@@ -189,28 +189,37 @@ def _shrink_json(
         return None
     doc, value = got
     if value is None and doc.form == "array":
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            value = None
+        value = doc.items  # the array itself, parsed already
+    n = len(doc.items)
+    # Lossless first, each form built only when a cheap bound says it may fit.
     lossless: list[tuple[str, str | None]] = []
-    if doc.form in ("array", "object"):
+    ws = sum(text.count(c) for c in " \n\t\r")
+    if doc.form in ("array", "object") and before * (len(text) - ws) <= 1.1 * budget * len(text):
         lossless.append(("compact", _squeeze(text.strip()) if got[1] is None else doc.render(doc.pieces)))
-    if value is not None:
+    if isinstance(value, list) and value and _csv_may_fit(value, before, budget, count):
         lossless.append(("csv", _csv(value)))
+    if n and _lossless_may_fit(doc, before, budget, count):
+        lossless.append(("lossless", _encode_document(doc)))
     fits = [(count(t), form, t) for form, t in lossless if t is not None]
     fits = [f for f in fits if f[0] <= budget]
-    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter) if len(doc.items) else None
-    if res is not None and res.form == "whole":
-        fits.append((res.tokens, "compact", res.text))
-    elif res is not None and res.form == "lossless":
-        fits.append((res.tokens, "lossless", res.text))
     if fits:
         t, form, out = min(fits, key=lambda f: f[0])
-        return Shrunk(out, form, t, before, None, len(doc.items), len(doc.items), "items")
-    if res is None:
+        return Shrunk(out, form, t, before, None, n, n, "items")
+    if not n:
         return None
+    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
+    if res.form == "whole":
+        return Shrunk(res.text, "compact", res.tokens, before, None, n, n, "items")
     return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+
+
+def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
+    """Whether CSV might fit: the first 64 rows' CSV against their JSON, scaled, with a 25% margin."""
+    head = value[:64]
+    sample = _csv(head)
+    if sample is None:
+        return False
+    return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
 def _shrink_prose(
@@ -272,6 +281,7 @@ def shrink_text(
     mode: str = "auto",
     token_counter: object = None,
     store: CrushStore | None = None,
+    hint: str = "",
 ) -> Shrunk:
     """``text`` within ``budget`` tokens by its shape (see the module docs).
 
@@ -289,6 +299,9 @@ def shrink_text(
         Counts ``budget`` (default ``"estimate"``).
     store : CrushStore, optional
         Where what is left out goes (its key is in the text).
+    hint : str
+        The tool's configured query hint: records matching it are kept first (records are crushed by
+        time and errors, not by the call's arguments, which are mostly paths and counts).
 
     Returns
     -------
@@ -324,7 +337,7 @@ def shrink_text(
     if mode in ("auto", "records"):
         recs = split_records(text)
         if recs is not None:
-            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=query)
+            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=hint)
             return Shrunk(fit.text, "records", fit.tokens, before, fit.key, len(fit.kept), fit.n, "records")
     if mode in ("auto", "prose", "json"):
         try:
@@ -335,7 +348,7 @@ def shrink_text(
         if got is not None:
             return got
     fit = fit_records(
-        chunk_records(text), budget, token_counter=count, store=store, query=query, what="pieces"
+        chunk_records(text), budget, token_counter=token_counter, store=store, query=hint, what="pieces"
     )
     return Shrunk(fit.text, "pieces", fit.tokens, before, fit.key, len(fit.kept), fit.n, "pieces")
 
@@ -348,6 +361,7 @@ def shrink_result(
     mode: str = "auto",
     token_counter: object = None,
     store: CrushStore | None = None,
+    hint: str = "",
 ) -> tuple[Any, Shrunk | None]:
     """A ``CallToolResult`` whose text blocks fit ``budget``, and what was done (None: nothing).
 
@@ -368,7 +382,7 @@ def shrink_result(
     count = _counter(token_counter)
     if count(text) <= budget:
         return result, None
-    s = shrink_text(text, budget, query=query, mode=mode, token_counter=token_counter, store=store)
+    s = shrink_text(text, budget, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint)
     meta = s.meta(budget)
     structured = result.structured_content
     if structured is not None:
