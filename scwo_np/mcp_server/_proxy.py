@@ -236,6 +236,10 @@ def _retrieve_tool(store: CrushStore, limit: float) -> tuple[Any, Any]:
     return tool, listed
 
 
+def _text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
 def _error(text: str) -> Any:
     from mcp_types import CallToolResult, TextContent
 
@@ -292,18 +296,28 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
             )
         return ListToolsResult(tools=[*out, retrieve_listed])
 
+    async def _retrieve(args: dict) -> Any:
+        try:
+            return await retrieve.run(args, None)
+        except ToolError as exc:
+            from pydantic import ValidationError
+
+            cause = exc.__cause__
+            return _error(
+                _invalid_arguments(RETRIEVE, cause) if isinstance(cause, ValidationError) else str(exc)
+            )
+
     async def call_tool(ctx: Any, params: Any) -> Any:
         name, args = params.name, dict(params.arguments or {})
         if name == RETRIEVE:
-            try:
-                return await retrieve.run(args, None)
-            except ToolError as exc:
-                cause = exc.__cause__
-                from pydantic import ValidationError
-
-                return _error(
-                    _invalid_arguments(name, cause) if isinstance(cause, ValidationError) else str(exc)
-                )
+            mine = await _retrieve(args)
+            if mine.is_error and "unknown or expired" in _text(mine):  # maybe the upstream's own key
+                try:
+                    theirs = await upstream.call(name, lambda c: c.call_tool(name, args))
+                except Exception:  # noqa: BLE001 - the upstream has no such tool, or failed: our answer stands
+                    return mine
+                return mine if theirs.is_error else theirs
+            return mine
         if name in config.exclude:
             return _error(f"tool {name!r} is not served by this proxy (its config file excludes it).")
         meta = ctx.meta or {}

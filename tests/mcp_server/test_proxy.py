@@ -127,6 +127,13 @@ def test_scwo_mcp_behind_the_proxy_mirrored_passed_through_and_shrunk(tmp_path):
             # what the upstream's text held, back through the proxy's retrieve_dropped (positions in that text)
             items, _ = await _page_all(c, meta["key"])
             assert len(items) + len(kept) == meta["of"]
+            # a crush of scwo mcp's own within the proxy's budget passes through; its key is scwo mcp's,
+            # and the proxy's retrieve_dropped, not knowing it, asks the upstream's
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "budget": 200})
+            assert "scwo_np/proxy" not in (r.meta or {})
+            theirs = r.structured_content["key"]
+            r = await c.call_tool("retrieve_dropped", {"key": theirs, "budget": 100})
+            assert not r.is_error and r.structured_content["key"] == theirs and json.loads(_text(r))
 
     anyio.run(go)
 
