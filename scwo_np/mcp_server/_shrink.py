@@ -43,6 +43,7 @@ from ..anchor._records import chunk_records, fit_records, records_marker, split_
 from ..anchor._store import _crush_key, array_key
 from ..embed import as_embedder, embed_texts
 from ..select import select_texts
+from ..select._lexical import lexical_relevance
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
 
@@ -61,6 +62,8 @@ MODES: Registry = Registry(
         "off": "never shrink: every result passes through unchanged",
     },
 )
+#: Sentences sentence selection weighs at most (see :func:`_pool`).
+PROSE_POOL = 240
 #: The fewest tokens a budget may have: a marker and a little of the text must fit.
 MIN_BUDGET = 64
 _SCALARS = (str, int, float, bool, type(None))
@@ -222,6 +225,20 @@ def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
     return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
+def _pool(sents: list[str], query: str) -> np.ndarray:
+    """Which sentences sentence selection weighs: all of them, or of a text longer than :data:`PROSE_POOL`
+    sentences the two thirds of that many that match the question best (BM25) and an even spread of the
+    rest over the text (fitting the LSA space on every sentence of 100 KB would cost ten times more)."""
+    n = len(sents)
+    if n <= PROSE_POOL:
+        return np.arange(n, dtype=np.int64)
+    rel = lexical_relevance(sents, query)
+    top = np.argsort(-rel, kind="stable")[: 2 * PROSE_POOL // 3]
+    top = top[rel[top] > 0]
+    spread = np.linspace(0, n - 1, PROSE_POOL - top.size).astype(np.int64)
+    return np.unique(np.concatenate([top.astype(np.int64), spread]))
+
+
 def _shrink_prose(
     text: str, budget: int, count, query: str, store, before: int, token_counter
 ) -> Shrunk | None:
@@ -254,14 +271,18 @@ def _shrink_prose(
     b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False)) - 2
     idx = np.empty(0, np.int64)
     out, t = render(idx)
-    vectors = embed_texts(as_embedder("lsa", [*sents, query]), [*sents, query])  # once, for every retry
-    costs = count_tokens(sents, token_counter)
+    pool = _pool(
+        sents, query
+    )  # the candidates: all sentences, or for a long text the question's best and a spread
+    sub = [sents[i] for i in pool.tolist()]
+    vectors = embed_texts(as_embedder("lsa", [*sub, query]), [*sub, query])  # once, for every retry
+    costs = count_tokens(sub, token_counter)
     for _ in range(8):
         if b <= 0:
             break
-        sel = select_texts(sents, vectors[-1], b, embeddings=vectors[:-1], costs=costs, token_counter=token_counter,
+        sel = select_texts(sub, vectors[-1], b, embeddings=vectors[:-1], costs=costs, token_counter=token_counter,
                            order="original", separator=" … ")  # fmt: skip
-        cand = np.sort(np.asarray(sel.indices, dtype=np.int64))
+        cand = np.sort(pool[np.asarray(sel.indices, dtype=np.int64)])
         o, tt = render(cand)
         if tt <= budget:
             idx, out, t = cand, o, tt
