@@ -72,8 +72,9 @@ def proxy_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
     -------
     dict
         ``passthrough_direct_ms``, ``passthrough_proxy_ms``, ``passthrough_added_ms`` (medians),
-        ``big_direct_ms``, ``big_proxy_ms``, ``big_added_ms``, ``big_kb``, ``big_tokens_before`` and
-        ``big_tokens`` (the 100 KB result), and ``shrink_ms`` (in process, per shape: records, json,
+        ``big_direct_ms``, ``big_proxy_ms``, ``big_added_ms``, ``big_passthrough_ms`` (through a proxy
+        with ``--mode off``: the extra hop alone), ``big_shrink_added_ms`` (the proxy's shrink beside the
+        hop), ``big_kb``, ``big_tokens_before`` and ``big_tokens`` (the 100 KB result), and ``shrink_ms`` (in process, per shape: records, json,
         prose) with ``calls`` and ``budget``.
     """
     calls = check_int(calls, name="calls", low=1)
@@ -100,10 +101,12 @@ def proxy_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
         proxied = StdioServerParameters(command=scwo[0], args=[*scwo[1:], "mcp", "proxy", "--budget", str(budget),
                                                                "--store", tmp, "--", *scwo, "mcp", "--store", tmp],
                                         env=env)  # fmt: skip
-        times: dict[str, list[float]] = {"sd": [], "sp": [], "bd": [], "bp": []}
+        off = StdioServerParameters(command=scwo[0], args=[*scwo[1:], "mcp", "proxy", "--mode", "off", "--store", tmp,
+                                                           "--", *scwo, "mcp", "--store", tmp], env=env)  # fmt: skip
+        times: dict[str, list[float]] = {"sd": [], "sp": [], "bd": [], "bp": [], "bo": []}
 
         async def run() -> None:
-            async with Client(direct) as d, Client(proxied) as p:
+            async with Client(direct) as d, Client(proxied) as p, Client(off) as o:
                 for _ in range(5):
                     await d.call_tool("count_tokens", small)
                     await p.call_tool("count_tokens", small)
@@ -119,8 +122,10 @@ def proxy_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
                         t = time.perf_counter()
                         await client.call_tool("count_tokens", small)
                         times[key].append(time.perf_counter() - t)
+                await o.call_tool("select_context", big)
                 for k in range(max(5, calls // 10)):
-                    for client, key in ((d, "bd"), (p, "bp")) if k % 2 else ((p, "bp"), (d, "bd")):
+                    trio = ((d, "bd"), (o, "bo"), (p, "bp"))
+                    for client, key in trio if k % 2 else trio[::-1]:
                         t = time.perf_counter()
                         await client.call_tool("select_context", big)
                         times[key].append(time.perf_counter() - t)
@@ -131,9 +136,11 @@ def proxy_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
         passthrough_proxy_ms=_median_ms(times["sp"]),
         big_direct_ms=_median_ms(times["bd"]),
         big_proxy_ms=_median_ms(times["bp"]),
+        big_passthrough_ms=_median_ms(times["bo"]),
     )
     out["passthrough_added_ms"] = out["passthrough_proxy_ms"] - out["passthrough_direct_ms"]
     out["big_added_ms"] = out["big_proxy_ms"] - out["big_direct_ms"]
+    out["big_shrink_added_ms"] = out["big_proxy_ms"] - out["big_passthrough_ms"]  # the shrink, beside the hop
     rows = [{"ts": f"2026-03-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z", "level": "ERROR" if i % 211 == 97 else "INFO",
              "path": f"/orders/{i * 37 % 1009}", "ms": i % 97} for i in range(1400)]  # fmt: skip
     shapes = {"records": _logs_100kb(), "json": json.dumps(rows), "prose": "\n\n".join(big_texts)}

@@ -194,7 +194,11 @@ def bench_proxy() -> int:
     _write(f"| small, passed through | {r['passthrough_direct_ms']:.1f} ms | {r['passthrough_proxy_ms']:.1f} ms | "
          f"{r['passthrough_added_ms']:.1f} ms |")  # fmt: skip
     _write(f"| {r['big_kb']:.0f} KB text, {r['big_tokens_before']} -> {r['big_tokens']} tokens ({r['big_form']}) | "
-         f"{r['big_direct_ms']:.1f} ms | {r['big_proxy_ms']:.1f} ms | {r['big_added_ms']:.1f} ms |\n")  # fmt: skip
+         f"{r['big_direct_ms']:.1f} ms | {r['big_proxy_ms']:.1f} ms | {r['big_added_ms']:.1f} ms |")  # fmt: skip
+    _write(f"| the same through the proxy with --mode off (the extra hop alone) | | {r['big_passthrough_ms']:.1f} ms | "
+           f"{r['big_passthrough_ms'] - r['big_direct_ms']:.1f} ms |")  # fmt: skip
+    _write(f"\nthe shrink beside the hop (through the proxy less through it with --mode off): "
+           f"{r['big_shrink_added_ms']:.1f} ms\n")  # fmt: skip
     _write("| shrink alone, in process | size | median |")
     _write("|---|---|---|")
     for name, x in r["shrink_ms"].items():
