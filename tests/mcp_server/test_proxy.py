@@ -190,6 +190,20 @@ def test_a_crash_or_a_hang_is_a_tool_error_and_the_next_call_works(tmp_path):
     anyio.run(go)
 
 
+def test_a_call_the_client_cancels_leaves_the_proxy_answering(tmp_path):
+    async def go():
+        async with _proxy(tmp_path, upstream=UPSTREAM) as c:
+            with anyio.move_on_after(
+                1.0
+            ) as scope:  # the client gives up: the SDK sends notifications/cancelled
+                await c.call_tool("hang", {})
+            assert scope.cancelled_caught
+            with anyio.fail_after(30):
+                assert _text(await c.call_tool("echo", {"text": "after a cancel"})) == "after a cancel"
+
+    anyio.run(go)
+
+
 @pytest.mark.parametrize(
     "upstream",
     [["/nonexistent/mcp-server"], [sys.executable, "-c", "import sys; sys.exit(3)"]],
