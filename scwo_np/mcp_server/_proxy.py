@@ -154,8 +154,13 @@ def read_config(path: str | os.PathLike, base: ProxyConfig | None = None) -> Pro
         if path.endswith(".toml"):
             try:
                 import tomllib
-            except ImportError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
+            except ImportError:  # Python 3.10: tomli, the same parser, if it is installed
+                try:
+                    import tomli as tomllib  # type: ignore[no-redef]
+                except ImportError:
+                    raise ValueError(
+                        f"config file {path!r}: TOML needs Python 3.11 or the tomli package; or write it as JSON"
+                    ) from None
             data = tomllib.loads(raw.decode("utf-8"))
         else:
             data = json.loads(raw)
