@@ -413,6 +413,24 @@ def records_marker(
     return text + "]"
 
 
+def _fill(idx, text, t, budget, rank, costs, render, tries: int = 24):
+    """The room the crush left (its sizes are searched, not its tokens): the newest dropped records that
+    still fit, added one by one, newest first, while they do (at most ``tries`` renders)."""
+    kept = set(idx.tolist())
+    for i in np.argsort(-rank, kind="stable").tolist():
+        if tries <= 0 or budget - t < 2:
+            break
+        if i in kept or costs[i] > budget - t:
+            continue
+        tries -= 1
+        cand = np.sort(np.asarray([*kept, i], dtype=np.int64))
+        text2, t2 = render(cand)
+        if t2 <= budget:
+            kept.add(i)
+            idx, text, t = cand, text2, t2
+    return text, t, idx
+
+
 def fit_records(
     recs: Records,
     budget: int,
@@ -538,6 +556,7 @@ def fit_records(
             f"budget={budget} is too small for these {n} {what}: the text before them and a marker saying that "
             f"they were left out take {t} tokens; give budget >= {t}."
         )
+    text, t, idx = _fill(idx, text, t, budget, recs.rank, costs, render)
     key = None
     if store is not None and idx.size < n:
         key = store.put(pieces, kept=idx)
