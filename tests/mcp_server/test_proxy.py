@@ -190,6 +190,21 @@ def test_a_crash_or_a_hang_is_a_tool_error_and_the_next_call_works(tmp_path):
     anyio.run(go)
 
 
+def test_a_result_over_the_size_limit_is_a_tool_error(tmp_path):
+    async def go():
+        async with _proxy(tmp_path, "--max-result-mb", "0.01", "--budget", "100", upstream=UPSTREAM) as c:
+            r = await c.call_tool("logs", {"n": 2000})
+            assert (
+                r.is_error
+                and "above this proxy's limit of 10,485" in _text(r)
+                and "--max-result-mb" in _text(r)
+            )
+            r = await c.call_tool("logs", {"n": 100})  # under the limit: shrunk as usual
+            assert not r.is_error and _tokens(_text(r)) <= 100
+
+    anyio.run(go)
+
+
 def test_a_call_the_client_cancels_leaves_the_proxy_answering(tmp_path):
     async def go():
         async with _proxy(tmp_path, upstream=UPSTREAM) as c:
