@@ -41,7 +41,7 @@ from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records
 from ..anchor._store import _crush_key, array_key
-from ..embed import as_embedder, embed_texts
+from ..embed import LSAEmbedder, embed_texts
 from ..select import select_texts
 from ..select._lexical import lexical_relevance
 from ..text import split_sentences
@@ -64,6 +64,8 @@ MODES: Registry = Registry(
 )
 #: Sentences sentence selection weighs at most (see :func:`_pool`).
 PROSE_POOL = 240
+#: Dimensions of the LSA space fitted on those sentences (the library's default of 256 costs 4x the time).
+PROSE_DIM = 64
 #: The fewest tokens a budget may have: a marker and a little of the text must fit.
 MIN_BUDGET = 64
 _SCALARS = (str, int, float, bool, type(None))
@@ -275,7 +277,7 @@ def _shrink_prose(
         sents, query
     )  # the candidates: all sentences, or for a long text the question's best and a spread
     sub = [sents[i] for i in pool.tolist()]
-    vectors = embed_texts(as_embedder("lsa", [*sub, query]), [*sub, query])  # once, for every retry
+    vectors = embed_texts(LSAEmbedder([*sub, query], dim=PROSE_DIM), [*sub, query])  # once, for every retry
     costs = count_tokens(sub, token_counter)
     for _ in range(8):
         if b <= 0:
