@@ -27,7 +27,8 @@ RAW_GIT = "".join(
 CSV = "id,name,level\n" + "".join(f"{i},n{i},{'ERROR' if i == 5 else 'INFO'}\n" for i in range(50))
 BLOCKS = "".join(f"Name: pkg{i}\nVersion: 1.{i}\nStatus: ok\n\n" for i in range(20))
 LOG = "".join(
-    f"2026-02-01 12:{i // 60:02d}:{i % 60:02d} {'ERROR boom' if i % 97 == 50 else 'INFO fine'} {i}\n" for i in range(400)
+    f"2026-02-01 12:{i // 60:02d}:{i % 60:02d} {'ERROR boom' if i % 97 == 50 else 'INFO fine'} {i}\n"
+    for i in range(400)
 )
 
 
