@@ -111,7 +111,11 @@ def _prescan(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Find a misspelt command or option before argparse does (it would report a missing --budget for
     ``--budjet``, or the top-level usage for an option of a sub-command), and name the closest one."""
     p, needs_command, given = parser, _subparsers(parser), []
+    value = False  # the token is an option's value (``--store DIR``), not a command
     for tok in argv:
+        if value:
+            value = False
+            continue
         if tok == "--":
             break
         if tok in ("-h", "--help"):
@@ -135,6 +139,14 @@ def _prescan(parser: argparse.ArgumentParser, argv: list[str]) -> None:
             raise _UsageError(p.prog, f"unrecognized option {name}{hint}")
         if found[0]:
             given.append(found[0])
+            value = (
+                "=" not in tok
+                and found[0].nargs is None
+                and not isinstance(
+                    found[0],
+                    argparse._StoreConstAction | argparse._StoreTrueAction | argparse._StoreFalseAction,
+                )
+            )
     _check_renamed(p, given)
 
 

@@ -401,6 +401,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 0
     if args.quality:
         return _bench_quality(args)
+    if args.mcp_proxy:
+        from ._mcp import bench_proxy
+
+        return bench_proxy()
     if args.mcp:
         return _bench_mcp()
     if args.crush:
@@ -611,6 +615,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument(
         "--mcp", action="store_true", help="time a select_context round trip over stdio (the mcp extra)"
+    )
+    b.add_argument(
+        "--mcp-proxy", action="store_true", help="time scwo mcp proxy's added latency and shrink (mcp extra)"
     )
     b.add_argument(
         "--crush",

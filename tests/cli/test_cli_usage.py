@@ -23,10 +23,12 @@ def _subparsers(parser):
 
 
 def _leaves(parser, prefix=()):
-    """``(words, parser)`` of every runnable sub-command (``("hsca", "score")`` ...)."""
+    """``(words, parser)`` of every runnable sub-command (``("hsca", "score")`` ..., and ``("mcp",)``, which
+    runs on its own and has the sub-command ``proxy``)."""
     sp = _subparsers(parser)
-    if sp is None:
+    if sp is None or (prefix and not sp.required):
         yield prefix, parser
+    if sp is None:
         return
     for name, p in sp.choices.items():
         yield from _leaves(p, (*prefix, name))
@@ -99,7 +101,17 @@ def test_every_usage_error_is_one_line_and_status_2(cmd, argv, match):
 
 def test_the_cases_cover_every_sub_command():
     names = {" ".join(w) for w, _ in LEAVES}
-    assert {"select", "dedup", "optimize", "crush", "rerank", "mcp", "hsca score", "hsca ingest"} <= names
+    assert {
+        "select",
+        "dedup",
+        "optimize",
+        "crush",
+        "rerank",
+        "mcp",
+        "mcp proxy",
+        "hsca score",
+        "hsca ingest",
+    } <= names
     assert len(list(_cases())) > 5 * len(LEAVES)
 
 

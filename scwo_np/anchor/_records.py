@@ -1,0 +1,563 @@
+"""Repeated records as text: a tool output cut into records, and crushed by them to a token ceiling.
+
+Many tool outputs are not JSON but a run of records written as text: log lines, ``git log``
+entries, CSV or table rows, ``key: value`` blocks.  :func:`split_records` finds them (and
+the text before them, such as a CSV header or a title line, which is always kept);
+:func:`fit_records` keeps, within ``budget`` tokens, what :func:`~scwo_np.anchor.crush`
+keeps of records in time order (see :mod:`scwo_np.anchor._timeline`): the errors, the
+newest record and a spread over the timeline, never the earliest first.  Kept records are
+verbatim and in their order; one marker line at the end says how many were left out,
+which positions, and the store key that gives them back
+(:meth:`~scwo_np.anchor.CrushStore.page`: each record is stored as a JSON string).
+
+Shapes, tried in this order:
+
+* **headed** — a line such as ``commit <sha>`` or ``Commit: <sha>`` starts each record
+  (``git log``); records written newest first, as git does, unless their dates say otherwise;
+* **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables);
+* **blocks** — blank-line-separated blocks of ``key: value`` lines;
+* **lines** — one record a line (lines indented under one, such as a traceback, belong to
+  it), when most lines start with a time or a level word, or the lines read as a listing.
+
+Each record's time is the first date it holds (ISO, or ``git log``'s ``Date:`` line), else
+its place; its level is the worst of the error words it holds (``ERROR``, ``FATAL``,
+``Traceback``, ``failed`` ...).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..tokens import as_token_counter, count_tokens
+from ..validation import check_int
+from ._columns import _check_items, _columns
+from ._config import AnchorConfig
+from ._crush import crush
+from ._keep import query_matches
+from ._patterns import query_intents
+from ._store import CrushStore, _crush_key, array_key
+
+__all__ = ["Records", "RecordsFit", "fit_records", "records_marker", "split_records"]
+
+_HEAD = re.compile(r"^(?:commit [0-9a-f]{7,64}\b|Commit: ?[0-9a-f]{7,64}\b)")
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
+_GITDATE = re.compile(r"^Date:\s+(\w{3} \w{3} \d{1,2} \d{2}:\d{2}:\d{2} \d{4}(?: [+-]\d{4})?)", re.M)
+_STAMP = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}|\[?\d{2}:\d{2}:\d{2}|\[?\w{3} +\d{1,2} \d{2}:\d{2}|\[?\d{10}|"
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL)\b)",
+    re.I,
+)
+#: Error words, worst level first.  Each pattern starts with a literal, so the regular expression engine
+#: scans for its first letters instead of trying every position (ten times faster on 100 KB of logs).
+_LEVELS = (
+    (
+        re.compile(r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"),
+        "critical",
+    ),
+    (re.compile(r"(?:ERR(?:OR)?|Exception|Error|Traceback|FAIL(?:ED|URE)?|[Ff]ailed)\b"), "error"),
+)
+_KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
+#: Records needed for a text to count as records at all.
+MIN_RECORDS = 5
+#: Characters of a record its query matching reads (its start: the time, the level, the message).
+_MATCH_CHARS = 300
+_CONFIG = AnchorConfig()
+#: At most this many crushes while searching for the record count.
+_MAX_TRIES = 14
+
+
+@dataclass(frozen=True)
+class Records:
+    """A text cut into records: ``head`` (kept whole), the ``records`` (verbatim, each with its line
+    ends, so ``head + "".join(records)`` is the text), their ``shape``, and per record its time
+    rank (0 = oldest) and level (``"error"``, ``"critical"`` or ``""``)."""
+
+    head: str
+    records: list[str]
+    shape: str
+    rank: NDArray[np.int64]
+    level: list[str]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+@dataclass(frozen=True)
+class RecordsFit:
+    """What :func:`fit_records` returned: the text, its tokens, the kept positions, the store key."""
+
+    text: str
+    tokens: int
+    kept: NDArray[np.int64]
+    n: int
+    key: str | None
+
+    @property
+    def dropped(self) -> int:
+        """Records left out."""
+        return self.n - len(self.kept)
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _headed(lines: list[str]) -> tuple[str, list[str]] | None:
+    starts = [i for i, ln in enumerate(lines) if _HEAD.match(ln)]
+    if len(starts) < MIN_RECORDS:
+        return None
+    bounds = [*starts, len(lines)]
+    return "".join(lines[: starts[0]]), [
+        "".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+
+
+def _table(lines: list[str]) -> tuple[str, list[str]] | None:
+    body = [ln for ln in lines if ln.strip()]
+    if len(body) < MIN_RECORDS + 1:
+        return None
+    first = body[0]
+    for delim in ("\t", "|", ","):
+        if delim not in first:
+            continue
+        width = _fields(first, delim)
+        if width < 2:
+            continue
+        same = sum(_fields(ln, delim) == width for ln in body[1:])
+        if same < 0.9 * (len(body) - 1):
+            continue
+        at = lines.index(first) + 1
+        if delim == "|" and at < len(lines) and re.match(r"^\s*\|?[\s:|-]+\|?\s*$", lines[at]):
+            at += 1  # a Markdown table's rule belongs to its header
+        return "".join(lines[:at]), _glue_blank(lines[at:])
+    return None
+
+
+def _fields(line: str, delim: str) -> int:
+    if delim == ",":
+        try:
+            return len(next(csv.reader(io.StringIO(line))))
+        except (csv.Error, StopIteration):
+            return 0
+    return line.count(delim) + (0 if delim == "|" else 1)
+
+
+def _glue_blank(lines: list[str]) -> list[str]:
+    """One record a line; a blank line goes with the record before it (the first keeps leading ones)."""
+    out: list[str] = []
+    for ln in lines:
+        if out and not ln.strip():
+            out[-1] += ln
+        elif out and ln[:1] in " \t" and out[-1].strip():
+            out[-1] += ln  # an indented continuation (a traceback's frames) belongs to its record
+        else:
+            out.append(ln)
+    return out
+
+
+def _blocks(text: str) -> tuple[str, list[str]] | None:
+    if text.count("\n\n") < MIN_RECORDS - 1:  # too few blank lines to hold that many blocks
+        return None
+    parts = re.split(r"(?<=\n)(?=[ \t]*\n)", text)  # keep the blank lines with the block before them
+    blocks: list[str] = []
+    for p in parts:
+        if blocks and not p.strip("\n \t").strip():
+            blocks[-1] += p
+        elif blocks and p.lstrip(" \t").startswith("\n") and not p.strip():
+            blocks[-1] += p
+        else:
+            blocks.append(p)
+    blocks = _merge_blank_heads(blocks)
+    real = [b for b in blocks if b.strip()]
+    if len(real) < MIN_RECORDS:
+        return None
+    kv = 0
+    for b in real:
+        ls = [ln for ln in b.splitlines() if ln.strip()]
+        kv += sum(bool(_KV.match(ln)) for ln in ls) >= 0.6 * len(ls)
+    if kv < 0.8 * len(real):
+        return None
+    return "", blocks
+
+
+def _merge_blank_heads(blocks: list[str]) -> list[str]:
+    """Blocks whose text starts with its separating blank line: that line goes to the block before."""
+    out: list[str] = []
+    for b in blocks:
+        lead = len(b) - len(b.lstrip("\n \t"))
+        cut = b.rfind("\n", 0, lead) + 1 if lead else 0
+        if out and cut:
+            out[-1] += b[:cut]
+            b = b[cut:]
+        if b:
+            out.append(b)
+    return out
+
+
+def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
+    recs = _glue_blank(lines)
+    real = [r for r in recs if r.strip()]
+    if len(real) < MIN_RECORDS:
+        return None
+    stamped = sum(bool(_STAMP.match(r)) for r in real)
+    if stamped >= 0.5 * len(real):
+        return "", recs
+    firsts = [r.splitlines()[0].rstrip() for r in real]
+    ends = sum(f.endswith((".", "!", "?", '."', ".)")) for f in firsts)
+    words = np.mean([len(f.split()) for f in firsts])
+    if len(real) >= 10 and ends <= 0.15 * len(real) and words < 12:  # a listing, not wrapped prose
+        return "", recs
+    return None
+
+
+def _iso(stamp: str) -> float:
+    try:
+        d = datetime.fromisoformat(stamp.replace(" ", "T", 1).replace("Z", "+00:00"))
+    except ValueError:
+        return float("nan")
+    return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
+
+
+def _gitdate(stamp: str) -> float:
+    for fmt in ("%a %b %d %H:%M:%S %Y %z", "%a %b %d %H:%M:%S %Y"):
+        try:
+            return datetime.strptime(stamp, fmt).timestamp()
+        except ValueError:
+            continue
+    return float("nan")
+
+
+def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
+    """The records joined, and where each starts in that text (to give each match its record)."""
+    lengths = np.fromiter(map(len, records), np.int64, len(records))
+    return "".join(records), np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
+
+def _times(records: list[str]) -> NDArray[np.float64]:
+    """Each record's first date (ISO, else ``git log``'s ``Date:`` line) as a timestamp; NaN if none.
+    One pass of each pattern over the joined text, not one per record."""
+    body, starts = _owners(records)
+    t = np.full(len(records), np.nan)
+    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate)):
+        found = list(pattern.finditer(body))
+        if not found:
+            continue
+        owner = np.searchsorted(starts, [m.start() for m in found], side="right") - 1
+        _, first = np.unique(owner, return_index=True)  # each record's first match
+        first = first[np.isnan(t[owner[first]])]
+        stamps = [found[j].group(found[j].lastindex or 0) for j in first.tolist()]
+        t[owner[first]] = _parse_all(stamps, parse)
+    return t
+
+
+_OFFSET = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
+
+
+def _parse_all(stamps: list[str], parse) -> NDArray[np.float64]:
+    """Timestamps of ``stamps``: ISO ones at once with NumPy when they share one offset, else one by one."""
+    if parse is _iso and stamps:
+        offsets = {m.group(0) if m else "" for m in map(_OFFSET.search, stamps)}
+        if len(offsets) == 1:  # one time zone: the order is the local times' order
+            bare = [_OFFSET.sub("", x).replace(" ", "T", 1) for x in stamps]
+            try:
+                return np.array(bare, dtype="datetime64[us]").astype(np.int64).astype(np.float64) / 1e6
+            except ValueError:
+                pass
+    return np.array([parse(x) for x in stamps], dtype=np.float64)
+
+
+def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
+    """Each record's place in time, 0 the oldest: by its date when most have one, else by position
+    (``newest_first``: the first record is the newest, as ``git log`` writes them)."""
+    n = len(records)
+    pos = np.arange(n, dtype=np.int64)
+    t = _times(records)
+    known = np.isfinite(t)
+    if known.sum() >= max(2, 0.5 * n):
+        idx = np.where(known, pos, 0)  # a record without a date takes its predecessor's
+        np.maximum.accumulate(idx, out=idx)
+        first = int(np.argmax(known))
+        t = t[idx]
+        t[:first] = t[first]
+        if t[0] != t[-1]:
+            newest_first = bool(t[0] > t[-1])
+        order = np.lexsort((-pos if newest_first else pos, t))  # oldest first; ties by the writing order
+        rank = np.empty(n, np.int64)
+        rank[order] = pos
+        return rank
+    return pos[::-1].copy() if newest_first else pos
+
+
+def _levels(records: list[str]) -> list[str]:
+    """Each record's worst error word's level (``"critical"``, ``"error"`` or ``""``), one pass a pattern."""
+    body, starts = _owners(records)
+    out = [""] * len(records)
+    for pattern, name in reversed(_LEVELS):  # the worse level last, so it wins
+        at = [m.start() for m in pattern.finditer(body)]
+        for k in np.unique(np.searchsorted(starts, at, side="right") - 1).tolist():
+            out[k] = name
+    return out
+
+
+def split_records(text: str, *, shape: str | None = None) -> Records | None:
+    """``text`` as repeated records (see the module docs), or None when it does not read as records.
+
+    Parameters
+    ----------
+    text : str
+        A tool output.
+    shape : {"headed", "table", "blocks", "lines"}, optional
+        Take this shape only (default: the first that fits, in that order).
+
+    Returns
+    -------
+    Records or None
+        The head, the records (``head + "".join(records) == text``), the shape, each record's
+        time rank (0 = oldest) and level.
+
+    Examples
+    --------
+    >>> log = "".join(f"2026-01-0{1 + i % 9} 10:00 {'ERROR disk' if i == 3 else 'INFO ok'} {i}\\n" for i in range(8))
+    >>> r = split_records(log)
+    >>> r.shape, len(r), r.level[3], int(r.rank[-1])
+    ('lines', 8, 'error', 7)
+    >>> split_records("Just one sentence of prose.") is None
+    True
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str (a tool output); got {type(text).__name__}.")
+    lines = _lines(text)
+    finders: dict[str, Callable[[], tuple[str, list[str]] | None]] = {
+        "headed": lambda: _headed(lines),
+        "table": lambda: _table(lines),
+        "blocks": lambda: _blocks(text),
+        "lines": lambda: _line_records(lines),
+    }
+    if shape is not None and shape not in finders:
+        raise ValueError(f"shape must be one of {sorted(finders)} or None; got {shape!r}.")
+    for name, find in finders.items():
+        if shape is not None and name != shape:
+            continue
+        got = find()
+        if got is None:
+            continue
+        head, recs = got
+        if head + "".join(recs) != text:  # never lose a character
+            continue
+        return Records(head, recs, name, _ranks(recs, newest_first=name == "headed"), _levels(recs))
+    return None
+
+
+def chunk_records(text: str, chars: int = 400) -> Records:
+    """The last resort for a text that reads as neither records nor prose: its lines, or pieces of
+    about ``chars`` characters cut at a space, as records in place order.
+
+    Examples
+    --------
+    >>> r = chunk_records("x" * 1000, chars=400)
+    >>> [len(p) for p in r.records], r.shape
+    ([400, 400, 200], 'chunks')
+    """
+    lines = _lines(text)
+    if len(lines) >= MIN_RECORDS:
+        recs = lines
+    else:
+        recs = []
+        for ln in lines:
+            while len(ln) > chars:
+                cut = ln.rfind(" ", chars // 2, chars) + 1 or chars
+                recs.append(ln[:cut])
+                ln = ln[cut:]
+            if ln:
+                recs.append(ln)
+    return Records("", recs, "chunks", np.arange(len(recs), dtype=np.int64), _levels(recs))
+
+
+def _ranges(positions: NDArray[np.int64]) -> list[tuple[int, int]]:
+    if positions.size == 0:
+        return []
+    cut = np.flatnonzero(np.diff(positions) != 1) + 1
+    return [(int(r[0]), int(r[-1])) for r in np.split(positions, cut)]
+
+
+def records_marker(
+    n: int, kept: Sequence[int], key: str | None, *, what: str = "records", ranges: bool = True
+) -> str:
+    """The one line that says what was left out of ``n`` records and how to get it back.
+
+    Examples
+    --------
+    >>> records_marker(10, [0, 9], "0123456789abcdef")
+    '[scwo: 8 of 10 records left out (positions 1-8); retrieve_dropped with key "0123456789abcdef" gives them back]'
+    >>> records_marker(10, [0, 9], None, ranges=False)
+    '[scwo: 8 of 10 records left out]'
+    """
+    mask = np.ones(n, dtype=bool)
+    mask[np.asarray(kept, dtype=np.int64)] = False
+    dropped = np.flatnonzero(mask)
+    text = f"[scwo: {dropped.size} of {n} {what} left out"
+    if ranges and dropped.size:
+        runs = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in _ranges(dropped))
+        text += f" (positions {runs})"
+    if key is not None:
+        text += f'; retrieve_dropped with key "{key}" gives them back'
+    return text + "]"
+
+
+def _fill(idx, text, t, budget, rank, costs, render, tries: int = 24):
+    """The room the crush left (its sizes are searched, not its tokens): the newest dropped records that
+    still fit, added one by one, newest first, while they do (at most ``tries`` renders)."""
+    kept = set(idx.tolist())
+    for i in np.argsort(-rank, kind="stable").tolist():
+        if tries <= 0 or budget - t < 2:
+            break
+        if i in kept or costs[i] > budget - t:
+            continue
+        tries -= 1
+        cand = np.sort(np.asarray([*kept, i], dtype=np.int64))
+        text2, t2 = render(cand)
+        if t2 <= budget:
+            kept.add(i)
+            idx, text, t = cand, text2, t2
+    return text, t, idx
+
+
+def fit_records(
+    recs: Records,
+    budget: int,
+    *,
+    token_counter: object = None,
+    store: CrushStore | None = None,
+    query: str = "",
+    what: str = "records",
+) -> RecordsFit:
+    """``recs`` within ``budget`` tokens: the head, the records a crush of records in time order
+    keeps (errors, the newest, a spread), verbatim and in order, and the marker line.
+
+    The largest number of records whose text fits is searched from the records' own token
+    counts (a few crushes); the marker lists the dropped positions when it fits with them, else
+    only their count.  With ``store`` the records are stored (each as a JSON string) under the
+    marker's key, with the positions kept, so that retrieval gives back exactly the dropped ones.
+
+    Parameters
+    ----------
+    recs : Records
+        From :func:`split_records` (or :func:`chunk_records`).
+    budget : int
+        The most tokens of the returned text, marker included.
+    token_counter : name, TokenCounter or callable, optional
+        Counts ``budget`` (default ``"estimate"``).
+    store : CrushStore, optional
+        Where the records go, for retrieval.
+    query : str
+        Records matching its terms are kept first.
+    what : str
+        What the marker calls the records.
+
+    Returns
+    -------
+    RecordsFit
+        The text, its tokens, the kept positions, the number of records and the key.
+
+    Raises
+    ------
+    ValueError
+        When not even the head and the shortest marker fit ``budget``.
+
+    Examples
+    --------
+    >>> log = "".join(f"2026-01-01 10:{i // 60:02d}:{i % 60:02d} {'ERROR disk full' if i == 40 else 'INFO ok'} {i}\\n"
+    ...               for i in range(300))
+    >>> fit = fit_records(split_records(log), 120)
+    >>> fit.tokens <= 120, "ERROR disk full" in fit.text, "10:04:59 INFO ok 299" in fit.text, fit.dropped > 250
+    (True, True, True, True)
+    """
+    budget = check_int(budget, name="budget", low=1)
+    counter = as_token_counter(token_counter)
+
+    def count(text: str) -> int:
+        return int(count_tokens([text], counter)[0])
+
+    n = len(recs.records)
+    pieces = [json.dumps(r, ensure_ascii=False) for r in recs.records]
+    akey = array_key(pieces) if store is not None else None
+    items = [
+        {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}
+        for r, lv, t in zip(recs.rank, recs.level, recs.records, strict=True)
+    ]
+    cols = _columns(_check_items(items)) if n else None  # once, for every size tried
+    if (
+        query
+        and cols is not None
+        and not query_intents(query)
+        and not query_matches(cols, query, _CONFIG).any()
+    ):
+        query = ""  # nothing matches it: the crushes need not look for it again
+    costs = count_tokens(recs.records, counter)
+    frame = count(recs.head)
+    tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
+
+    def render(idx: NDArray[np.int64]) -> tuple[str, int]:
+        body = recs.head + "".join(recs.records[i] for i in idx.tolist())
+        if idx.size == n:
+            return body, count(body)
+        key = _crush_key(akey, idx) if akey is not None else None
+        sep = "" if not body or body.endswith("\n") else "\n"
+        text = ""
+        for ranges in (True, False):
+            text = body + sep + records_marker(n, idx, key, what=what, ranges=ranges)
+            t = count(text)
+            if t <= budget:
+                break
+        return text, t
+
+    def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
+        if k not in tried:
+            if k <= 0:
+                idx = np.empty(0, np.int64)
+            elif k >= n:
+                idx = np.arange(n, dtype=np.int64)
+            else:
+                idx = np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)
+            text, t = render(idx)
+            tried[k] = (text, t, idx)
+        return tried[k]
+
+    room = budget - frame - 40
+    k = int(np.clip(room // max(float(costs.mean()) if n else 1.0, 1.0), 0, n))
+    lo, hi = -1, n + 1
+    for _ in range(_MAX_TRIES):
+        text, t, idx = attempt(k)
+        if t <= budget:
+            lo = k
+        else:
+            hi = k
+        if hi - lo <= 1:
+            break
+        per = float(costs[idx].mean()) if idx.size else float(costs.mean())
+        k = int(np.clip(k + int((budget - t) / max(per, 1.0)), lo + 1, hi - 1))
+        if k in tried:
+            k = (lo + hi) // 2
+    for extra in (1, 2, 3):  # the crush keeps other records at other sizes: a few more may still fit
+        if 0 <= lo < n and lo + extra <= n and attempt(lo + extra)[1] <= budget:
+            lo += extra
+    text, t, idx = attempt(max(lo, 0))
+    if t > budget:
+        raise ValueError(
+            f"budget={budget} is too small for these {n} {what}: the text before them and a marker saying that "
+            f"they were left out take {t} tokens; give budget >= {t}."
+        )
+    text, t, idx = _fill(idx, text, t, budget, recs.rank, costs, render)
+    key = None
+    if store is not None and idx.size < n:
+        key = store.put(pieces, kept=idx)
+    return RecordsFit(text, t, idx, n, key)

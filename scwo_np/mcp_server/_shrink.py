@@ -1,0 +1,444 @@
+"""What ``scwo mcp proxy`` does to one tool result, as plain functions (no protocol here).
+
+:func:`shrink_text` puts a text within a token budget by its shape, losing nothing when it can:
+
+1. within the budget: the text itself (``"whole"``);
+2. JSON (an array, an object holding one, JSON Lines, or a Python literal such as a
+   ``repr`` of a list of dicts): the cheapest lossless form that fits, of compact JSON
+   (``"compact"``), the columnar form (``"lossless"``) and CSV for a flat array of objects
+   (``"csv"``); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
+   arguments as the query (``"crushed"``: errors, anomalies, query matches and the newest
+   items first, the omission marker inside the JSON);
+3. repeated records as text (:func:`scwo_np.anchor._records.split_records`: ``git log``
+   entries, log lines, table rows, ``key: value`` blocks): the crush of records in time
+   order (``"records"``);
+4. prose: the sentences :func:`scwo_np.select.select_texts` picks for the call's arguments
+   and the tool's name, in their order (``"prose"``);
+5. anything else: its lines, or pieces of it, crushed as records (``"pieces"``).
+
+Whatever was left out is stored (:class:`~scwo_np.anchor.CrushStore`) under the key the text
+names, so ``retrieve_dropped`` gives it back.  :func:`shrink_result` applies it to a
+``CallToolResult``: an error result, or one whose text blocks fit, comes back as the very
+same object.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._registry import Registry
+from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
+from ..anchor._json import _lossless_may_fit, fit_tokens
+from ..anchor._lossless import _encode_document, _squeeze
+from ..anchor._records import chunk_records, fit_records, records_marker, split_records
+from ..anchor._store import _crush_key, array_key
+from ..embed import LSAEmbedder, embed_texts
+from ..select import select_texts
+from ..select._lexical import lexical_relevance
+from ..text import split_sentences
+from ..tokens import as_token_counter, count_tokens
+
+__all__ = ["MODES", "Shrunk", "call_query", "shrink_result", "shrink_text"]
+
+log = logging.getLogger(__name__)
+
+#: ``mode`` of a tool (the proxy's config file): how its results are put within the budget.
+MODES: Registry = Registry(
+    "mode",
+    {
+        "auto": "by the text's shape: JSON, then repeated records, then prose",
+        "json": "as JSON (a text that is not JSON falls back to auto)",
+        "records": "as repeated records (log lines, git log entries, rows, key: value blocks)",
+        "prose": "sentence selection for the call's arguments and the tool's name",
+        "off": "never shrink: every result passes through unchanged",
+    },
+)
+#: Sentences sentence selection weighs at most (see :func:`_pool`).
+PROSE_POOL = 240
+#: Dimensions of the LSA space fitted on those sentences (the library's default of 256 costs 4x the time).
+PROSE_DIM = 64
+#: The fewest tokens a budget may have: a marker and a little of the text must fit.
+MIN_BUDGET = 64
+_SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """A text within the budget: ``text``, its ``form``, ``tokens`` (and ``tokens_before``), the
+    store ``key`` of what was left out (None when nothing was), ``kept`` of ``of`` units (``what``:
+    items, records, sentences or pieces)."""
+
+    text: str
+    form: str
+    tokens: int
+    tokens_before: int
+    key: str | None = None
+    kept: int = 0
+    of: int = 0
+    what: str = ""
+
+    def meta(self, budget: int) -> dict[str, Any]:
+        """The result's ``_meta["scwo_np/proxy"]``: what was done, in numbers."""
+        out = {
+            "form": self.form,
+            "tokens": self.tokens,
+            "tokens_before": self.tokens_before,
+            "budget": budget,
+        }
+        if self.of:
+            out.update(kept=self.kept, of=self.of, what=self.what)
+        if self.key is not None:
+            out["key"] = self.key
+        return out
+
+
+def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -> str:
+    """The query of a call: the tool's name (for prose), its argument values and a configured hint.
+
+    Examples
+    --------
+    >>> call_query("git_log", {"repo_path": "/repo", "max_count": 300, "x": None}, "latest fixes")
+    'git_log /repo 300 latest fixes'
+    """
+    words: list[str] = [tool]
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Mapping):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                walk(x)
+        elif v is not None and not isinstance(v, bool):
+            words.append(str(v))
+
+    walk(dict(arguments or {}))
+    if hint:
+        words.append(hint)
+    return " ".join(w for w in words if w.strip())
+
+
+def _counter(token_counter: object):
+    c = as_token_counter(token_counter)
+    return lambda text: int(count_tokens([text], c)[0])
+
+
+def _read_json(text: str):
+    """``(document, value or None)`` of a JSON text, or of a Python literal (``repr`` of a list); None if neither.
+
+    A text in the columnar form (``scwo mcp``'s lossless answer) is read as the array it stands for.
+    """
+    s = text.strip()
+    if not s or s[0] not in "[{":
+        return None
+    try:
+        if f'"{COLUMNAR_KEY}"' in s:
+            decoded = lossless_decode(s)
+            return read_document(decoded), json.loads(decoded)
+        return read_document(text), None
+    except (ValueError, TypeError, RecursionError):
+        pass
+    try:  # a Python repr of data (some servers print their rows with str()): read it, never run it
+        value = ast.literal_eval(s)
+        compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return read_document(compact), value
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _csv(value: Any) -> str | None:
+    """A flat array of objects as CSV, when that loses nothing: every value a string that does not read
+    as another type, a number or a boolean, and every object with the same keys."""
+    if not isinstance(value, list) or not value or not all(isinstance(x, dict) for x in value):
+        return None
+    keys = list(value[0])
+    if not keys or any(list(x) != keys for x in value):
+        return None
+    for x in value:
+        for v in x.values():
+            if isinstance(v, str):
+                if not v or v != v.strip() or v in ("true", "false", "null") or _numeric(v):
+                    return None
+            elif not isinstance(v, int | float) or isinstance(v, float) and not np.isfinite(v):
+                return None
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(keys)
+    for x in value:
+        w.writerow(["true" if v is True else "false" if v is False else v for v in x.values()])
+    return out.getvalue()
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _shrink_json(
+    text: str, budget: int, count, query: str, store, before: int, counter=None
+) -> Shrunk | None:
+    got = _read_json(text)
+    if got is None:
+        return None
+    doc, value = got
+    if value is None and doc.form == "array":
+        value = doc.items  # the array itself, parsed already
+    n = len(doc.items)
+    # Lossless first, each form built only when a cheap bound says it may fit.
+    lossless: list[tuple[str, str | None]] = []
+    ws = sum(text.count(c) for c in " \n\t\r")
+    if doc.form in ("array", "object") and before * (len(text) - ws) <= 1.1 * budget * len(text):
+        lossless.append(("compact", _squeeze(text.strip()) if got[1] is None else doc.render(doc.pieces)))
+    if isinstance(value, list) and value and _csv_may_fit(value, before, budget, count):
+        lossless.append(("csv", _csv(value)))
+    if n and _lossless_may_fit(doc, before, budget, count):
+        lossless.append(("lossless", _encode_document(doc)))
+    fits = [(count(t), form, t) for form, t in lossless if t is not None]
+    fits = [f for f in fits if f[0] <= budget]
+    if fits:
+        t, form, out = min(fits, key=lambda f: f[0])
+        return Shrunk(out, form, t, before, None, n, n, "items")
+    if not n:
+        return None
+    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
+    if res.form == "whole":
+        return Shrunk(res.text, "compact", res.tokens, before, None, n, n, "items")
+    return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+
+
+def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
+    """Whether CSV might fit: the first 64 rows' CSV against their JSON, scaled, with a 25% margin."""
+    head = value[:64]
+    sample = _csv(head)
+    if sample is None:
+        return False
+    return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
+
+
+def _pool(sents: list[str], query: str) -> np.ndarray:
+    """Which sentences sentence selection weighs: all of them, or of a text longer than :data:`PROSE_POOL`
+    sentences the two thirds of that many that match the question best (BM25) and an even spread of the
+    rest over the text (fitting the LSA space on every sentence of 100 KB would cost ten times more)."""
+    n = len(sents)
+    if n <= PROSE_POOL:
+        return np.arange(n, dtype=np.int64)
+    rel = lexical_relevance(sents, query)
+    top = np.argsort(-rel, kind="stable")[: 2 * PROSE_POOL // 3]
+    top = top[rel[top] > 0]
+    spread = np.linspace(0, n - 1, PROSE_POOL - top.size).astype(np.int64)
+    return np.unique(np.concatenate([top.astype(np.int64), spread]))
+
+
+def _shrink_prose(
+    text: str, budget: int, count, query: str, store, before: int, token_counter
+) -> Shrunk | None:
+    spans = split_sentences(text)
+    n = len(spans)
+    if n < 2:
+        return None
+    sents = [text[a:b] for a, b in spans]
+    pieces = [json.dumps(s, ensure_ascii=False) for s in sents]
+    akey = array_key(pieces) if store is not None else None
+
+    def render(idx: np.ndarray) -> tuple[str, int]:
+        parts: list[str] = []
+        prev = -2
+        for i in idx.tolist():
+            if parts:
+                parts.append(text[spans[prev][1] : spans[i][0]] if i == prev + 1 else " … ")
+            parts.append(sents[i])
+            prev = i
+        key = _crush_key(akey, idx) if akey is not None else None
+        body = "".join(parts)
+        out = ""
+        for ranges in (True, False):
+            out = body + ("\n" if body else "") + records_marker(n, idx, key, what="sentences", ranges=ranges)
+            t = count(out)
+            if t <= budget:
+                break
+        return out, t
+
+    b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False)) - 2
+    idx = np.empty(0, np.int64)
+    out, t = render(idx)
+    pool = _pool(
+        sents, query
+    )  # the candidates: all sentences, or for a long text the question's best and a spread
+    sub = [sents[i] for i in pool.tolist()]
+    vectors = embed_texts(LSAEmbedder([*sub, query], dim=PROSE_DIM), [*sub, query])  # once, for every retry
+    costs = count_tokens(sub, token_counter)
+    for _ in range(8):
+        if b <= 0:
+            break
+        sel = select_texts(sub, vectors[-1], b, embeddings=vectors[:-1], costs=costs, token_counter=token_counter,
+                           order="original", separator=" … ")  # fmt: skip
+        cand = np.sort(pool[np.asarray(sel.indices, dtype=np.int64)])
+        o, tt = render(cand)
+        if tt <= budget:
+            idx, out, t = cand, o, tt
+            break
+        b -= tt - budget
+    if t > budget:
+        return None
+    key = store.put(pieces, kept=idx) if store is not None else None
+    return Shrunk(out, "prose", t, before, key, int(idx.size), n, "sentences")
+
+
+def shrink_text(
+    text: str,
+    budget: int,
+    *,
+    query: str = "",
+    mode: str = "auto",
+    token_counter: object = None,
+    store: CrushStore | None = None,
+    hint: str = "",
+) -> Shrunk:
+    """``text`` within ``budget`` tokens by its shape (see the module docs).
+
+    Parameters
+    ----------
+    text : str
+        A tool result's text.
+    budget : int
+        The most tokens the returned text may take, markers included.
+    query : str
+        What the call asked for (:func:`call_query`).
+    mode : str
+        One of :data:`MODES`.
+    token_counter : name, TokenCounter or callable, optional
+        Counts ``budget`` (default ``"estimate"``).
+    store : CrushStore, optional
+        Where what is left out goes (its key is in the text).
+    hint : str
+        The tool's configured query hint: records matching it are kept first (records are crushed by
+        time and errors, not by the call's arguments, which are mostly paths and counts).
+
+    Returns
+    -------
+    Shrunk
+        The text within ``budget`` and what was done.
+
+    Examples
+    --------
+    >>> import json
+    >>> rows = json.dumps([{"id": i, "level": "ERROR" if i == 7 else "INFO"} for i in range(300)])
+    >>> s = shrink_text(rows, 200)
+    >>> s.form, s.tokens <= 200, '"ERROR"' in s.text
+    ('crushed', True, True)
+    >>> shrink_text("short", 200).form
+    'whole'
+    """
+    MODES.lookup(mode)
+    token_counter = as_token_counter(token_counter)  # once: every count below is vectorised over texts
+    count = _counter(token_counter)
+    before = count(text)
+    if before <= budget or mode == "off":
+        return Shrunk(text, "whole", before, before)
+    if budget < MIN_BUDGET:
+        raise ValueError(f"budget must be at least {MIN_BUDGET} tokens to hold a marker; got {budget}.")
+    if mode in ("auto", "json"):
+        try:
+            got = _shrink_json(text, budget, count, query, store, before, token_counter)
+        except (ValueError, TypeError) as exc:  # no array of objects to crush, or one item over the budget
+            log.info("JSON result not crushed as JSON (%s); shrinking it as text", exc)
+            got = None
+        if got is not None:
+            return got
+    if mode in ("auto", "records"):
+        recs = split_records(text)
+        if recs is not None:
+            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=hint)
+            return Shrunk(fit.text, "records", fit.tokens, before, fit.key, len(fit.kept), fit.n, "records")
+    if mode in ("auto", "prose", "json"):
+        try:
+            got = _shrink_prose(text, budget, count, query or "text", store, before, token_counter)
+        except ValueError as exc:
+            log.info("prose selection failed (%s); shrinking the text by pieces", exc)
+            got = None
+        if got is not None:
+            return got
+    fit = fit_records(
+        chunk_records(text), budget, token_counter=token_counter, store=store, query=hint, what="pieces"
+    )
+    return Shrunk(fit.text, "pieces", fit.tokens, before, fit.key, len(fit.kept), fit.n, "pieces")
+
+
+def shrink_result(
+    result: Any,
+    budget: int,
+    *,
+    query: str = "",
+    mode: str = "auto",
+    token_counter: object = None,
+    store: CrushStore | None = None,
+    hint: str = "",
+) -> tuple[Any, Shrunk | None]:
+    """A ``CallToolResult`` whose text blocks fit ``budget``, and what was done (None: nothing).
+
+    An error result, a result whose text blocks together fit, and ``mode="off"`` give back the
+    same object.  Otherwise the text blocks become one, within ``budget`` (:func:`shrink_text`),
+    the other blocks (images, resources) stay as they are, and the structured content, which
+    no longer matches the text, becomes the crushed JSON when the text was that JSON, and is
+    dropped otherwise, with a note in ``_meta["scwo_np/proxy"]``.
+    """
+    from mcp_types import TextContent
+
+    if result.is_error or mode == "off":
+        return result, None
+    blocks = [c for c in result.content if isinstance(c, TextContent)]
+    if not blocks:
+        return result, None
+    text = blocks[0].text if len(blocks) == 1 else "\n".join(b.text for b in blocks)
+    count = _counter(token_counter)
+    if count(text) <= budget:
+        return result, None
+    s = shrink_text(text, budget, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint)
+    meta = s.meta(budget)
+    structured = result.structured_content
+    if structured is not None:
+        structured = _consistent(text, structured, s)
+        meta["structured_content"] = (
+            "kept: the crushed JSON of the text" if structured is not None else
+            "dropped: it held the whole result; the text says what was left out and the key that gives it back"
+        )  # fmt: skip
+    content, placed = [], False
+    for c in result.content:
+        if isinstance(c, TextContent):
+            if not placed:
+                content.append(TextContent(type="text", text=s.text, annotations=c.annotations))
+                placed = True
+        else:
+            content.append(c)
+    out = result.model_copy(
+        update={
+            "content": content,
+            "structured_content": structured,
+            "meta": {**(result.meta or {}), "scwo_np/proxy": meta},
+        }
+    )
+    return out, s
+
+
+def _consistent(text: str, structured: Any, s: Shrunk) -> dict | None:
+    """The structured content for the shrunk text: its JSON when the text was the structured content
+    as JSON and is still a JSON object; None (dropped) otherwise."""
+    try:
+        if json.loads(text) != structured:
+            return None
+        value = json.loads(s.text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,134 @@
+"""Repeated records as text (issue 44): the splitter finds each shape and loses no character; the
+crush of records keeps the budget, the newest record and the errors, and the store gives back
+exactly what was left out."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scwo_np.anchor import CrushStore
+from scwo_np.anchor._records import chunk_records, fit_records, records_marker, split_records
+from scwo_np.tokens import count_tokens
+
+GIT = "Commit history:\n" + "".join(
+    f"Commit: {i:040x}\nAuthor: A <a@b>\nDate: 2026-01-{1 + (299 - i) // 12:02d} 10:{(299 - i) % 60:02d}:00+00:00\n"
+    f"Message: change number {i}\n\n\n"
+    for i in range(300)
+)  # newest first, as git writes
+RAW_GIT = "".join(
+    f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{i % 60:02d}:00 2026 +0000\n\n    fix {i}\n\n"
+    for i in range(30)
+)
+CSV = "id,name,level\n" + "".join(f"{i},n{i},{'ERROR' if i == 5 else 'INFO'}\n" for i in range(50))
+BLOCKS = "".join(f"Name: pkg{i}\nVersion: 1.{i}\nStatus: ok\n\n" for i in range(20))
+LOG = "".join(
+    f"2026-02-01 12:{i // 60:02d}:{i % 60:02d} {'ERROR boom' if i % 97 == 50 else 'INFO fine'} {i}\n"
+    for i in range(400)
+)
+
+
+@pytest.mark.parametrize(
+    "text, shape, n",
+    [
+        (GIT, "headed", 300),
+        (RAW_GIT, "headed", 30),
+        (CSV, "table", 50),
+        (BLOCKS, "blocks", 20),
+        (LOG, "lines", 400),
+    ],
+)
+def test_each_shape_is_found_and_loses_no_character(text, shape, n):
+    r = split_records(text)
+    assert r is not None and r.shape == shape and len(r) == n
+    assert r.head + "".join(r.records) == text
+    assert sorted(r.rank.tolist()) == list(range(n))
+
+
+def test_the_time_order_is_read_from_the_records():
+    r = split_records(GIT)
+    assert int(np.argmax(r.rank)) == 0  # git's first entry is the newest
+    r = split_records(LOG)
+    assert int(np.argmax(r.rank)) == 399  # a log's last line is
+    assert split_records(CSV).head == "id,name,level\n"
+
+
+def test_prose_is_not_records():
+    prose = (
+        "The json module parses text. It returns Python objects. Use loads for strings and load for files. "
+        "Errors raise JSONDecodeError, a subclass of ValueError.\n"
+    ) * 3
+    assert split_records(prose) is None
+
+
+def test_git_log_within_1000_tokens_holds_the_newest_and_gives_back_every_commit():
+    store = CrushStore(":memory:")
+    fit = fit_records(split_records(GIT), 1000, store=store)
+    assert fit.tokens == count_tokens([fit.text])[0] <= 1000
+    assert f"Commit: {0:040x}" in fit.text and fit.key in fit.text
+    got, offset = [], 0
+    while offset is not None:
+        page = store.page(fit.key, budget=400, offset=offset)
+        got += page.positions
+        offset = page.next_offset
+    assert sorted(got + fit.kept.tolist()) == list(range(300))  # every commit, once
+
+
+def test_errors_survive_and_nothing_is_taken_earliest_first():
+    fit = fit_records(split_records(LOG), 200)
+    kept = fit.kept.tolist()
+    assert fit.tokens <= 200
+    assert all(i in kept for i in range(400) if i % 97 == 50)  # the errors
+    assert 399 in kept and len([i for i in kept if i < 40]) < len(kept) / 2  # the newest, a spread
+
+
+def test_the_marker_names_every_dropped_position_or_only_the_count():
+    assert records_marker(5, [0, 4], "k" * 16).startswith("[scwo: 3 of 5 records left out (positions 1-3)")
+    assert records_marker(5, [2], None, ranges=False) == "[scwo: 4 of 5 records left out]"
+
+
+def test_a_budget_too_small_says_how_much_is_needed():
+    with pytest.raises(ValueError, match="give budget >="):
+        fit_records(split_records(LOG), 5)
+
+
+def test_chunks_cut_a_text_with_no_lines():
+    r = chunk_records("word " * 500, chars=100)
+    assert "".join(r.records) == "word " * 500 and all(len(p) <= 100 for p in r.records)
+
+
+@st.composite
+def logs(draw):
+    n = draw(st.integers(5, 120))
+    errors = draw(st.sets(st.integers(0, n - 1), max_size=3))
+    lines = [
+        f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d} {'ERROR failed' if i in errors else 'INFO ok'} "
+        + "x" * draw(st.integers(0, 60))
+        + "\n"
+        for i in range(n)
+    ]
+    return "".join(lines), errors, n
+
+
+@given(logs(), st.integers(100, 1500))
+def test_budget_newest_errors_and_retrieval_hold_on_any_log(case, budget):
+    text, errors, n = case
+    recs = split_records(text)
+    assert recs is not None and len(recs) == n
+    store = CrushStore(":memory:")
+    fit = fit_records(recs, budget, store=store)
+    assert fit.tokens == count_tokens([fit.text])[0] <= budget  # the budget, marker included
+    kept = set(fit.kept.tolist())
+    assert all(recs.records[i] in fit.text for i in kept)
+    if fit.dropped == 0:
+        assert fit.text == text and fit.key is None
+        return
+    assert n - 1 in kept  # the newest record
+    if len(kept) >= 2 * len(errors) + 2:
+        assert errors <= kept  # the errors, when there is room
+    back = json.loads(store.retrieve_json(fit.key))
+    assert back == [recs.records[i] for i in range(n) if i not in kept]  # exactly what was dropped

@@ -1,0 +1,139 @@
+"""The proxy's per-call logic as plain functions (issue 44): a text within the budget by its shape,
+a result's structured content kept consistent or dropped with a note, the config file checked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp_types import CallToolResult, ImageContent, TextContent
+
+from scwo_np.anchor import CrushStore
+from scwo_np.mcp_server._proxy import ProxyConfig, ToolConfig, config_from_dict, read_config
+from scwo_np.mcp_server._shrink import MODES, call_query, shrink_result, shrink_text
+from scwo_np.tokens import count_tokens
+
+ROWS = [{"id": i, "status": "failed" if i == 77 else "ok", "total": i * 3} for i in range(500)]
+LOG = "".join(
+    f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z {'ERROR boom' if i == 100 else 'INFO ok'} {i}\n"
+    for i in range(600)
+)
+PROSE = " ".join(
+    f"Sentence {i} talks about {'git branches and merges' if i % 9 == 0 else 'the weather in the valley'}."
+    for i in range(300)
+)
+
+
+def _tokens(text: str) -> int:
+    return int(count_tokens([text])[0])
+
+
+@pytest.mark.parametrize(
+    "text, form",
+    [(json.dumps(ROWS), "crushed"), (LOG, "records"), (PROSE, "prose"), ("x" * 20_000, "pieces")],
+    ids=["json", "records", "prose", "pieces"],
+)
+def test_each_shape_fits_and_what_was_left_out_comes_back(text, form):
+    store = CrushStore(":memory:")
+    s = shrink_text(text, 300, query="git merges errors", store=store)
+    assert s.form == form and _tokens(s.text) == s.tokens <= 300 < s.tokens_before
+    assert s.key is not None and s.key in s.text and s.kept < s.of
+    back = store.retrieve(s.key)
+    assert len(back) == s.of - s.kept
+
+
+def test_lossless_first():
+    small = [{"id": i, "name": f"item number {i}", "kind": "book"} for i in range(60)]
+    pretty = json.dumps(small, indent=4)
+    s = shrink_text(pretty, _tokens(json.dumps(small, separators=(",", ":"))) + 5)
+    assert s.form in ("compact", "lossless", "csv") and s.kept == s.of == 60 and s.key is None
+    csvable = [{"name": f"n{i}", "city": ["Oslo", "Rome", "Lima"][i % 3], "n": i} for i in range(200)]
+    s = shrink_text(str(csvable), 800)  # a Python repr, as some SQL servers print rows
+    assert s.form == "csv" and s.text.startswith("name,city,n\nn0,Oslo,0\n")
+
+
+def test_errors_and_the_newest_survive_the_json_crush():
+    s = shrink_text(json.dumps(ROWS), 250)
+    kept = [x for x in json.loads(s.text) if "_omitted" not in x]
+    assert ROWS[77] in kept and ROWS[-1] in kept
+
+
+def test_a_result_within_budget_or_an_error_is_the_same_object():
+    r = CallToolResult(content=[TextContent(type="text", text="short")])
+    assert shrink_result(r, 100) == (r, None)
+    err = CallToolResult(content=[TextContent(type="text", text=LOG)], is_error=True)
+    assert shrink_result(err, 100)[0] is err
+    big = CallToolResult(content=[TextContent(type="text", text=LOG)])
+    assert shrink_result(big, 100, mode="off")[0] is big
+
+
+def test_structured_content_follows_the_text_or_is_dropped_with_a_note():
+    doc = {"table": "t", "rows": ROWS}
+    r = CallToolResult(content=[TextContent(type="text", text=json.dumps(doc))], structured_content=doc)
+    out, s = shrink_result(r, 300)
+    assert out.structured_content == json.loads(out.content[0].text)  # the crushed JSON, consistent
+    assert "kept" in out.meta["scwo_np/proxy"]["structured_content"]
+    r = CallToolResult(content=[TextContent(type="text", text=LOG)], structured_content={"lines": 600})
+    out, s = shrink_result(r, 300)
+    assert out.structured_content is None and "dropped" in out.meta["scwo_np/proxy"]["structured_content"]
+
+
+def test_other_blocks_stay_and_text_blocks_become_one_within_budget():
+    img = ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")
+    r = CallToolResult(
+        content=[TextContent(type="text", text=LOG[:9000]), img, TextContent(type="text", text=LOG[9000:])]
+    )
+    out, s = shrink_result(r, 200)
+    texts = [c for c in out.content if isinstance(c, TextContent)]
+    assert len(texts) == 1 and _tokens(texts[0].text) <= 200 and img in out.content
+
+
+def test_call_query_and_modes():
+    assert call_query("read_query", {"query": "SELECT *", "limit": 5}) == "read_query SELECT * 5"
+    assert list(MODES) == ["auto", "json", "records", "prose", "off"]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        shrink_text(LOG, 200, mode="lines")
+    with pytest.raises(ValueError, match="at least 64"):
+        shrink_text(LOG, 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.text(alphabet='abc de.\n{}[]":,0123', min_size=1, max_size=300), min_size=1, max_size=40),
+    st.integers(64, 600),
+    st.sampled_from(list(MODES)),
+)
+def test_any_text_fits_the_budget_in_every_mode(parts, budget, mode):
+    text = "".join(parts) * 3
+    s = shrink_text(text, budget, mode=mode)
+    if mode == "off" or s.tokens_before <= budget:
+        assert s.text == text
+    else:
+        assert _tokens(s.text) == s.tokens <= budget
+
+
+def test_the_config_file(tmp_path):
+    p = tmp_path / "p.json"
+    p.write_text(
+        json.dumps({"budget": 500, "exclude": ["x"], "tools": {"logs": {"mode": "records", "budget": 100}}})
+    )
+    cfg = read_config(p)
+    assert cfg.budget == 500 and cfg.exclude == {"x"} and cfg.tool("logs") == ToolConfig(100, "records", "")
+    assert cfg.tool("other") == ToolConfig(500, "auto", "")
+    for data, match in [
+        ({"budgit": 1}, "unknown key 'budgit'"),
+        ({"budget": 10}, "at least 64"),
+        ({"budget": "many"}, "whole number"),
+        ({"mode": "lines"}, "mode must be one of"),
+        ({"tools": {"a": {"mode": "x"}}}, "mode must be one of"),
+        ({"tools": {"a": {"budjet": 100}}}, "unknown key 'budjet'"),
+        ({"exclude": "a"}, "list of tool names"),
+        ({"timeout": 0}, "positive"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            config_from_dict(data, ProxyConfig())
+    (tmp_path / "bad.toml").write_text("budget = ")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        read_config(tmp_path / "bad.toml")
