@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BeforeValidator, ValidationError
 
-from ..embed import embedder_name
+from ..embed import as_embedder, embedder_name
 from ..select import TextSelection, select_texts
 from ..validation import check_budget, check_lam
 
@@ -115,6 +115,8 @@ def choose(
         return select_texts([], query or "-", budget, token_counter=token_counter, lam=lam, method=method)
     if not query.strip() and query_vector is None:
         raise ValueError("query is empty; pass the question as text.")
+    if query_vector is not None:  # the framework's vector for the question, checked and named as such
+        query_vector = _question_vector(query_vector, vectors)
     framework = embed_docs is not None or embed_query is not None or query_vector is not None
     model = FrameworkModel(embed_docs, embed_query, query_vector) if framework else None
     # The question as text when it has words, else the framework's vector for it.
@@ -123,6 +125,9 @@ def choose(
                   strategy_options=strategy_options)  # fmt: skip
     if granularity == "sentence":  # every sentence is embedded: by the framework's model when there is one
         own = model if embed_docs is not None else embedder
+        if embed_docs is None and vectors is not None and query_vector is not None and embedder is not None:
+            # the items' vectors, scwo_np's embedder declared their model: the question's own vector too
+            own = FrameworkModel(as_embedder(embedder, [*texts, query]), None, query_vector)
         return select_texts(texts, q, budget, embedder=own, embeddings=vectors, granularity="sentence",
                             elision=elision, **common)  # fmt: skip
     if vectors is None and embed_docs is not None:
@@ -135,6 +140,27 @@ def choose(
             )
         return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, **common)
     return select_texts(texts, query, budget, embedder=embedder, **common)
+
+
+def _question_vector(vector: Any, vectors: np.ndarray | None) -> np.ndarray:
+    """The framework's vector for the question as a float array: 1-D, finite, non-zero, and as long
+    as the documents' vectors when they have some; a clear error naming it otherwise."""
+    try:
+        v = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("the question's embedding must be a list of numbers.") from None
+    if v.ndim != 1 or not v.size:
+        raise ValueError(f"the question's embedding must be one vector; got shape {v.shape}.")
+    if not np.isfinite(v).all():
+        raise ValueError("the question's embedding contains NaN or inf.")
+    if not v.any():
+        raise ValueError("the question's embedding is the zero vector; cosine similarity to it is undefined.")
+    if vectors is not None and v.shape[0] != vectors.shape[1]:
+        raise ValueError(
+            f"the question's embedding has dimension {v.shape[0]} but the documents' have {vectors.shape[1]}; "
+            "embed both with one model."
+        )
+    return v
 
 
 def annotations(sel: TextSelection) -> list[dict]:

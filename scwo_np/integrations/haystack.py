@@ -10,8 +10,12 @@ documents or count words; this one counts the tokens the model will read.
 Vectors come from the documents' own ``embedding`` when every document has one, with the
 question's from the ``query_embedding`` input (connect a text embedder's ``embedding``
 output to it); otherwise scwo_np's ``embedder`` embeds documents and question ("lsa" by
-default, needs only scikit-learn; "minilm" with the embed extra).  The question always
-goes in as text too, so its words count beside the cosine at chunk level (``lexical``).
+default, needs only scikit-learn; "minilm" with the embed extra).  With
+``granularity="sentence"`` every sentence is embedded, so ``embedder`` embeds the documents,
+their sentences and the question, and the pipeline's vectors are not used.  The question
+always goes in as text too, so its words count beside the cosine at chunk level
+(``lexical``).  A document id seen twice is ranked once (the first), as Haystack's own
+rankers do.
 
 What comes out are copies of the kept documents, in ``order``: ``score`` is the relevance
 the selection ranked them by and ``meta`` adds ``scwo_rank``, ``scwo_gain``,
@@ -40,8 +44,10 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from ..select import GRANULARITIES, ORDERS, STRATEGIES
-from ..select._mmr import MMR_METHODS
+from ..embed import EMBEDDERS
+from ..select import GRANULARITIES, MMR_METHODS, ORDERS, STRATEGIES
+from ..select._texts import check_strategy_options  # the one check of select_texts' strategy_options
+from ..tokens import COUNTERS
 from ..validation import check_budget, check_lam
 from ._common import annotations, choose, stack
 
@@ -119,10 +125,13 @@ class ScwoRanker:
             if not isinstance(value, str):
                 raise TypeError(f"ScwoRanker: {name} must be a name (a str), so the pipeline serialises; got "
                                 f"{type(value).__name__}.")  # fmt: skip
+        COUNTERS.lookup(token_counter)
+        EMBEDDERS.lookup(embedder)  # unknown names fail here, not at the pipeline's first run
         self.token_counter = token_counter
         self.embedder = embedder
         self.elision = elision
         self.strategy_options = dict(strategy_options or {})
+        check_strategy_options(strategy, self.strategy_options)
 
     def to_dict(self) -> dict[str, Any]:
         """The component as a dict, for ``Pipeline.dumps`` (every parameter is plain data)."""
@@ -165,10 +174,13 @@ class ScwoRanker:
         """
         budget = self.budget if budget is None else check_budget(budget)
         docs = list(documents)
-        bad = [i for i, d in enumerate(docs) if not isinstance(d, Document) or not d.content]
+        bad = [i for i, d in enumerate(docs) if not isinstance(d, Document) or not (d.content or "").strip()]
         if bad:
             raise ValueError(f"ScwoRanker: documents[{bad[0]}] has no text content; it ranks text documents.")
-        vectors = stack([d.embedding for d in docs])
+        seen: set[str] = set()  # one document once, as Haystack's rankers do: the first of an id
+        docs = [d for d in docs if not (d.id in seen or seen.add(d.id))]
+        sentences = self.granularity == "sentence"  # every sentence embedded by scwo_np's embedder
+        vectors = None if sentences else stack([d.embedding for d in docs])
         if vectors is not None and query_embedding is None:
             raise ValueError(
                 "ScwoRanker: the documents carry embeddings but the question has none: connect the text "

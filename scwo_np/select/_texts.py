@@ -45,6 +45,7 @@ from ..validation import (
     check_embeddings,
     check_lam,
     check_query,
+    check_row_norms,
     check_text,
     check_texts,
     check_unit_interval,
@@ -227,6 +228,26 @@ def _embedder_for(embedder, texts: list[str], query, cache) -> Callable:
     return as_embedder("lsa" if embedder is None else embedder, corpus, cache=cache)
 
 
+#: Arguments of a strategy that select_texts gives itself (the rest are ``strategy_options``).
+_OWN = {"embeddings", "query", "costs", "budget", "return_gains", "weights"}
+
+
+def check_strategy_options(strategy: str, options: dict[str, Any]) -> None:
+    """A clear error for ``strategy_options`` that ``strategy`` does not take (by its signature)."""
+    if not options:
+        return
+    if strategy == "mmr":
+        raise ValueError(
+            "strategy_options are for the other strategies; MMR's options are select_texts' own."
+        )
+    takes = [p for p in inspect.signature(STRATEGIES[strategy]).parameters if p not in _OWN]
+    wrong = [k for k in options if k not in takes]
+    if wrong:
+        raise ValueError(
+            f"strategy_options: strategy {strategy!r} takes {', '.join(map(repr, takes))}; got {wrong[0]!r}."
+        )
+
+
 def _open_cache(cache):
     """``(store, own)``: an EmbeddingCache for a path (closed by the caller), else ``cache`` itself."""
     if isinstance(cache, str | os.PathLike):
@@ -363,10 +384,7 @@ def select_texts(
             f"strategy={strategy!r} selects whole texts: use granularity='chunk', or strategy='mmr' for "
             "sentences (their relevance is not a cosine)."
         )
-    if options and strategy == "mmr":
-        raise ValueError(
-            "strategy_options are for the other strategies; MMR's options are select_texts' own."
-        )
+    check_strategy_options(strategy, options)
     if lexical is None:
         lexical = LEXICAL[granularity] if strategy == "mmr" else 0.0
     lexical = check_unit_interval(
@@ -405,9 +423,12 @@ def select_texts(
     finally:
         if own:
             store.close()
+    # The vectors checked before any cosine is taken here (a question embedded by a model of another
+    # length, a zero row): the errors mmr_select gives, not a NaN further on.
+    E = check_embeddings(E)
+    q = check_query(q, E.shape[1])
+    check_row_norms(_dot.dots_norms(E, E[0])[1], E)
     if check_lam(lam, auto=True) == "auto":  # from the retrieved set and, given as text, the question
-        E = check_embeddings(E)
-        q = check_query(q, E.shape[1])
         lam = _rule(_cosine(E, q, np.arange(len(texts))), query if isinstance(query, str) else None)
     # n texts and n - 1 separators within the budget: each text costs one separator more, and the
     # budget is one separator larger (exact for a counter whose counts add up).
@@ -506,6 +527,11 @@ def _select_sentences(
     E_texts = check_embeddings(embeddings) if embeddings is not None else V[[row[t] for t in texts]]
     if E_texts.shape[0] != len(texts):
         raise ValueError(f"embeddings must have one row per text ({len(texts)}); got {E_texts.shape[0]}.")
+    if V.size and V.shape[1] != E_texts.shape[1]:
+        raise ValueError(
+            f"embedder {embedder_name(emb)} gives vectors of dimension {V.shape[1]} but embeddings have "
+            f"dimension {E_texts.shape[1]}: pass the model that made the embeddings as embedder=."
+        )
     q = check_query(q, E_texts.shape[1])  # a vector query: finite, non-zero, the right length
     text_rel = _cosine(E_texts, q, np.arange(len(texts)))
     S = V[[row[t] for t in units.sentences]] if units.sentences else np.empty((0, E_texts.shape[1]))

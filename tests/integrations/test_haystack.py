@@ -153,3 +153,48 @@ class _Strip:
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict:
         return {"documents": _plain(documents)}
+
+
+def test_the_question_s_vector_is_checked_and_named(sample, store):
+    docs = InMemoryEmbeddingRetriever(store, top_k=10, return_embedding=True).run(
+        query_embedding=sample.query_embeddings[0].tolist()
+    )["documents"]
+    ranker = ScwoRanker(budget=300)
+    for bad, match in (
+        ([0.1] * 10, "dimension 10 but the documents' have 384"),
+        ([0.0] * 384, "zero vector"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            ranker.run(documents=docs, query=QUESTION, query_embedding=bad)
+
+
+def test_sentences_are_embedded_by_scwo_np_s_embedder_whatever_the_documents_carry(sample, store):
+    """The documents' MiniLM vectors and a query vector of the pipeline are not mixed with LSA's sentences."""
+    docs = InMemoryEmbeddingRetriever(store, top_k=20, return_embedding=True).run(
+        query_embedding=sample.query_embeddings[0].tolist()
+    )["documents"]
+    out = ScwoRanker(budget=200, granularity="sentence").run(
+        documents=docs, query=QUESTION, query_embedding=sample.query_embeddings[0].tolist()
+    )["documents"]
+    want = select_texts([d.content for d in docs], QUESTION, 200, granularity="sentence")
+    assert [d.id for d in out] == [docs[i].id for i in want.indices]
+
+
+def test_names_and_options_are_checked_when_the_ranker_is_built():
+    with pytest.raises(
+        ValueError, match="strategy 'cover' takes 'lam', 'gamma', 'cost_exponent'; got 'gama'"
+    ):
+        ScwoRanker(budget=50, strategy="cover", strategy_options={"gama": 0.5})
+    with pytest.raises(ValueError, match="token_counter must be one of"):
+        ScwoRanker(budget=50, token_counter="gpt4")
+    with pytest.raises(ValueError, match="embedder must be one of"):
+        ScwoRanker(budget=50, embedder="e5")
+    with pytest.raises(ValueError, match=r"documents\[1\] has no text content"):
+        ScwoRanker(budget=50).run(documents=[Document(content="a b c"), Document(content="   ")], query="b")
+
+
+def test_a_document_id_seen_twice_is_ranked_once(store):
+    docs = _plain(_retrieved(store))[:10]
+    once = ScwoRanker(budget=400).run(documents=docs, query=QUESTION)["documents"]
+    twice = ScwoRanker(budget=400).run(documents=docs + docs, query=QUESTION)["documents"]
+    assert [d.id for d in twice] == [d.id for d in once]

@@ -181,3 +181,15 @@ def test_a_strategy_is_for_whole_texts():
         select_texts(["read a file.", "parse some json."], "read", 10, strategy="dpp", lexical=0.1)
     with pytest.raises(ValueError, match="strategy must be one of"):
         select_texts(["a b c.", "d e f."], "b", 10, strategy="nope")
+
+
+def test_strategy_options_and_a_sentence_embedder_of_another_dimension_are_named():
+    texts = ["Use csv.reader to read a CSV file.", "json.load parses a JSON document."]
+    with pytest.raises(ValueError, match="strategy 'ssd' takes 'lam', 'gamma', 'cost_exponent'; got 'gama'"):
+        select_texts(texts, "read csv", 20, strategy="ssd", strategy_options={"gama": 0.5})
+    with pytest.raises(ValueError, match="strategy_options are for the other strategies"):
+        select_texts(texts, "read csv", 20, strategy_options={"gamma": 0.5})
+    E = np.eye(2, 5)  # the documents' vectors: 5 dimensions; the embedder's: 2
+    with pytest.raises(ValueError, match="gives vectors of dimension 2 but embeddings have dimension 5"):
+        select_texts(texts, "read csv", 20, granularity="sentence", embeddings=E,
+                     embedder=lambda ts: [[1.0, len(t)] for t in ts])  # fmt: skip
