@@ -322,4 +322,3 @@ def _search(E, nrm, rel, costs, budget, order, dmax, pi, pj, lam, eps, picks):
                     picks[a] = sel[a]
             t *= 1.0 + eps
     return best
-

@@ -128,7 +128,9 @@ def xquad_select(
         raise ValueError("aspect_weights weigh given aspects; pass aspects as an array of vectors too.")
     if lam == 1.0:
         return top_k(embeddings, query, costs, budget, weights, cexp, return_gains)
-    kernel = partial(_xquad, lam=lam, cexp=cexp, aspects=aspects, aspect_weights=aspect_weights, inferred=False)
+    kernel = partial(
+        _xquad, lam=lam, cexp=cexp, aspects=aspects, aspect_weights=aspect_weights, inferred=False
+    )
     return run_greedy(embeddings, query, costs, budget, weights, return_gains, kernel)
 
 
@@ -191,7 +193,7 @@ def _check_aspect_arg(aspects: object):
         raise TypeError(f"aspects must be None, a number of aspects or an array of vectors; got {aspects!r}.")
     if isinstance(aspects, int | np.integer):
         return check_int(aspects, name="aspects", low=1)
-    if isinstance(aspects, str | bytes):
+    if isinstance(aspects, str | bytes) or np.ndim(aspects) == 0:
         raise TypeError(f"aspects must be None, a number of aspects or an array of vectors; got {aspects!r}.")
     return _Vectors(aspects)
 
@@ -238,7 +240,9 @@ def _xquad(E, nrm, rel, costs, budget, picks, gains, *, lam, cexp, aspects, aspe
     P = _probabilities(D, nrm, anrm)
     if inferred:
         w = _normalised(_inferred_mass(P, rel), equal=False)
-    return _xquad_lazy(P, rel, np.ascontiguousarray(w, dtype=np.float64), costs, budget, lam, cexp, picks, gains)
+    return _xquad_lazy(
+        P, rel, np.ascontiguousarray(w, dtype=np.float64), costs, budget, lam, cexp, picks, gains
+    )
 
 
 @njit(**JIT)
