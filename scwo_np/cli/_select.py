@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -19,10 +20,12 @@ from ..select import (
     GRANULARITIES,
     MMR_METHODS,
     ORDERS,
+    STRATEGIES,
     arrange,
     auto_lam,
     coverage,
     mmr_select,
+    select_by_strategy,
     topk_relevance,
     truncate,
 )
@@ -73,10 +76,13 @@ def _cmd_select(args: argparse.Namespace) -> int:
             rel_all = _relevance(E, q)
             ok = rel_all is not None and np.isfinite(rel_all).all()
             lam = auto_lam(rel_all) if ok else "auto"  # bad vectors: mmr_select says what is wrong
-        idx, gains = mmr_select(
-            E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
-            cost_exponent=args.cost_exponent, return_gains=True,
-        )  # fmt: skip
+        if args.strategy == "mmr":
+            idx, gains = mmr_select(
+                E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
+                cost_exponent=args.cost_exponent, return_gains=True,
+            )  # fmt: skip
+        else:
+            idx, gains = _by_strategy(args, E, q, costs, lam)
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
     rel = _relevance(np.asarray(E)[idx], q) if len(idx) else np.empty(0)
@@ -92,6 +98,21 @@ def _cmd_select(args: argparse.Namespace) -> int:
             f"of {args.budget} tokens ({args.tokens_field!r}); {_lam_note(args.lam, lam_used)}\n"
         )
     return 0
+
+
+def _by_strategy(args: argparse.Namespace, E, q, costs, lam):
+    """``--strategy`` other than mmr: :func:`select_by_strategy` with the options it takes."""
+    params = inspect.signature(STRATEGIES[args.strategy]).parameters
+    opts = {}
+    if "lam" in params:
+        opts["lam"] = 0.7 if lam == "auto" else lam
+    elif args.lam != 0.7:
+        raise ValueError(f"--strategy {args.strategy} takes no --lam; leave it out.")
+    if args.cost_aware:
+        if "cost_exponent" not in params:
+            raise ValueError(f"--strategy {args.strategy} has no --cost-aware mode.")
+        opts["cost_exponent"] = args.cost_exponent
+    return select_by_strategy(E, q, costs, args.budget, strategy=args.strategy, return_gains=True, **opts)
 
 
 def _relevance(E, q) -> np.ndarray | None:
@@ -173,6 +194,10 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
 
     if args.cost_aware:
         raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
+    if args.strategy != "mmr":
+        raise SystemExit(
+            "scwo: --strategy goes with --query-embedding/--query-index for now (--query selects with mmr)"
+        )
     if args.elision is not None and args.granularity != "sentence":
         raise SystemExit("scwo: --elision goes with --granularity sentence")
     if not args.query.strip():
@@ -519,7 +544,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0.7,
         help="relevance/diversity trade-off in [0, 1] (0.7), or auto: chosen per question (0.7 or 0.9)",
     )
-    s.add_argument("--method", choices=list(MMR_METHODS), default="auto")
+    s.add_argument("--method", choices=list(MMR_METHODS), default="auto", help="mmr's method (auto)")
+    s.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        default="mmr",
+        help="the selection strategy (mmr); others with --query-embedding/--query-index",
+    )
     s.add_argument(
         "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
     )
