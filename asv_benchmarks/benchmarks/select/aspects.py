@@ -12,7 +12,7 @@ import numpy as np
 
 from scwo_np.select import rxquad_select, xquad_select
 
-from ..common import Benchmark, best_times
+from ..common import Benchmark, best_times, sizes
 from ..datasets import gaussian
 
 OURS = {"xquad": xquad_select, "rxquad": rxquad_select}
@@ -46,7 +46,7 @@ def numpy_xquad(E, q, A, costs, budget, lam=0.5, inferred=False):
 
 
 class VsNumPy(Benchmark):
-    params = ([1_000, 10_000], list(OURS))
+    params = (sizes(1_000, 10_000), list(OURS))
     param_names = ["n", "strategy"]
     number = 1
     repeat = 1

@@ -1,6 +1,6 @@
 """GIST (issue 45) against divsel 0.1 (Rust) on the same problem, and the max-min distance each reaches.
 
-The same problem: n = 10,000 chunks of d = 384 with non-negative features (divsel takes
+The same problem: n = 10,000 chunks (1,000 too) of d = 384 with non-negative features (divsel takes
 only non-negative utilities, so every relevance is positive and is the utility on both
 sides), unit costs and a budget of k = 20 (divsel counts items), ``lam = 0.5`` (divsel's
 ``lam = (1 - 0.5) / 0.5 = 1``), ``eps = 0.1``, divsel's ``metric="euclidean"`` on the unit
@@ -13,7 +13,7 @@ import numpy as np
 
 from scwo_np.select import gist_select
 
-from ..common import Benchmark, best_times, need
+from ..common import Benchmark, best_times, need, sizes
 
 
 def min_distance(U, S):
@@ -26,7 +26,8 @@ def min_distance(U, S):
 
 
 class VsDivsel(Benchmark):
-    params = [10_000]
+    # the smoke profile runs n = 1,000 (its suite must stay quick); the comparison is at 10,000
+    params = sizes(1_000, 10_000)
     param_names = ["n"]
     number = 1
     repeat = 1
