@@ -130,3 +130,44 @@ def test_it_matches_pyversity_on_unit_costs():
             ours = xquad_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam, aspects=A)
             theirs = pyversity.xquad(E, rel, k, diversity=1 - lam, aspect_embeddings=A).indices
             assert ours.tolist() == theirs.tolist(), (n, lam)
+
+
+def _pyversity_loop(E, rel, k, diversity, A, weights=None, inferred=False):
+    """pyversity's main-branch ``xquad``/``rxquad`` (``_xquad_select``) written out in float64."""
+    X = E / np.linalg.norm(E, axis=1, keepdims=True)
+    An = A / np.linalg.norm(A, axis=1, keepdims=True)
+    P = np.clip(X @ An.T, 0.0, 1.0)
+    if inferred:
+        w = np.maximum(rel @ P, 0.0)
+        w = w / w.sum()
+    else:
+        w = np.full(len(A), 1.0 / len(A)) if weights is None else weights / weights.sum()
+    R = np.ones(len(A))
+    taken = np.zeros(len(E), dtype=bool)
+    picks = []
+    for _ in range(k):
+        combined = (1.0 - diversity) * rel + diversity * (P @ (w * R))
+        combined[taken] = -np.inf
+        best = int(np.argmax(combined))
+        picks.append(best)
+        taken[best] = True
+        R *= 1.0 - P[best]
+    return picks
+
+
+@pytest.mark.parametrize("inferred", [False, True])
+def test_unit_costs_pick_what_pyversitys_loop_picks(inferred):
+    rng = np.random.default_rng(6)
+    for n, k in ((30, 5), (300, 15)):
+        E = rng.normal(size=(n, 32))
+        q = rng.normal(size=32)
+        A = q + rng.normal(size=(4, 32))
+        w = rng.uniform(0.5, 2.0, 4)
+        rel = (E @ q) / (np.linalg.norm(E, axis=1) * np.linalg.norm(q))
+        for lam in (0.3, 0.7):
+            if inferred:
+                ours = rxquad_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam, aspects=A)
+            else:
+                ours = xquad_select(E, q, np.ones(n, dtype=np.int64), k, lam=lam, aspects=A, aspect_weights=w)
+            theirs = _pyversity_loop(E, rel, k, 1 - lam, A, None if inferred else w, inferred)
+            assert ours.tolist() == theirs, (n, lam)
