@@ -42,8 +42,9 @@ upper triangle in 4 x 4 tiles of canonical dot products, threaded): ``O(n^2 d)``
 as divsel's exact diameter.  Each threshold is one scan; the distances of a pick
 to every candidate are computed once and shared by all thresholds (``8 n`` bytes for
 each distinct pick: a few tens of MB at n = 10,000).  Measured at n = 10,000, d = 384,
-20 picks (2-core VM, shared): 0.9-1.2 s, 1.2-1.8x divsel 0.1 on the same problem
-(asv ``select.gist.VsDivsel``), the same picks and max-min distance.
+20 picks (2-core VM, shared): 0.9-1.2 s; divsel 0.1's time over ours on the same
+problem 1.2-1.8 in most runs, 0.8 under heavy load (asv ``select.gist.VsDivsel``); the
+same picks and max-min distance.
 """
 
 from __future__ import annotations
