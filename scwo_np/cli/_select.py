@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import os
 import sys
@@ -25,7 +24,6 @@ from ..select import (
     auto_lam,
     coverage,
     mmr_select,
-    select_by_strategy,
     topk_relevance,
     truncate,
 )
@@ -46,6 +44,7 @@ from ._io import (
     _write_jsonl,
 )
 from ._quality import _bench_quality
+from ._strategy import _by_strategy
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
@@ -98,21 +97,6 @@ def _cmd_select(args: argparse.Namespace) -> int:
             f"of {args.budget} tokens ({args.tokens_field!r}); {_lam_note(args.lam, lam_used)}\n"
         )
     return 0
-
-
-def _by_strategy(args: argparse.Namespace, E, q, costs, lam):
-    """``--strategy`` other than mmr: :func:`select_by_strategy` with the options it takes."""
-    params = inspect.signature(STRATEGIES[args.strategy]).parameters
-    opts = {}
-    if "lam" in params:
-        opts["lam"] = 0.7 if lam == "auto" else lam
-    elif args.lam != 0.7:
-        raise ValueError(f"--strategy {args.strategy} takes no --lam; leave it out.")
-    if args.cost_aware:
-        if "cost_exponent" not in params:
-            raise ValueError(f"--strategy {args.strategy} has no --cost-aware mode.")
-        opts["cost_exponent"] = args.cost_exponent
-    return select_by_strategy(E, q, costs, args.budget, strategy=args.strategy, return_gains=True, **opts)
 
 
 def _relevance(E, q) -> np.ndarray | None:
@@ -545,12 +529,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="relevance/diversity trade-off in [0, 1] (0.7), or auto: chosen per question (0.7 or 0.9)",
     )
     s.add_argument("--method", choices=list(MMR_METHODS), default="auto", help="mmr's method (auto)")
-    s.add_argument(
-        "--strategy",
-        choices=list(STRATEGIES),
-        default="mmr",
-        help="the selection strategy (mmr); others with --query-embedding/--query-index",
-    )
+    s.add_argument("--strategy", choices=list(STRATEGIES), default="mmr", help="selection strategy (mmr)")
     s.add_argument(
         "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
     )
