@@ -5,7 +5,7 @@ The selection core (budgeted MMR, from the SCWO specification):
 - :func:`mmr_select` — one query, one candidate set;
 - :func:`select_by_strategy` — every strategy by name
   (:data:`~scwo_np.select.STRATEGIES`: ``"mmr"``, ``"msd"``, ``"dpp"``, ``"ssd"``, ``"cover"``, ``"facility_location"``,
-  ``"knapsack"``, the exact optimum);
+  ``"xquad"``, ``"rxquad"``, ``"gist"``, ``"knapsack"``, the exact optimum);
 - :func:`mmr_select_multi` — several queries at once;
 - :func:`select_batch` — many (query, candidate set) problems in one call;
 - :func:`select_texts` — from texts and a query (embedder, token counter,

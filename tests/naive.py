@@ -437,6 +437,143 @@ def dpp(E, query, costs, budget, lam=0.7, scale=1.0, cost_exponent=0.0, dtype="f
     return picks, gains
 
 
+def _normalised(w, equal):
+    """``w / sum(w)`` (summed in order); when the sum is 0: equal weights or zeros."""
+    total = 0.0
+    for x in w:
+        total += x
+    if total > 0.0:
+        return [x / total for x in w]
+    return [1.0 / len(w)] * len(w) if equal else [0.0] * len(w)
+
+
+def xquad(
+    E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None,
+    aspects=None, aspect_weights=None, inferred=False,
+):  # fmt: skip
+    """Plain budgeted xQuAD (``inferred=True``: RxQuAD), every candidate re-scored at every step.
+
+    ``score = lam rel_i + (1 - lam) sum_c P_ic (w_c R_c)`` with ``P_ic = clip(cos(a_c, e_i), 0, 1)``
+    and ``R_c = prod_S (1 - P_jc)``.  ``aspects``: rows in ``dtype`` (``aspect_weights`` already
+    normalised, equal when None), or None / k: the k-means centres of :func:`spherical_kmeans`
+    (8 when None) weighted by their members' ``max(rel, 0)``.  RxQuAD's weights:
+    ``max(sum_i rel_i P_ic, 0)``, normalised (zeros when the sum is 0).  Returns (picks, gains).
+    """
+    rel = _relevance_of(E, query, weights, dtype)
+    n = len(E)
+    if n == 0:
+        return [], []
+    if aspects is None or isinstance(aspects, int):
+        A, labels = spherical_kmeans(E, min(8 if aspects is None else aspects, n), 4, 0, dtype)
+        w = [0.0] * len(A)
+        for j in range(n):
+            w[labels[j]] += max(rel[j], 0.0)
+        w = _normalised(w, equal=True)
+    else:
+        A = aspects
+        w = aspect_weights if aspect_weights is not None else [1.0 / len(A)] * len(A)
+    m = len(A)
+    P = [[min(max(cosine(A[c], E[i], dtype), 0.0), 1.0) for c in range(m)] for i in range(n)]
+    if inferred:
+        mass = [0.0] * m
+        for i in range(n):
+            for c in range(m):
+                mass[c] += rel[i] * P[i][c]
+        w = _normalised([max(x, 0.0) for x in mass], equal=False)
+    R = [1.0] * m
+
+    def score(i):
+        s = 0.0
+        for c in range(m):
+            s += P[i][c] * (w[c] * R[c])
+        return lam * rel[i] + (1.0 - lam) * s
+
+    picks, gains, remaining = [], [], budget
+    while True:
+        best, best_key, best_score = None, None, None
+        for i in range(n):
+            if i in picks or costs[i] > remaining:
+                continue
+            sc = score(i)
+            key = _cost_key(sc, costs[i], cost_exponent)
+            if best is None or key > best_key:
+                best, best_key, best_score = i, key, sc
+        if best is None:
+            return picks, gains
+        picks.append(best)
+        gains.append(best_score)
+        remaining -= costs[best]
+        for c in range(m):
+            R[c] *= 1.0 - P[best][c]
+
+
+def rxquad(E, query, costs, budget, lam=0.7, cost_exponent=0.0, dtype="float64", weights=None, aspects=None):
+    """Plain budgeted RxQuAD: :func:`xquad` with the weights inferred from relevance."""
+    return xquad(E, query, costs, budget, lam, cost_exponent, dtype, weights, aspects, inferred=True)
+
+
+def gist(E, query, costs, budget, lam=0.7, eps=0.1, cost_exponent=0.0, dtype="float64", weights=None):
+    """Plain budgeted GIST: ``f(S) = lam sum_S rel + (1 - lam) min_{i != j in S} dist`` (0 for |S| <= 1).
+
+    ``dist = sqrt(max(2 - 2 cos, 0))``.  Candidates: cost within the budget.  The greedy at
+    threshold ``t`` repeatedly takes the best key (``lam rel`` through the cost key; ties to
+    the lowest index) that fits the remaining budget and is at distance ``>= t`` from every
+    pick.  The best of: the greedy at 0; the farthest pair fitting together (lexicographic
+    ties; ordered by key); the greedy at ``eps d_max / 2 * (1 + eps)^i <= d_max``; a later set
+    only when strictly better.  Returns (picks, gains) with gains ``lam rel``.
+    """
+    rel = _relevance_of(E, query, weights, dtype)
+    V = [i for i in range(len(E)) if costs[i] <= budget]
+    key = {i: _cost_key(lam * rel[i], costs[i], cost_exponent) for i in V}
+
+    def dist(i, j):
+        return math.sqrt(max(2.0 - 2.0 * cosine(E[i], E[j], dtype), 0.0))
+
+    def value(S):
+        s = 0.0
+        for i in S:
+            s += rel[i]
+        div = min((dist(S[a], S[b]) for a in range(len(S)) for b in range(a + 1, len(S))), default=0.0)
+        return lam * s + (1.0 - lam) * div
+
+    def greedy(t):
+        S, remaining = [], budget
+        while True:
+            best = None
+            for i in V:
+                if i in S or costs[i] > remaining or any(dist(i, p) < t for p in S):
+                    continue
+                if best is None or key[i] > key[best]:
+                    best = i
+            if best is None:
+                return S
+            S.append(best)
+            remaining -= costs[best]
+
+    S = greedy(0.0)
+    f = value(S)
+    dmax, pair = 0.0, None
+    for a in range(len(V)):
+        for b in range(a + 1, len(V)):
+            i, j = V[a], V[b]
+            dd = dist(i, j)
+            dmax = max(dmax, dd)
+            if costs[i] + costs[j] <= budget and (pair is None or dd > pair[0]):
+                pair = (dd, i, j)
+    if pair is not None:
+        T = sorted(pair[1:], key=lambda i: (-key[i], i))
+        if value(T) > f:
+            S, f = T, value(T)
+    if dmax > 0.0:
+        t = eps * dmax / 2.0
+        while t <= dmax:
+            T = greedy(t)
+            if value(T) > f:
+                S, f = T, value(T)
+            t *= 1.0 + eps
+    return S, [lam * rel[i] for i in S]
+
+
 # --------------------------------------------------------------------------
 # Deduplication
 # --------------------------------------------------------------------------

@@ -69,6 +69,9 @@ QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
         "ssd": {"strategy": "ssd", "lam": 0.7},
         "cover": {"strategy": "cover", "lam": 0.5},
         "facility location": {"strategy": "facility_location", "lam": 0.5},
+        "xquad": {"strategy": "xquad", "lam": 0.5},
+        "rxquad": {"strategy": "rxquad", "lam": 0.5},
+        "gist": {"strategy": "gist", "lam": 0.7},
         "knapsack": {"strategy": "knapsack"},
     },
 )

@@ -63,6 +63,9 @@ DEFAULT_STRATEGIES: Registry[dict[str, Any]] = Registry(
         "cover (lam 0.5)": {"strategy": "cover", "lam": 0.5},
         "facility location (lam 0.5)": {"strategy": "facility_location", "lam": 0.5},
         "facility location (lam 0.9)": {"strategy": "facility_location", "lam": 0.9},
+        "xquad (lam 0.5)": {"strategy": "xquad", "lam": 0.5},
+        "rxquad (lam 0.5)": {"strategy": "rxquad", "lam": 0.5},
+        "gist (lam 0.7)": {"strategy": "gist", "lam": 0.7},
         "knapsack": {"strategy": "knapsack"},
     },
 )

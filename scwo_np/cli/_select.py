@@ -19,6 +19,7 @@ from ..select import (
     GRANULARITIES,
     MMR_METHODS,
     ORDERS,
+    STRATEGIES,
     arrange,
     auto_lam,
     coverage,
@@ -43,6 +44,7 @@ from ._io import (
     _write_jsonl,
 )
 from ._quality import _bench_quality
+from ._strategy import _by_strategy
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
@@ -73,10 +75,13 @@ def _cmd_select(args: argparse.Namespace) -> int:
             rel_all = _relevance(E, q)
             ok = rel_all is not None and np.isfinite(rel_all).all()
             lam = auto_lam(rel_all) if ok else "auto"  # bad vectors: mmr_select says what is wrong
-        idx, gains = mmr_select(
-            E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
-            cost_exponent=args.cost_exponent, return_gains=True,
-        )  # fmt: skip
+        if args.strategy == "mmr":
+            idx, gains = mmr_select(
+                E, q, costs, args.budget, lam=lam, method=args.method, cost_aware=args.cost_aware,
+                cost_exponent=args.cost_exponent, return_gains=True,
+            )  # fmt: skip
+        else:
+            idx, gains = _by_strategy(args, E, q, costs, lam)
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
     rel = _relevance(np.asarray(E)[idx], q) if len(idx) else np.empty(0)
@@ -173,6 +178,10 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
 
     if args.cost_aware:
         raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
+    if args.strategy != "mmr":
+        raise SystemExit(
+            "scwo: --strategy goes with --query-embedding/--query-index for now (--query selects with mmr)"
+        )
     if args.elision is not None and args.granularity != "sentence":
         raise SystemExit("scwo: --elision goes with --granularity sentence")
     if not args.query.strip():
@@ -523,7 +532,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0.7,
         help="relevance/diversity trade-off in [0, 1] (0.7), or auto: chosen per question (0.7 or 0.9)",
     )
-    s.add_argument("--method", choices=list(MMR_METHODS), default="auto")
+    s.add_argument("--method", choices=list(MMR_METHODS), default="auto", help="mmr's method (auto)")
+    s.add_argument("--strategy", choices=list(STRATEGIES), default="mmr", help="selection strategy (mmr)")
     s.add_argument(
         "--cost-aware", action="store_true", help="prefer shorter chunks (never fills less than plain MMR)"
     )

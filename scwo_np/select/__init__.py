@@ -8,7 +8,9 @@
   :func:`dpp_select` (budgeted DPP greedy MAP, lazy heap), :func:`ssd_select`
   (budgeted sliding spectrum decomposition, lazy heap), :func:`cover_select`
   (relevance plus concave coverage, pyversity's cover), :func:`facility_location_select`
-  (relevance-weighted coverage, submodular) and :func:`knapsack_select` (the exact
+  (relevance-weighted coverage, submodular), :func:`xquad_select` and
+  :func:`rxquad_select` (coverage of the query's aspects, pyversity's xQuAD and RxQuAD),
+  :func:`gist_select` (relevance plus the max-min distance, GIST) and :func:`knapsack_select` (the exact
   optimum of total relevance under the budget); :func:`cluster_ground` makes the
   ground sets of the coverage strategies;
 - ``lam="auto"`` — MMR's trade-off chosen per question (:func:`auto_lam`, :func:`query_kind`);
@@ -31,12 +33,14 @@ from ._cover import cover_select
 from ._dpp import dpp_select
 from ._facility import facility_location_select
 from ._front import STRATEGIES, select_by_strategy
+from ._gist import gist_select
 from ._ground import cluster_ground
 from ._knapsack import knapsack_select
 from ._mmr import MMR_METHODS, mmr_select, mmr_select_multi, mmr_with_relevance
 from ._msd import msd_select
 from ._ssd import ssd_select
 from ._texts import GRANULARITIES, ORDERS, TextSelection, arrange, select_texts
+from ._xquad import rxquad_select, xquad_select
 
 __all__ = [
     "AUTO_BROAD",
@@ -54,18 +58,21 @@ __all__ = [
     "coverage",
     "dpp_select",
     "facility_location_select",
+    "gist_select",
     "knapsack_select",
     "mmr_select",
     "mmr_select_multi",
     "mmr_with_relevance",
     "msd_select",
     "query_kind",
+    "rxquad_select",
     "select_by_strategy",
     "select_batch",
     "select_texts",
     "ssd_select",
     "topk_relevance",
     "truncate",
+    "xquad_select",
 ]
 
 #: Old public names of this package -> their new names (``"module:name"`` for a name that moved:

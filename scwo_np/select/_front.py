@@ -29,6 +29,17 @@ in pick order, never over the budget.  Each strategy keeps its own options
     Bilmes 2011), :func:`~scwo_np.select.facility_location_select`
     (``lam``, ``cost_exponent``): monotone submodular, lazy and exact, with the
     ``1 - 1/e`` and budgeted ``(1 - 1/e) / 2`` guarantees.
+``"xquad"``
+    Budgeted xQuAD (pyversity's definition): relevance plus the coverage of the
+    query's aspects, :func:`~scwo_np.select.xquad_select` (``lam``, ``aspects``,
+    ``aspect_weights``, ``cost_exponent``): submodular, lazy and exact.
+``"rxquad"``
+    xQuAD with the aspects' weights inferred from relevance (pyversity's RxQuAD),
+    :func:`~scwo_np.select.rxquad_select` (``lam``, ``aspects``, ``cost_exponent``).
+``"gist"``
+    Budgeted GIST (Fahrbach et al. 2025): relevance sum plus the max-min distance
+    of the picks, by greedy independent sets over distance thresholds,
+    :func:`~scwo_np.select.gist_select` (``lam``, ``eps``, ``cost_exponent``).
 ``"knapsack"``
     The exact optimum of total relevance under the budget,
     :func:`~scwo_np.select.knapsack_select` (``max_cells``): the bound
@@ -46,10 +57,12 @@ from .._registry import Registry
 from ._cover import cover_select
 from ._dpp import dpp_select
 from ._facility import facility_location_select
+from ._gist import gist_select
 from ._knapsack import knapsack_select
 from ._mmr import mmr_select, mmr_select_multi
 from ._msd import msd_select
 from ._ssd import ssd_select
+from ._xquad import rxquad_select, xquad_select
 
 __all__ = ["STRATEGIES", "select_by_strategy"]
 
@@ -60,6 +73,9 @@ _IMPLS = {
     "ssd": ssd_select,
     "cover": cover_select,
     "facility_location": facility_location_select,
+    "xquad": xquad_select,
+    "rxquad": rxquad_select,
+    "gist": gist_select,
     "knapsack": knapsack_select,
 }
 
@@ -86,7 +102,7 @@ def select_by_strategy(
         several queries (relevance: the weighted mean of the cosines; ``weights=``
         among the options), for every strategy (MMR's is
         :func:`~scwo_np.select.mmr_select_multi`).
-    strategy : {"mmr", "msd", "dpp", "ssd", "cover", "facility_location", "knapsack"}
+    strategy : {"mmr", "msd", "dpp", "ssd", "cover", "facility_location", "xquad", "rxquad", "gist", "knapsack"}
         See the module docs.
     **options
         The strategy's own keyword arguments.

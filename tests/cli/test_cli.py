@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from scwo_np import mmr_select
+from scwo_np import STRATEGIES, mmr_select, select_by_strategy
 from scwo_np.cli import main
 
 
@@ -41,6 +41,17 @@ def test_select_jsonl_writes_the_selected_records_in_pick_order(chunks, capsys):
     want = mmr_select(E, E[3], costs, 120)
     assert [r["id"] for r in out] == [f"c{i}" for i in want]
     assert sum(r["tokens"] for r in out) <= 120
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_select_takes_every_strategy_of_the_registry(chunks, capsys, strategy):
+    path, E, costs = chunks
+    argv = ["select", str(path), "--query-index", "3", "--budget", "120", "--strategy", strategy]
+    opts = {} if strategy == "knapsack" else {"lam": 0.5}
+    assert main([*argv, *(["--lam", "0.5"] if opts else [])]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    want = select_by_strategy(E, E[3], costs, 120, strategy=strategy, **opts)
+    assert [r["id"] for r in out] == [f"c{i}" for i in want]
 
 
 def test_select_query_embedding_and_output_file(chunks, tmp_path):

@@ -76,11 +76,22 @@ def test_select_dispatches_by_name_and_the_package_is_callable(problem):
 
 
 def test_select_names_the_strategies_and_the_options():
-    assert tuple(STRATEGIES) == ("mmr", "msd", "dpp", "ssd", "cover", "facility_location", "knapsack")
+    assert tuple(STRATEGIES) == (
+        "mmr",
+        "msd",
+        "dpp",
+        "ssd",
+        "cover",
+        "facility_location",
+        "xquad",
+        "rxquad",
+        "gist",
+        "knapsack",
+    )
     E = np.eye(3)
     with pytest.raises(
         ValueError,
-        match="strategy must be one of 'mmr', 'msd', 'dpp', 'ssd', 'cover', 'facility_location', 'knapsack'; got 'dpp2'",
+        match="strategy must be one of 'mmr', 'msd', 'dpp', 'ssd', 'cover', 'facility_location', 'xquad', 'rxquad', 'gist', 'knapsack'; got 'dpp2'",
     ):
         select_by_strategy(E, [1.0, 0, 0], [1, 1, 1], 2, strategy="dpp2")
     with pytest.raises(TypeError, match="lam"):

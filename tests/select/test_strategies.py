@@ -17,10 +17,15 @@ REFERENCE = {
     "ssd": naive.ssd,
     "cover": naive.cover,
     "facility_location": naive.facility_location,
+    "xquad": naive.xquad,
+    "rxquad": naive.rxquad,
+    "gist": naive.gist,
 }
 
 
-@pytest.mark.parametrize("strategy", ["msd", "dpp", "ssd", "cover", "facility_location", "knapsack"])
+@pytest.mark.parametrize(
+    "strategy", ["msd", "dpp", "ssd", "cover", "facility_location", "xquad", "rxquad", "gist", "knapsack"]
+)
 @given(problem=selection_problems(allow_empty=False), data=st.data())
 def test_several_queries_equal_the_plain_reference(strategy, problem, data):
     E, q, costs, budget, lam = problem
