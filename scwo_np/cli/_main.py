@@ -10,7 +10,7 @@ import re
 import sys
 import warnings
 
-from . import _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
+from . import _bench, _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
 from ._io import _RenamedFlag
 
 
@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     p = _Parser(prog="scwo", description="Decide what goes into an LLM's context window.")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (_select, _dedup, _optimize, _crush, _hsca, _rerank, _mcp):
+    for module in (_select, _bench, _dedup, _optimize, _crush, _hsca, _rerank, _mcp):
         module.register(sub)
     return p
 
