@@ -21,12 +21,14 @@ gold and the fixed ``split`` of ``sentences._question``.
   the perldelta files, the FAQ's own answers...), but the two indexes that repeat every
   question: ``perltoc.pod`` (the table of contents of all pods) and the lists of questions of
   ``perlfaq.pod`` (its "THE QUESTIONS" part).  More than :data:`MAX_QUESTIONS` questions: the
-  first by the SHA-1 of their text, as for the man pages.  Perl's licence (GPL-1.0+ or Artistic).
+  first by the SHA-1 of their text, as for the man pages.  The same terms as Perl (GPL-1.0+ or
+  Artistic).
 * ``r-faq``: the R FAQ's questions (section titles ending in "?", their numbers dropped) over
   every paragraph of the R FAQ and the R manuals shipped by Debian's ``r-doc-html`` (R-intro,
   R-lang, R-data, R-admin, R-exts, R-ints; Texinfo HTML), leaving out the navigation lines, the
   tables of contents, the menus of each section (``section-toc``: they list the sub-section
-  titles) and the indexes.  GPL-2.0+ (R's documentation).
+  titles) and the indexes.  The R FAQ GPL-2.0+, the manuals the R Core Team's permission notice
+  (verbatim copies).
 
 Nothing here is installed.
 """
@@ -230,8 +232,8 @@ def texinfo_sections(path: Path) -> list[tuple[str, list[str]]]:
     parser = _TitledBlocks()
     parser.feed(page)
     parser.close()
-    assert len(parser.titles) == len(parser.sections)
-    return [(_NUMBER.sub("", t), faq.merge_and_cut(ps)) for t, ps in zip(parser.titles, parser.sections)]
+    pairs = zip(parser.titles, parser.sections, strict=True)
+    return [(_NUMBER.sub("", t), faq.merge_and_cut(ps)) for t, ps in pairs]
 
 
 def r_faq_pool() -> tuple[list[str], list[dict]]:

@@ -30,7 +30,7 @@ on them; ``scwo_evals.relevance``'s sources leave them out).  Their pools are bu
 * ``perlfaq``: perlfaq1-9's questions over every paragraph of every Perl pod (``perl-doc``,
   POD); GPL or Artistic.
 * ``r-faq``: the R FAQ's questions over every paragraph of the R FAQ and the R manuals
-  (``r-doc-html``, Texinfo HTML); GPL-2.0+.
+  (``r-doc-html``, Texinfo HTML); GPL-2.0+ (the FAQ), R Core's verbatim notice (the manuals).
 
 Examples
 --------

@@ -146,7 +146,8 @@ EVAL_SETS = {
         "Perl 5.36 documentation (Debian perl-doc, /usr/share/perl/5.36.0/pod, POD): perlfaq1-9's "
         "=head2 questions (300 of 303, by the SHA-1 of their text) over every paragraph of every pod "
         "but perltoc and perlfaq's lists of questions",
-        "Perl's licence: GPL-1.0-or-later or Artistic-1.0 (evaluation data only)",
+        "the same terms as Perl itself: GPL-1.0-or-later or Artistic-1.0 (perlfaq's code examples "
+        "public domain); evaluation data only",
     ),
     "r-faq": (
         "r-faq",
@@ -154,7 +155,8 @@ EVAL_SETS = {
         "R 4.2.2 manuals (Debian r-doc-html, Texinfo HTML): the R FAQ's questions (section titles "
         "ending in '?') over every paragraph of the R FAQ, R-intro, R-lang, R-data, R-admin, R-exts "
         "and R-ints",
-        "GPL-2.0-or-later (R's documentation; evaluation data only)",
+        "the R FAQ: GPL-2.0-or-later; the manuals: the R Core Team's permission notice (verbatim "
+        "copies, and modified versions under the same notice); evaluation data only",
     ),
 }
 
