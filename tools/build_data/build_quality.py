@@ -144,7 +144,7 @@ EVAL_SETS = {
         "perlfaq",
         "faq",
         "Perl 5.36 documentation (Debian perl-doc, /usr/share/perl/5.36.0/pod, POD): perlfaq1-9's "
-        "=head2 questions (300 of 303, by the SHA-1 of their text) over every paragraph of every pod "
+        "=head2 titles ending in '?' (300 of its 303 =head2 titles) over every paragraph of every pod "
         "but perltoc and perlfaq's lists of questions",
         "the same terms as Perl itself: GPL-1.0-or-later or Artistic-1.0 (perlfaq's code examples "
         "public domain); evaluation data only",
