@@ -20,6 +20,18 @@ tuning a default by leave-one-source-out; ``scwo_evals/README.md`` lists source 
 ``scwo_evals/doc_pools.py`` builds the pools, ``tools/build_data/build_quality.py --evals``
 the files.
 
+:data:`FINAL_SETS` are three more, in the same format, kept apart as the final held-out check
+of issue 43: measured once with the shipped default, never tuned on (no setting may be chosen
+on them; ``scwo_evals.relevance``'s sources leave them out).  Their pools are built by
+``scwo_evals/faq_pools.py``:
+
+* ``debian-faq``: the Debian FAQ's questions over every paragraph of the Debian FAQ
+  (``debian-faq``, plain text); verbatim copies under SPI's notice.
+* ``perlfaq``: perlfaq1-9's questions over every paragraph of every Perl pod (``perl-doc``,
+  POD); GPL or Artistic.
+* ``r-faq``: the R FAQ's questions over every paragraph of the R FAQ and the R manuals
+  (``r-doc-html``, Texinfo HTML); GPL-2.0+ (the FAQ), R Core's verbatim notice (the manuals).
+
 Examples
 --------
 >>> from scwo_evals.quality_sets import EVAL_SETS, load
@@ -40,10 +52,13 @@ DATA = Path(__file__).resolve().parent / "data" / "quality"
 
 #: The evaluation sets (each one source, of its own kind).
 EVAL_SETS: tuple[str, ...] = ("git", "sqlalchemy-faq", "sqlite-faq", "manpages")
+#: The final held-out sets (issue 43): measured with the shipped default only, never tuned on.
+FINAL_SETS: tuple[str, ...] = ("debian-faq", "perlfaq", "r-faq")
 
 
 def load(name: str) -> QuestionSet:
-    """The evaluation set ``name`` (one of :data:`EVAL_SETS`) as a :class:`~scwo_np.datasets.QuestionSet`."""
-    if name not in EVAL_SETS:
-        raise ValueError(f"name must be one of {', '.join(EVAL_SETS)}; got {name!r}")
+    """The evaluation set ``name`` (one of :data:`EVAL_SETS` or :data:`FINAL_SETS`) as a
+    :class:`~scwo_np.datasets.QuestionSet`."""
+    if name not in EVAL_SETS + FINAL_SETS:
+        raise ValueError(f"name must be one of {', '.join(EVAL_SETS + FINAL_SETS)}; got {name!r}")
     return _question_set(json.loads(gzip.decompress((DATA / f"{name}.json.gz").read_bytes())))

@@ -31,6 +31,8 @@ paragraph of git-doc's AsciiDoc sources), ``sqlalchemy-faq`` (the SQLAlchemy FAQ
 SQLAlchemy docs, Sphinx HTML), ``sqlite-faq`` (the SQLite FAQ over the SQLite docs,
 hand-written HTML) and ``manpages`` ("How do I open and possibly create a file?", from each
 man page's NAME line, over every paragraph of sections 2, 3, 5 and 7 of the Linux man-pages).
+The final held-out sets (``scwo_evals/faq_pools.py``): ``debian-faq``, ``perlfaq`` (perlfaq1-9
+over every Perl pod) and ``r-faq`` (the R FAQ over the R manuals).
 
 Nothing here is installed; the pool and its vectors go to ``$XDG_CACHE_HOME/scwo_np_evals``.
 """
@@ -240,13 +242,14 @@ def build_glossary_pool() -> tuple[list[str], list[dict]]:
     return texts, questions
 
 
-def _in_doc_pools(attr: str):
-    """A pool builder of ``scwo_evals.doc_pools``, imported when it runs (that module imports this one)."""
+def _in_doc_pools(attr: str, module: str = "doc_pools"):
+    """A pool builder of ``scwo_evals.doc_pools`` (or ``module``), imported when it runs (those
+    modules import this one)."""
 
     def build() -> tuple[list[str], list[dict]]:
-        from scwo_evals import doc_pools
+        import importlib
 
-        return getattr(doc_pools, attr)()
+        return getattr(importlib.import_module(f"scwo_evals.{module}"), attr)()
 
     build.__name__ = build.__qualname__ = attr
     return build
@@ -262,6 +265,10 @@ SETS = {
     "sqlalchemy-faq": _in_doc_pools("sqlalchemy_pool"),
     "sqlite-faq": _in_doc_pools("sqlite_pool"),
     "manpages": _in_doc_pools("manpages_pool"),
+    # the final held-out sets (issue 43): measured once, never tuned on
+    "debian-faq": _in_doc_pools("debian_faq_pool", "faq_pools"),
+    "perlfaq": _in_doc_pools("perlfaq_pool", "faq_pools"),
+    "r-faq": _in_doc_pools("r_faq_pool", "faq_pools"),
 }
 
 

@@ -39,6 +39,16 @@ Every question keeps the fixed ``split`` of ``scwo_evals.sentences`` (a hash of 
 * ``manpages``: "How do I ...?" from the NAME lines of man pages of sections 2, 3 and 7 over
   every paragraph of sections 2, 3, 5 and 7 of the Linux man-pages.  Their licences.
 
+The final held-out sets (issue 43; ``scwo_evals/faq_pools.py``), built the same way and only
+measured, never tuned on::
+
+    apt-get install debian-faq perl-doc r-doc-html
+    python tools/build_data/build_quality.py --evals --sets debian-faq,perlfaq,r-faq
+
+* ``debian-faq``: the Debian FAQ's questions over every paragraph of the Debian FAQ.
+* ``perlfaq``: perlfaq1-9's questions over every paragraph of the Perl pods.  GPL/Artistic.
+* ``r-faq``: the R FAQ's questions over every paragraph of the R FAQ and the R manuals.  GPL-2.0+.
+
 Embedding the four pools (about 63,000 paragraphs) takes a while on a small CPU the first time;
 the vectors stay in the cache of ``scwo_evals.sentences``.
 """
@@ -120,6 +130,33 @@ EVAL_SETS = {
         "gold = the first two paragraphs of DESCRIPTION, over every paragraph of sections 2, 3, 5 "
         "and 7 but the NAME lines",
         "Linux man-pages licences (mostly the 'verbatim' licence; each page states its own)",
+    ),
+    # The final held-out sets (scwo_evals/faq_pools.py): measured once, never tuned on.
+    "debian-faq": (
+        "debian-faq",
+        "faq",
+        "The Debian GNU/Linux FAQ 11.0 (Debian debian-faq 11.1, debian-faq.en.txt.gz, plain text): its "
+        "questions (titles ending in '?') over every paragraph of the FAQ",
+        "verbatim copies and modified versions under the same notice (c) 1996-2021 Software in the "
+        "Public Interest",
+    ),
+    "perlfaq": (
+        "perlfaq",
+        "faq",
+        "Perl 5.36 documentation (Debian perl-doc, /usr/share/perl/5.36.0/pod, POD): perlfaq1-9's "
+        "=head2 titles ending in '?' (300 of its 303 =head2 titles) over every paragraph of every pod "
+        "but perltoc and perlfaq's lists of questions",
+        "the same terms as Perl itself: GPL-1.0-or-later or Artistic-1.0 (perlfaq's code examples "
+        "public domain); evaluation data only",
+    ),
+    "r-faq": (
+        "r-faq",
+        "faq",
+        "R 4.2.2 manuals (Debian r-doc-html, Texinfo HTML): the R FAQ's questions (section titles "
+        "ending in '?') over every paragraph of the R FAQ, R-intro, R-lang, R-data, R-admin, R-exts "
+        "and R-ints",
+        "the R FAQ: GPL-2.0-or-later; the manuals: the R Core Team's permission notice (verbatim "
+        "copies, and modified versions under the same notice); evaluation data only",
     ),
 }
 
