@@ -49,7 +49,8 @@ def test_several_queries_equal_the_plain_reference(strategy, problem, data):
 @given(problem=selection_problems(allow_empty=False))
 def test_mmr_with_several_queries_is_mmr_select_multi(problem):
     E, q, costs, budget, lam = problem
-    Q = np.stack([q, -q + 0.5])
+    other = -q + 0.5
+    Q = np.stack([q, np.where(other == 0, 1.0, other)])  # never the zero vector (q = 0.5 everywhere)
     np.testing.assert_array_equal(
         select_by_strategy(E, Q, costs, budget, lam=lam), mmr_select_multi(E, Q, costs, budget, lam=lam)
     )
