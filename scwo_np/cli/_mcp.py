@@ -144,8 +144,13 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The proxy's modes, as ``scwo_np.mcp_server``'s ``MODES`` names them (a test checks they agree):
+#: written out because building the parser must not import the mcp extra (``scwo demo`` runs
+#: on the core install).
+PROXY_MODES = ("auto", "json", "records", "prose", "off")
+
+
 def _register_proxy(sub: argparse._SubParsersAction) -> None:
-    from ..mcp_server._shrink import MODES
     from ..tokens import COUNTERS
 
     p = sub.add_parser(
@@ -158,7 +163,7 @@ def _register_proxy(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--budget", type=_positive, help="tokens of a result's text, markers included (2000)")
     p.add_argument("--token-counter", choices=list(COUNTERS), help="what counts tokens (estimate)")
-    p.add_argument("--mode", choices=list(MODES), help="how results are shrunk (auto: by their shape)")
+    p.add_argument("--mode", choices=list(PROXY_MODES), help="how results are shrunk (auto: by their shape)")
     p.add_argument("--config", help="a TOML or JSON file: exclude, per-tool budget, mode and query hints")
     p.add_argument("--store", help="the folder of the store of left-out text (as scwo mcp's --store)")
     p.add_argument(

@@ -137,3 +137,11 @@ def test_the_config_file(tmp_path):
     (tmp_path / "bad.toml").write_text("budget = ")
     with pytest.raises(ValueError, match="not valid TOML"):
         read_config(tmp_path / "bad.toml")
+
+
+def test_the_cli_offers_the_proxy_s_modes():
+    """scwo mcp proxy --mode lists the modes without importing the mcp extra: the same names."""
+    from scwo_np.cli._mcp import PROXY_MODES
+    from scwo_np.mcp_server._shrink import MODES
+
+    assert list(PROXY_MODES) == list(MODES)
