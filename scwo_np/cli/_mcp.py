@@ -87,14 +87,6 @@ def _loopback(host: str) -> bool:
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
-    try:
-        import anyio
-
-        from ..mcp_server import default_data_dir
-        from ..mcp_server._proxy import ProxyConfig, config_from_dict, read_config, serve_proxy
-        from ..mcp_server._upstream import Upstream, UpstreamError
-    except ImportError:
-        raise SystemExit("scwo: mcp proxy needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
     command = list(args.upstream or [])
     if command[:1] == ["--"]:
         command = command[1:]
@@ -109,6 +101,14 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     if usage is not None:  # one line and status 2, as the parser's own errors
         sys.stderr.write(f"scwo mcp proxy: error: {usage}; see scwo mcp proxy --help\n")
         return 2
+    try:  # the usage first (as the parser checks it), then the extra
+        import anyio
+
+        from ..mcp_server import default_data_dir
+        from ..mcp_server._proxy import ProxyConfig, config_from_dict, read_config, serve_proxy
+        from ..mcp_server._upstream import Upstream, UpstreamError
+    except ImportError:
+        raise SystemExit("scwo: mcp proxy needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
     try:
         cfg = read_config(args.config) if args.config else ProxyConfig()
         flags = {k: v for k, v in (("budget", args.budget), ("token_counter", args.token_counter),

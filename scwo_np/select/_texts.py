@@ -374,6 +374,8 @@ def select_texts(
     texts = check_texts(texts, nonempty=True)
     if isinstance(query, str) and not query.strip():
         raise ValueError("query is empty; pass the question as text, or its embedding.")
+    if not isinstance(query, str) and np.ndim(query) == 0:  # a number, None, an object: not a question
+        raise TypeError(f"query must be the question as a str, or its vector; got {type(query).__name__}.")
     ORDERS.lookup(order)
     separator = check_text(separator, name="separator")
     GRANULARITIES.lookup(granularity)
