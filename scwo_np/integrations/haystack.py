@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -211,3 +212,10 @@ class ScwoRanker:
     ) -> dict[str, list[Document]]:
         """:meth:`run` in a worker thread, for ``AsyncPipeline`` (the selection is CPU work)."""
         return await asyncio.to_thread(self.run, documents, query, budget, query_embedding)
+
+
+# Haystack's @component gives the class a (*args, **kwargs) call; its documented parameters are
+# __init__'s (for help(), Sphinx and numpydoc's validation).
+ScwoRanker.__signature__ = inspect.Signature(
+    list(inspect.signature(ScwoRanker.__init__).parameters.values())[1:]
+)
