@@ -75,7 +75,8 @@ DEPENDENT_PAIRS = frozenset(
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+•‣◦]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
-_END = re.compile(r"[.!?…]+[\"'”’)\]}»]*(?=\s)")
+# A sentence mark, its closing quotes or brackets (group 1 ends there: the cut), and the white space.
+_END = re.compile(r"([.!?…]+[\"'”’)\]}»]*)\s+")
 # The leading tokens of a span, for the rule "starts with a word that points back": words of
 # scwo_np.text.WORD, but also numbers, footnote marks and hyphen runs, which block the rule
 # ("(2) This is exact", "PEP 420 also ..." do not glue), and contractions whole ("It's" is not
@@ -300,7 +301,9 @@ def _code_mask(text: str, start: int, end: int) -> list[tuple[int, int]]:
         a = text.find("`", pos, end)
         if a < 0:
             return out
-        run = len(text[a:end]) - len(text[a:end].lstrip("`"))
+        run = 1
+        while a + run < end and text[a + run] == "`":
+            run += 1
         b = text.find("`" * run, a + run, end)
         if b < 0:
             return out
@@ -310,21 +313,24 @@ def _code_mask(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _prose(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sentences of ``text[start:end]``."""
-    code = _code_mask(text, start, end)
+    code = _code_mask(text, start, end) if text.find("`", start, end) >= 0 else []
     spans = []
     s = start
+    j = 0  # the first code span that does not end before the mark (marks come in order)
     for m in _END.finditer(text, start, end):
-        cut = m.end()
-        if any(a < m.start() < b for a, b in code):
-            continue
-        nxt = cut
-        while nxt < end and text[nxt].isspace():
-            nxt += 1
+        cut = m.end(1)
+        if code:
+            at = m.start()
+            while j < len(code) and code[j][1] <= at:
+                j += 1
+            if j < len(code) and code[j][0] < at:  # inside inline code
+                continue
+        nxt = m.end()  # after the white space
         if nxt >= end:
             break
         if text[nxt].islower():
             continue
-        if text[m.start()] == "." and m.group().startswith(".") and m.group().rstrip("\"'”’)]}»") == ".":
+        if text[m.start()] == "." and m.group(1).rstrip("\"'”’)]}»") == ".":
             w = m.start()
             while w > s and not text[w - 1].isspace():
                 w -= 1

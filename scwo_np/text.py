@@ -71,6 +71,7 @@ __all__ = [
     "WORD",
     "Ragged",
     "code_points",
+    "find_words",
     "sentence_units",
     "split_sentences",
     "stem",
@@ -110,7 +111,7 @@ def words(text: str, *, min_chars: int = 1, stopwords: bool = True) -> list[str]
             f"stopwords must be True (keep the stop words) or False (leave them out); "
             f"got {type(stopwords).__name__} {stopwords!r}."
         )
-    out = WORD.findall(text.lower())
+    out = find_words(text.lower())
     if min_chars > 1 or not stopwords:
         out = [w for w in out if len(w) >= min_chars and (stopwords or w not in STOPWORDS)]
     return out
@@ -120,6 +121,35 @@ def words(text: str, *, min_chars: int = 1, stopwords: bool = True) -> list[str]
 #: Digits and ``_`` end a word and are not part of one, so "3.14" and "x_1" hold no
 #: digit-bearing words.  HSCA's layers and its engine use it.
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+#: Characters that never belong to a :data:`WORD` word, stripped from a token's ends before the test
+#: that it is one word (:func:`find_words`).
+_EDGE = "\"'“”‘’`.,;:!?()[]{}<>*_/|-=#~^&%$@+\\"
+
+
+def find_words(text: str) -> list[str]:
+    """``WORD.findall(text)``, faster on prose: a white-space token that is all letters (once
+    stripped of marks that cannot be in a word) is that word; only the others go through the
+    pattern.  A word never spans white space, so the two agree (a test checks them on random text).
+
+    Examples
+    --------
+    >>> find_words("don't (parse) x_1 3.14 o’clock, 'quoted'")
+    ["don't", 'parse', 'x', 'o’clock', 'quoted']
+    """
+    out: list[str] = []
+    add = out.append
+    for tok in text.split():
+        if tok.isalpha():
+            add(tok)
+            continue
+        core = tok.strip(_EDGE)
+        if core.isalpha():
+            add(core)
+        elif core:
+            out += WORD.findall(core)
+    return out
+
 
 #: A search term in data: a run of letters, digits and ``_`` (``\w+``), so "500",
 #: "user_id" and "v2" are terms.  Queries over records need them: a status code or an id

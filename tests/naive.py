@@ -1402,6 +1402,36 @@ def lexical_relevance(docs, query):
     return [s / top if top > 0 else 0.0 for s in scores]
 
 
+def hashed_tfidf(docs, dim=256):
+    """The proxy's sentence vectors written out: per doc, each content stem's ``(1 + log tf) *
+    (1 + log((1 + n) / (1 + df)))`` added with the sign of bit 31 of ``crc32(stem)`` to bucket
+    ``crc32(stem) % dim``; the row scaled to unit length, or the last axis when it has no weight."""
+    import re
+    import zlib
+
+    from scwo_np.text import STOPWORDS, stem
+
+    word = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
+    bags = [[stem(w) for w in re.findall(word, d.lower()) if w not in STOPWORDS] for d in docs]
+    n = len(docs)
+    df = {}
+    for bag in bags:
+        for t in set(bag):
+            df[t] = df.get(t, 0) + 1
+    out = []
+    for bag in bags:
+        v = [0.0] * (dim + 1)
+        for t in sorted(set(bag)):
+            code = zlib.crc32(t.encode("utf-8", "surrogatepass"))
+            w = (1.0 + math.log(bag.count(t))) * (1.0 + math.log((1.0 + n) / (1.0 + df[t])))
+            v[code % dim] += -w if code & (1 << 31) else w
+        norm = math.sqrt(sum(x * x for x in v))
+        if norm < 1e-12:
+            v, norm = [0.0] * dim + [1.0], 1.0
+        out.append([x / norm for x in v])
+    return out
+
+
 def fused_chunks(E, q, docs, query, costs, budget, lexical, lam=0.7):
     """``select_texts``' chunk selection for a question given as text, written out: budgeted MMR
     over each chunk's cosine with the question plus ``lexical`` times its :func:`lexical_relevance`."""

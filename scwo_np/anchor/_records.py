@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from ._config import AnchorConfig
 from ._crush import crush
 from ._keep import query_matches
 from ._patterns import query_intents
-from ._store import CrushStore, _crush_key, array_key
+from ._store import CrushStore, _crush_key, array_key, json_strings
 
 __all__ = ["Records", "RecordsFit", "fit_records", "records_marker", "split_records"]
 
@@ -65,6 +64,7 @@ _LEVELS = (
     ),
     (re.compile(r"(?:ERR(?:OR)?|Exception|Error|Traceback|FAIL(?:ED|URE)?|[Ff]ailed)\b"), "error"),
 )
+_BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
 #: Records needed for a text to count as records at all.
 MIN_RECORDS = 5
@@ -132,8 +132,7 @@ def _table(lines: list[str]) -> tuple[str, list[str]] | None:
         width = _fields(first, delim)
         if width < 2:
             continue
-        same = sum(_fields(ln, delim) == width for ln in body[1:])
-        if same < 0.9 * (len(body) - 1):
+        if not _mostly(body[1:], lambda ln, d=delim, w=width: _fields(ln, d) == w, 0.9):
             continue
         at = lines.index(first) + 1
         if delim == "|" and at < len(lines) and re.match(r"^\s*\|?[\s:|-]+\|?\s*$", lines[at]):
@@ -167,7 +166,9 @@ def _glue_blank(lines: list[str]) -> list[str]:
 def _blocks(text: str) -> tuple[str, list[str]] | None:
     if text.count("\n\n") < MIN_RECORDS - 1:  # too few blank lines to hold that many blocks
         return None
-    parts = re.split(r"(?<=\n)(?=[ \t]*\n)", text)  # keep the blank lines with the block before them
+    # Cut after every line break that a blank line follows: the blank lines stay with the block before.
+    cuts = [m.end() for m in _BLANK_NEXT.finditer(text)]
+    parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     blocks: list[str] = []
     for p in parts:
         if blocks and not p.strip("\n \t").strip():
@@ -180,13 +181,26 @@ def _blocks(text: str) -> tuple[str, list[str]] | None:
     real = [b for b in blocks if b.strip()]
     if len(real) < MIN_RECORDS:
         return None
-    kv = 0
-    for b in real:
-        ls = [ln for ln in b.splitlines() if ln.strip()]
-        kv += sum(bool(_KV.match(ln)) for ln in ls) >= 0.6 * len(ls)
-    if kv < 0.8 * len(real):
+    if not _mostly(real, _kv_block, 0.8):
         return None
     return "", blocks
+
+
+def _kv_block(block: str) -> bool:
+    ls = [ln for ln in block.splitlines() if ln.strip()]
+    return sum(bool(_KV.match(ln)) for ln in ls) >= 0.6 * len(ls)
+
+
+def _mostly(items: list[str], test, share: float) -> bool:
+    """Whether ``test`` holds for at least ``share`` of ``items``; stops once the misses decide it."""
+    allowed = len(items) - share * len(items)  # misses that still leave enough hits
+    misses = 0
+    for x in items:
+        if not test(x):
+            misses += 1
+            if misses > allowed:
+                return False
+    return True
 
 
 def _merge_blank_heads(blocks: list[str]) -> list[str]:
@@ -248,6 +262,8 @@ def _times(records: list[str]) -> NDArray[np.float64]:
     body, starts = _owners(records)
     t = np.full(len(records), np.nan)
     for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate)):
+        if pattern is _GITDATE and "Date:" not in body:
+            continue
         found = list(pattern.finditer(body))
         if not found:
             continue
@@ -265,9 +281,12 @@ _OFFSET = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
 def _parse_all(stamps: list[str], parse) -> NDArray[np.float64]:
     """Timestamps of ``stamps``: ISO ones at once with NumPy when they share one offset, else one by one."""
     if parse is _iso and stamps:
-        offsets = {m.group(0) if m else "" for m in map(_OFFSET.search, stamps)}
-        if len(offsets) == 1:  # one time zone: the order is the local times' order
+        if all(x.endswith("Z") for x in stamps):  # UTC throughout (most logs): no pattern per stamp
+            offsets, bare = {"Z"}, [x[:-1].replace(" ", "T", 1) for x in stamps]
+        else:
+            offsets = {m.group(0) if m else "" for m in map(_OFFSET.search, stamps)}
             bare = [_OFFSET.sub("", x).replace(" ", "T", 1) for x in stamps]
+        if len(offsets) == 1:  # one time zone: the order is the local times' order
             try:
                 return np.array(bare, dtype="datetime64[us]").astype(np.int64).astype(np.float64) / 1e6
             except ValueError:
@@ -488,7 +507,7 @@ def fit_records(
         return int(count_tokens([text], counter)[0])
 
     n = len(recs.records)
-    pieces = [json.dumps(r, ensure_ascii=False) for r in recs.records]
+    pieces = json_strings(recs.records)
     akey = array_key(pieces) if store is not None else None
     items = [
         {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import re
 import sqlite3
@@ -34,6 +35,7 @@ import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
 import numpy as np
@@ -45,7 +47,7 @@ from ..validation import check_int
 from ._inputs import Pieces, read_document
 from ._retrieval import check_filters, check_no_match, filter_positions, project, rank
 
-__all__ = ["CrushStore", "Page", "array_key", "default_store_path"]
+__all__ = ["CrushStore", "Page", "array_key", "default_store_path", "json_strings"]
 
 #: The arrays table, as every version has written it (``connect`` checks a file against it).
 _SCHEMA = """
@@ -71,6 +73,18 @@ CREATE INDEX IF NOT EXISTS crushes_array ON crushes (array);
 CREATE INDEX IF NOT EXISTS crushes_used ON crushes (used);
 """
 _JSON_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+')
+
+
+def json_strings(texts: Sequence[str]) -> list[str]:
+    r"""Each text as a JSON string, as ``json.dumps(text, ensure_ascii=False)`` writes it (the
+    encoder's C function called directly: a quarter of the time for 1,700 log lines).
+
+    Examples
+    --------
+    >>> json_strings(["tab\there", "é"])
+    ['"tab\\there"', '"é"']
+    """
+    return [_encode_string(t) for t in texts]
 
 
 def array_key(pieces: Sequence[str], *, kept: Sequence[int] | None = None) -> str:
@@ -103,8 +117,7 @@ def array_key(pieces: Sequence[str], *, kept: Sequence[int] | None = None) -> st
     >>> array_key(pieces, kept=[0]) == array_key(pieces, kept=[0, 2])
     False
     """
-    body = _body(pieces)
-    akey = _key(_compress(body))
+    akey = _packed(pieces)[1]
     if kept is None:
         return akey
     return _crush_key(akey, _check_kept(kept, len(pieces)))
@@ -166,6 +179,33 @@ def _one_json_value(piece: str) -> bool:
         return len(json.loads("[" + piece + "]")) == 1
     except (ValueError, RecursionError):
         return False
+
+
+#: The last array packed: ``(its pieces, compressed body, key)``.  A crush asks for the key (to
+#: write it in its marker) and then stores the array; the second call finds the same piece
+#: objects and does not compress 100 KB again.
+_last_packed: tuple[tuple, bytes, str] = ((), b"", "")
+#: Only arrays this small (compressed) are remembered, so no large array outlives its call for long.
+_PACKED_MAX_BYTES = 4 << 20
+
+
+def _packed(pieces: Sequence[str]) -> tuple[bytes, str]:
+    """``(compressed body, key)`` of an array; the last one is remembered (strings are immutable, so
+    the same string objects in the same order are the same array)."""
+    global _last_packed
+    last, body, key = _last_packed
+    if (
+        last
+        and not isinstance(pieces, Pieces)
+        and len(last) == len(pieces)
+        and all(map(operator.is_, last, pieces))
+    ):
+        return body, key
+    body = _compress(_body(pieces))
+    key = _key(body)
+    if not isinstance(pieces, Pieces) and len(body) <= _PACKED_MAX_BYTES:
+        _last_packed = (tuple(pieces), body, key)
+    return body, key
 
 
 def _key(body: bytes) -> str:
@@ -297,10 +337,9 @@ class CrushStore:
         >>> store.retrieve(store.put(pieces, kept=[1]))  # another crush of the same array, its own key
         [{'id': 1, 'ok': True}, {'id': 3, 'ok': True}]
         """
-        body = _compress(_body(pieces))
+        body, akey = _packed(pieces)
         if key is not None and not isinstance(key, str):
             raise TypeError(f"key must be a str (or None for the content's key); got {type(key).__name__}.")
-        akey = _key(body)
         at = None if kept is None else _check_kept(kept, len(pieces))
         if at is not None and not self._crushes:
             raise PermissionError(

@@ -35,15 +35,14 @@ from typing import Any
 
 import numpy as np
 
+from .._lexical import hashed_tfidf, lexical_relevance, word_lists
 from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records
-from ..anchor._store import _crush_key, array_key
-from ..embed import LSAEmbedder, embed_texts
+from ..anchor._store import _crush_key, array_key, json_strings
 from ..select import select_texts
-from ..select._lexical import lexical_relevance
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
 
@@ -64,8 +63,12 @@ MODES: Registry = Registry(
 )
 #: Sentences sentence selection weighs at most (see :func:`_pool`).
 PROSE_POOL = 240
-#: Dimensions of the LSA space fitted on those sentences (the library's default of 256 costs 4x the time).
-PROSE_DIM = 64
+#: Buckets of the hashed TF-IDF vectors the sentences are compared by (:func:`scwo_np._lexical.hashed_tfidf`:
+#: no fitting; an LSA space fitted on the pool took 17 ms of the 20 a 100 KB result may cost).
+PROSE_DIM = 256
+#: Characters of one argument value, and of all of them, that a call's query takes (:func:`call_query`).
+QUERY_VALUE_CHARS = 200
+QUERY_CHARS = 1000
 #: The fewest tokens a budget may have: a marker and a little of the text must fit.
 MIN_BUDGET = 64
 _SCALARS = (str, int, float, bool, type(None))
@@ -104,14 +107,23 @@ class Shrunk:
 def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -> str:
     """The query of a call: the tool's name (for prose), its argument values and a configured hint.
 
+    An argument value is what the call asks about only in its first :data:`QUERY_VALUE_CHARS`
+    characters (a file's new content or a batch of texts is material, not a question), and the
+    values together in their first :data:`QUERY_CHARS`; the hint is always whole.
+
     Examples
     --------
     >>> call_query("git_log", {"repo_path": "/repo", "max_count": 300, "x": None}, "latest fixes")
     'git_log /repo 300 latest fixes'
+    >>> len(call_query("write_file", {"path": "/a", "content": "word " * 10_000}))
+    214
     """
     words: list[str] = [tool]
+    room = [QUERY_CHARS]
 
     def walk(v: Any) -> None:
+        if room[0] <= 0:
+            return
         if isinstance(v, Mapping):
             for x in v.values():
                 walk(x)
@@ -119,7 +131,9 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
             for x in v:
                 walk(x)
         elif v is not None and not isinstance(v, bool):
-            words.append(str(v))
+            text = str(v)[: min(QUERY_VALUE_CHARS, room[0])]
+            room[0] -= len(text)
+            words.append(text)
 
     walk(dict(arguments or {}))
     if hint:
@@ -227,14 +241,14 @@ def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
     return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
-def _pool(sents: list[str], query: str) -> np.ndarray:
+def _pool(sents: list[str], query: str, lists: list[list[str]]) -> np.ndarray:
     """Which sentences sentence selection weighs: all of them, or of a text longer than :data:`PROSE_POOL`
     sentences the two thirds of that many that match the question best (BM25) and an even spread of the
-    rest over the text (fitting the LSA space on every sentence of 100 KB would cost ten times more)."""
+    rest over the text (selection over every sentence of 100 KB would cost several times more)."""
     n = len(sents)
     if n <= PROSE_POOL:
         return np.arange(n, dtype=np.int64)
-    rel = lexical_relevance(sents, query)
+    rel = lexical_relevance(sents, query, lists)
     top = np.argsort(-rel, kind="stable")[: 2 * PROSE_POOL // 3]
     top = top[rel[top] > 0]
     spread = np.linspace(0, n - 1, PROSE_POOL - top.size).astype(np.int64)
@@ -249,7 +263,7 @@ def _shrink_prose(
     if n < 2:
         return None
     sents = [text[a:b] for a, b in spans]
-    pieces = [json.dumps(s, ensure_ascii=False) for s in sents]
+    pieces = json_strings(sents)
     akey = array_key(pieces) if store is not None else None
 
     def render(idx: np.ndarray) -> tuple[str, int]:
@@ -273,11 +287,11 @@ def _shrink_prose(
     b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False)) - 2
     idx = np.empty(0, np.int64)
     out, t = render(idx)
-    pool = _pool(
-        sents, query
-    )  # the candidates: all sentences, or for a long text the question's best and a spread
+    lists = word_lists(sents)
+    pool = _pool(sents, query, lists)  # all sentences, or for a long text the question's best and a spread
     sub = [sents[i] for i in pool.tolist()]
-    vectors = embed_texts(LSAEmbedder([*sub, query], dim=PROSE_DIM), [*sub, query])  # once, for every retry
+    # TF-IDF over the pool and the question, hashed: once, for every retry.
+    vectors = hashed_tfidf([*(lists[i] for i in pool.tolist()), *word_lists([query])], PROSE_DIM)
     costs = count_tokens(sub, token_counter)
     for _ in range(8):
         if b <= 0:

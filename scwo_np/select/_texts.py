@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
+from .._lexical import lexical_relevance
 from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_query, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
@@ -52,11 +53,11 @@ from ..validation import (
 )
 from ._auto import _rule
 from ._front import STRATEGIES, select_by_strategy
-from ._lexical import LEXICAL, lexical_relevance
 from ._mmr import MMR_METHODS, mmr_select, mmr_with_relevance
 from ._units import (
     GRANULARITIES,
     LENGTH_COST,
+    LEXICAL,
     NEIGHBOUR,
     SHORT_COST,
     Units,
@@ -341,7 +342,7 @@ def select_texts(
         With the question as text: the weight of its own words beside the embedding.  Each
         candidate (a text, or with sentences a unit) gains ``lexical`` times its BM25 against the
         question's content words (stemmed, stop words left out, document frequencies over the
-        candidates) over the best candidate's (see :mod:`scwo_np.select._lexical`).  0: the
+        candidates) over the best candidate's (see :mod:`scwo_np._lexical`).  0: the
         embedding's relevance alone (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).
         A question given as a vector has no words: the embedding's relevance alone.  Default:
         0.05 for chunks, 0 for sentences, chosen by leave-one-source-out on five documentation

@@ -12,7 +12,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from scwo_np import load_sample, select_texts
 from scwo_np.integrations.haystack import ScwoRanker
 from scwo_np.select import STRATEGIES
-from scwo_np.select._lexical import LEXICAL
+from scwo_np.select._units import LEXICAL
 from scwo_np.tokens import count_tokens
 from tests import naive
 

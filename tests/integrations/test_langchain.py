@@ -14,7 +14,7 @@ from scwo_np import load_sample, mmr_select, select_texts
 from scwo_np.dedup import deduplicate
 from scwo_np.embed import LSAEmbedder
 from scwo_np.integrations.langchain import ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings
-from scwo_np.select._lexical import LEXICAL
+from scwo_np.select._units import LEXICAL
 from scwo_np.tokens import WordPieceCounter, count_tokens
 from tests import naive
 

@@ -9,7 +9,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 
 from scwo_np import load_sample, select_texts
 from scwo_np.integrations.llamaindex import ScwoNodePostprocessor
-from scwo_np.select._lexical import LEXICAL
+from scwo_np.select._units import LEXICAL
 from tests import naive
 
 QUESTION = "How do I read a CSV file?"

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np import mmr_select, select_texts
-from scwo_np.select._lexical import LEXICAL, lexical_relevance
+from scwo_np._lexical import hashed_tfidf, lexical_relevance, word_lists
+from scwo_np.select._units import LEXICAL
 from tests import naive
 
 VOCAB = ["the", "JSON", "json", "parses", "parsing", "parser", "file", "files", "don't", "it's", "CSV", "read",
@@ -174,3 +175,21 @@ def test_the_question_is_embedded_by_the_embedder_s_embed_query(granularity):
         ).indices.tolist()
     assert sel.indices.tolist() == want
     assert not np.allclose(q, Letters()([query])[0])
+
+
+@given(st.lists(text, min_size=0, max_size=8), st.sampled_from([1, 2, 16, 256]))
+def test_hashed_tfidf_equals_the_reference(docs, dim):
+    """The proxy's sentence vectors (no fitting, no model) against the plain reference; the same in
+    every process (CRC-32 buckets, not Python's salted string hashes)."""
+    got = hashed_tfidf(word_lists(docs), dim)
+    assert got.shape == (len(docs), dim + 1) and got.dtype == np.float32
+    np.testing.assert_allclose(got, np.asarray(naive.hashed_tfidf(docs, dim), dtype=np.float64).reshape(got.shape),
+                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-6)
+
+
+def test_hashed_tfidf_ranks_by_shared_rare_words():
+    docs = ["How do I merge two git branches?", "Merging branches in git", "The weather is fine", "the of a"]
+    V = hashed_tfidf(word_lists(docs))
+    sims = V @ V[0]
+    assert sims[1] > 0.3 > abs(sims[2]) and sims[3] == 0.0  # no content word: the axis of its own

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scwo_np import load_sample, mmr_select, select_by_strategy, select_texts
 from scwo_np.embed import EmbeddingCache, LSAEmbedder
 from scwo_np.select import ORDERS, STRATEGIES, arrange
-from scwo_np.select._lexical import LEXICAL
+from scwo_np.select._units import LEXICAL
 from scwo_np.tokens import WordPieceCounter, count_tokens
 from tests import naive
 

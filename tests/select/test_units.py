@@ -42,8 +42,7 @@ def test_mmr_with_relevance_checks_its_arguments():
 # --- select_texts(..., granularity="sentence") ---------------------------------------------
 
 from scwo_np.select import select_texts  # noqa: E402
-from scwo_np.select._lexical import LEXICAL  # noqa: E402
-from scwo_np.select._units import LENGTH_COST, NEIGHBOUR, SAME_TEXT, SHORT_COST, SHORT_WORDS  # noqa: E402
+from scwo_np.select._units import LENGTH_COST, LEXICAL, NEIGHBOUR, SAME_TEXT, SHORT_COST, SHORT_WORDS  # noqa: E402
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [

@@ -35,7 +35,10 @@ class SentenceRelevance(Benchmark):
             self.cases.append((texts, qs.questions[i], units, best, E))
 
     def _added(self, case):
-        from scwo_np.select._lexical import lexical_relevance
+        try:
+            from scwo_np._lexical import lexical_relevance
+        except ImportError:  # commits before it moved to the core
+            from scwo_np.select._lexical import lexical_relevance
         from scwo_np.select._units import neighbour_lift, spread_over_texts
         from scwo_np.tokens import count_tokens
 
