@@ -219,6 +219,23 @@ def test_a_call_the_client_cancels_leaves_the_proxy_answering(tmp_path):
     anyio.run(go)
 
 
+def test_a_cancel_reaches_the_upstream(tmp_path):
+    """The client's notifications/cancelled goes through the proxy: the upstream's handler is cancelled."""
+    mark = tmp_path / "cancelled.txt"
+
+    async def go():
+        async with _proxy(tmp_path, upstream=UPSTREAM) as c:
+            with anyio.move_on_after(1.0) as scope:
+                await c.call_tool("wait_for_cancel", {"path": str(mark)})
+            assert scope.cancelled_caught
+            with anyio.fail_after(30):
+                while not mark.exists():
+                    await anyio.sleep(0.05)
+            assert mark.read_text() == "cancelled"
+
+    anyio.run(go)
+
+
 @pytest.mark.parametrize(
     "upstream",
     [["/nonexistent/mcp-server"], [sys.executable, "-c", "import sys; sys.exit(3)"]],

@@ -1,7 +1,8 @@
 """A small real MCP server (the official SDK's MCPServer over stdio) for the proxy's tests.
 
 Its tools misbehave on request: ``crash`` ends the process mid-call, ``hang`` never answers,
-``progress`` reports progress before answering, ``logs`` returns log lines, ``rows`` returns a
+``progress`` reports progress before answering, ``wait_for_cancel`` writes to a file when its
+call is cancelled, ``logs`` returns log lines, ``rows`` returns a
 structured result (its text the same JSON), ``broken_json`` text that starts like JSON and is
 not; it also has a resource and a prompt.  ``python upstream_server.py`` serves stdio;
 ``--http PORT`` serves streamable HTTP.
@@ -34,6 +35,17 @@ def crash() -> str:
 def hang() -> str:
     time.sleep(3600)
     return "late"
+
+
+@server.tool(description="Wait up to a minute; when the call is cancelled, write 'cancelled' to the file at path.")
+async def wait_for_cancel(path: str) -> str:
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("cancelled")
+        raise
+    return "not cancelled"
 
 
 @server.tool(description="Report progress three times, then answer.")
