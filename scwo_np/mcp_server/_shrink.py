@@ -5,8 +5,9 @@
 1. within the budget: the text itself (``"whole"``);
 2. JSON (an array, an object holding one, JSON Lines, or a Python literal such as a
    ``repr`` of a list of dicts): the cheapest lossless form that fits, of compact JSON
-   (``"compact"``), the columnar form (``"lossless"``) and CSV for a flat array of objects
-   (``"csv"``); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
+   (``"compact"``), the columnar form (``"lossless"``), CSV for a flat array of objects
+   (``"csv"``) and TOON (``"toon"``, when the ``toon-format`` library is installed and its text
+   decodes back to the same data); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
    arguments as the query (``"crushed"``: errors, anomalies, query matches and the newest
    items first, the omission marker inside the JSON);
 3. repeated records as text (:func:`scwo_np.anchor._records.split_records`: ``git log``
@@ -219,17 +220,64 @@ def _shrink_json(
         lossless.append(("csv", _csv(value)))
     if n and _lossless_may_fit(doc, before, budget, count):
         lossless.append(("lossless", _encode_document(doc)))
+    toon = _toon_module()
+    if (
+        toon is not None
+        and n
+        and doc.form in ("array", "object")
+        and _toon_may_fit(toon, doc, before, budget, count)
+    ):
+        data = value if doc.form == "array" or got[1] is not None else json.loads(text)
+        lossless.append(("toon", _toon(toon, data)))
     fits = [(count(t), form, t) for form, t in lossless if t is not None]
     fits = [f for f in fits if f[0] <= budget]
     if fits:
         t, form, out = min(fits, key=lambda f: f[0])
-        return Shrunk(out, form, t, before, None, n, n, "items")
+        if form == "toon" and not _toon_reads_back(toon, out, data):
+            fits = [f for f in fits if f[1] != "toon"]
+            t, form, out = min(fits, key=lambda f: f[0]) if fits else (0, "", "")
+        if fits:
+            return Shrunk(out, form, t, before, None, n, n, "items")
     if not n:
         return None
     res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
     if res.form == "whole":
         return Shrunk(res.text, "compact", res.tokens, before, None, n, n, "items")
     return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+
+
+def _toon_module():
+    """``toon_format`` (TOON's official Python library, in the mcp extra), or None when it is not installed."""
+    try:
+        import toon_format
+    except ImportError:
+        return None
+    return toon_format
+
+
+def _toon(toon, data: Any) -> str | None:
+    try:
+        return toon.dumps(data)
+    except (TypeError, ValueError) as exc:  # a value TOON cannot write: the other forms remain
+        log.info("TOON could not encode the result (%s)", exc)
+        return None
+
+
+def _toon_reads_back(toon, text: str, data: Any) -> bool:
+    """Whether the TOON text decodes to the data (it drops what JSON cannot hold, such as NaN)."""
+    try:
+        return toon.loads(text) == data
+    except ValueError:
+        return False
+
+
+def _toon_may_fit(toon, doc, before: int, budget: int, count) -> bool:
+    """Whether TOON might fit: the first 64 items' TOON against their compact JSON, scaled, with a 25% margin."""
+    head = doc.items[:64]
+    sample = _toon(toon, head)
+    if sample is None:
+        return False
+    return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
 def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:

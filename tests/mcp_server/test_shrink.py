@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import toon_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_types import CallToolResult, ImageContent, TextContent
@@ -52,6 +53,21 @@ def test_lossless_first():
     csvable = [{"name": f"n{i}", "city": ["Oslo", "Rome", "Lima"][i % 3], "n": i} for i in range(200)]
     s = shrink_text(str(csvable), 800)  # a Python repr, as some SQL servers print rows
     assert s.form == "csv" and s.text.startswith("name,city,n\nn0,Oslo,0\n")
+
+
+def test_toon_when_it_is_the_cheapest_lossless_form():
+    """Rows whose strings read as numbers (CSV cannot hold them): TOON is the cheapest, and reads back."""
+    rows = [
+        {"zip": f"{i * 7919 % 100000:05d}", "city": ["Boston", "Quincy", "Salem"][i % 3], "pop": i * 37}
+        for i in range(80)
+    ]
+    s = shrink_text(json.dumps(rows, indent=2), _tokens(json.dumps(rows, separators=(",", ":"))) - 1)
+    assert s.form == "toon" and s.kept == s.of == 80 and s.key is None
+    assert toon_format.loads(s.text) == rows and s.text.startswith("[80]{zip,city,pop}:")
+    # a value TOON cannot hold (NaN, which JSON texts may carry): never TOON
+    nan = [{**r, "pop": float("nan") if i == 3 else r["pop"]} for i, r in enumerate(rows)]
+    s = shrink_text(json.dumps(nan, indent=2), _tokens(json.dumps(nan, separators=(",", ":"))) - 1)
+    assert s.form != "toon"
 
 
 def test_errors_and_the_newest_survive_the_json_crush():

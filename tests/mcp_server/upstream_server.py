@@ -37,7 +37,9 @@ def hang() -> str:
     return "late"
 
 
-@server.tool(description="Wait up to a minute; when the call is cancelled, write 'cancelled' to the file at path.")
+@server.tool(
+    description="Wait up to a minute; when the call is cancelled, write 'cancelled' to the file at path."
+)
 async def wait_for_cancel(path: str) -> str:
     try:
         await anyio.sleep(60)
