@@ -88,13 +88,17 @@ _LEAD = re.compile(r"[\w'’-]+")
 _LINE_END_MARK = (".", "!", "?", ":", ";", "…", '"', "”", "'", "’", ")")
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
+def split_sentences(text: str, *, wrapped: bool = False) -> list[tuple[int, int]]:
     r"""Character spans of the sentences (or lines, list items, code blocks) of ``text``.
 
     Parameters
     ----------
     text : str
         Any text.
+    wrapped : bool
+        Read ``text`` as hard-wrapped prose (a man page, a plain-text manual): every paragraph
+        (its lines up to a blank line) is running text, cut at its sentence marks only, whatever
+        its indentation and line lengths (which the default reads as code or as a list of lines).
 
     Returns
     -------
@@ -110,8 +114,33 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     >>> t = "Steps:\n- install it\n- run it\n\n```\nx = 1.\nY = 2\n```"
     >>> [t[a:b] for a, b in split_sentences(t)]
     ['Steps:', '- install it', '- run it', '```\nx = 1.\nY = 2\n```']
+    >>> t = "       Bash is an sh-compatible command language\n       interpreter. It reads commands\n       from files."
+    >>> [t[a:b] for a, b in split_sentences(t, wrapped=True)]
+    ['Bash is an sh-compatible command language\n       interpreter.', 'It reads commands\n       from files.']
     """
-    return [(a, b) for a, b, _ in _segments(check_text(text))]
+    text = check_text(text)
+    if not isinstance(wrapped, bool):
+        raise TypeError(f"wrapped must be True or False; got {type(wrapped).__name__} {wrapped!r}.")
+    if wrapped:
+        return [span for a, b in _paragraphs(text) for span in _prose(text, a, b)]
+    return [(a, b) for a, b, _ in _segments(text)]
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of non-blank lines."""
+    out: list[tuple[int, int]] = []
+    start = end = -1
+    for a, b in _lines(text):
+        if text[a:b].strip():
+            if start < 0:
+                start = a
+            end = b
+        elif start >= 0:
+            out.append((start, end))
+            start = -1
+    if start >= 0:
+        out.append((start, end))
+    return out
 
 
 def sentence_units(text: str) -> list[tuple[int, int]]:

@@ -36,6 +36,7 @@ from datetime import datetime
 import numpy as np
 from numpy.typing import NDArray
 
+from ..text import STOPWORDS
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
 from ._columns import _check_items, _columns
@@ -45,7 +46,7 @@ from ._keep import query_matches
 from ._patterns import query_intents
 from ._store import CrushStore, _crush_key, array_key, json_strings
 
-__all__ = ["Records", "RecordsFit", "fit_records", "records_marker", "split_records"]
+__all__ = ["Records", "RecordsFit", "fit_records", "records_marker", "split_records", "wrapped_prose"]
 
 _HEAD = re.compile(r"^(?:commit [0-9a-f]{7,64}\b|Commit: ?[0-9a-f]{7,64}\b)")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
@@ -228,9 +229,45 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     firsts = [r.splitlines()[0].rstrip() for r in real]
     ends = sum(f.endswith((".", "!", "?", '."', ".)")) for f in firsts)
     words = np.mean([len(f.split()) for f in firsts])
-    if len(real) >= 10 and ends <= 0.15 * len(real) and words < 12:  # a listing, not wrapped prose
-        return "", recs
+    if len(real) >= 10 and ends <= 0.15 * len(real) and words < 12 and not wrapped_prose(lines):
+        return "", recs  # a listing, not wrapped prose
     return None
+
+
+#: Punctuation a word of prose may carry at its ends ("(see", "files," "it.").
+_WORD_EDGE = "\"'“”‘’()[].,;:!?*`‐-"
+
+
+def _prose_line(line: str) -> bool:
+    """A line of running text: at least five words, seven in ten of them letters only (once their
+    punctuation is stripped); log lines, listings and tables have numbers, paths and ids."""
+    toks = line.split()
+    if len(toks) < 5:
+        return False
+    return sum(t.strip(_WORD_EDGE).isalpha() for t in toks) >= 0.7 * len(toks)
+
+
+def wrapped_prose(lines: list[str]) -> bool:
+    """Whether text lines are hard-wrapped prose (a man page, a plain-text manual): lines of running
+    text (:func:`_prose_line`) hold half of the non-blank lines' characters or more (commands,
+    rulers and headings between the paragraphs are short), and three in ten of their words are
+    stop words (sentences; a package list's summaries have one in ten).
+
+    Examples
+    --------
+    >>> page = "NAME\n       tar - an archiving utility\n\nDESCRIPTION\n"
+    >>> page += "       GNU tar saves many files together into a single tape or disk\n" * 3
+    >>> wrapped_prose(page.splitlines())
+    True
+    >>> wrapped_prose([f"2026-01-01 10:00:{i:02d} INFO GET /items/{i} 200 {i} ms" for i in range(9)])
+    False
+    """
+    body = [ln.strip() for ln in lines if ln.strip()]
+    prose = [ln for ln in body if _prose_line(ln)]
+    if not body or sum(map(len, prose)) < 0.5 * sum(map(len, body)):
+        return False
+    words = [t.strip(_WORD_EDGE).lower() for ln in prose for t in ln.split()]
+    return sum(w in STOPWORDS for w in words) >= 0.3 * len(words)  # sentences, not names and summaries
 
 
 def _iso(stamp: str) -> float:

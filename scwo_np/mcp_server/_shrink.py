@@ -41,7 +41,7 @@ from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
-from ..anchor._records import chunk_records, fit_records, records_marker, split_records
+from ..anchor._records import chunk_records, fit_records, records_marker, split_records, wrapped_prose
 from ..anchor._store import _crush_key, array_key, json_strings
 from ..select import select_texts
 from ..text import split_sentences
@@ -67,6 +67,9 @@ PROSE_POOL = 240
 #: Buckets of the hashed TF-IDF vectors the sentences are compared by (:func:`scwo_np._lexical.hashed_tfidf`:
 #: no fitting; an LSA space fitted on the pool took 17 ms of the 20 a 100 KB result may cost).
 PROSE_DIM = 256
+#: The most of the budget one prose unit may take: a longer one (a man page's option list, a code
+#: block read as one span) is cut at its line breaks (:func:`_capped`).
+UNIT_SHARE = 0.25
 #: Characters of one argument value, and of all of them, that a call's query takes (:func:`call_query`).
 QUERY_VALUE_CHARS = 200
 QUERY_CHARS = 1000
@@ -303,13 +306,43 @@ def _pool(sents: list[str], query: str, lists: list[list[str]]) -> np.ndarray:
     return np.unique(np.concatenate([top.astype(np.int64), spread]))
 
 
+def _capped(text: str, spans: list[tuple[int, int]], budget: int) -> list[tuple[int, int]]:
+    """The spans, each longer than :data:`UNIT_SHARE` of the budget (at four characters a token) cut
+    at line breaks into pieces within it, and a line still longer at a space (or anywhere): a unit
+    the selection can afford, and a piece ``retrieve_dropped`` can page back."""
+    cap = max(int(4 * UNIT_SHARE * budget), 80)
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if b - a <= cap:
+            out.append((a, b))
+            continue
+        start = a
+        while b - start > cap:
+            cut = text.rfind("\n", start + 1, start + cap + 1)
+            if cut <= start:
+                cut = text.rfind(" ", start + cap // 2, start + cap + 1)
+            if cut <= start:
+                cut = start + cap
+            piece = text[start:cut].strip()
+            if piece:
+                lead = start + len(text[start:cut]) - len(text[start:cut].lstrip())
+                out.append((lead, lead + len(piece)))
+            start = cut
+        piece = text[start:b].strip()
+        if piece:
+            lead = start + len(text[start:b]) - len(text[start:b].lstrip())
+            out.append((lead, lead + len(piece)))
+    return out
+
+
 def _shrink_prose(
     text: str, budget: int, count, query: str, store, before: int, token_counter
 ) -> Shrunk | None:
-    spans = split_sentences(text)
-    n = len(spans)
-    if n < 2:
+    spans = split_sentences(text, wrapped=wrapped_prose(text.splitlines()))
+    if len(spans) < 2:  # one sentence, or none: not prose
         return None
+    spans = _capped(text, spans, budget)
+    n = len(spans)
     sents = [text[a:b] for a, b in spans]
     pieces = json_strings(sents)
     akey = array_key(pieces) if store is not None else None

@@ -4,6 +4,7 @@ a result's structured content kept consistent or dropped with a note, the config
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import toon_format
@@ -161,3 +162,24 @@ def test_the_cli_offers_the_proxy_s_modes():
     from scwo_np.mcp_server._shrink import MODES
 
     assert list(PROXY_MODES) == list(MODES)
+
+
+GPL = "/usr/share/common-licenses/GPL-3"  # hard-wrapped prose every Debian system has (base-files)
+
+
+@pytest.mark.skipif(not os.path.exists(GPL), reason="no /usr/share/common-licenses/GPL-3 on this machine")
+def test_hard_wrapped_prose_is_prose_by_sentences_and_every_piece_comes_back():
+    """A plain-text manual (wrapped lines, indented paragraphs) is prose, not a list of records;
+    its sentences are whole (not line fragments), none is over a quarter of the budget, and
+    paging retrieve_dropped at a small budget gives every left-out piece back."""
+    text = open(GPL, encoding="utf-8").read()
+    store = CrushStore(":memory:")
+    s = shrink_text(text, 600, query="read_doc GPL-3 conveying verbatim copies", store=store)
+    assert s.form == "prose" and s.tokens <= 600 and "verbatim" in s.text.lower()
+    assert "Conveying Verbatim Copies" in text and s.of > 100
+    back, offset = [], 0
+    while offset is not None:
+        page = store.page(s.key, budget=300, offset=offset)
+        back += page.items
+        offset = page.next_offset
+    assert len(back) == s.of - s.kept and all(_tokens(x) <= 150 + 5 for x in back)
