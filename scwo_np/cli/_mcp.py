@@ -108,16 +108,16 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         from ..mcp_server._proxy import ProxyConfig, config_from_dict, read_config, serve_proxy
         from ..mcp_server._upstream import Upstream, UpstreamError
     except ImportError:
-        raise SystemExit("scwo: mcp proxy needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
+        raise SystemExit("scwo mcp proxy: needs the official MCP SDK: pip install 'scwo_np[mcp]'") from None
     try:
         cfg = read_config(args.config) if args.config else ProxyConfig()
         flags = {k: v for k, v in (("budget", args.budget), ("token_counter", args.token_counter),
                                    ("mode", args.mode), ("timeout", args.timeout),
                                    ("max_result_mb", args.max_result_mb), ("max_store_mb", args.max_store_mb))
                  if v is not None}  # fmt: skip
-        cfg = config_from_dict(flags, cfg, where="options")
+        cfg = config_from_dict(flags, cfg, where="the command line")
     except (TypeError, ValueError) as exc:
-        raise SystemExit(f"scwo: mcp proxy: {exc}") from None
+        raise SystemExit(f"scwo mcp proxy: {exc}") from None
     store_dir = args.store or default_data_dir()
     try:
         os.makedirs(store_dir, exist_ok=True)

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import logging
@@ -145,6 +146,10 @@ def read_config(path: str | os.PathLike, base: ProxyConfig | None = None) -> Pro
     (900, ['git_reset'], ToolConfig(budget=900, mode='records', query='the latest fixes'))
     """
     path = os.fspath(path)
+    if not path.endswith((".toml", ".json")):
+        raise ValueError(
+            f"config file {path!r}: name it *.toml (TOML) or *.json (JSON), the two forms it may take."
+        )
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -171,6 +176,14 @@ def read_config(path: str | os.PathLike, base: ProxyConfig | None = None) -> Pro
     return config_from_dict(data, base, where=path)
 
 
+def _named(registry: Any, value: object, where: str) -> None:
+    """``registry.lookup(value)``, its error naming where the value was written."""
+    try:
+        registry.lookup(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+
+
 def config_from_dict(data: object, base: ProxyConfig | None = None, *, where: str = "config") -> ProxyConfig:
     """:func:`read_config` on a parsed file (a dict)."""
     cfg = base or ProxyConfig()
@@ -183,10 +196,10 @@ def config_from_dict(data: object, base: ProxyConfig | None = None, *, where: st
     if "budget" in data:
         kw["budget"] = _budget(data["budget"], f"{where}: budget")
     if "token_counter" in data:
-        COUNTERS.lookup(data["token_counter"])
+        _named(COUNTERS, data["token_counter"], where)
         kw["token_counter"] = data["token_counter"]
     if "mode" in data:
-        MODES.lookup(data["mode"])
+        _named(MODES, data["mode"], where)
         kw["mode"] = data["mode"]
     if "exclude" in data:
         ex = data["exclude"]
@@ -213,7 +226,7 @@ def config_from_dict(data: object, base: ProxyConfig | None = None, *, where: st
                 f"{where}: tools.{name}: unknown key {bad[0]!r}; the keys are budget, mode, query."
             )
         mode = t.get("mode", cfg.mode)
-        MODES.lookup(mode)
+        _named(MODES, mode, f"{where}: tools.{name}")
         query = t.get("query", "")
         if not isinstance(query, str):
             raise ValueError(f"{where}: tools.{name}.query must be text.")
@@ -239,6 +252,22 @@ def _retrieve_tool(store: CrushStore, limit: float) -> tuple[Any, Any]:
     listed = ListedTool(name=RETRIEVE, description=RETRIEVE_DESCRIPTION, input_schema=tool.parameters,
                         output_schema=tool.output_schema, annotations=READ_ONLY)  # fmt: skip
     return tool, listed
+
+
+_warned: set[str] = set()
+
+
+def _warn_unknown_names(config: ProxyConfig, names: set[str]) -> None:
+    """Warn (once per name) about a tool the config file excludes or configures that the upstream does not
+    have: most likely a typo, which would otherwise do nothing silently."""
+    for name in sorted((set(config.exclude) | set(config.tools)) - names - _warned):
+        _warned.add(name)
+        close = difflib.get_close_matches(name, sorted(names), n=1)
+        log.warning(
+            "the config names tool %r, which the upstream server does not have%s",
+            name,
+            f" (did you mean {close[0]!r}?)" if close else "",
+        )
 
 
 def _text(result: Any) -> str:
@@ -292,6 +321,7 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
             cursor = page.next_cursor
             if not cursor:
                 break
+        _warn_unknown_names(config, {t.name for t in tools})
         out = []
         for t in tools:
             if t.name in config.exclude or t.name == RETRIEVE:

@@ -342,7 +342,9 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
     def retrieve_dropped(
         key: Annotated[
             str,
-            Field(description="The key crush_json gave (in its structured content and its omission marker)."),
+            Field(
+                description="The key a crushed result named (in its omission marker; crush_json's structured content has it too)."
+            ),
         ],
         budget: Annotated[
             int,

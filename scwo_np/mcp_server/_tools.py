@@ -319,7 +319,8 @@ class Tools:
                                          limit=limit, dropped_only=dropped_only)  # fmt: skip
         except KeyError:
             raise ValueError(
-                f"key {key!r} is unknown or expired in this server's store; crush the JSON again to get a new key."
+                f"key {key!r} is unknown or expired in this server's store; make the call that gave it again "
+                "(crush_json, or the tool whose result named it) to get a new key."
             ) from None
         return Answer(
             page.text,

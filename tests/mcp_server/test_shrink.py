@@ -183,3 +183,18 @@ def test_hard_wrapped_prose_is_prose_by_sentences_and_every_piece_comes_back():
         back += page.items
         offset = page.next_offset
     assert len(back) == s.of - s.kept and all(_tokens(x) <= 150 + 5 for x in back)
+
+
+def test_config_names_that_the_upstream_lacks_are_warned_about(tmp_path, caplog):
+    from scwo_np.mcp_server._proxy import _warn_unknown_names
+
+    cfg = config_from_dict({"exclude": ["ecko"], "tools": {"logz": {"budget": 100}, "echo": {"budget": 90}}})
+    with caplog.at_level("WARNING"):
+        _warn_unknown_names(cfg, {"echo", "logs"})
+    said = caplog.text
+    assert "'ecko'" in said and "did you mean 'echo'" in said and "'logz'" in said and "'logs'" in said
+    assert "tool 'echo'" not in said
+    p = tmp_path / "proxy.yaml"
+    p.write_text("budget: 100")
+    with pytest.raises(ValueError, match=r"name it \*\.toml \(TOML\) or \*\.json"):
+        read_config(p)
