@@ -234,6 +234,10 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
+#: The longest line (nine in ten) of hard-wrapped text: terminals and man pages wrap at 80 columns.
+WRAP_WIDTH = 100
+#: Lines :func:`wrapped_prose` reads at most (evenly spaced).
+WRAP_SAMPLE = 400
 #: Punctuation a word of prose may carry at its ends ("(see", "files," "it.").
 _WORD_EDGE = "\"'“”‘’()[].,;:!?*`‐-"
 
@@ -248,23 +252,27 @@ def _prose_line(line: str) -> bool:
 
 
 def wrapped_prose(lines: list[str]) -> bool:
-    """Whether text lines are hard-wrapped prose (a man page, a plain-text manual): lines of running
-    text (:func:`_prose_line`) hold half of the non-blank lines' characters or more (commands,
-    rulers and headings between the paragraphs are short), and three in ten of their words are
-    stop words (sentences; a package list's summaries have one in ten).
+    r"""Whether text lines are hard-wrapped prose (a man page, a plain-text manual): nine lines in
+    ten are at most :data:`WRAP_WIDTH` characters long, lines of running text
+    (:func:`_prose_line`) hold half of the non-blank lines' characters or more (commands, rulers
+    and headings between the paragraphs are short), and three in ten of their words are stop
+    words (sentences; a package list's summaries have one in ten).  Judged on at most
+    :data:`WRAP_SAMPLE` lines spread evenly over the text.
 
     Examples
     --------
     >>> page = "NAME\n       tar - an archiving utility\n\nDESCRIPTION\n"
-    >>> page += "       GNU tar saves many files together into a single tape or disk\n" * 3
+    >>> page += "       It saves many files together into a single archive, and it can restore them\n" * 3
     >>> wrapped_prose(page.splitlines())
     True
     >>> wrapped_prose([f"2026-01-01 10:00:{i:02d} INFO GET /items/{i} 200 {i} ms" for i in range(9)])
     False
     """
-    body = [ln.strip() for ln in lines if ln.strip()]
+    body = [ln.strip() for ln in lines[:: max(1, len(lines) // WRAP_SAMPLE)] if ln.strip()]
+    if not body or sorted(map(len, body))[int(0.9 * (len(body) - 1))] > WRAP_WIDTH:
+        return False  # long lines: not hard-wrapped (a Markdown paragraph is one line)
     prose = [ln for ln in body if _prose_line(ln)]
-    if not body or sum(map(len, prose)) < 0.5 * sum(map(len, body)):
+    if sum(map(len, prose)) < 0.5 * sum(map(len, body)):
         return False
     words = [t.strip(_WORD_EDGE).lower() for ln in prose for t in ln.split()]
     return sum(w in STOPWORDS for w in words) >= 0.3 * len(words)  # sentences, not names and summaries
