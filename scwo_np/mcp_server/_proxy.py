@@ -32,7 +32,7 @@ import anyio
 
 from ..anchor import CrushStore
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ._shrink import MIN_BUDGET, MODES, call_query, shrink_result
+from ._shrink import MIN_BUDGET, MODES, call_query, shrink_result, shrink_text
 from ._upstream import Upstream, UpstreamError
 
 __all__ = ["ProxyConfig", "ToolConfig", "build_proxy", "read_config"]
@@ -477,6 +477,7 @@ async def serve_proxy(
     store = CrushStore(store_path, max_bytes=config.store_bytes)
     try:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, _warm_up)  # while the upstream starts
             try:
                 await tg.start(upstream.run)
             except BaseException as exc:  # the start's error, out of the task group's wrapping
@@ -498,6 +499,21 @@ async def serve_proxy(
         raise _unwrap(exc) from None
     finally:
         store.close()
+
+
+def _warm_up() -> None:
+    """Shrink a small text of each shape once, so that the first real call does not pay for loading the
+    compiled kernels and the first stems (about 0.3 s, once per process)."""
+    rows = [{"id": i, "level": "ERROR" if i == 7 else "INFO", "path": f"/items/{i}"} for i in range(60)]
+    logs = "".join(f"2026-01-01T10:00:{i:02d}Z INFO GET /items/{i} 200\n" for i in range(60))
+    prose = " ".join(
+        f"Sentence {i} says how the proxy keeps what the model reads within its budget." for i in range(60)
+    )
+    try:
+        for text in (json.dumps(rows), logs, prose):
+            shrink_text(text, 100, query="warm up")
+    except Exception as exc:  # noqa: BLE001 - a warm-up never stops the proxy
+        log.debug("warm-up failed: %s", exc)
 
 
 def _unwrap(exc: BaseException) -> BaseException:
