@@ -243,7 +243,44 @@ def _install_locator() -> bool:
     classes = impl._locator_classes
     if not any(getattr(c, "__name__", "") == locator.__name__ for c in classes):
         classes.insert(0, locator)
+    _install_safe_saves(caching, root)
     return True
+
+
+def _install_safe_saves(caching, root: str) -> None:
+    """Make numba's cache writes safe between processes, for the files under ``root`` only.
+
+    Numba names a kernel's code files ``NAME.1.nbc``, ``NAME.2.nbc``... by their order in the
+    index, and starts again at 1 when the index is stale.  Two processes that compile the same
+    kernel at once (two pytest workers, two Dask workers, an old process beside a new install)
+    can then write different code under one name, and an index can end up pointing at code
+    compiled for another signature or another version of the source: a segmentation fault on
+    the next load (seen in CI).  Under ``root`` the code file is instead named by a hash of the
+    source stamp and the key, so a name only ever holds the code it names, and it is written
+    before the index that points at it.  A lost index update costs a recompile, never wrong code.
+    """
+    cls = getattr(caching, "IndexDataCacheFile", None)
+    if cls is None or hasattr(cls.save, "numbered"):
+        return
+    cls.save = _safe_save(cls.save, root)
+
+
+def _safe_save(numbered, root: str):
+    """``IndexDataCacheFile.save`` naming code files by hash under ``root`` (numba's ``numbered`` elsewhere)."""
+    prefix = os.path.join(os.path.abspath(root), "")
+
+    def save(self, key, data):
+        if not os.path.join(os.path.abspath(self._cache_path), "").startswith(prefix):
+            return numbered(self, key, data)
+        digest = hashlib.sha256(self._dump((self._source_stamp, key))).hexdigest()[:24]
+        name = f"{self._index_name[: -len('.nbi')]}.{digest}.nbc"
+        self._save_data(name, data)
+        overloads = self._load_index()
+        overloads[key] = name
+        self._save_index(overloads)
+
+    save.numbered = numbered
+    return save
 
 
 _CACHE = _install_locator()

@@ -139,7 +139,7 @@ def find_words(text: str) -> list[str]:
     """
     out: list[str] = []
     add = out.append
-    for tok in text.split():
+    for tok in check_text(text).split():
         if tok.isalpha():
             add(tok)
             continue

@@ -704,6 +704,7 @@ REGISTRY = {
     "split_sentences": (lambda **k: text.split_sentences(**k), dict(text="One. Two."), dict(text="text")),
     "sentence_units": (lambda **k: text.sentence_units(**k), dict(text="One. It two."), dict(text="text")),
     "stem": (lambda **k: text.stem(**k), dict(word="courts"), dict(word="text")),
+    "find_words": (lambda **k: text.find_words(**k), dict(text="One. Two."), dict(text="text")),
     "words": (
         lambda **k: text.words(**k),
         dict(text="One. Two.", min_chars=1, stopwords=True),

@@ -174,3 +174,47 @@ def test_an_edit_of_any_kernel_module_recompiles_the_cached_kernels(tmp_path):
     append(copy / "_dot.py", "\n# an edit of the helpers' module\n")
     assert hits_and_misses() == (0, 1)  # recompiled, though _driver.py is unchanged
     assert hits_and_misses() == (1, 0)
+
+
+def test_two_processes_saving_one_kernel_never_leave_an_index_pointing_at_other_code(tmp_path, monkeypatch):
+    """Numba numbers a kernel's code files by index order and starts at 1 again on a stale index,
+    so two processes compiling one kernel at once (another signature, or another source version)
+    could each write ``NAME.1.nbc`` and one index end up naming the other's code: a segmentation
+    fault on the next load (seen in CI).  Under our cache folder each code file is named by a hash
+    of the source stamp and the key, and written before the index."""
+    from numba.core import caching
+
+    import scwo_np._config as config
+
+    root = str(tmp_path / "cache")
+    numbered = getattr(caching.IndexDataCacheFile.save, "numbered", caching.IndexDataCacheFile.save)
+    monkeypatch.setattr(caching.IndexDataCacheFile, "save", config._safe_save(numbered, root))
+    old = caching.IndexDataCacheFile(root, "f-1.py311", ("stamp", "old source"))
+    new = caching.IndexDataCacheFile(root, "f-1.py311", ("stamp", "new source"))
+    os.makedirs(root)
+    key = ("sig", "magic")
+    # Interleaved as two processes may: the old writer's index lands after the new writer's whole save.
+    real_save_index = old._save_index
+
+    def late_index(overloads):
+        new.save(key, "new code")
+        real_save_index(overloads)
+
+    old._save_index = late_index
+    old.save(key, "old code")
+    assert old.load(key) == "old code" and new.load(key) is None  # a miss (a recompile), never other code
+    # numba's own numbering, for contrast: the same interleaving leaves the old index on the new code
+    monkeypatch.setattr(caching.IndexDataCacheFile, "save", numbered)
+    root2 = str(tmp_path / "numbered")
+    os.makedirs(root2)
+    old = caching.IndexDataCacheFile(root2, "f-1.py311", ("stamp", "old source"))
+    new = caching.IndexDataCacheFile(root2, "f-1.py311", ("stamp", "new source"))
+    real_save_data = old._save_data
+
+    def late_data(name, data):
+        new.save(key, "new code")
+        real_save_data(name, data)
+
+    old._save_data = late_data
+    old.save(key, "old code")
+    assert new.load(key) == "old code"  # what _safe_save prevents

@@ -196,14 +196,14 @@ def _packed(pieces: Sequence[str]) -> tuple[bytes, str]:
     last, body, key = _last_packed
     if (
         last
-        and not isinstance(pieces, Pieces)
+        and isinstance(pieces, list | tuple)
         and len(last) == len(pieces)
         and all(map(operator.is_, last, pieces))
     ):
         return body, key
     body = _compress(_body(pieces))
     key = _key(body)
-    if not isinstance(pieces, Pieces) and len(body) <= _PACKED_MAX_BYTES:
+    if isinstance(pieces, list | tuple) and len(body) <= _PACKED_MAX_BYTES:
         _last_packed = (tuple(pieces), body, key)
     return body, key
 
