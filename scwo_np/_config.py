@@ -37,6 +37,11 @@ so a stale or foreign seed costs only the compile time it would have saved.
 Our locator adds the content of every module with kernels to that hash
 (:func:`kernel_sources_stamp`): a kernel compiles in helpers from other
 modules, and numba alone would keep running an edited helper's old code.
+Under our folder, a kernel's code file is named by a hash of that stamp and
+the signature, and written before the index that names it
+(:func:`_install_safe_saves`): processes that compile at once (test workers,
+Dask workers, an old process beside a new install) can lose each other's
+index entries, which costs a recompile, but never load each other's code.
 """
 
 from __future__ import annotations
