@@ -132,6 +132,16 @@ def find_words(text: str) -> list[str]:
     stripped of marks that cannot be in a word) is that word; only the others go through the
     pattern.  A word never spans white space, so the two agree (a test checks them on random text).
 
+    Parameters
+    ----------
+    text : str
+        Any text (lower-case it first for the words as :func:`words` gives them).
+
+    Returns
+    -------
+    list of str
+        The :data:`WORD` matches, in order, repeats included.
+
     Examples
     --------
     >>> find_words("don't (parse) x_1 3.14 o’clock, 'quoted'")
