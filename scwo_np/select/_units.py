@@ -24,7 +24,8 @@
    units that were adjacent in the text keep the text between them, others are joined by a
    space or, with ``elision="…"``, by `` … ``.  Texts follow ``order``.  The joined texts are
    counted again; should any counter make them longer than the budget (a counter whose
-   counts do not add up), the last-picked unit is dropped until they fit.
+   counts do not add up), MMR runs again with less room, or the last-picked unit is dropped
+   until they fit, whichever holds more (``_texts._fit``).
 """
 
 from __future__ import annotations

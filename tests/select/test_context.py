@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np import load_sample, mmr_select, select_texts
+from scwo_np.select._texts import REFITS
 from scwo_np.tokens import as_token_counter, count_tokens
 
 SEPARATORS = ["\n\n", "", " ", "\n---\n", "\n\n\n\n", "\n\n## source\n\n"]
@@ -33,6 +34,11 @@ def squares(text):
 def lines(text):
     """Subadditive and counting the separator's newlines: a counter unlike the estimate."""
     return text.count("\n") + (len(text) + 9) // 10
+
+
+def quarter(text):
+    """Tokens as ``len(text) // 4``: each piece rounded down, so the joined text counts more."""
+    return len(text) // 4
 
 
 COUNTERS = {"estimate": None, "words": words, "squares": squares, "lines": lines}
@@ -97,18 +103,62 @@ def test_the_joined_context_is_within_the_budget_by_real_tokenizers(sample, coun
     run()
 
 
-def test_a_superadditive_counter_drops_the_last_pick_until_the_context_fits(sample):
-    """The picks are the longest prefix of MMR's pick order (separator-inclusive costs) that fits."""
+def _refit(E, q, texts, counter, budget, separator="\n\n"):
+    """The documented rule, plainly: MMR's picks for the room, counted joined.  Over the budget:
+    those picks cut to fit (the last dropped until the context fits), or MMR's picks for the room
+    lowered by the overflow (again, REFITS times at most), the first of these that fits, should it
+    hold more tokens than the cut picks."""
+    s = int(counter(separator))
+    costs = count_tokens(texts, counter) + s
+
+    def used(picks):
+        return counter(separator.join(texts[i] for i in picks)) if picks else 0
+
+    room = budget + s
+    picks = mmr_select(E, q, costs, room).tolist()
+    if used(picks) <= budget:
+        return picks
+    cut = list(picks)
+    while used(cut) > budget:
+        cut = cut[:-1]
+    for _ in range(REFITS):
+        room = max(room - (used(picks) - budget), 0)
+        picks = mmr_select(E, q, costs, room).tolist()
+        if used(picks) <= budget:
+            return picks if used(picks) > used(cut) else cut
+    return cut
+
+
+@pytest.mark.parametrize("counter", [squares, lines, words, quarter])
+@pytest.mark.parametrize("budget", [0, 7, 120, 300, 900])
+def test_a_counter_that_does_not_add_up_selects_again_with_less_room(sample, counter, budget):
+    """Over the budget once joined, MMR runs again with the room lowered by the overflow: the picks
+    are MMR's for a room that fits (not MMR's for the whole budget less its last picks)."""
     texts = list(sample.texts[:40])
     E, q = sample.embeddings[:40], sample.query_embeddings[0]
-    s = squares("\n\n")
-    want = mmr_select(E, q, count_tokens(texts, squares) + s, 300 + s).tolist()
-    sel = select_texts(texts, q, 300, embedder=lambda ts: E[[texts.index(t) for t in ts]], embeddings=E,
-                       token_counter=squares)  # fmt: skip
-    k = len(sel.indices)
-    assert sel.indices.tolist() == want[:k] and k < len(want)  # the recount dropped picks
-    assert sel.context_tokens == squares(sel.context) <= 300
-    assert squares("\n\n".join(texts[i] for i in want[: k + 1])) > 300  # one more would not fit
+    want = _refit(E, q, texts, counter, budget)
+    sel = select_texts(texts, q, budget, embedder=lambda ts: E[[texts.index(t) for t in ts]], embeddings=E,
+                       token_counter=counter)  # fmt: skip
+    assert sel.indices.tolist() == want
+    assert sel.context_tokens == (counter(sel.context) if sel.context else 0) <= budget
+
+
+def test_selecting_again_fills_at_least_as_much_as_dropping_picks(sample):
+    """Never less than MMR's picks for the whole budget cut to fit, and more at some budgets."""
+    texts = list(sample.texts[:60])
+    E, q = sample.embeddings[:60], sample.query_embeddings[0]
+    s = quarter("\n\n")
+    more = 0
+    for budget in range(50, 1500, 37):
+        cut = mmr_select(E, q, count_tokens(texts, quarter) + s, budget + s).tolist()
+        while quarter("\n\n".join(texts[i] for i in cut)) > budget:
+            cut = cut[:-1]
+        sel = select_texts(texts, q, budget, embedder=lambda ts: E[[texts.index(t) for t in ts]], embeddings=E,
+                           token_counter=quarter)  # fmt: skip
+        assert sel.indices.tolist() == _refit(E, q, texts, quarter, budget)
+        assert quarter("\n\n".join(texts[i] for i in cut)) <= sel.context_tokens <= budget
+        more += sel.indices.tolist() != cut
+    assert more  # selecting again changed the context at some budget
 
 
 def test_separators_are_counted_in_mmr_s_costs(sample):
