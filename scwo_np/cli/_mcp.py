@@ -147,7 +147,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
 #: The proxy's modes, as ``scwo_np.mcp_server``'s ``MODES`` names them (a test checks they agree):
 #: written out because building the parser must not import the mcp extra (``scwo demo`` runs
 #: on the core install).
-PROXY_MODES = ("auto", "json", "records", "prose", "off")
+PROXY_MODES = ("auto", "json", "diff", "records", "prose", "off")
 
 
 def _register_proxy(sub: argparse._SubParsersAction) -> None:
@@ -158,7 +158,7 @@ def _register_proxy(sub: argparse._SubParsersAction) -> None:
         help="stand in front of another MCP server: its tool results within a token budget",
         description="Start an upstream MCP server (its command after '--', over stdio; or --upstream-url) and "
         "serve its tools, resources and prompts, each tool result's text within a token budget: lossless when "
-        "that fits, else crushed by its shape (JSON, repeated records, prose), what is left out stored for "
+        "that fits, else crushed by its shape (JSON, a diff, repeated records, prose), what is left out stored for "
         "the added tool retrieve_dropped.",
     )
     p.add_argument("--budget", type=_positive, help="tokens of a result's text, markers included (2000)")

@@ -10,12 +10,15 @@
    decodes back to the same data); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
    arguments as the query (``"crushed"``: errors, anomalies, query matches and the newest
    items first, the omission marker inside the JSON);
-3. repeated records as text (:func:`scwo_np.anchor._records.split_records`: ``git log``
+3. a unified diff (``git diff``, ``git show``, ``diff -u``: :func:`scwo_np.anchor._diff.split_diff`):
+   whole hunks under their file's header, each file's first hunk before any file's second, the
+   files left without one named (``"diff"``);
+4. repeated records as text (:func:`scwo_np.anchor._records.split_records`: ``git log``
    entries, log lines, table rows, ``key: value`` blocks): the crush of records in time
    order (``"records"``);
-4. prose: the sentences :func:`scwo_np.select.select_texts` picks for the call's arguments
+5. prose: the sentences :func:`scwo_np.select.select_texts` picks for the call's arguments
    and the tool's name, in their order (``"prose"``);
-5. anything else: its lines, or pieces of it, crushed as records (``"pieces"``).
+6. anything else: its lines, or pieces of it, crushed as records (``"pieces"``).
 
 Whatever was left out is stored (:class:`~scwo_np.anchor.CrushStore`) under the key the text
 names, so ``retrieve_dropped`` gives it back.  :func:`shrink_result` applies it to a
@@ -39,6 +42,7 @@ import numpy as np
 from .._lexical import hashed_tfidf, lexical_relevance, word_lists
 from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
+from ..anchor._diff import fit_diff, split_diff
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import chunk_records, fit_records, records_marker, split_records, wrapped_prose
@@ -55,8 +59,9 @@ log = logging.getLogger(__name__)
 MODES: Registry = Registry(
     "mode",
     {
-        "auto": "by the text's shape: JSON, then repeated records, then prose",
+        "auto": "by the text's shape: JSON, then a unified diff, then repeated records, then prose",
         "json": "as JSON (a text that is not JSON falls back to auto)",
+        "diff": "as a unified diff (git diff, git show, diff -u): whole hunks under their file's header",
         "records": "as repeated records (log lines, git log entries, rows, key: value blocks)",
         "prose": "sentence selection for the call's arguments and the tool's name",
         "off": "never shrink: every result passes through unchanged",
@@ -452,7 +457,12 @@ def shrink_text(
             got = None
         if got is not None:
             return got
-    if mode in ("auto", "records"):
+    if mode in ("auto", "diff"):
+        diff = split_diff(text)
+        if diff is not None:
+            fit = fit_diff(diff, budget, token_counter=token_counter, store=store, query=query)
+            return Shrunk(fit.text, "diff", fit.tokens, before, fit.key, len(fit.kept), fit.n, "hunks")
+    if mode in ("auto", "records", "diff"):
         recs = split_records(text)
         if recs is not None:
             fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=hint)

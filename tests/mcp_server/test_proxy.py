@@ -25,7 +25,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from scwo_np.tokens import count_tokens
+from scwo_np.anchor._diff import _parts, split_diff
+from scwo_np.tokens import as_token_counter, count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -320,6 +321,35 @@ def test_git_log_of_300_commits_within_1000_tokens_with_the_newest_and_every_com
             items, _ = await _page_all(c, meta["key"])
             back = [m.group(1) for x in items for m in [re.search(r"Commit: ([0-9a-f]{40})", x)] if m]
             assert sorted(kept + back) == sorted(shas) and len(back) == len(items)  # every commit, once
+
+    anyio.run(go)
+
+
+def test_git_diff_is_whole_hunks_under_their_headers_and_every_hunk_comes_back(repo, tmp_path):
+    """A diff is not crushed line by line: kept hunks sit under their file's header, the other
+    files are named, and paging gives back every other hunk (with its header) once."""
+    server = _server("git", "mcp-server-git")
+    upstream = [server, "--repository", str(repo)]
+
+    async def go():
+        async with _direct(upstream) as d:
+            whole = _text(await d.call_tool("git_diff", {"repo_path": str(repo), "target": "HEAD~20"}))
+        async with _proxy(tmp_path, "--budget", "1000", upstream=upstream) as c:
+            r = await c.call_tool("git_diff", {"repo_path": str(repo), "target": "HEAD~20"})
+            text, meta = _text(r), r.meta["scwo_np/proxy"]
+            items, _ = await _page_all(c, meta["key"])
+        diff = split_diff(whole)
+        assert diff is not None and _tokens(whole) > 5_000
+        assert meta["form"] == "diff" and meta["what"] == "hunks" and meta["of"] == len(diff)
+        assert _tokens(text) == meta["tokens"] <= 1000
+        kept = [h for h in diff.hunks if h in text]
+        assert len(kept) == meta["kept"] >= 1
+        for h, f in zip(diff.hunks, diff.file_of, strict=True):
+            if h in text:  # under its file's header
+                assert diff.headers[int(f)] in text and text.index(diff.headers[int(f)]) < text.index(h)
+        parts, part_of = _parts(diff, as_token_counter(None))  # a long hunk is stored in parts
+        dropped = [x for x, h in zip(parts, part_of, strict=True) if diff.hunks[h] not in text]
+        assert sorted(items) == sorted(dropped)  # every hunk left out, once
 
     anyio.run(go)
 

@@ -109,7 +109,7 @@ def test_other_blocks_stay_and_text_blocks_become_one_within_budget():
 
 def test_call_query_and_modes():
     assert call_query("read_query", {"query": "SELECT *", "limit": 5}) == "read_query SELECT * 5"
-    assert list(MODES) == ["auto", "json", "records", "prose", "off"]
+    assert list(MODES) == ["auto", "json", "diff", "records", "prose", "off"]
     with pytest.raises(ValueError, match="mode must be one of"):
         shrink_text(LOG, 200, mode="lines")
     with pytest.raises(ValueError, match="at least 64"):

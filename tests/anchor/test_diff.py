@@ -1,0 +1,208 @@
+"""Unified diffs within a token budget (``scwo mcp proxy``'s diff form): the splitter loses no
+character and reads hunks by their line counts; the fit keeps the budget, shows whole hunks under
+their file's header, names the other files, and the store gives back exactly what was left out.
+
+Real diffs: this repository's own history (``git show``, ``git log -p``, when the tests run in a
+clone) and ``difflib`` between two real licence texts shipped here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scwo_np.anchor import CrushStore
+from scwo_np.anchor._diff import PART_TOKENS, _order, _parts, fit_diff, split_diff
+from scwo_np.mcp_server._shrink import MODES, shrink_text
+from scwo_np.tokens import as_token_counter, count_tokens
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _joined(d) -> str:
+    per_file = [
+        "".join(h for h, f in zip(d.hunks, d.file_of, strict=True) if f == i) for i in range(len(d.headers))
+    ]
+    return d.head + "".join(h + body for h, body in zip(d.headers, per_file, strict=True)) + d.tail
+
+
+def _git(*args: str) -> str:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git clone")
+    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+    if out.returncode or not out.stdout:
+        pytest.skip(f"git {' '.join(args)} gave nothing")
+    return out.stdout
+
+
+def _licences() -> str:
+    a = (ROOT / "data-gpl" / "LICENSE").read_text(encoding="utf-8").splitlines(keepends=True)
+    b = (ROOT / "data-gpl" / "LICENSE-GFDL-1.3").read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, "a/LICENSE", "b/LICENSE-GFDL-1.3", n=3))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: _git("log", "-p", "-8"), lambda: _git("show", "HEAD~2"), _licences],
+    ids=["log-p", "show", "difflib"],
+)
+def test_the_parts_are_the_text(make):
+    text = make()
+    d = split_diff(text)
+    assert d is not None and len(d) >= 1
+    assert _joined(d) == text
+    for h in d.hunks:
+        assert h.startswith("@@ -")
+
+
+def test_hunks_are_read_by_their_line_counts():
+    """A removed SQL comment ("-- x" becomes "--- x") and an added "++ y" stay in their hunk."""
+    text = (
+        "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n"
+        "@@ -1,3 +1,3 @@\n--- old comment\n+++ new thing\n select 1;\n \n"
+        "diff --git a/r.sql b/r.sql\n--- a/r.sql\n+++ b/r.sql\n@@ -5 +5 @@\n-a\n+b\n\\ No newline at end of file\n"
+    )
+    d = split_diff(text)
+    assert len(d.headers) == 2 and len(d) == 2
+    assert d.hunks[0] == "@@ -1,3 +1,3 @@\n--- old comment\n+++ new thing\n select 1;\n \n"
+    assert d.hunks[1].endswith("\\ No newline at end of file\n")
+    assert [d.path(0), d.path(1)] == ["q.sql", "r.sql"]
+    assert _joined(d) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Some prose that mentions a diff.\n" * 30 + "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
+        "no diff here at all\n",
+        "--- a list item\n+++ not a header either\n",
+    ],
+)
+def test_text_that_is_not_mostly_a_diff_is_not_read_as_one(text):
+    assert split_diff(text) is None
+
+
+def _check(text: str, budget: int, query: str = "") -> None:
+    d = split_diff(text)
+    store = CrushStore(":memory:")
+    fit = fit_diff(d, budget, store=store, query=query)
+    assert fit.tokens == count_tokens([fit.text])[0] <= budget
+    shown_body, seen = d.head, set()
+    for h in fit.kept.tolist():  # kept hunks verbatim, in order, each file's header before its first
+        f = int(d.file_of[h])
+        shown_body += ("" if f in seen else d.headers[f]) + d.hunks[h]
+        seen.add(f)
+    if "this hunk cut after" in fit.text:  # the next hunk's first lines sit in their place
+        assert all(d.hunks[h] in fit.text for h in fit.kept.tolist())
+    elif "before the diff cut after" not in fit.text:
+        assert fit.text.startswith(shown_body)
+    if fit.key is None:
+        assert fit.kept.size == len(d) and fit.text == text
+        return
+    back = store.retrieve(fit.key)
+    parts, part_of = _parts(d, as_token_counter(None))
+    dropped = [s for s, h in zip(parts, part_of, strict=True) if h not in set(fit.kept.tolist())]
+    for s, h in zip(parts, part_of, strict=True):  # a part is its file's header and lines of its hunk
+        assert s.startswith(d.headers[int(d.file_of[h])].lstrip("\n"))
+        assert count_tokens([s])[0] <= PART_TOKENS + count_tokens([d.headers[int(d.file_of[h])]])[0] + 40
+    for h in range(len(d)):  # the parts of a hunk, in order, are the hunk
+        own = [s for s, g in zip(parts, part_of, strict=True) if g == h]
+        head = d.headers[int(d.file_of[h])].lstrip("\n")
+        body = "".join(
+            re.sub(r"^\[scwo: part \d+ of \d+ of the hunk [^\n]*\]\n", "", x[len(head) :]) for x in own
+        )
+        assert body == d.hunks[h]
+    if len(back) > len(dropped):  # the head, cut to fit, is stored after the hunks
+        dropped.append(d.head)
+    assert Counter(back) == Counter(dropped)
+    shown = {int(d.file_of[h]) for h in fit.kept.tolist()}
+    for f in range(len(d.headers)):  # a file with no hunk shown is named (when the list fits)
+        if f not in shown and "files with no hunk shown:" in fit.text and "more]" not in fit.text:
+            assert d.path(f) in fit.text
+
+
+@pytest.mark.parametrize("budget", [120, 300, 1000, 4000])
+def test_real_diffs_fit_and_what_is_left_out_comes_back(budget):
+    _check(_licences(), budget)
+    _check(_git("log", "-p", "-8"), budget, query="select_texts")
+
+
+def test_each_file_s_first_hunk_before_any_second_and_the_query_first():
+    text = "".join(
+        f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n"
+        + "".join(
+            f"@@ -{j * 20 + 1},2 +{j * 20 + 1},2 @@\n-old {i} {j}\n+new {i} {j}\n ctx\n" for j in range(6)
+        )
+        for i in range(8)
+    )
+    d = split_diff(text)
+    order = _order(d, "")
+    assert order[:8].tolist() == [6 * i for i in range(8)]  # every file's first hunk, in file order, first
+    assert _order(d, "f7.py")[0] == 42  # then the query's file leads
+    for budget in (120, 200, 260, 400):
+        fit = fit_diff(d, budget)
+        if len(set(d.file_of[fit.kept].tolist())) < 8:  # some file shows no hunk: its own did not fit
+            assert fit.kept.size <= 8
+    plain, wanted = fit_diff(d, 120), fit_diff(d, 120, query="f7.py")
+    assert 7 not in d.file_of[plain.kept].tolist() and 7 in d.file_of[wanted.kept].tolist()
+
+
+def test_a_hunk_too_long_for_the_budget_shows_its_first_lines():
+    body = "".join(f"+line {i} of a new file\n" for i in range(3000))
+    text = f"diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,3000 @@\n{body}"
+    store = CrushStore(":memory:")
+    fit = fit_diff(split_diff(text), 300, store=store)
+    assert fit.tokens <= 300 and "+line 0 of a new file" in fit.text and "hunk cut after" in fit.text
+    back = store.retrieve(fit.key)
+    assert fit.kept.size == 0 and len(back) > 1 and back[-1].endswith("+line 2999 of a new file\n")
+
+
+@st.composite
+def diffs(draw):
+    files = draw(st.integers(1, 6))
+    words = st.text("abcdefgh xyz-+", min_size=0, max_size=30)
+    parts = [draw(st.sampled_from(["", "commit 1234\nAuthor: A <a@b>\n\n    a message\n\n"]))]
+    for f in range(files):
+        parts.append(f"diff --git a/p{f}.txt b/p{f}.txt\nindex 1..2 100644\n--- a/p{f}.txt\n+++ b/p{f}.txt\n")
+        start = 1
+        for _ in range(draw(st.integers(1, 5))):
+            lines = draw(st.lists(st.tuples(st.sampled_from(" +-"), words), min_size=1, max_size=25))
+            old = sum(c != "+" for c, _ in lines)
+            new = sum(c != "-" for c, _ in lines)
+            parts.append(f"@@ -{start},{old} +{start},{new} @@\n" + "".join(c + w + "\n" for c, w in lines))
+            start += old + 10
+    return "".join(parts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=diffs(), budget=st.integers(90, 1500), query=st.sampled_from(["", "p2.txt", "xyz"]))
+def test_any_diff_fits_any_budget_and_nothing_is_lost(text, budget, query):
+    assert _joined(split_diff(text)) == text
+    _check(text, budget, query)
+
+
+def test_the_proxy_reads_a_diff_as_a_diff():
+    text = _licences()
+    got = shrink_text(text, 500, query="git_diff")
+    assert got.form == "diff" and got.what == "hunks" and got.tokens <= 500
+    assert "--- a/LICENSE" in got.text and "+++ b/LICENSE-GFDL-1.3" in got.text
+    assert "diff" in MODES
+    assert shrink_text(text, 500, mode="records").form != "diff"
+
+
+def test_the_marker_is_json_safe_and_names_the_key():
+    fit = fit_diff(split_diff(_licences()), 400, store=CrushStore(":memory:"))
+    line = fit.text.splitlines()[-1]
+    assert line.startswith("[scwo: ") and fit.key in line
+    json.dumps(fit.text)
+    assert np.all(np.diff(fit.kept) > 0)
