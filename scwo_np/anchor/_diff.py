@@ -2,14 +2,17 @@
 
 A diff crushed line by line loses what makes it readable: which file a line is in, and where.
 :func:`split_diff` cuts a diff into its parts: the text before the first file (``git show``'s
-commit, author and message), each file's header (``diff --git``, ``index``, ``---``, ``+++``,
-with any text between two files, such as the next commit of ``git log -p``), and each hunk (its
-``@@`` line and body, read by the line counts the ``@@`` line gives, so a removed line that
-starts with ``--`` is not a header).  :func:`fit_diff` keeps whole hunks under their file's
-header: every file's first hunk before any file's second (files whose paths or lines hold the
-query's words first), as many as fit; the files left without a hunk are named on one line, and a
-marker line says how many hunks were left out and the key under which ``retrieve_dropped`` gives
-them back, each stored with its file's header so it reads on its own.
+commit, author and message), each file's preamble (any text between two files, such as the next
+commit of ``git log -p``) and header (``diff --git``, ``index``, ``rename``, ``---``, ``+++``), and
+each hunk (its ``@@`` line and body, read by the line counts the ``@@`` line gives, so a removed
+line that starts with ``--`` is not a header).  :func:`fit_diff` keeps whole hunks under their
+file's preamble and header: every file's first hunk is offered before any file's second (files
+the query names first, then hunks holding its words), and each is taken if it fits; the files
+left without a hunk are named on one line with their added and removed lines (or what their
+header says: renamed, binary, deleted, new, mode), and a marker line says how many hunks were
+left out and the key under which ``retrieve_dropped`` gives back everything not shown, each hunk
+under its file's header so it reads on its own (a long one, or a long commit message, in parts
+of at most :data:`PART_TOKENS`).
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ from numpy.typing import NDArray
 from .._lexical import lexical_relevance
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
-from ._records import RecordsFit, records_marker
+from ._records import RecordsFit
 from ._store import CrushStore, _crush_key, array_key, json_strings
 
 __all__ = ["Diff", "fit_diff", "split_diff"]
 
+_COMMIT = re.compile(r"(commit|From) [0-9a-f]{7,64}\b")  # git show, git log -p, git format-patch
 _HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-#: The least share of a text's lines that headers and hunks must make for it to be read as a diff.
+#: The least share of a text's lines after the text before its first file that file headers and
+#: hunks must make for it to be read as a diff.  The text before may be longer than the diff only
+#: when it is a commit (``commit <hash>`` or ``From <hash>``, as git writes them).
 DIFF_SHARE = 0.5
 #: Room left after the whole hunks, in tokens and as a share of the budget, from which the next
 #: hunk's first lines are shown (cut at a line; the hunk is stored whole).
@@ -39,19 +45,22 @@ PART_MIN, PART_SHARE = 48, 0.15
 PART_TOKENS = 400
 #: The most of the budget kept for naming the files no hunk is shown of.
 LIST_SHARE = 0.2
-#: The most of the budget the text before the first file may take; a longer one is cut at a line
-#: break (and stored whole).
+#: The most of the budget the text before the first file, or before a shown file (a commit of
+#: ``git log -p``), may take; a longer one is cut at a line break (and stored whole).
 HEAD_SHARE = 0.3
 
 
 @dataclass(frozen=True)
 class Diff:
-    """A diff cut into parts: ``head + "".join(headers[f] + its hunks) + tail`` is the text.
+    """A diff cut into parts: ``head + "".join(preambles[f] + headers[f] + its hunks) + tail`` is
+    the text.
 
-    ``hunks[h]`` is in file ``file_of[h]``; ``headers[f]`` is file ``f``'s header (with the text
-    before it, after the previous file's last hunk)."""
+    ``hunks[h]`` is in file ``file_of[h]``; ``headers[f]`` is file ``f``'s header and
+    ``preambles[f]`` the text before it, after the previous file's last hunk (``""`` for the
+    first file: that is ``head``)."""
 
     head: str
+    preambles: list[str]
     headers: list[str]
     hunks: list[str]
     file_of: NDArray[np.int64]
@@ -74,6 +83,25 @@ class Diff:
                 return line.split()[-1].removeprefix("b/")
         return f"file {f + 1}"
 
+    def change(self, f: int) -> str:
+        """What file ``f``'s header says beyond its lines: renamed, binary, new, deleted, mode."""
+        lines = self.headers[f].splitlines()
+        out = []
+        for line in lines:
+            if line.startswith("rename from "):
+                out.append(f"renamed from {line[12:]}")
+            elif line.startswith("copy from "):
+                out.append(f"copied from {line[10:]}")
+            elif line.startswith("new file mode"):
+                out.append("new")
+            elif line.startswith("deleted file mode"):
+                out.append("deleted")
+            elif line.startswith("old mode"):
+                out.append("mode changed")
+            elif line.startswith("Binary files") or line.startswith("GIT binary patch"):
+                out.append("binary")
+        return ", ".join(dict.fromkeys(out))
+
 
 def split_diff(text: str) -> Diff | None:
     """``text`` cut into a :class:`Diff`, or None when it is not mostly a unified diff.
@@ -89,6 +117,7 @@ def split_diff(text: str) -> Diff | None:
     lines = text.splitlines(keepends=True)
     head: list[str] = []
     headers: list[list[str]] = []
+    preambles: list[str] = []
     hunks: list[list[str]] = []
     file_of: list[int] = []
     pending: list[str] = []  # text after a file's last hunk: the next file's preamble
@@ -121,7 +150,8 @@ def split_diff(text: str) -> Diff | None:
             headers[-1].append(line)  # the ---/+++ lines of a "diff --git" header
             continue
         if line.startswith("diff ") or unified:
-            headers.append([*pending, line])
+            headers.append([line])
+            preambles.append("".join(pending))
             pending = []
             state = "header"
             continue
@@ -133,13 +163,14 @@ def split_diff(text: str) -> Diff | None:
             pending.append(line)
     if not hunks:
         return None
-    inside = (
-        sum(map(len, headers)) + sum(map(len, hunks)) - sum(1 for h in headers for x in h if not x.strip())
-    )
-    if inside < DIFF_SHARE * len(lines):
+    inside = sum(map(len, headers)) + sum(map(len, hunks))
+    if inside < DIFF_SHARE * (inside + len(pending)):  # the text after the diff is most of it
+        return None
+    if len(head) > inside and not _COMMIT.match(head[0]):  # a text that quotes a diff after more of its own
         return None
     return Diff(
         "".join(head),
+        preambles,
         ["".join(h) for h in headers],
         ["".join(h) for h in hunks],
         np.asarray(file_of, dtype=np.int64),
@@ -147,38 +178,62 @@ def split_diff(text: str) -> Diff | None:
     )
 
 
+def _split_lines(text: str, counter) -> list[str]:
+    """``text`` in pieces of at most :data:`PART_TOKENS` tokens, cut at line ends (a line that
+    long alone cut by characters); one piece when it is that short."""
+    if int(count_tokens([text], counter)[0]) <= PART_TOKENS:
+        return [text]
+    cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
+    pieces = [x[i : i + cap] for x in text.splitlines(keepends=True) for i in range(0, max(len(x), 1), cap)]
+    groups: list[list[str]] = [[]]
+    room = PART_TOKENS
+    for piece, c in zip(pieces, count_tokens(pieces, counter).tolist(), strict=True):
+        if groups[-1] and c > room:
+            groups.append([])
+            room = PART_TOKENS
+        groups[-1].append(piece)
+        room -= c
+    return ["".join(g) for g in groups]
+
+
 def _parts(diff: Diff, counter) -> tuple[list[str], list[int]]:
-    """What the store keeps of each hunk, and the hunk of each: the hunk under its file's header,
-    or, for a hunk over :data:`PART_TOKENS`, its lines in parts of at most that many tokens (a
-    line that long alone cut by characters), each under the header, so that ``retrieve_dropped``
-    pages through any hunk."""
+    """What the store keeps, and what each stored part is of: ``h`` for hunk ``h`` (under its
+    file's header), ``n + f`` for file ``f``'s preamble, ``n + F + f`` for the header of a file
+    with no hunk, ``n + 2F`` for the head (``n`` hunks, ``F`` files).  A hunk or a text over
+    :data:`PART_TOKENS` is stored in parts of at most that many tokens, so that
+    ``retrieve_dropped`` pages through any of them."""
+    n, files = len(diff), len(diff.headers)
     out: list[str] = []
     of: list[int] = []
-    costs = count_tokens(diff.hunks, counter)
+
+    def add(pieces: list[str], what: int, header: str = "", name: str = "") -> None:
+        for k, piece in enumerate(pieces):
+            note = f"[scwo: part {k + 1} of {len(pieces)} of {name}]\n" if k else ""
+            out.append(header + note + piece)
+            of.append(what)
+
     for h, (f, hunk) in enumerate(zip(diff.file_of.tolist(), diff.hunks, strict=True)):
-        header = diff.headers[f].lstrip("\n")
-        if costs[h] <= PART_TOKENS:
-            out.append(header + hunk)
-            of.append(h)
-            continue
-        lines = hunk.splitlines(keepends=True)
-        cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
-        pieces = [x[i : i + cap] for x in lines for i in range(0, max(len(x), 1), cap)]
-        line_costs = count_tokens(pieces, counter)
-        groups: list[list[str]] = [[]]
-        room = PART_TOKENS
-        for piece, c in zip(pieces, line_costs.tolist(), strict=True):
-            if groups[-1] and c > room:
-                groups.append([])
-                room = PART_TOKENS
-            groups[-1].append(piece)
-            room -= c
-        at = lines[0].rstrip("\n")
-        for k, g in enumerate(groups):
-            note = "" if k == 0 else f"[scwo: part {k + 1} of {len(groups)} of the hunk {at}]\n"
-            out.append(header + note + "".join(g))
-            of.append(h)
+        add(_split_lines(hunk, counter), h, diff.headers[f], "the hunk " + hunk.split("\n", 1)[0])
+    for f in range(files):
+        if diff.preambles[f]:
+            add(_split_lines(diff.preambles[f], counter), n + f, "", f"the text before {diff.path(f)}")
+    has_hunks = set(diff.file_of.tolist())
+    for f in range(files):
+        if f not in has_hunks:
+            add(_split_lines(diff.headers[f], counter), n + files + f, "", f"the header of {diff.path(f)}")
+    if diff.head:
+        add(_split_lines(diff.head, counter), n + 2 * files, "", "the text before the diff")
     return out, of
+
+
+def _cut(text: str, limit: float, counter) -> tuple[str, bool]:
+    """``text``, or its first lines within ``limit`` tokens and a note, and whether it was cut."""
+    if int(count_tokens([text], counter)[0]) <= limit:
+        return text, False
+    lines = text.splitlines(keepends=True)
+    costs = np.cumsum(count_tokens(lines, counter))
+    keep = "".join(lines[: int(np.searchsorted(costs, limit - 12, side="right"))])
+    return keep + "[scwo: cut here; retrieve_dropped gives it whole]\n", True
 
 
 def _order(diff: Diff, query: str) -> NDArray[np.int64]:
@@ -208,7 +263,7 @@ def fit_diff(
     query: str = "",
 ) -> RecordsFit:
     """``diff`` within ``budget`` tokens: the text before the first file, whole hunks under their
-    file's header, the files left without a hunk named, and the marker line.
+    file's preamble and header, the files left without a hunk named, and the marker line.
 
     Parameters
     ----------
@@ -219,10 +274,11 @@ def fit_diff(
     token_counter : name, TokenCounter or callable, optional
         Counts ``budget`` (default ``"estimate"``).
     store : CrushStore, optional
-        Where the hunks go (each as its file's header and the hunk, a JSON string), for retrieval
-        of those left out; a head cut to fit is stored after them.
+        Where everything not shown goes, for ``retrieve_dropped``: each hunk under its file's
+        header, the preambles and headers of files not shown, a head cut to fit (see
+        :func:`_parts`), each a JSON string.
     query : str
-        Hunks whose file path or lines hold its words are kept first.
+        Hunks of a file it names, then hunks holding its words, are offered first.
 
     Returns
     -------
@@ -249,120 +305,147 @@ def fit_diff(
     def count(text: str) -> int:
         return int(count_tokens([text], counter)[0]) if text else 0
 
-    n = len(diff)
-    head = diff.head
-    cut_head = count(head) > HEAD_SHARE * budget
-    if cut_head:  # the lines that fit in HEAD_SHARE of the budget; the whole head is stored
-        lines = head.splitlines(keepends=True)
-        costs = np.cumsum(count_tokens(lines, counter)) if lines else np.zeros(0)
-        head = "".join(lines[: int(np.searchsorted(costs, HEAD_SHARE * budget, side="right"))])
-        head += (
-            f"[scwo: the text before the diff cut after {head.count(chr(10))} lines; retrieve_dropped "
-            "gives it whole, as the last part]\n"
-        )
+    n, files = len(diff), len(diff.headers)
     stored, part_of = _parts(diff, counter)
-    if cut_head:
-        stored.append(diff.head)
-        part_of.append(n)
     part_of_arr = np.asarray(part_of, dtype=np.int64)
     pieces = json_strings(stored)
     akey = array_key(pieces) if store is not None else None
     order = _order(diff, query)
     hunk_costs = count_tokens(diff.hunks, counter)
-    header_costs = count_tokens(diff.headers, counter)
-
-    what = "parts" if cut_head else "hunks"
-    plus = np.zeros(len(diff.headers), dtype=np.int64)
-    minus = np.zeros(len(diff.headers), dtype=np.int64)
+    header_costs = count_tokens(diff.headers, counter) + count_tokens(diff.preambles, counter)
+    has_hunks = set(diff.file_of.tolist())
+    plus = np.zeros(files, dtype=np.int64)
+    minus = np.zeros(files, dtype=np.int64)
     for f, h in zip(diff.file_of.tolist(), diff.hunks, strict=True):
         body = h.splitlines()[1:]
         plus[f] += sum(1 for x in body if x.startswith("+"))
         minus[f] += sum(1 for x in body if x.startswith("-"))
-    stat = [f"+{a} -{b}" for a, b in zip(plus.tolist(), minus.tolist(), strict=True)]
+    label = [
+        ", ".join(x for x in ((f"+{plus[f]} -{minus[f]}" if f in has_hunks else ""), diff.change(f)) if x)
+        or "no lines"
+        for f in range(files)
+    ]
+    preambles = [_cut(p, HEAD_SHARE * budget, counter) for p in diff.preambles]
 
-    def render(kept: list[int], part: tuple[int, int] | None = None) -> tuple[str, int]:
-        """The head, the kept hunks under their headers (and ``part``: hunk ``h``'s first ``k``
-        lines), the files with no hunk shown, the marker."""
+    def render(kept: list[int], part: tuple[int, int] | None, head: tuple[str, bool], names: bool):
+        """The head, the kept hunks under their preambles and headers (and ``part``: hunk ``h``'s
+        first ``k`` lines), the files with no hunk shown, the marker; and what is kept whole."""
         idx = np.asarray(sorted(kept), dtype=np.int64)
-        parts = [head]
+        out = [head[0]]
+        whole = set(idx.tolist())
+        if head[0] and not head[1]:
+            whole.add(n + 2 * files)
         shown: set[int] = set()
-        for h in sorted([*idx.tolist(), *([part[0]] if part else [])]):
+        for h in sorted([*whole & set(range(n)), *([part[0]] if part else [])]):
             f = int(diff.file_of[h])
             if f not in shown:
-                parts.append(diff.headers[f])
+                out += [preambles[f][0], diff.headers[f]]
                 shown.add(f)
+                if diff.preambles[f] and not preambles[f][1]:
+                    whole.add(n + f)
             if part is not None and h == part[0]:
                 lines = diff.hunks[h].splitlines(keepends=True)
-                parts.append("".join(lines[: part[1]]))
-                parts.append(f"[scwo: this hunk cut after {part[1] - 1} of {len(lines) - 1} lines]\n")
+                out.append("".join(lines[: part[1]]))
+                out.append(f"[scwo: this hunk cut after {part[1] - 1} of {len(lines) - 1} lines]\n")
             else:
-                parts.append(diff.hunks[h])
-        if idx.size == n and not cut_head:
-            body = "".join(parts) + diff.tail
-            return body, count(body)
-        body = "".join(parts)
+                out.append(diff.hunks[h])
+        if len(whole) == n + sum(1 for x in diff.preambles if x) + bool(diff.head) and files == len(
+            has_hunks
+        ):
+            body = "".join(out) + diff.tail
+            return body, count(body), whole
+        body = "".join(out)
         if body and not body.endswith("\n"):
             body += "\n"
-        hidden = [f"{diff.path(f)} ({stat[f]})" for f in range(len(diff.headers)) if f not in shown]
-        key = _crush_key(akey, np.flatnonzero(np.isin(part_of_arr, idx))) if akey is not None else None
+        hidden = [f"{diff.path(f)} ({label[f]})" for f in range(files) if f not in shown]
+        at = np.flatnonzero(np.isin(part_of_arr, sorted(whole)))
+        key = _crush_key(akey, at) if akey is not None else None
+        left = n - len(whole & set(range(n)))
+        more = len(set(part_of) - whole) - (left if left else 0)
         text = ""
-        for names in dict.fromkeys(min(len(hidden), k) for k in (len(hidden), 40, 20, 10, 5, 0)):
+        for k in dict.fromkeys(
+            min(len(hidden), k) for k in (len(hidden), 40, 20, 10, 5, 0) if names or not k
+        ):
             line = ""
             if hidden:
-                more = len(hidden) - names
-                listed = ", ".join(hidden[:names]) + (f" and {more} more" if more and names else "")
+                rest = len(hidden) - k
+                listed = ", ".join(hidden[:k]) + (f" and {rest} more" if rest and k else "")
+                noun = "file" if len(hidden) == 1 else "files"
                 line = (
-                    f"[scwo: {len(hidden)} files with no hunk shown"
-                    + (f": {listed}" if names else "")
-                    + "]\n"
+                    f"[scwo: {len(hidden)} {noun} with no hunk shown" + (f": {listed}" if k else "") + "]\n"
                 )
-            # Counts only: the store holds long hunks in parts, so its positions are not the hunks'.
-            text = body + line + records_marker(n + cut_head, idx, key, what=what, ranges=False)
+            marker = f"[scwo: {left} of {n} hunks left out"
+            if more > 0:
+                marker += f" (and {more} other {'part' if more == 1 else 'parts'}: commit text, file headers)"
+            if key is not None:
+                marker += f'; retrieve_dropped with key "{key}" gives them back'
+            text = body + line + marker + "]"
             t = count(text)
             if t <= budget:
-                return text, t
-        return text, count(text)
+                return text, t, whole
+        return text, count(text), whole
 
-    kept: list[int] = []
-    text, t = render(kept)
+    heads = [
+        _cut(diff.head, HEAD_SHARE * budget, counter),
+        (_cut(diff.head, 0, counter)[0] if diff.head else "", True),
+    ]
+    for head in heads:  # the head cut to a share of the budget, or to its note alone
+        text, t, whole = render([], None, head, True)
+        if t <= budget:
+            break
+        text, t, whole = render([], None, head, False)
+        if t <= budget:
+            break
     if t > budget:
         raise ValueError(
-            f"budget={budget} is too small for this diff: the text before it and a marker saying what was "
-            f"left out take {t} tokens; give budget >= {t}."
+            f"budget={budget} is too small for this diff: a marker saying what was left out takes {t} tokens; "
+            f"give budget >= {t}."
         )
-    files: set[int] = set()
+    kept: list[int] = []
+    shown_files: set[int] = set()
     least = int(hunk_costs.min()) if n else 0
-    # Room kept for naming the files no hunk is shown of (with their +/- counts): the list of
-    # them all, at most LIST_SHARE of the budget.
-    reserve = min(
-        count(", ".join(f"{diff.path(f)} ({stat[f]})" for f in range(len(diff.headers)))), LIST_SHARE * budget
-    )
-    for h in order.tolist():  # greedily, by the estimate of each part; the rendering decides
+    # Room kept for naming the files no hunk is shown of: the list of them all, at most
+    # LIST_SHARE of the budget.
+    reserve = min(count(", ".join(f"{diff.path(f)} ({label[f]})" for f in range(files))), LIST_SHARE * budget)
+    for h in order.tolist():  # each offered in order, taken if it fits; the rendering decides
         if budget - reserve - t < least:
             break
         f = int(diff.file_of[h])
-        extra = hunk_costs[h] + (0 if f in files else header_costs[f])
-        if t + extra > budget - reserve:
+        if t + hunk_costs[h] + (0 if f in shown_files else header_costs[f]) > budget - reserve:
             continue
-        text2, t2 = render([*kept, h])
+        text2, t2, whole2 = render([*kept, h], None, head, True)
         if t2 <= budget - reserve:
             kept.append(h)
-            files.add(f)
-            text, t = text2, t2
+            shown_files.add(f)
+            text, t, whole = text2, t2, whole2
+    if t < budget - reserve:  # the list may take less than its reserve
+        text, t, whole = render(kept, None, head, True)
+    part = None
     left = [h for h in order.tolist() if h not in set(kept)]
     if left and budget - t >= max(PART_MIN, PART_SHARE * budget):  # room for the first lines of one more
         h = left[0]
         lines = diff.hunks[h].splitlines(keepends=True)
-        room = budget - t - (0 if int(diff.file_of[h]) in files else header_costs[int(diff.file_of[h])]) - 16
-        k = int(np.searchsorted(np.cumsum(count_tokens(lines, counter)), room, side="right"))
-        while k >= 2:  # the @@ line and at least one line of the hunk
-            text2, t2 = render(kept, (h, k))
+        f = int(diff.file_of[h])
+        room = budget - t - (0 if f in shown_files else header_costs[f]) - 16
+        k = min(
+            int(np.searchsorted(np.cumsum(count_tokens(lines, counter)), room, side="right")), len(lines) - 1
+        )
+        while k >= 2:  # the @@ line and at least one line of the hunk, never all of them
+            text2, t2, whole2 = render(kept, (h, k), head, True)
             if t2 <= budget:
-                text, t = text2, t2
+                text, t, whole, part = text2, t2, whole2, (h, k)
                 break
             k = k - 1 if t2 - budget < 8 else int(k * budget / t2)
+    if (
+        diff.head and not text.startswith(diff.head) and budget - t > 8
+    ):  # more of a cut head, in the room left
+        grown = _cut(diff.head, count(head[0]) + budget - t - 4, counter)
+        text2, t2, whole2 = render(kept, part, grown, True)
+        if t2 <= budget:
+            text, t, whole = text2, t2, whole2
     idx = np.asarray(sorted(kept), dtype=np.int64)
     key = None
-    if store is not None and (idx.size < n or cut_head):
-        key = store.put(pieces, kept=np.flatnonzero(np.isin(part_of_arr, idx)))
+    at = np.flatnonzero(np.isin(part_of_arr, sorted(whole)))
+    if store is not None and at.size < len(stored):
+        key = store.put(pieces, kept=at)
     return RecordsFit(text, t, idx, n, key)

@@ -46,9 +46,10 @@ RETRIEVE_DESCRIPTION = (
     "its text ends with a marker such as '[scwo: 288 of 300 records left out (positions 1-45, ...); "
     'retrieve_dropped with key "81da0e0bcae974e0" gives them back]\' (for JSON, an object {"_omitted": {...,'
     ' "key": ...}} inside the array). Call this tool with that key when what you need may be among the '
-    "left-out records, items or sentences (an older commit, a row, a log line): by default it returns only "
-    "those, one page within budget tokens, as a JSON array (records and sentences as strings, JSON items "
-    "whole); filter with start/stop (positions), where (JSON items' fields) or rank with query; call again "
+    "left-out records, items, sentences or diff hunks (an older commit, a row, a log line, a file's changes): "
+    "by default it returns only those, one page within budget tokens, as a JSON array (records, sentences "
+    "and hunks as strings, each hunk under its file's header; JSON items whole); filter with start/stop "
+    "(positions), where (JSON items' fields) or rank with query (a file's name finds its hunks); call again "
     "with offset=next_offset for the next page."
 )
 

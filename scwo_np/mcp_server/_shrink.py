@@ -460,8 +460,12 @@ def shrink_text(
     if mode in ("auto", "diff"):
         diff = split_diff(text)
         if diff is not None:
-            fit = fit_diff(diff, budget, token_counter=token_counter, store=store, query=query)
-            return Shrunk(fit.text, "diff", fit.tokens, before, fit.key, len(fit.kept), fit.n, "hunks")
+            try:
+                fit = fit_diff(diff, budget, token_counter=token_counter, store=store, query=query)
+            except ValueError as exc:  # not even its marker fits: as records or pieces, below
+                log.info("diff not shrunk as a diff (%s); shrinking it as text", exc)
+            else:
+                return Shrunk(fit.text, "diff", fit.tokens, before, fit.key, len(fit.kept), fit.n, "hunks")
     if mode in ("auto", "records", "diff"):
         recs = split_records(text)
         if recs is not None:

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import CrushStore
-from scwo_np.anchor._diff import PART_TOKENS, _order, _parts, fit_diff, split_diff
+from scwo_np.anchor._diff import HEAD_SHARE, PART_TOKENS, _cut, _order, _parts, fit_diff, split_diff
 from scwo_np.mcp_server._shrink import MODES, shrink_text
 from scwo_np.tokens import as_token_counter, count_tokens
 
@@ -33,7 +33,8 @@ def _joined(d) -> str:
     per_file = [
         "".join(h for h, f in zip(d.hunks, d.file_of, strict=True) if f == i) for i in range(len(d.headers))
     ]
-    return d.head + "".join(h + body for h, body in zip(d.headers, per_file, strict=True)) + d.tail
+    files = zip(d.preambles, d.headers, per_file, strict=True)
+    return d.head + "".join(p + h + body for p, h, body in files) + d.tail
 
 
 def _git(*args: str) -> str:
@@ -92,42 +93,68 @@ def test_text_that_is_not_mostly_a_diff_is_not_read_as_one(text):
     assert split_diff(text) is None
 
 
+def test_a_commit_with_a_long_message_is_a_diff_with_its_message_first():
+    message = "".join(f"    line {i} of a long commit message explaining the change.\n" for i in range(200))
+    text = f"commit {'ab' * 20}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n{message}\n"
+    text += "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n"
+    d = split_diff(text)
+    assert d is not None and d.head.startswith("commit ") and len(d) == 1
+    store = CrushStore(":memory:")
+    fit = fit_diff(d, 300, store=store)
+    assert fit.text.startswith(f"commit {'ab' * 20}\nAuthor: A <a@b>") and d.hunks[0] in fit.text
+    back = "".join(re.sub(r"^\[scwo: part \d+ of \d+ of [^\n]*\]\n", "", x) for x in store.retrieve(fit.key))
+    assert fit.tokens <= 300 and back == d.head  # the message back whole
+    assert fit.tokens > 250  # the room the hunk left goes to more of the message
+
+
 def _check(text: str, budget: int, query: str = "") -> None:
     d = split_diff(text)
+    counter = as_token_counter(None)
     store = CrushStore(":memory:")
     fit = fit_diff(d, budget, store=store, query=query)
     assert fit.tokens == count_tokens([fit.text])[0] <= budget
-    shown_body, seen = d.head, set()
+    for shown_lines, of in re.findall(r"this hunk cut after (\d+) of (\d+) lines", fit.text):
+        assert int(shown_lines) < int(of)  # a hunk shown whole is kept, never called cut
+    at, seen = 0, set()
     for h in fit.kept.tolist():  # kept hunks verbatim, in order, each file's header before its first
         f = int(d.file_of[h])
-        shown_body += ("" if f in seen else d.headers[f]) + d.hunks[h]
-        seen.add(f)
-    if "this hunk cut after" in fit.text:  # the next hunk's first lines sit in their place
-        assert all(d.hunks[h] in fit.text for h in fit.kept.tolist())
-    elif "before the diff cut after" not in fit.text:
-        assert fit.text.startswith(shown_body)
+        if f not in seen:
+            at = fit.text.index(d.headers[f], at) + len(d.headers[f])
+            seen.add(f)
+        at = fit.text.index(d.hunks[h], at) + len(d.hunks[h])
     if fit.key is None:
         assert fit.kept.size == len(d) and fit.text == text
         return
-    back = store.retrieve(fit.key)
-    parts, part_of = _parts(d, as_token_counter(None))
-    dropped = [s for s, h in zip(parts, part_of, strict=True) if h not in set(fit.kept.tolist())]
-    for s, h in zip(parts, part_of, strict=True):  # a part is its file's header and lines of its hunk
-        assert s.startswith(d.headers[int(d.file_of[h])].lstrip("\n"))
-        assert count_tokens([s])[0] <= PART_TOKENS + count_tokens([d.headers[int(d.file_of[h])]])[0] + 40
-    for h in range(len(d)):  # the parts of a hunk, in order, are the hunk
-        own = [s for s, g in zip(parts, part_of, strict=True) if g == h]
-        head = d.headers[int(d.file_of[h])].lstrip("\n")
-        body = "".join(
-            re.sub(r"^\[scwo: part \d+ of \d+ of the hunk [^\n]*\]\n", "", x[len(head) :]) for x in own
-        )
+    n, files = len(d), len(d.headers)
+    parts, part_of = _parts(d, counter)
+    for f in range(files):  # what each stored part is of, joined again, is that text
+        sources = {f: d.preambles[f], n + files + f: d.headers[f]}
+        for what, source in sources.items():
+            own = [x for x, g in zip(parts, part_of, strict=True) if g == what]
+            if what == f:
+                what, own = n + f, [x for x, g in zip(parts, part_of, strict=True) if g == n + f]
+            assert "".join(re.sub(r"^\[scwo: part \d+ of \d+ of [^\n]*\]\n", "", x) for x in own) in (
+                "",
+                source,
+            )
+    for h in range(n):
+        header = d.headers[int(d.file_of[h])]
+        own = [x for x, g in zip(parts, part_of, strict=True) if g == h]
+        assert all(x.startswith(header) for x in own)
+        assert all(count_tokens([x])[0] <= PART_TOKENS + count_tokens([header])[0] + 40 for x in own)
+        body = "".join(re.sub(r"^\[scwo: part \d+ of \d+ of [^\n]*\]\n", "", x[len(header) :]) for x in own)
         assert body == d.hunks[h]
-    if len(back) > len(dropped):  # the head, cut to fit, is stored after the hunks
-        dropped.append(d.head)
-    assert Counter(back) == Counter(dropped)
-    shown = {int(d.file_of[h]) for h in fit.kept.tolist()}
-    for f in range(len(d.headers)):  # a file with no hunk shown is named (when the list fits)
-        if f not in shown and "files with no hunk shown:" in fit.text and "more]" not in fit.text:
+    whole = set(fit.kept.tolist())
+    shown = {int(d.file_of[h]) for h in whole}
+    whole |= {
+        n + f for f in shown if d.preambles[f] and not _cut(d.preambles[f], HEAD_SHARE * budget, counter)[1]
+    }
+    if d.head and fit.text.startswith(d.head):
+        whole.add(n + 2 * files)
+    dropped = [x for x, g in zip(parts, part_of, strict=True) if g not in whole]
+    assert Counter(store.retrieve(fit.key)) == Counter(dropped)  # everything not shown, once
+    for f in range(files):  # a file with no hunk shown is named (when the whole list fits)
+        if f not in shown and "with no hunk shown:" in fit.text and "more]" not in fit.text:
             assert d.path(f) in fit.text
 
 
@@ -191,6 +218,14 @@ def test_any_diff_fits_any_budget_and_nothing_is_lost(text, budget, query):
     _check(text, budget, query)
 
 
+@pytest.mark.parametrize("budget", [64, 65, 70, 100])
+@pytest.mark.parametrize("mode", ["auto", "diff"])
+def test_the_smallest_budgets_hold_for_a_commit_and_its_diff(budget, mode):
+    text = _git("show", "HEAD~1")
+    got = shrink_text(text, budget, mode=mode, store=CrushStore(":memory:"))
+    assert got.tokens == count_tokens([got.text])[0] <= budget
+
+
 def test_the_proxy_reads_a_diff_as_a_diff():
     text = _licences()
     got = shrink_text(text, 500, query="git_diff")
@@ -206,3 +241,23 @@ def test_the_marker_is_json_safe_and_names_the_key():
     assert line.startswith("[scwo: ") and fit.key in line
     json.dumps(fit.text)
     assert np.all(np.diff(fit.kept) > 0)
+
+
+def test_files_with_no_hunk_say_what_their_header_says_and_come_back():
+    """A rename, a binary and an emptied file have no hunk: the list says what happened to
+    them, and their headers are stored."""
+    big = "".join(f"+{i} a line of a new file\n" for i in range(400))
+    text = (
+        "diff --git a/old.md b/new.md\nsimilarity index 100%\nrename from old.md\nrename to new.md\n"
+        "diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n"
+        "diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n"
+        f"@@ -0,0 +1,400 @@\n{big}"
+    )
+    d = split_diff(text)
+    assert [d.change(f) for f in range(3)] == ["renamed from old.md", "binary", "new"]
+    store = CrushStore(":memory:")
+    fit = fit_diff(d, 200, store=store)
+    assert "new.md (renamed from old.md)" in fit.text and "logo.png (binary)" in fit.text
+    back = store.retrieve(fit.key)
+    assert d.headers[0] in back and d.headers[1] in back
+    _check(text, 200)

@@ -348,8 +348,13 @@ def test_git_diff_is_whole_hunks_under_their_headers_and_every_hunk_comes_back(r
             if h in text:  # under its file's header
                 assert diff.headers[int(f)] in text and text.index(diff.headers[int(f)]) < text.index(h)
         parts, part_of = _parts(diff, as_token_counter(None))  # a long hunk is stored in parts
-        dropped = [x for x, h in zip(parts, part_of, strict=True) if diff.hunks[h] not in text]
-        assert sorted(items) == sorted(dropped)  # every hunk left out, once
+        n, files = len(diff), len(diff.headers)
+        shown = {int(f) for h, f in zip(diff.hunks, diff.file_of, strict=True) if h in text}
+        whole = {h for h in range(n) if diff.hunks[h] in text} | {n + f for f in shown if diff.preambles[f]}
+        if diff.head and text.startswith(diff.head):
+            whole.add(n + 2 * files)
+        dropped = [x for x, g in zip(parts, part_of, strict=True) if g not in whole]
+        assert sorted(items) == sorted(dropped)  # every hunk and header left out, once
 
     anyio.run(go)
 
