@@ -215,13 +215,13 @@ def _parts(diff: Diff, counter) -> tuple[list[str], list[int]]:
     for h, (f, hunk) in enumerate(zip(diff.file_of.tolist(), diff.hunks, strict=True)):
         add(_split_lines(hunk, counter), h, diff.headers[f], "the hunk " + hunk.split("\n", 1)[0])
     for f in range(files):
-        if diff.preambles[f]:
+        if diff.preambles[f].strip():  # (blank lines between files are not worth a part)
             add(_split_lines(diff.preambles[f], counter), n + f, "", f"the text before {diff.path(f)}")
     has_hunks = set(diff.file_of.tolist())
     for f in range(files):
         if f not in has_hunks:
             add(_split_lines(diff.headers[f], counter), n + files + f, "", f"the header of {diff.path(f)}")
-    if diff.head:
+    if diff.head.strip():
         add(_split_lines(diff.head, counter), n + 2 * files, "", "the text before the diff")
     return out, of
 
@@ -333,7 +333,7 @@ def fit_diff(
         idx = np.asarray(sorted(kept), dtype=np.int64)
         out = [head[0]]
         whole = set(idx.tolist())
-        if head[0] and not head[1]:
+        if diff.head.strip() and not head[1]:
             whole.add(n + 2 * files)
         shown: set[int] = set()
         for h in sorted([*whole & set(range(n)), *([part[0]] if part else [])]):
@@ -341,7 +341,7 @@ def fit_diff(
             if f not in shown:
                 out += [preambles[f][0], diff.headers[f]]
                 shown.add(f)
-                if diff.preambles[f] and not preambles[f][1]:
+                if diff.preambles[f].strip() and not preambles[f][1]:
                     whole.add(n + f)
             if part is not None and h == part[0]:
                 lines = diff.hunks[h].splitlines(keepends=True)
@@ -349,9 +349,8 @@ def fit_diff(
                 out.append(f"[scwo: this hunk cut after {part[1] - 1} of {len(lines) - 1} lines]\n")
             else:
                 out.append(diff.hunks[h])
-        if len(whole) == n + sum(1 for x in diff.preambles if x) + bool(diff.head) and files == len(
-            has_hunks
-        ):
+        others = sum(1 for x in diff.preambles if x.strip()) + bool(diff.head.strip())
+        if len(whole) == n + others and files == len(has_hunks):
             body = "".join(out) + diff.tail
             return body, count(body), whole
         body = "".join(out)
