@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from scwo_np.anchor import CrushStore
 from scwo_np.anchor._diff import HEAD_SHARE, PART_TOKENS, _cut, _order, _parts, fit_diff, split_diff
-from scwo_np.mcp_server._shrink import MODES, shrink_text
 from scwo_np.tokens import as_token_counter, count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,23 +215,6 @@ def diffs(draw):
 def test_any_diff_fits_any_budget_and_nothing_is_lost(text, budget, query):
     assert _joined(split_diff(text)) == text
     _check(text, budget, query)
-
-
-@pytest.mark.parametrize("budget", [64, 65, 70, 100])
-@pytest.mark.parametrize("mode", ["auto", "diff"])
-def test_the_smallest_budgets_hold_for_a_commit_and_its_diff(budget, mode):
-    text = _git("show", "HEAD~1")
-    got = shrink_text(text, budget, mode=mode, store=CrushStore(":memory:"))
-    assert got.tokens == count_tokens([got.text])[0] <= budget
-
-
-def test_the_proxy_reads_a_diff_as_a_diff():
-    text = _licences()
-    got = shrink_text(text, 500, query="git_diff")
-    assert got.form == "diff" and got.what == "hunks" and got.tokens <= 500
-    assert "--- a/LICENSE" in got.text and "+++ b/LICENSE-GFDL-1.3" in got.text
-    assert "diff" in MODES
-    assert shrink_text(text, 500, mode="records").form != "diff"
 
 
 def test_the_marker_is_json_safe_and_names_the_key():

@@ -3,8 +3,12 @@ a result's structured content kept consistent or dropped with a note, the config
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 import toon_format
@@ -198,3 +202,40 @@ def test_config_names_that_the_upstream_lacks_are_warned_about(tmp_path, caplog)
     p.write_text("budget: 100")
     with pytest.raises(ValueError, match=r"name it \*\.toml \(TOML\) or \*\.json"):
         read_config(p)
+
+
+# -- unified diffs (scwo_np.anchor._diff; the splitter and the fit are tested in tests/anchor/test_diff.py)
+
+
+def _git_show() -> str:
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git clone")
+    out = subprocess.run(["git", "show", "HEAD~1"], cwd=root, capture_output=True, text=True, check=False)
+    if out.returncode or not out.stdout:
+        pytest.skip("git show gave nothing")
+    return out.stdout
+
+
+def _licences() -> str:
+    root = Path(__file__).resolve().parents[2]
+    a = (root / "data-gpl" / "LICENSE").read_text(encoding="utf-8").splitlines(keepends=True)
+    b = (root / "data-gpl" / "LICENSE-GFDL-1.3").read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, "a/LICENSE", "b/LICENSE-GFDL-1.3", n=3))
+
+
+@pytest.mark.parametrize("budget", [64, 65, 70, 100])
+@pytest.mark.parametrize("mode", ["auto", "diff"])
+def test_the_smallest_budgets_hold_for_a_commit_and_its_diff(budget, mode):
+    text = _git_show()
+    got = shrink_text(text, budget, mode=mode, store=CrushStore(":memory:"))
+    assert got.tokens == count_tokens([got.text])[0] <= budget
+
+
+def test_the_proxy_reads_a_diff_as_a_diff():
+    text = _licences()
+    got = shrink_text(text, 500, query="git_diff")
+    assert got.form == "diff" and got.what == "hunks" and got.tokens <= 500
+    assert "--- a/LICENSE" in got.text and "+++ b/LICENSE-GFDL-1.3" in got.text
+    assert "diff" in MODES
+    assert shrink_text(text, 500, mode="records").form != "diff"
