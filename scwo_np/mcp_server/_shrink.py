@@ -10,9 +10,10 @@
    decodes back to the same data); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
    arguments as the query (``"crushed"``: errors, anomalies, query matches and the newest
    items first, the omission marker inside the JSON);
-3. a unified diff (``git diff``, ``git show``, ``diff -u``: :func:`scwo_np.anchor._diff.split_diff`):
-   whole hunks under their file's header, each file's first hunk before any file's second, the
-   files left without one named (``"diff"``);
+3. a unified diff (``git diff``, ``git show``, ``git log -p``, ``diff -u``:
+   :func:`scwo_np.anchor._diff.split_diff`): the commit's text first, whole hunks under their
+   file's header, each file's first hunk offered before any file's second, the files left
+   without one named (``"diff"``);
 4. repeated records as text (:func:`scwo_np.anchor._records.split_records`: ``git log``
    entries, log lines, table rows, ``key: value`` blocks): the crush of records in time
    order (``"records"``);
