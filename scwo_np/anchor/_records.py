@@ -558,7 +558,14 @@ def fit_records(
         {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}
         for r, lv, t in zip(recs.rank, recs.level, recs.records, strict=True)
     ]
-    cols = _columns(_check_items(items)) if n else None  # once, for every size tried
+    costs = count_tokens(recs.records, counter)
+    frame = count(recs.head)
+    # A record longer than the room the budget leaves can never be kept whole: the crushes choose
+    # among the others (else a huge newest record, which every crush keeps, left the text empty
+    # but for the few records the fill adds).
+    fits = np.flatnonzero(costs <= budget - frame)
+    m = int(fits.size)
+    cols = _columns(_check_items([items[i] for i in fits.tolist()])) if m else None  # once, for every size
     if (
         query
         and cols is not None
@@ -566,8 +573,6 @@ def fit_records(
         and not query_matches(cols, query, _CONFIG).any()
     ):
         query = ""  # nothing matches it: the crushes need not look for it again
-    costs = count_tokens(recs.records, counter)
-    frame = count(recs.head)
     tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
 
     def render(idx: NDArray[np.int64]) -> tuple[str, int]:
@@ -588,17 +593,17 @@ def fit_records(
         if k not in tried:
             if k <= 0:
                 idx = np.empty(0, np.int64)
-            elif k >= n:
-                idx = np.arange(n, dtype=np.int64)
+            elif k >= m:
+                idx = fits.astype(np.int64)
             else:
-                idx = np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)
+                idx = fits[np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)]
             text, t = render(idx)
             tried[k] = (text, t, idx)
         return tried[k]
 
     room = budget - frame - 40
-    k = int(np.clip(room // max(float(costs.mean()) if n else 1.0, 1.0), 0, n))
-    lo, hi = -1, n + 1
+    k = int(np.clip(room // max(float(costs[fits].mean()) if m else 1.0, 1.0), 0, m))
+    lo, hi = -1, m + 1
     for _ in range(_MAX_TRIES):
         text, t, idx = attempt(k)
         if t <= budget:
@@ -607,12 +612,12 @@ def fit_records(
             hi = k
         if hi - lo <= 1:
             break
-        per = float(costs[idx].mean()) if idx.size else float(costs.mean())
+        per = float(costs[idx].mean()) if idx.size else (float(costs[fits].mean()) if m else 1.0)
         k = int(np.clip(k + int((budget - t) / max(per, 1.0)), lo + 1, hi - 1))
         if k in tried:
             k = (lo + hi) // 2
     for extra in (1, 2, 3):  # the crush keeps other records at other sizes: a few more may still fit
-        if 0 <= lo < n and lo + extra <= n and attempt(lo + extra)[1] <= budget:
+        if 0 <= lo < m and lo + extra <= m and attempt(lo + extra)[1] <= budget:
             lo += extra
     text, t, idx = attempt(max(lo, 0))
     if t > budget:

@@ -132,3 +132,22 @@ def test_budget_newest_errors_and_retrieval_hold_on_any_log(case, budget):
         assert errors <= kept  # the errors, when there is room
     back = json.loads(store.retrieve_json(fit.key))
     assert back == [recs.records[i] for i in range(n) if i not in kept]  # exactly what was dropped
+
+
+def test_a_record_longer_than_the_budget_does_not_empty_the_text():
+    """The newest commit's message is 3,000 tokens: it cannot be kept whole, and the crush fills the
+    budget with the others (it used to keep the newest in every size tried, and left 3/4 of the
+    budget empty)."""
+    msg = "".join(f"    line {i} of a very long commit message with many words in it.\n" for i in range(300))
+    log = "".join(
+        f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{59 - i:02d}:00 2026 +0000\n\n"
+        + (msg if i == 0 else f"    fix {i}\n")
+        + "\n"
+        for i in range(50)
+    )
+    recs = split_records(log)
+    store = CrushStore(":memory:")
+    fit = fit_records(recs, 1000, store=store)
+    assert 900 < fit.tokens <= 1000 and 0 not in fit.kept.tolist() and 1 in fit.kept.tolist()
+    back = store.retrieve(fit.key)
+    assert recs.records[0] in back  # the long one is stored
