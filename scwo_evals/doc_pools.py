@@ -1,8 +1,8 @@
 """The pools of the evaluation question sets of other kinds (issue 43): AsciiDoc, Sphinx HTML,
-hand-written HTML and man pages, each every paragraph of one documentation set.
+hand-written HTML, man pages and plain-text FAQs, each every paragraph of one documentation set.
 
-    apt-get install git-doc python-sqlalchemy-doc sqlite3-doc manpages manpages-dev wordnet-base
-    python -m scwo_evals.sentences --sets git          # or sqlalchemy-faq, sqlite-faq, manpages
+    apt-get install git-doc python-sqlalchemy-doc sqlite3-doc manpages manpages-dev wordnet-base lsof sed
+    python -m scwo_evals.sentences --sets git   # or sqlalchemy-faq, sqlite-faq, manpages, lsof-faq, sed-faq
 
 Each builder returns ``(paragraphs, questions)`` as the pools of ``scwo_evals.sentences`` do:
 every paragraph of the documentation, cut as ``tools/build_data/build_faq_eval.py`` cuts the
@@ -35,6 +35,11 @@ paragraphs are the turns of the ``hsca_context`` sets.
   ``.so`` and symbolic links, once), rendered by ``man`` at a width of 1,000 columns, without
   the NAME paragraphs (so no question is in the pool verbatim).  See :func:`manpages_pool` for
   the rule.  Linux man-pages licences (mostly "verbatim"; each page states its own).
+* ``lsof-faq``, ``sed-faq``: the questions (titles ending in "?") of lsof's FAQ
+  (``/usr/share/doc/lsof/00FAQ.gz``) and of the sed FAQ (``sedfaq.txt.gz`` of ``sed``), each over
+  every paragraph of that FAQ itself (:func:`plain_faq_sections`): a FAQ over itself, the kind of
+  the final Debian FAQ set, where the retrieved paragraphs are all answers to some question.
+  lsof's Purdue licence; the sed FAQ ships with GNU sed with no notice of its own.
 
 Nothing here is installed.
 """
@@ -462,3 +467,81 @@ def manpages_pool() -> tuple[list[str], list[dict]]:
                     key=lambda q: hashlib.sha1(q.encode()).hexdigest())[:MAN_QUESTIONS]  # fmt: skip
     questions = [_question(q, asked[q][0]) for q in sorted(unique, key=lambda q: asked[q][0][0])]
     return texts, questions
+
+
+# -- plain-text FAQs over themselves: lsof's and sed's ---------------------------------------
+
+_FAQ_TITLE = re.compile(r"^(\d+(?:\.\d+)*)\.?[\t ]+(\S.*)$")
+
+
+def plain_faq_sections(lines: list[str], start: int) -> list[tuple[str, list[str]]]:
+    """``(title, paragraphs)`` of a numbered plain-text FAQ from line ``start`` (past its table of
+    contents): a title is a number at column 0 and its text, wrapped over the lines that follow
+    it up to a blank one; a paragraph is the lines up to a blank one, its white space joined; a
+    paragraph indented deeper than the section's first (a command, an example) is joined to the
+    paragraph before it, as the Debian FAQ's parser joins its examples."""
+    sections: list[tuple[str, list[str]]] = []
+    block: list[str] = []
+    base: list[int] = []  # the indent of the section's first paragraph
+
+    def close() -> None:
+        if block and sections:
+            text = re.sub(r"\s+", " ", " ".join(block)).strip()
+            indent = len(block[0]) - len(block[0].lstrip())
+            if text and not re.fullmatch(r"[\W_]+", text):
+                if not base:
+                    base.append(indent)
+                if indent > base[0] and sections[-1][1]:
+                    sections[-1][1][-1] += " " + text
+                else:
+                    sections[-1][1].append(text)
+        block.clear()
+
+    i = start
+    while i < len(lines):
+        line = lines[i].expandtabs(8).rstrip()
+        m = _FAQ_TITLE.match(line)
+        if m:
+            close()
+            title = [m.group(2)]
+            while i + 1 < len(lines) and lines[i + 1].strip():
+                i += 1
+                title.append(lines[i].strip())
+            sections.append((" ".join(title), []))
+            base.clear()
+        elif not line.strip():
+            close()
+        else:
+            block.append(line)
+        i += 1
+    close()
+    return sections
+
+
+def _plain_faq_pool(path: Path, package: str, first_title: str) -> tuple[list[str], list[dict]]:
+    """Every paragraph of a plain-text FAQ, from the second ``first_title`` line on (the first is
+    in its table of contents); its questions (titles ending in "?"), at most ``MAN_QUESTIONS``,
+    the first by the SHA-1 of their text."""
+    hc, faq = _builders()
+    _need(path, package)
+    lines = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace").splitlines()
+    start = [k for k, line in enumerate(lines) if line.expandtabs(8).rstrip() == first_title][1]
+    sections = plain_faq_sections(lines, start)
+    texts: list[str] = []
+    questions: list[dict] = []
+    _append(texts, questions, *hc._session([(t, faq.merge_and_cut(ps)) for t, ps in sections]))
+    questions = _merged(questions)
+    if len(questions) > MAN_QUESTIONS:
+        kept = sorted(questions, key=lambda q: hashlib.sha1(q["text"].encode()).hexdigest())[:MAN_QUESTIONS]
+        questions = sorted(kept, key=lambda q: q["gold"][0])
+    return texts, questions
+
+
+def lsof_faq_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of lsof's FAQ (``/usr/share/doc/lsof/00FAQ.gz``); its questions."""
+    return _plain_faq_pool(DOC / "lsof" / "00FAQ.gz", "lsof", "1.0     General Concepts")
+
+
+def sed_faq_pool() -> tuple[list[str], list[dict]]:
+    """Every paragraph of the sed FAQ (``/usr/share/doc/sed/sedfaq.txt.gz``); its questions."""
+    return _plain_faq_pool(DOC / "sed" / "sedfaq.txt.gz", "sed", "1. GENERAL INFORMATION")

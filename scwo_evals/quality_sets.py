@@ -16,6 +16,10 @@ tuning a default by leave-one-source-out; ``scwo_evals/README.md`` lists source 
 * ``manpages``: "How do I <what the NAME line says>?" for man pages of sections 2, 3 and 7
   (gold: the first two paragraphs of DESCRIPTION), over every paragraph of sections 2, 3, 5
   and 7 of the Linux man-pages (``manpages``, ``manpages-dev``); the man-pages licences.
+* ``lsof-faq``: lsof's FAQ's questions over every paragraph of that FAQ (``lsof``, plain text):
+  a FAQ over itself, as the Debian FAQ of :data:`FINAL_SETS` is; Purdue's lsof licence.
+* ``sed-faq``: the sed FAQ's questions over every paragraph of that FAQ (``sed``, plain text);
+  shipped with GNU sed, no notice of its own.
 
 ``scwo_evals/doc_pools.py`` builds the pools, ``tools/build_data/build_quality.py --evals``
 the files.
@@ -51,7 +55,7 @@ from scwo_np.datasets import QuestionSet, _question_set
 DATA = Path(__file__).resolve().parent / "data" / "quality"
 
 #: The evaluation sets (each one source, of its own kind).
-EVAL_SETS: tuple[str, ...] = ("git", "sqlalchemy-faq", "sqlite-faq", "manpages")
+EVAL_SETS: tuple[str, ...] = ("git", "sqlalchemy-faq", "sqlite-faq", "manpages", "lsof-faq", "sed-faq")
 #: The final held-out sets (issue 43): measured with the shipped default only, never tuned on.
 FINAL_SETS: tuple[str, ...] = ("debian-faq", "perlfaq", "r-faq")
 

@@ -265,6 +265,8 @@ SETS = {
     "sqlalchemy-faq": _in_doc_pools("sqlalchemy_pool"),
     "sqlite-faq": _in_doc_pools("sqlite_pool"),
     "manpages": _in_doc_pools("manpages_pool"),
+    "lsof-faq": _in_doc_pools("lsof_faq_pool"),
+    "sed-faq": _in_doc_pools("sed_faq_pool"),
     # the final held-out sets (issue 43): measured once, never tuned on
     "debian-faq": _in_doc_pools("debian_faq_pool", "faq_pools"),
     "perlfaq": _in_doc_pools("perlfaq_pool", "faq_pools"),

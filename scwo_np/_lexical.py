@@ -8,8 +8,10 @@ by the question's content words it holds, rarer words weighing more.  The words 
 (:func:`scwo_np.text.stem`), so "parsing" finds "parses".  Document frequencies are counted
 over the candidates themselves: the retrieved set is the collection, as in a reranker.
 
-Units (sentences) and their texts are scored in one pass over the units: a text's term
-counts are the sums of its units' (every word of a text lies in one of its units).
+:func:`lexical_relevance` gives each candidate its BM25 over the best candidate's (chunk
+selection adds it to the cosine); :func:`question_share` gives each its BM25 over the most any
+candidate could score, the share of the question's weight it holds (sentence selection adds its
+text's share to each unit's relevance: a question whose words no candidate holds moves nothing).
 
 :func:`hashed_tfidf` turns texts into vectors with no fitting and no model: each content stem
 goes, with a sign, to one of ``dim`` buckets (by CRC-32: the same on every machine and in
@@ -31,7 +33,15 @@ from numpy.typing import NDArray
 
 from .text import STOPWORDS, find_words, stem
 
-__all__ = ["bm25", "hashed_tfidf", "lexical_relevance", "query_stems", "term_counts", "word_lists"]
+__all__ = [
+    "bm25",
+    "hashed_tfidf",
+    "lexical_relevance",
+    "query_stems",
+    "question_share",
+    "term_counts",
+    "word_lists",
+]
 
 #: BM25's parameters (Robertson's, with Lucene's positive idf).
 _K1, _B = 1.2, 0.75
@@ -73,16 +83,35 @@ def term_counts(
     return tf, lengths
 
 
+def _idf(tf: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Lucene's positive idf of each column of ``tf``, df over its rows (never 0)."""
+    n = tf.shape[0]
+    df = np.count_nonzero(tf, axis=0)
+    return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
 def bm25(tf: NDArray[np.float64], lengths: NDArray[np.float64]) -> NDArray[np.float64]:
     """BM25 of each row of ``tf`` (term counts of the query's terms), df over the rows."""
     n = tf.shape[0]
     if n == 0 or tf.shape[1] == 0:
         return np.zeros(n)
     avg = float(lengths.mean()) or 1.0
-    df = np.count_nonzero(tf, axis=0)
-    idf = np.log1p((n - df + 0.5) / (df + 0.5))
     norm = _K1 * (1.0 - _B + _B * lengths / avg)
-    return (tf * (_K1 + 1.0) / (tf + norm[:, None])) @ idf
+    return (tf * (_K1 + 1.0) / (tf + norm[:, None])) @ _idf(tf)
+
+
+def question_share(
+    docs: Sequence[str], query: str, lists: list[list[str]] | None = None
+) -> NDArray[np.float64]:
+    """Each doc's share of the question's BM25 weight, in [0, 1): its BM25 against the question's
+    content words over ``(k1 + 1)`` times the sum of their idf, the most a doc could score (df over
+    the docs; a word no doc holds counts in the sum too).  Unlike :func:`lexical_relevance`, not
+    relative to the best doc: when the docs hold little of the question, all score little.  All
+    zeros when the question has no content word.  ``lists``: the docs' :func:`word_lists`."""
+    tf, lengths = term_counts(docs, query_stems(query), lists)
+    if tf.shape[0] == 0 or tf.shape[1] == 0:
+        return np.zeros(tf.shape[0])
+    return bm25(tf, lengths) / ((_K1 + 1.0) * float(_idf(tf).sum()))
 
 
 def lexical_relevance(

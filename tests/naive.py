@@ -1402,6 +1402,30 @@ def lexical_relevance(docs, query):
     return [s / top if top > 0 else 0.0 for s in scores]
 
 
+def question_share(docs, query):
+    """Sentence selection's lexical signal written out: each doc's BM25 against the question's
+    content stems (df over the docs) over (k1 + 1) times the sum of those stems' idf (a stem no
+    doc holds counts too); all 0 when the question has no content word."""
+    import re
+
+    from scwo_np.text import STOPWORDS, stem
+
+    word = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
+    terms = []
+    for w in re.findall(word, query.lower()):
+        if w not in STOPWORDS and stem(w) not in terms:
+            terms.append(stem(w))
+    words = [[stem(w) if w not in STOPWORDS else "" for w in re.findall(word, d.lower())] for d in docs]
+    n = len(docs)
+    total = 0.0
+    for t in terms:
+        df = sum(1 for d in words if t in d)
+        total += math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    if not terms or n == 0:
+        return [0.0] * n
+    return [s / ((BM25_K1 + 1.0) * total) for s in bm25(words, terms)]
+
+
 def hashed_tfidf(docs, dim=256):
     """The proxy's sentence vectors written out: per doc, each content stem's ``(1 + log tf) *
     (1 + log((1 + n) / (1 + df)))`` added with the sign of bit 31 of ``crc32(stem)`` to bucket

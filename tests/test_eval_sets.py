@@ -67,3 +67,40 @@ def test_man_question(description, question):
     from scwo_evals import doc_pools
 
     assert doc_pools.man_question(description, doc_pools._wordnet()) == question
+
+
+def test_plain_faq_sections():
+    """lsof's and sed's FAQ layout: a numbered title at column 0, wrapped to the next blank line;
+    paragraphs up to a blank line; a deeper indent (a command) joined to the paragraph before."""
+    from scwo_evals.doc_pools import plain_faq_sections
+
+    lines = [
+        "1.0\tGeneral Concepts",  # the table of contents, before start
+        "1.6\tIs there a test suite?",
+        "",
+        "1.0\tGeneral Concepts",
+        "",
+        "1.6\tIs there a test suite?",
+        "",
+        "\tYes, as of lsof revision 4.63 there's an automated lsof",
+        "\ttest suite in the tests/ sub-directory.",
+        "",
+        "\t    $ make",
+        "",
+        "\tMore information is in 00TEST.",
+        "",
+        "2.2.1\tWhy does PSTAT-based lsof rebuild the device cache file",
+        "\tafter each reboot?",
+        "",
+        "   Because the device numbers change.",
+    ]
+    got = plain_faq_sections(lines, 3)
+    assert got == [
+        ("General Concepts", []),
+        ("Is there a test suite?", [
+            "Yes, as of lsof revision 4.63 there's an automated lsof test suite in the tests/ sub-directory. $ make",
+            "More information is in 00TEST.",
+        ]),
+        ("Why does PSTAT-based lsof rebuild the device cache file after each reboot?",
+         ["Because the device numbers change."]),
+    ]  # fmt: skip

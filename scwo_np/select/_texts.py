@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import _dot
-from .._lexical import lexical_relevance
+from .._lexical import lexical_relevance, question_share
 from .._registry import Registry
 from ..embed import EmbeddingCache, as_embedder, embed_query, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
@@ -350,14 +350,17 @@ def select_texts(
         What joins the selected texts in ``TextSelection.context``; its tokens count against the
         budget (``""``: the texts' own tokens only, as :func:`~scwo_np.mmr_select` counts them).
     lexical : float in [0, 1], optional
-        With the question as text: the weight of its own words beside the embedding.  Each
-        candidate (a text, or with sentences a unit) gains ``lexical`` times its BM25 against the
-        question's content words (stemmed, stop words left out, document frequencies over the
-        candidates) over the best candidate's (see :mod:`scwo_np._lexical`).  0: the
-        embedding's relevance alone (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).
-        A question given as a vector has no words: the embedding's relevance alone.  Default:
-        0.05 for chunks, 0 for sentences, chosen by leave-one-source-out on five documentation
-        sources (the text guide has the figures).
+        With the question as text: the weight of its own words beside the embedding, scored by
+        BM25 against the question's content words (stemmed, stop words left out, document
+        frequencies over the texts; see :mod:`scwo_np._lexical`).  With chunks each text gains
+        ``lexical`` times its BM25 over the best text's; with sentences each unit gains
+        ``lexical`` times its text's share of the question's BM25 weight (its BM25 over the most a
+        text could score), so a unit of a text that holds the question's rare words rises, and
+        a question whose words no text holds moves nothing.  0: the embedding's relevance alone
+        (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).  A question given as a
+        vector has no words: the embedding's relevance alone.  Default: 0.05 for chunks, 0.2 for
+        sentences, chosen by leave-one-source-out on documentation sources (the text guide has
+        the figures).
     strategy : str, default "mmr"
         With ``granularity="chunk"``: any of :data:`~scwo_np.select.STRATEGIES`
         (:func:`~scwo_np.select.select_by_strategy` on the texts' vectors and token counts, ``lam``
@@ -591,8 +594,8 @@ def _select_sentences(
         + (1.0 - weight) * text_rel[units.text_of]
         + NEIGHBOUR * neighbour_lift(best, units.text_of)
     )
-    if lexical and isinstance(query, str):  # the question's words in the unit itself (BM25 over the units)
-        rel = rel + lexical * lexical_relevance(units.texts, query)
+    if lexical and isinstance(query, str):  # the question's words in the unit's text: its share of them
+        rel = rel + lexical * question_share(texts, query)[units.text_of]
     joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
     # Every unit but the first is preceded by a join: an elision mark inside its text or the
     # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.

@@ -9,9 +9,9 @@
    ``w * max(cos(sentence, q)) + (1 - w) * cos(text, q)`` over its sentences, with
    ``w = sentence_weight`` (0.5 by default): a sentence means what it says in its text's
    context, and the text's similarity carries that context; a unit glued for coherence counts
-   as its best sentence, not as the blur of its sentences.  With the question as text and
-   ``lexical`` given (0 by default for sentences), plus ``lexical`` times the unit's BM25 over
-   the best unit's (:mod:`scwo_np._lexical`: the question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
+   as its best sentence, not as the blur of its sentences.  With the question as text, plus
+   ``lexical`` (0.2 by default) times its text's share of the question's BM25 weight
+   (:func:`scwo_np._lexical.question_share`: the question's own words in the answer); plus :data:`NEIGHBOUR` times how much closer to the
    question its better neighbour's best sentence is (:func:`neighbour_lift`); minus
    :data:`LENGTH_COST` times its tokens over the mean unit's; minus :data:`SHORT_COST` when it
    has fewer than :data:`SHORT_WORDS` words (:func:`short_units`).  A unit's vector is the sum of its sentences' unit vectors, scaled to unit
@@ -64,13 +64,14 @@ GRANULARITIES: Registry = Registry(
 )
 
 
-#: The default weight of the question's words beside the embedding (``select_texts(lexical=)``;
-#: BM25, :func:`scwo_np._lexical.lexical_relevance`), per granularity, chosen by
-#: leave-one-source-out on five documentation sources (``python -m scwo_evals.relevance``; the
-#: text guide has the figures): over whole texts 0.05 was chosen in every fold (0, 0.05, 0.1 and
-#: 0.2 tried); over sentences the other parts of a unit's relevance already take what the words
-#: added, and 0 was chosen in four folds of five.
-LEXICAL = {"chunk": 0.05, "sentence": 0.0}
+#: The default weight of the question's words beside the embedding (``select_texts(lexical=)``),
+#: per granularity, chosen by leave-one-source-out (``python -m scwo_evals.relevance``; the text
+#: guide has the figures).  Over whole texts, BM25 over the best text's
+#: (:func:`scwo_np._lexical.lexical_relevance`): 0.05 was chosen in every fold of five sources (0,
+#: 0.05, 0.1 and 0.2 tried).  Over sentences, the unit's text's share of the question's BM25
+#: weight (:func:`scwo_np._lexical.question_share`): 0.2, chosen on eight sources on 2026-11-29
+#: (the unit's own BM25 over the best unit's, 2026-11-27, had lost questions on the small FAQs).
+LEXICAL = {"chunk": 0.05, "sentence": 0.2}
 
 #: What a unit pays for its length: its relevance loses ``LENGTH_COST`` times its tokens over the
 #: mean unit's, so of two units about as relevant the shorter, which leaves room for another

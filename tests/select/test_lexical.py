@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np import mmr_select, select_texts
-from scwo_np._lexical import hashed_tfidf, lexical_relevance, word_lists
+from scwo_np._lexical import hashed_tfidf, lexical_relevance, question_share, word_lists
 from scwo_np.select._units import LEXICAL
 from tests import naive
 
@@ -25,6 +25,23 @@ def test_lexical_relevance_equals_the_reference(docs, query):
     assert got.shape == (len(docs),) and ((got >= 0) & (got <= 1)).all()
 
 
+@given(st.lists(text, min_size=0, max_size=8), text)
+def test_question_share_equals_the_reference(docs, query):
+    got = question_share(docs, query)
+    np.testing.assert_allclose(got, naive.question_share(docs, query), rtol=1e-12, atol=1e-15)
+    assert got.shape == (len(docs),) and ((got >= 0) & (got < 1)).all()
+
+
+def test_question_share_is_not_relative_to_the_best_doc():
+    """Docs that hold one rare word of a three-word question share less than one that holds all three."""
+    docs = ["The parser reads a CSV file.", "JSON files are text.", "Cats sleep."]
+    some = question_share(docs, "read CSV files")
+    one = question_share(docs[1:], "read CSV files")
+    assert some[0] > some[1] > 0 == some[2]
+    assert 0 < one[0] < 1 and one.max() < some.max() * 1.5  # the best of these is not scaled up to 1
+    assert not question_share(docs, "what is it").any()  # stop words only: no signal
+
+
 @pytest.mark.parametrize(
     "docs, query",
     [
@@ -38,6 +55,7 @@ def test_lexical_relevance_equals_the_reference(docs, query):
 )
 def test_lexical_relevance_edge_cases(docs, query):
     np.testing.assert_allclose(lexical_relevance(docs, query), naive.lexical_relevance(docs, query))
+    np.testing.assert_allclose(question_share(docs, query), naive.question_share(docs, query), rtol=1e-12)
 
 
 def test_stems_meet_and_stop_words_never_match():
@@ -163,13 +181,16 @@ def test_the_question_is_embedded_by_the_embedder_s_embed_query(granularity):
     query = "how do I read a CSV file?"
     emb = QueryLetters()
     q = np.asarray(emb.embed_query(query))
+    # with sentences, the question's words off: then the same as the question's vector
+    lexical = None if granularity == "chunk" else 0.0
     sel = select_texts(
-        CHUNKS, query, 30, embedder=emb, token_counter=words, separator="", granularity=granularity
-    )
+        CHUNKS, query, 30, embedder=emb, token_counter=words, separator="", granularity=granularity,
+        lexical=lexical,
+    )  # fmt: skip
     if granularity == "chunk":
         E = Letters()(CHUNKS)
         want = naive.fused_chunks(E, q, CHUNKS, query, [words(t) for t in CHUNKS], 30, LEXICAL["chunk"])
-    else:  # sentences ship with lexical 0: the same as the question's vector
+    else:
         want = select_texts(
             CHUNKS, q, 30, embedder=Letters(), token_counter=words, separator="", granularity=granularity
         ).indices.tolist()

@@ -91,7 +91,7 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget, lexical):
     """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
-    * (its BM25 share) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
+    * (its text's share of the question's BM25 weight) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
     vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
@@ -116,9 +116,9 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
         near = [bests[j] for j in (k - 1, k + 1) if 0 <= j < len(units) and units[j][0] == i]
         rel[k] += NEIGHBOUR * max(0.0, max(near, default=bests[k]) - bests[k])
     lexical = LEXICAL["sentence"] if lexical is None else lexical
-    # plus the question's words in the unit (BM25 over the units, select_texts' default lexical)
-    lex = naive.lexical_relevance([CHUNKS[i][a:b] for i, a, b in units], "read json file")
-    rel = [r + lexical * x for r, x in zip(rel, lex, strict=True)]
+    # plus the question's words in the unit's text (its share of their BM25 weight)
+    share = naive.question_share(CHUNKS, "read json file")
+    rel = [r + lexical * share[i] for r, (i, _, _) in zip(rel, units, strict=True)]
     # minus the length cost: its tokens over the mean unit's
     own = [words(CHUNKS[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]

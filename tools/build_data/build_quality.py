@@ -29,7 +29,7 @@ Every question keeps the fixed ``split`` of ``scwo_evals.sentences`` (a hash of 
 ``scwo_evals/data/quality/`` (source tree only, never in the wheel; read by
 ``scwo_evals.quality_sets``), from the pools of ``scwo_evals/doc_pools.py``::
 
-    apt-get install git-doc python-sqlalchemy-doc sqlite3-doc manpages manpages-dev wordnet-base
+    apt-get install git-doc python-sqlalchemy-doc sqlite3-doc manpages manpages-dev wordnet-base lsof sed
     python tools/build_data/build_quality.py --evals        # or --evals --sets git,manpages
 
 * ``git``: gitfaq(7)'s questions and the Git user manual's section titles over every paragraph
@@ -38,6 +38,8 @@ Every question keeps the fixed ``split`` of ``scwo_evals.sentences`` (a hash of 
 * ``sqlite-faq``: the SQLite FAQ over every paragraph of its documentation.  Public domain.
 * ``manpages``: "How do I ...?" from the NAME lines of man pages of sections 2, 3 and 7 over
   every paragraph of sections 2, 3, 5 and 7 of the Linux man-pages.  Their licences.
+* ``lsof-faq``, ``sed-faq``: the questions of lsof's FAQ and of the sed FAQ, each over every
+  paragraph of that FAQ itself (plain text): FAQs over themselves, as the Debian FAQ is.
 
 The final held-out sets (issue 43; ``scwo_evals/faq_pools.py``), built the same way and only
 measured, never tuned on::
@@ -130,6 +132,22 @@ EVAL_SETS = {
         "gold = the first two paragraphs of DESCRIPTION, over every paragraph of sections 2, 3, 5 "
         "and 7 but the NAME lines",
         "Linux man-pages licences (mostly the 'verbatim' licence; each page states its own)",
+    ),
+    "lsof-faq": (
+        "lsof-faq",
+        "faq",
+        "lsof 4.95 FAQ (Debian lsof, /usr/share/doc/lsof/00FAQ.gz, plain text): its questions (titles "
+        "ending in '?', 290 of them) over every paragraph of the FAQ",
+        "(c) Purdue Research Foundation, the Purdue licence (use, alter and redistribute freely, credit "
+        "to the authors and Purdue, altered versions marked, the notice kept); evaluation data only",
+    ),
+    "sed-faq": (
+        "sed-faq",
+        "faq",
+        "The sed FAQ, version 015 (Debian sed 4.9, /usr/share/doc/sed/sedfaq.txt.gz, plain text): its "
+        "questions (titles ending in '?') over every paragraph of the FAQ",
+        "distributed with GNU sed (GPL-3.0-or-later) with no notice of its own; (c) Eric Pement; "
+        "evaluation data only",
     ),
     # The final held-out sets (scwo_evals/faq_pools.py): measured once, never tuned on.
     "debian-faq": (

@@ -1,6 +1,7 @@
 """What the relevance of issue 43 costs beside the embedder, on 50 retrieved paragraphs.
 
-Target (issue 43): the question's words (BM25 of every unit), the neighbour lift, the length
+Target (issue 43): the question's words (each text's share of their BM25 weight, since
+2026-11-29; BM25 of every unit before), the neighbour lift, the length
 cost and the same-text axis add at most 3 ms beside the embedder for 50 chunks.  The texts
 are real: the 50 paragraphs MiniLM retrieved for the bundled Python FAQ's questions
 (``load_questions("python-faq")``).  ``time_added_steps`` runs exactly the steps the relevance
@@ -36,17 +37,25 @@ class SentenceRelevance(Benchmark):
 
     def _added(self, case):
         try:
-            from scwo_np._lexical import lexical_relevance
-        except ImportError:  # commits before it moved to the core
-            from scwo_np.select._lexical import lexical_relevance
+            from scwo_np._lexical import question_share
+
+            def words(texts, units, question):  # each unit, its text's share of the question's weight
+                return question_share(texts, question)[units.text_of]
+        except ImportError:  # commits before 2026-11-29: each unit's own BM25 over the best unit's
+            try:
+                from scwo_np._lexical import lexical_relevance
+            except ImportError:  # commits before it moved to the core
+                from scwo_np.select._lexical import lexical_relevance
+
+            def words(texts, units, question):
+                return lexical_relevance(units.texts, question)
+
         from scwo_np.select._units import neighbour_lift, spread_over_texts
         from scwo_np.tokens import count_tokens
 
         texts, question, units, best, E = case
         own = count_tokens(units.texts, "estimate")
-        rel = (
-            best + 0.3 * neighbour_lift(best, units.text_of) + 0.1 * lexical_relevance(units.texts, question)
-        )
+        rel = best + 0.3 * neighbour_lift(best, units.text_of) + 0.1 * words(texts, units, question)
         rel -= 0.06 * own / own.mean()
         return rel, spread_over_texts(E, units.text_of)
 
