@@ -133,7 +133,9 @@ def test_the_question_is_embedded_by_the_framework_s_query_model(docs, granulari
         costs = count_tokens(texts, "estimate")
         want = naive.fused_chunks(E, q, texts, QUESTION, costs, 300, LEXICAL["chunk"])
         assert [d.page_content for d in out] == [texts[i] for i in want]
-    if granularity == "sentence":  # the question as text (its words count), its vector the model's embed_query
+    if (
+        granularity == "sentence"
+    ):  # the question as text (its words count), its vector the model's embed_query
 
         class Model:
             name = "asymmetric"
