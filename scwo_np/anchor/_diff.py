@@ -5,7 +5,8 @@ A diff crushed line by line loses what makes it readable: which file a line is i
 commit, author and message), each file's preamble (any text between two files, such as the next
 commit of ``git log -p``) and header (``diff --git``, ``index``, ``rename``, ``---``, ``+++``), and
 each hunk (its ``@@`` line and body, read by the line counts the ``@@`` line gives, so a removed
-line that starts with ``--`` is not a header).  :func:`fit_diff` keeps whole hunks under their
+line that starts with ``--`` is not a header; a merge's combined diff, ``@@@`` and a column per
+parent, the same way).  :func:`fit_diff` keeps whole hunks under their
 file's preamble and header: every file's first hunk is offered before any file's second (files
 the query names first, then hunks holding its words), and each is taken if it fits; the files
 left without a hunk are named on one line with their added and removed lines (or what their
@@ -32,7 +33,10 @@ from ._store import CrushStore, _crush_key, array_key, json_strings
 __all__ = ["Diff", "fit_diff", "split_diff"]
 
 _COMMIT = re.compile(r"(commit|From) [0-9a-f]{7,64}\b")  # git show, git log -p, git format-patch
-_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+#: A hunk's first line: ``@@ -a,b +c,d @@`` (one parent), or a combined diff's ``@@@ -a,b -c,d +e,f
+#: @@@`` (``git show`` of a merge: one ``@`` more and one ``-`` range per parent).
+_HUNK = re.compile(r"(@{2,}) ((?:-\d+(?:,\d+)? )+)\+\d+(?:,(\d+))? \1")
+_RANGE = re.compile(r"-\d+(?:,(\d+))?")
 #: The least share of a text's lines after the text before its first file that file headers and
 #: hunks must make for it to be read as a diff.  The text before may be longer than the diff only
 #: when it is a commit (``commit <hash>`` or ``From <hash>``, as git writes them).
@@ -121,28 +125,20 @@ def split_diff(text: str) -> Diff | None:
     hunks: list[list[str]] = []
     file_of: list[int] = []
     pending: list[str] = []  # text after a file's last hunk: the next file's preamble
-    state, old, new = "head", 0, 0
+    state, left = "head", [0]  # in a hunk: its lines yet to come in each parent, then in the result
     for k, line in enumerate(lines):
-        if state == "hunk" and (old > 0 or new > 0):
-            c = line[:1]
-            if c in (" ", "\n", "\r"):  # context (a blank line: context with its space stripped)
-                old, new = old - 1, new - 1
-            elif c == "-":
-                old -= 1
-            elif c == "+":
-                new -= 1
-            if c in (" ", "\n", "\r", "-", "+", "\\"):
-                hunks[-1].append(line)
-                continue
+        if state == "hunk" and any(x > 0 for x in left) and _count(line, left):
+            hunks[-1].append(line)
+            continue
         if state == "hunk" and line.startswith("\\"):  # "\ No newline at end of file"
             hunks[-1].append(line)
             continue
         m = _HUNK.match(line)
-        if m and state in ("header", "hunk") and headers:
+        ranges = _RANGE.findall(m.group(2)) if m else []
+        if m and len(ranges) == len(m.group(1)) - 1 and state in ("header", "hunk") and headers:
             hunks.append([line])
             file_of.append(len(headers) - 1)
-            old = int(m.group(1)) if m.group(1) is not None else 1
-            new = int(m.group(2)) if m.group(2) is not None else 1
+            left = [int(r) if r else 1 for r in ranges] + [int(m.group(3)) if m.group(3) is not None else 1]
             state = "hunk"
             continue
         unified = line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ ")
@@ -176,6 +172,44 @@ def split_diff(text: str) -> Diff | None:
         np.asarray(file_of, dtype=np.int64),
         "".join(pending),
     )
+
+
+def _count(line: str, left: list[int]) -> bool:
+    """Whether ``line`` is a line of the hunk whose lines yet to come are ``left`` (per parent,
+    then the result), counting it off.  A line's first column per parent says where it is: ``-``
+    in that parent only, ``+`` in the result but not that parent, a space in both (a line with a
+    ``-`` in some column is in the parents marked ``-``).  A blank line is context whose spaces
+    were stripped; ``\\ No newline at end of file`` counts nowhere."""
+    parents = len(left) - 1
+    if not line.strip("\r\n"):
+        marks = " " * parents
+    elif line.startswith("\\"):
+        return True
+    else:
+        marks = line[:parents]
+        if len(marks) < parents or marks.strip(" +-"):
+            return False
+    removed = "-" in marks
+    for i, c in enumerate(marks):
+        if c == "-" or (c == " " and not removed):
+            left[i] -= 1
+    if not removed:
+        left[-1] -= 1
+    return True
+
+
+def _changes(hunk: str) -> tuple[int, int]:
+    """The lines a hunk adds to the result and removes from it (of any parent)."""
+    lines = hunk.splitlines()
+    parents = len(lines[0]) - len(lines[0].lstrip("@")) - 1 if lines else 1
+    plus = minus = 0
+    for x in lines[1:]:
+        marks = x[:parents]
+        if "-" in marks:
+            minus += 1
+        elif "+" in marks:
+            plus += 1
+    return plus, minus
 
 
 def _split_lines(text: str, counter) -> list[str]:
@@ -317,9 +351,9 @@ def fit_diff(
     plus = np.zeros(files, dtype=np.int64)
     minus = np.zeros(files, dtype=np.int64)
     for f, h in zip(diff.file_of.tolist(), diff.hunks, strict=True):
-        body = h.splitlines()[1:]
-        plus[f] += sum(1 for x in body if x.startswith("+"))
-        minus[f] += sum(1 for x in body if x.startswith("-"))
+        added, removed = _changes(h)
+        plus[f] += added
+        minus[f] += removed
     label = [
         ", ".join(x for x in ((f"+{plus[f]} -{minus[f]}" if f in has_hunks else ""), diff.change(f)) if x)
         or "no lines"

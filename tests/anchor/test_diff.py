@@ -145,8 +145,12 @@ def _check(text: str, budget: int, query: str = "") -> None:
         assert body == d.hunks[h]
     whole = set(fit.kept.tolist())
     shown = {int(d.file_of[h]) for h in whole}
+    # a file is shown with its preamble and header when a hunk of it is, whole or its first lines
+    with_part = shown | {f for f in range(files) if d.headers[f] in fit.text}
     whole |= {
-        n + f for f in shown if d.preambles[f] and not _cut(d.preambles[f], HEAD_SHARE * budget, counter)[1]
+        n + f
+        for f in with_part
+        if d.preambles[f] and not _cut(d.preambles[f], HEAD_SHARE * budget, counter)[1]
     }
     if d.head and fit.text.startswith(d.head):
         whole.add(n + 2 * files)
@@ -195,26 +199,108 @@ def test_a_hunk_too_long_for_the_budget_shows_its_first_lines():
 
 @st.composite
 def diffs(draw):
+    """A diff of 1-6 files, each 1-5 hunks; with ``parents`` 2 or 3 a merge's combined diff
+    (``diff --cc``, ``@@@``, a column per parent: a line of the result has only spaces and
+    ``+``, a removed line only spaces and ``-``)."""
     files = draw(st.integers(1, 6))
+    parents = draw(st.sampled_from([1, 1, 2, 3]))
     words = st.text("abcdefgh xyz-+", min_size=0, max_size=30)
+    kept = st.tuples(*[st.sampled_from(" +")] * parents).map("".join)
+    gone = st.tuples(*[st.sampled_from(" -")] * parents).map("".join).filter(lambda m: "-" in m)
     parts = [draw(st.sampled_from(["", "commit 1234\nAuthor: A <a@b>\n\n    a message\n\n"]))]
+    at = "@" * (parents + 1)
     for f in range(files):
-        parts.append(f"diff --git a/p{f}.txt b/p{f}.txt\nindex 1..2 100644\n--- a/p{f}.txt\n+++ b/p{f}.txt\n")
+        head = f"diff --git a/p{f}.txt b/p{f}.txt\n" if parents == 1 else f"diff --cc p{f}.txt\n"
+        parts.append(head + f"index 1..2 100644\n--- a/p{f}.txt\n+++ b/p{f}.txt\n")
         start = 1
         for _ in range(draw(st.integers(1, 5))):
-            lines = draw(st.lists(st.tuples(st.sampled_from(" +-"), words), min_size=1, max_size=25))
-            old = sum(c != "+" for c, _ in lines)
-            new = sum(c != "-" for c, _ in lines)
-            parts.append(f"@@ -{start},{old} +{start},{new} @@\n" + "".join(c + w + "\n" for c, w in lines))
-            start += old + 10
+            lines = draw(st.lists(st.tuples(st.one_of(kept, gone), words), min_size=1, max_size=25))
+            olds = [
+                sum(m[i] == "-" or (m[i] == " " and "-" not in m) for m, _ in lines) for i in range(parents)
+            ]
+            new = sum("-" not in m for m, _ in lines)
+            ranges = " ".join(f"-{start},{old}" for old in olds)
+            parts.append(f"{at} {ranges} +{start},{new} {at}\n" + "".join(m + w + "\n" for m, w in lines))
+            start += max(olds) + 10
     return "".join(parts)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(text=diffs(), budget=st.integers(90, 1500), query=st.sampled_from(["", "p2.txt", "xyz"]))
 def test_any_diff_fits_any_budget_and_nothing_is_lost(text, budget, query):
-    assert _joined(split_diff(text)) == text
+    d = split_diff(text)
+    assert _joined(d) == text
+    assert len(d) == sum(line.startswith("@@") for line in text.splitlines())  # every hunk read as one
     _check(text, budget, query)
+
+
+# A merge's ``git show``: git's combined diff (``diff --cc``), two conflicts resolved by hand.
+MERGE = """commit 92ca22981c8767fbfb4b74e1bb8da4d2d28db96c
+Merge: bf66781 bbb3d3d
+Author: t <a@b>
+Date:   Sun Nov 29 04:39:54 2026 +0000
+
+    merge side
+
+diff --cc f.txt
+index caef545,fda159d..8ce395a
+--- a/f.txt
++++ b/f.txt
+@@@ -2,7 -2,7 +2,11 @@@ line 
+  line 2
+  line 3
+  line 4
+++
+ +line 5 (main)
+++
++ line five (side)
+++
+  line 6
+  line 7
+  line 8
+@@@ -27,8 -27,8 +31,13 @@@ line 2
+  line 27
+  line 28
+  line 29
+++
+ +line 30
+ +line 31 main
+++
++ line thirty side
++ line 31
+++
+  line 32
+  line 33
+  line 34
+diff --cc g.txt
+index 62ba972,09464f2..4da7e21
+--- a/g.txt
++++ b/g.txt
+@@@ -1,7 -1,7 +1,7 @@@
+-                     GNU GENERAL PUBLIC LICENSE
++                     GNU-side GENERAL PUBLIC LICENSE
+                         Version 3, 29 June 2007
+  
+ - Copyright (C) 2007 Free Software Foundation, Inc. <https://fsf.org/>
+ + Copyright (C) 2007 FREE software Foundation, Inc. <https://fsf.org/>
+   Everyone is permitted to copy and distribute verbatim copies
+   of this license document, but changing it is not allowed.
+  
+"""  # noqa: W291, W293 (a diff's context lines end in spaces)
+
+
+def test_a_merge_s_combined_diff_is_read_by_its_columns():
+    """``@@@`` hunks, a column per parent: each hunk ends where its line counts say, the
+    counts of the files left out are the lines the merge adds and removes."""
+    d = split_diff(MERGE)
+    assert [d.path(f) for f in range(len(d.headers))] == ["f.txt", "g.txt"]
+    assert d.file_of.tolist() == [0, 0, 1] and all(h.startswith("@@@ -") for h in d.hunks)
+    assert d.hunks[1].endswith("  line 34\n") and d.hunks[2].endswith("allowed.\n  \n")
+    assert _joined(d) == MERGE
+    fit = fit_diff(d, 120, store=CrushStore(":memory:"))
+    assert count_tokens([fit.text])[0] <= 120
+    assert "g.txt (+2 -2)" in fit.text or "g.txt" in fit.text.split("@@@")[0]
+    _check(MERGE, 120)
 
 
 def test_the_marker_is_json_safe_and_names_the_key():
