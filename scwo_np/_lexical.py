@@ -1,11 +1,12 @@
 """The question's own words in the candidates: BM25, and hashed TF-IDF vectors (the core, no model).
 
 An embedding places a text near the question by meaning; it can miss the one word that
-decides ("Why is ``-22 // 10`` -4?" against a paragraph about floor division).  BM25
+decides ("How do I set ``O_NONBLOCK``?" against fifty paragraphs about file descriptors).  BM25
 (Robertson's, with Lucene's positive idf, ``k1 = 1.2``, ``b = 0.75``) scores each candidate
 by the question's content words it holds, rarer words weighing more.  The words are
 :data:`scwo_np.text.WORD` words, lower case, not :data:`~scwo_np.text.STOPWORDS`, stemmed
-(:func:`scwo_np.text.stem`), so "parsing" finds "parses".  Document frequencies are counted
+(:func:`scwo_np.text.stem`), so "parsing" finds "parses"; numbers and symbols are not words
+here ("``-22 // 10``" holds none, "``sha256``" is "sha").  Document frequencies are counted
 over the candidates themselves: the retrieved set is the collection, as in a reranker.
 
 :func:`lexical_relevance` gives each candidate its BM25 over the best candidate's (chunk

@@ -62,6 +62,7 @@ from ._units import (
     SHORT_COST,
     Units,
     assemble,
+    candidate_units,
     neighbour_lift,
     short_units,
     spread_over_texts,
@@ -75,7 +76,9 @@ __all__ = ["GRANULARITIES", "ORDERS", "TextSelection", "arrange", "select_texts"
 #: that fits is kept if it fills more than MMR's picks for the whole budget cut to fit (the last
 #: pick dropped until the context fits), which are kept otherwise (see :func:`_fit`).  On the six
 #: tuning sources of issue 43 (``len(text) // 4``, sentences, 200/400/800 tokens) the context held
-#: 99.3% of the budget where the cut picks held 96.3%.
+#: 99.3% of the budget where the cut picks held 96.3%.  Also how many times it runs again with
+#: the room raised, when the context is counted at less than MMR paid for its pieces (the
+#: estimate rounds each piece up).
 REFITS = 4
 
 #: Registry of layouts of the selected texts (``order=``): name -> what it does.
@@ -108,9 +111,9 @@ class TextSelection:
     ranks : ndarray of int64
         Each one's place in MMR's pick order (0 = picked first).
     relevance : ndarray of float64
-        Each one's relevance to the query: its cosine similarity, plus ``lexical`` times its
-        share of the question's words (BM25) when the question is text and ``granularity="chunk"``;
-        with sentences, its text's cosine.
+        Each one's relevance to the query: its cosine similarity, plus ``lexical`` times its BM25
+        against the question's words over the best text's when the question is text and
+        ``granularity="chunk"``; with sentences, its text's cosine.
     budget : int
         The token budget it was selected under.
     token_counter, embedder : str
@@ -300,7 +303,8 @@ def select_texts(
     context is then counted again, and should a counter whose counts do not add up (BPE merging
     across a join, ``len(text) // 4`` rounding each piece down) put it over, MMR runs again with
     the room lowered by the overflow, or the last-picked text is dropped until it fits,
-    whichever holds more.
+    whichever holds more; should it count the context at less than MMR paid for its pieces (the
+    estimate rounds each piece up), MMR runs again with the difference added, while that fits.
 
     Parameters
     ----------
@@ -357,7 +361,7 @@ def select_texts(
         ``lexical`` times its text's share of the question's BM25 weight (its BM25 over the most a
         text could score), so a unit of a text that holds the question's rare words rises, and
         a question whose words no text holds moves nothing.  0: the embedding's relevance alone
-        (then, at chunk level, exactly :func:`~scwo_np.mmr_select`).  A question given as a
+        (then, at chunk level and with counts that add up, exactly :func:`~scwo_np.mmr_select`).  A question given as a
         vector has no words: the embedding's relevance alone.  Default: 0.05 for chunks, 0.2 for
         sentences, chosen by leave-one-source-out on documentation sources (the text guide has
         the figures).
@@ -480,7 +484,10 @@ def select_texts(
             used = int(costs[idx].sum()) + sep * max(len(idx) - 1, 0)
         return (idx, gains, rel, pos, context), used
 
-    (idx, gains, rel, pos, context), used = _fit(lay_out, budget, budget + sep)
+    def paid(state) -> int:
+        return int(unit_costs[state[0]].sum()) - sep if state[0].size else 0
+
+    (idx, gains, rel, pos, context), used = _fit(lay_out, budget, budget + sep, paid)
     idx, gains, rel = idx[pos], gains[pos], rel[pos]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
@@ -495,18 +502,33 @@ def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.floa
     return _dot.query_cosines(np.asarray(E)[idx], q)[0]
 
 
-def _fit(lay_out: Callable, budget: int, room: int) -> tuple[tuple, int]:
+def _fit(lay_out: Callable, budget: int, room: int, paid: Callable) -> tuple[tuple, int]:
     """The selection whose joined context, counted again, is within ``budget``.
 
     ``lay_out(room)`` selects for ``room`` tokens (texts or units with their joins) and returns
     ``(state, used)``, ``state[0]`` the picks in pick order and ``used`` the joined context's
-    tokens; ``lay_out(None, state)`` is ``state`` without its last pick.  Within the budget:
-    that selection.  Over (a counter whose counts do not add up): MMR's picks for the whole room
-    cut to fit (the last pick dropped until the context fits), or MMR's picks for a room lowered
-    by the overflow, again up to :data:`REFITS` times, should they fit and fill more.
+    tokens; ``lay_out(None, state)`` is ``state`` without its last pick; ``paid(state)`` is what
+    MMR counted the picks at, less one join (what ``used`` is for a counter whose counts add up).
+
+    * Over the budget (a counter whose counts do not add up: ``len(text) // 4`` rounds each piece
+      down, BPE merges across a join): MMR's picks for the whole room cut to fit (the last pick
+      dropped until the context fits), or MMR's picks for a room lowered by the overflow, again
+      up to :data:`REFITS` times, should they fit and fill more.
+    * Within it, but counted at less than MMR paid (the estimate rounds each piece up, and the
+      joined context is shorter than its pieces' sum): MMR again with the room raised by the
+      difference, up to :data:`REFITS` times, while that fits and fills more.  With counts that add
+      up nothing is paid for twice, and the selection is MMR's for the room, as it was.
     """
     state, used = lay_out(room)
     if used <= budget:
+        for _ in range(REFITS):
+            spare = min(paid(state) - used, budget - used)
+            if spare <= 0:
+                break
+            more, more_used = lay_out(room + spare)
+            if more_used > budget or more_used <= used:
+                break
+            room, state, used = room + spare, more, more_used
         return state, used
     cut, cut_used = state, used
     while cut_used > budget and cut[0].size:
@@ -610,10 +632,16 @@ def _select_sentences(
     if lam == "auto":  # from the retrieved texts' relevance and, given as text, the question
         lam = _rule(text_rel, query if isinstance(query, str) else None)
 
+    # The candidates: a unit said twice (a sentence two texts share) once, where it is most
+    # relevant; a unit with no word ("2.", "---") never: it means nothing out of its text.
+    cand = candidate_units(units.texts, rel)
+    E_cand, rel_cand, costs_cand = E_units[cand], rel[cand], unit_costs[cand]
+
     def lay_out(room: int | None, got=None):
         """MMR's picks for ``room`` (or ``got`` without its last pick), laid out and counted."""
         if got is None:
-            picks, gains = mmr_with_relevance(E_units, rel, unit_costs, room, lam=lam, method=method)
+            picks, gains = mmr_with_relevance(E_cand, rel_cand, costs_cand, room, lam=lam, method=method)
+            picks = cand[picks]
         else:
             picks, gains = got[0][:-1], got[1][:-1]
         parts = assemble(texts, units, picks, joint)
@@ -627,7 +655,10 @@ def _select_sentences(
         used = int(count_tokens([context], counter)[0]) if context else 0
         return (picks, gains, parts, first, idx, pos, context), used
 
-    (_, _, parts, first, idx, pos, context), used = _fit(lay_out, budget, budget + extra)
+    def paid(state) -> int:
+        return int(unit_costs[state[0]].sum()) - extra if state[0].size else 0
+
+    (_, _, parts, first, idx, pos, context), used = _fit(lay_out, budget, budget + extra, paid)
     tokens = count_tokens([parts[i][0] for i in idx.tolist()], counter)
     return TextSelection(
         idx, [parts[i][0] for i in idx.tolist()], tokens,

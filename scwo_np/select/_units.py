@@ -19,13 +19,16 @@
    these, so two units of one text are partly redundant even when their sentences differ.
 3. **Selection.** Budgeted MMR over the units (:func:`~scwo_np.select._mmr.mmr_with_relevance`,
    the kernels of :func:`~scwo_np.mmr_select`) under the one budget, each unit costing its
-   tokens plus those of the separator that may precede it.
+   tokens plus those of the separator that may precede it; a unit said twice (a sentence two
+   texts share) is a candidate once, where it is most relevant, and a unit with no word ("2.",
+   "---") is none (:func:`candidate_units`).
 4. **Layout.** Each text's kept units come out in their original order, as one text; two
    units that were adjacent in the text keep the text between them, others are joined by a
    space or, with ``elision="…"``, by `` … ``.  Texts follow ``order``.  The joined texts are
    counted again; should any counter make them longer than the budget (a counter whose
    counts do not add up), MMR runs again with less room, or the last-picked unit is dropped
-   until they fit, whichever holds more (``_texts._fit``).
+   until they fit, whichever holds more; should it count them at less than MMR paid (the
+   estimate rounds each unit up), MMR runs again with the difference added (``_texts._fit``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from numpy.typing import NDArray
 
 from .._registry import Registry
 from .._sentences import units_and_sentences
+from ..text import find_words
 
 __all__ = [
     "GRANULARITIES",
@@ -49,6 +53,7 @@ __all__ = [
     "SHORT_WORDS",
     "Units",
     "assemble",
+    "candidate_units",
     "neighbour_lift",
     "short_units",
     "spread_over_texts",
@@ -100,6 +105,20 @@ NEIGHBOUR = 0.3
 #: leave-one-source-out (``python -m scwo_evals.relevance``; the text guide has the figures).
 SHORT_WORDS = 7
 SHORT_COST = 0.03
+
+
+def candidate_units(texts: Sequence[str], rel: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The units MMR chooses from, in order: not one with no :data:`~scwo_np.text.WORD` word (a
+    list number, a rule), and of units whose texts are the same but for white space only the most
+    relevant (the first of equals): a sentence two retrieved texts share is said once."""
+    best: dict[str, int] = {}
+    for u, t in enumerate(texts):
+        if not find_words(t):
+            continue
+        key = " ".join(t.split())
+        if key not in best or rel[u] > rel[best[key]]:
+            best[key] = u
+    return np.asarray(sorted(best.values()), dtype=np.int64)
 
 
 def short_units(texts: Sequence[str]) -> NDArray[np.bool_]:

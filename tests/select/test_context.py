@@ -107,7 +107,9 @@ def _refit(E, q, texts, counter, budget, separator="\n\n"):
     """The documented rule, plainly: MMR's picks for the room, counted joined.  Over the budget:
     those picks cut to fit (the last dropped until the context fits), or MMR's picks for the room
     lowered by the overflow (again, REFITS times at most), the first of these that fits, should it
-    hold more tokens than the cut picks."""
+    hold more tokens than the cut picks.  Within it but counted at less than MMR paid (the picks'
+    costs less one separator): MMR's picks for the room raised by the difference (at most what is
+    left of the budget), again REFITS times at most, while they fit and hold more."""
     s = int(counter(separator))
     costs = count_tokens(texts, counter) + s
 
@@ -117,6 +119,15 @@ def _refit(E, q, texts, counter, budget, separator="\n\n"):
     room = budget + s
     picks = mmr_select(E, q, costs, room).tolist()
     if used(picks) <= budget:
+        for _ in range(REFITS):
+            paid = int(sum(costs[i] for i in picks)) - s if picks else 0
+            spare = min(paid - used(picks), budget - used(picks))
+            if spare <= 0:
+                break
+            more = mmr_select(E, q, costs, room + spare).tolist()
+            if used(more) > budget or used(more) <= used(picks):
+                break
+            room, picks = room + spare, more
         return picks
     cut = list(picks)
     while used(cut) > budget:
@@ -141,6 +152,49 @@ def test_a_counter_that_does_not_add_up_selects_again_with_less_room(sample, cou
                        token_counter=counter)  # fmt: skip
     assert sel.indices.tolist() == want
     assert sel.context_tokens == (counter(sel.context) if sel.context else 0) <= budget
+
+
+def _estimate(text):
+    return int(count_tokens([text])[0])
+
+
+def test_a_counter_that_counts_the_context_at_less_selects_again_with_more_room(sample):
+    """The estimate rounds each piece up and the separator costs a token, so the joined context
+    counts less than MMR paid: selecting again with the difference fills more of the budget,
+    never less, and stays within it (the documented rule, written out in ``_refit``)."""
+    texts = list(sample.texts[:60])
+    E, q = sample.embeddings[:60], sample.query_embeddings[0]
+    s = _estimate("\n\n")
+    fuller = 0
+    for budget in range(40, 1200, 53):
+        sel = select_texts(
+            texts, q, budget, embedder=lambda ts: E[[texts.index(t) for t in ts]], embeddings=E
+        )
+        before = mmr_select(E, q, count_tokens(texts) + s, budget + s).tolist()
+        used = _estimate("\n\n".join(texts[i] for i in before)) if before else 0
+        assert sel.indices.tolist() == _refit(E, q, texts, _estimate, budget)
+        assert used <= sel.context_tokens == _estimate(sel.context) <= budget
+        fuller += sel.context_tokens > used
+    assert fuller  # more of the budget held at some budgets
+
+
+def test_sentences_fill_more_of_the_budget_the_estimate_leaves(sample, monkeypatch):
+    """Sentences under the estimate: the context holds at least what it held without selecting
+    again, more at some budgets, and never more than the budget."""
+    from scwo_np.select import _texts
+
+    texts = list(sample.texts[:30])
+    query = sample.queries[0]
+    fills = {}
+    shipped = _texts.REFITS
+    for refits in (shipped, 0):
+        monkeypatch.setattr(_texts, "REFITS", refits)
+        fills[refits] = [
+            select_texts(texts, query, budget, granularity="sentence").context_tokens
+            for budget in (90, 250, 600)
+        ]
+    assert all(a >= b for a, b in zip(fills[shipped], fills[0], strict=True))
+    assert fills[shipped] != fills[0] and max(fills[shipped]) <= 600
 
 
 def test_selecting_again_fills_at_least_as_much_as_dropping_picks(sample):

@@ -84,23 +84,30 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
         assert set(spans) <= set(sentence_units(CHUNKS[i]))
 
 
+#: CHUNKS and a text that repeats two of their sentences and holds a unit with no word.
+REPEATS = [*CHUNKS, "Tuples are immutable.\n\n42.\n\nUse a tuple as a key.  See also: 7."]
+
+
+@pytest.mark.parametrize("chunks", [CHUNKS, REPEATS], ids=["chunks", "repeats"])
 @pytest.mark.parametrize("lexical", [None, 0.3])  # None: the sentences' default (LEXICAL["sentence"])
 @pytest.mark.parametrize(
     "lam, w, budget", [(0.6, 0.5, 25), (0.7, 0.5, 12), (1.0, 0.3, 40), (0.0, 1.0, 30), (0.5, 0.0, 18)]
 )
-def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(lam, w, budget, lexical):
-    """The reference: units by sentence_units; a unit's vector is the sum of its sentences' unit
+def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
+    lam, w, budget, lexical, chunks
+):
+    """The reference: units by sentence_units (a repeated unit once, none without a word); a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
     * (its text's share of the question's BM25 weight) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
     vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
     emb = Letters()
-    sel = select_texts(CHUNKS, "read json file", budget, granularity="sentence", embedder=emb,
+    sel = select_texts(chunks, "read json file", budget, granularity="sentence", embedder=emb,
                        token_counter=words, lam=lam, sentence_weight=w, order="original", lexical=lexical)  # fmt: skip
     q = Letters()(["read json file"])[0]
     units, U, rel, costs, bests = [], [], [], [], []
-    for i, t in enumerate(CHUNKS):
+    for i, t in enumerate(chunks):
         sents = split_sentences(t)
         for a, b in sentence_units(t):
             vecs = [Letters()([t[x:y]])[0] for x, y in sents if a <= x and y <= b]
@@ -117,20 +124,37 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
         rel[k] += NEIGHBOUR * max(0.0, max(near, default=bests[k]) - bests[k])
     lexical = LEXICAL["sentence"] if lexical is None else lexical
     # plus the question's words in the unit's text (its share of their BM25 weight)
-    share = naive.question_share(CHUNKS, "read json file")
+    share = naive.question_share(chunks, "read json file")
     rel = [r + lexical * share[i] for r, (i, _, _) in zip(rel, units, strict=True)]
     # minus the length cost: its tokens over the mean unit's
-    own = [words(CHUNKS[i][a:b]) for i, a, b in units]
+    own = [words(chunks[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
     # minus the short-unit cost: fewer than SHORT_WORDS words split on white space
     rel = [
-        r - SHORT_COST * (len(CHUNKS[i][a:b].split()) < SHORT_WORDS)
+        r - SHORT_COST * (len(chunks[i][a:b].split()) < SHORT_WORDS)
         for r, (i, a, b) in zip(rel, units, strict=True)
     ]
     # each vector at unit length, with SAME_TEXT on an axis of its own text
-    U = [[x / naive.norm(u) for x in u] + [SAME_TEXT * (k == i) for k in range(len(CHUNKS))]
+    U = [[x / naive.norm(u) for x in u] + [SAME_TEXT * (k == i) for k in range(len(chunks))]
          for u, (i, _, _) in zip(U, units, strict=True)]  # fmt: skip
-    picks, _ = naive.mmr_with_relevance(U, rel, costs, budget, lam=lam)
+    # the candidates: no unit without a letter; of units equal but for white space, the most
+    # relevant (the first of equals)
+    import re
+
+    cand = []
+    for k, (i, a, b) in enumerate(units):
+        text = " ".join(chunks[i][a:b].split())
+        if not re.search(r"[^\W\d_]", text):
+            continue
+        same = [j for j in cand if " ".join(chunks[units[j][0]][units[j][1] : units[j][2]].split()) == text]
+        if not same:
+            cand.append(k)
+        elif rel[k] > rel[same[0]]:
+            cand[cand.index(same[0])] = k
+    cand.sort()
+    got, _ = naive.mmr_with_relevance([U[k] for k in cand], [rel[k] for k in cand], [costs[k] for k in cand],
+                                      budget, lam=lam)  # fmt: skip
+    picks = [cand[k] for k in got]
     want = {}
     for k in picks:
         i, a, b = units[k]
@@ -193,3 +217,13 @@ def test_non_string_items_are_a_type_error():
 def test_a_bad_query_vector_is_named(query, match):
     with pytest.raises(ValueError, match=match):
         select_texts(CHUNKS, query, 10, granularity="sentence", embedder=Letters())
+
+
+def test_a_repeated_sentence_is_said_once_and_a_unit_with_no_word_never():
+    """Two texts share "Tuples are immutable." and "Use a tuple as a key.": each is kept once
+    at most; "42." (no word) is not kept even when everything else fits."""
+    sel = select_texts(REPEATS, "read json file", 10_000, granularity="sentence", embedder=Letters(),
+                       token_counter=words)  # fmt: skip
+    assert sel.context.count("Tuples are immutable.") == 1
+    assert sel.context.count("Use a tuple as a key.") == 1
+    assert "42." not in sel.context and "See also: 7." in sel.context
