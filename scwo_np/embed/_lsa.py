@@ -69,7 +69,10 @@ class LSAEmbedder:
         try:
             X = self.vectorizer.fit_transform(corpus)
         except ValueError:
-            raise ValueError("corpus has no words to fit on (only stop words or punctuation).") from None
+            raise ValueError(
+                "corpus has no words to fit on: LSA reads words of two or more letters or digits, and these "
+                "texts hold none (only one-letter words, punctuation or white space)."
+            ) from None
         if X.shape[1] < 2:
             raise ValueError("corpus has fewer than 2 distinct words; an LSA space needs more text.")
         k = max(1, min(dim, X.shape[0] - 1, X.shape[1] - 1))
