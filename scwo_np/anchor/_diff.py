@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from .._lexical import lexical_relevance
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
-from ._records import RecordsFit
+from ._records import PART_MIN, PART_SHARE, RecordsFit
 from ._store import CrushStore, _crush_key, array_key, json_strings
 
 __all__ = ["Diff", "fit_diff", "split_diff"]
@@ -41,9 +41,6 @@ _RANGE = re.compile(r"-\d+(?:,(\d+))?")
 #: hunks must make for it to be read as a diff.  The text before may be longer than the diff only
 #: when it is a commit (``commit <hash>`` or ``From <hash>``, as git writes them).
 DIFF_SHARE = 0.5
-#: Room left after the whole hunks, in tokens and as a share of the budget, from which the next
-#: hunk's first lines are shown (cut at a line; the hunk is stored whole).
-PART_MIN, PART_SHARE = 48, 0.15
 #: The most tokens of one stored part of a hunk: a longer hunk is stored in parts, so that
 #: ``retrieve_dropped`` (1,000 tokens a page by default) can give it back.
 PART_TOKENS = 400

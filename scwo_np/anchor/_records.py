@@ -74,6 +74,9 @@ _MATCH_CHARS = 300
 _CONFIG = AnchorConfig()
 #: At most this many crushes while searching for the record count.
 _MAX_TRIES = 14
+#: Room left after the whole records (or hunks), in tokens and as a share of the budget, from which
+#: the first lines of one more are shown, cut at a line and marked so; it stays stored whole.
+PART_MIN, PART_SHARE = 48, 0.15
 
 
 @dataclass(frozen=True)
@@ -477,6 +480,53 @@ def records_marker(
     return text + "]"
 
 
+def _part(idx, text, t, budget, recs, costs, render, *, stored: bool) -> tuple[str, int]:
+    """The room the whole records left, when it is at least :data:`PART_MIN` tokens and
+    :data:`PART_SHARE` of the budget: the first lines of the newest record left out that could not
+    fit whole, cut at a line (a first line longer than the room cut at a character), with a note
+    (which sends the reader to ``retrieve_dropped`` when the records are ``stored``); the record is
+    still left out (and stored) whole.  Else the text as it was."""
+    if budget - t < max(PART_MIN, PART_SHARE * budget):
+        return text, t
+    kept = set(idx.tolist())
+    left = [
+        i for i in np.argsort(-recs.rank, kind="stable").tolist() if i not in kept and costs[i] > budget - t
+    ]
+    if not left:
+        return text, t
+    i = left[0]
+    lines = recs.records[i].splitlines(keepends=True)
+
+    def shown(k: int, chars: int | None = None) -> tuple[str, int]:
+        first = "".join(lines[:k]) if chars is None else lines[0][:chars]
+        if not first.endswith("\n"):
+            first += "\n"
+        back = "; retrieve_dropped gives it whole" if stored else ""
+        note = f"[scwo: record {i} cut after {k} of {len(lines)} lines{back}]\n"
+        if chars is not None:
+            note = f"[scwo: record {i} cut after {chars} of {len(recs.records[i])} characters{back}]\n"
+        return render(idx, (i, first + note))
+
+    lo, hi, best = 0, len(lines), (text, t)  # the most whole lines that fit (never all of them)
+    while hi - lo > 1:
+        k = (lo + hi) // 2
+        got = shown(k)
+        if got[1] <= budget:
+            lo, best = k, got
+        else:
+            hi = k
+    if lo == 0:  # not even the first line: its first characters
+        lo, hi = 0, len(lines[0])
+        while hi - lo > 1:
+            c = (lo + hi) // 2
+            got = shown(1, c)
+            if got[1] <= budget:
+                lo, best = c, got
+            else:
+                hi = c
+    return best
+
+
 def _fill(idx, text, t, budget, rank, costs, render, tries: int = 24):
     """The room the crush left (its sizes are searched, not its tokens): the newest dropped records that
     still fit, added one by one, newest first, while they do (at most ``tries`` renders)."""
@@ -505,7 +555,8 @@ def fit_records(
     what: str = "records",
 ) -> RecordsFit:
     """``recs`` within ``budget`` tokens: the head, the records a crush of records in time order
-    keeps (errors, the newest, a spread), verbatim and in order, and the marker line.
+    keeps (errors, the newest, a spread), verbatim and in order, and the marker line; in the room
+    left, the first lines of the newest record too long to keep whole, marked as cut.
 
     The largest number of records whose text fits is searched from the records' own token
     counts (a few crushes); the marker lists the dropped positions when it fits with them, else
@@ -575,8 +626,13 @@ def fit_records(
         query = ""  # nothing matches it: the crushes need not look for it again
     tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
 
-    def render(idx: NDArray[np.int64]) -> tuple[str, int]:
-        body = recs.head + "".join(recs.records[i] for i in idx.tolist())
+    def render(idx: NDArray[np.int64], part: tuple[int, str] | None = None) -> tuple[str, int]:
+        """The head, the records ``idx`` and ``part`` (record ``i``'s first lines, with their
+        note) in order, and the marker."""
+        shown = [(i, recs.records[i]) for i in idx.tolist()]
+        if part is not None:
+            shown = sorted([*shown, part])
+        body = recs.head + "".join(r for _, r in shown)
         if idx.size == n:
             return body, count(body)
         key = _crush_key(akey, idx) if akey is not None else None
@@ -626,6 +682,7 @@ def fit_records(
             f"they were left out take {t} tokens; give budget >= {t}."
         )
     text, t, idx = _fill(idx, text, t, budget, recs.rank, costs, render)
+    text, t = _part(idx, text, t, budget, recs, costs, render, stored=store is not None)
     key = None
     if store is not None and idx.size < n:
         key = store.put(pieces, kept=idx)

@@ -151,3 +151,27 @@ def test_a_record_longer_than_the_budget_does_not_empty_the_text():
     assert 900 < fit.tokens <= 1000 and 0 not in fit.kept.tolist() and 1 in fit.kept.tolist()
     back = store.retrieve(fit.key)
     assert recs.records[0] in back  # the long one is stored
+
+
+def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
+    """Seven commits, the newest with a 3,000-token message: the six others are kept whole, and the
+    room they leave shows the newest's first lines, marked as cut; it is still left out whole."""
+    msg = "".join(f"    line {i} of a very long commit message with many words in it.\n" for i in range(300))
+    log = "".join(
+        f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{59 - i:02d}:00 2026 +0000\n\n"
+        + (msg if i == 0 else f"    fix {i}\n")
+        + "\n"
+        for i in range(7)
+    )
+    recs = split_records(log)
+    store = CrushStore(":memory:")
+    fit = fit_records(recs, 1000, store=store)
+    assert fit.kept.tolist() == [1, 2, 3, 4, 5, 6] and 900 < fit.tokens == count_tokens([fit.text])[0] <= 1000
+    shown, note = fit.text.split("[scwo: record 0 cut after ")
+    assert recs.records[0].startswith(shown) and shown.startswith("commit " + "0" * 40)
+    lines = len(recs.records[0].splitlines())
+    assert note.split(" ", 1)[0].isdigit() and f"of {lines} lines; retrieve_dropped gives it whole]" in note
+    assert store.retrieve(fit.key) == [recs.records[0]]  # still left out, whole
+    assert fit_records(recs, 130).text.count("[scwo: record 0 cut after") == 0  # no room: nothing cut
+    alone = fit_records(recs, 1000)  # no store: the note does not send anyone to retrieve_dropped
+    assert "[scwo: record 0 cut after " in alone.text and "gives it whole" not in alone.text
