@@ -1383,9 +1383,9 @@ def nuance_pattern_flags(text):
     return flags
 
 
-def lexical_relevance(docs, query):
-    """``select_texts``' lexical signal written out: BM25 of each doc against the question's
-    content stems (df over the docs, length = every word), over the best doc's (0 when none)."""
+def _question_and_docs(docs, query):
+    """The question's distinct content stems, and each doc's words stemmed (a stop word as "":
+    it takes its place in the length and matches no term)."""
     import re
 
     from scwo_np.text import STOPWORDS, stem
@@ -1395,9 +1395,15 @@ def lexical_relevance(docs, query):
     for w in re.findall(word, query.lower()):
         if w not in STOPWORDS and stem(w) not in terms:
             terms.append(stem(w))
-    # a stop word takes its place in the length and matches no term
     words = [[stem(w) if w not in STOPWORDS else "" for w in re.findall(word, d.lower())] for d in docs]
-    scores = bm25(words, [t for t in terms if t])
+    return terms, words
+
+
+def lexical_relevance(docs, query):
+    """``select_texts``' lexical signal written out: BM25 of each doc against the question's
+    content stems (df over the docs, length = every word), over the best doc's (0 when none)."""
+    terms, words = _question_and_docs(docs, query)
+    scores = bm25(words, terms)
     top = max(scores, default=0.0)
     return [s / top if top > 0 else 0.0 for s in scores]
 
@@ -1406,16 +1412,7 @@ def question_share(docs, query):
     """Sentence selection's lexical signal written out: each doc's BM25 against the question's
     content stems (df over the docs) over (k1 + 1) times the sum of those stems' idf (a stem no
     doc holds counts too); all 0 when the question has no content word."""
-    import re
-
-    from scwo_np.text import STOPWORDS, stem
-
-    word = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
-    terms = []
-    for w in re.findall(word, query.lower()):
-        if w not in STOPWORDS and stem(w) not in terms:
-            terms.append(stem(w))
-    words = [[stem(w) if w not in STOPWORDS else "" for w in re.findall(word, d.lower())] for d in docs]
+    terms, words = _question_and_docs(docs, query)
     n = len(docs)
     total = 0.0
     for t in terms:

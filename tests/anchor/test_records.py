@@ -134,18 +134,22 @@ def test_budget_newest_errors_and_retrieval_hold_on_any_log(case, budget):
     assert back == [recs.records[i] for i in range(n) if i not in kept]  # exactly what was dropped
 
 
+def _long_newest(n):
+    """A ``git log`` of ``n`` commits, the newest with a 3,000-token message."""
+    msg = "".join(f"    line {i} of a very long commit message with many words in it.\n" for i in range(300))
+    return "".join(
+        f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{59 - i:02d}:00 2026 +0000\n\n"
+        + (msg if i == 0 else f"    fix {i}\n")
+        + "\n"
+        for i in range(n)
+    )
+
+
 def test_a_record_longer_than_the_budget_does_not_empty_the_text():
     """The newest commit's message is 3,000 tokens: it cannot be kept whole, and the crush fills the
     budget with the others (it used to keep the newest in every size tried, and left 3/4 of the
     budget empty)."""
-    msg = "".join(f"    line {i} of a very long commit message with many words in it.\n" for i in range(300))
-    log = "".join(
-        f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{59 - i:02d}:00 2026 +0000\n\n"
-        + (msg if i == 0 else f"    fix {i}\n")
-        + "\n"
-        for i in range(50)
-    )
-    recs = split_records(log)
+    recs = split_records(_long_newest(50))
     store = CrushStore(":memory:")
     fit = fit_records(recs, 1000, store=store)
     assert 900 < fit.tokens <= 1000 and 0 not in fit.kept.tolist() and 1 in fit.kept.tolist()
@@ -156,14 +160,7 @@ def test_a_record_longer_than_the_budget_does_not_empty_the_text():
 def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
     """Seven commits, the newest with a 3,000-token message: the six others are kept whole, and the
     room they leave shows the newest's first lines, marked as cut; it is still left out whole."""
-    msg = "".join(f"    line {i} of a very long commit message with many words in it.\n" for i in range(300))
-    log = "".join(
-        f"commit {i:040x}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:{59 - i:02d}:00 2026 +0000\n\n"
-        + (msg if i == 0 else f"    fix {i}\n")
-        + "\n"
-        for i in range(7)
-    )
-    recs = split_records(log)
+    recs = split_records(_long_newest(7))
     store = CrushStore(":memory:")
     fit = fit_records(recs, 1000, store=store)
     assert fit.kept.tolist() == [1, 2, 3, 4, 5, 6] and 900 < fit.tokens == count_tokens([fit.text])[0] <= 1000
