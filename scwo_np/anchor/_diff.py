@@ -13,7 +13,7 @@ left without a hunk are named on one line with their added and removed lines (or
 header says: renamed, binary, deleted, new, mode), and a marker line says how many hunks were
 left out and the key under which ``retrieve_dropped`` gives back everything not shown, each hunk
 under its file's header so it reads on its own (a long one, or a long commit message, in parts
-of at most :data:`PART_TOKENS`).
+of at most :data:`~scwo_np.anchor._records.PART_TOKENS`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from .._lexical import lexical_relevance
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
-from ._records import PART_MIN, PART_SHARE, RecordsFit
+from ._records import PART_MIN, PART_SHARE, RecordsFit, _split_lines
 from ._store import CrushStore, _crush_key, array_key, json_strings
 
 __all__ = ["Diff", "fit_diff", "split_diff"]
@@ -41,9 +41,6 @@ _RANGE = re.compile(r"-\d+(?:,(\d+))?")
 #: hunks must make for it to be read as a diff.  The text before may be longer than the diff only
 #: when it is a commit (``commit <hash>`` or ``From <hash>``, as git writes them).
 DIFF_SHARE = 0.5
-#: The most tokens of one stored part of a hunk: a longer hunk is stored in parts, so that
-#: ``retrieve_dropped`` (1,000 tokens a page by default) can give it back.
-PART_TOKENS = 400
 #: The most of the budget kept for naming the files no hunk is shown of.
 LIST_SHARE = 0.2
 #: The most of the budget the text before the first file, or before a shown file (a commit of
@@ -209,29 +206,12 @@ def _changes(hunk: str) -> tuple[int, int]:
     return plus, minus
 
 
-def _split_lines(text: str, counter) -> list[str]:
-    """``text`` in pieces of at most :data:`PART_TOKENS` tokens, cut at line ends (a line that
-    long alone cut by characters); one piece when it is that short."""
-    if int(count_tokens([text], counter)[0]) <= PART_TOKENS:
-        return [text]
-    cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
-    pieces = [x[i : i + cap] for x in text.splitlines(keepends=True) for i in range(0, max(len(x), 1), cap)]
-    groups: list[list[str]] = [[]]
-    room = PART_TOKENS
-    for piece, c in zip(pieces, count_tokens(pieces, counter).tolist(), strict=True):
-        if groups[-1] and c > room:
-            groups.append([])
-            room = PART_TOKENS
-        groups[-1].append(piece)
-        room -= c
-    return ["".join(g) for g in groups]
-
-
 def _parts(diff: Diff, counter) -> tuple[list[str], list[int]]:
     """What the store keeps, and what each stored part is of: ``h`` for hunk ``h`` (under its
     file's header), ``n + f`` for file ``f``'s preamble, ``n + F + f`` for the header of a file
-    with no hunk, ``n + 2F`` for the head (``n`` hunks, ``F`` files).  A hunk or a text over
-    :data:`PART_TOKENS` is stored in parts of at most that many tokens, so that
+    with no hunk, ``n + 2F`` for the head, ``n + 2F + 1`` for the tail (``n`` hunks, ``F`` files).  A
+    hunk or a text over
+    :data:`~scwo_np.anchor._records.PART_TOKENS` is stored in parts of at most that many tokens, so that
     ``retrieve_dropped`` pages through any of them."""
     n, files = len(diff), len(diff.headers)
     out: list[str] = []
@@ -254,6 +234,8 @@ def _parts(diff: Diff, counter) -> tuple[list[str], list[int]]:
             add(_split_lines(diff.headers[f], counter), n + files + f, "", f"the header of {diff.path(f)}")
     if diff.head.strip():
         add(_split_lines(diff.head, counter), n + 2 * files, "", "the text before the diff")
+    if diff.tail.strip():
+        add(_split_lines(diff.tail, counter), n + 2 * files + 1, "", "the text after the diff")
     return out, of
 
 
@@ -357,10 +339,18 @@ def fit_diff(
         for f in range(files)
     ]
     preambles = [_cut(p, HEAD_SHARE * budget, counter) for p in diff.preambles]
+    tail = _cut(diff.tail, HEAD_SHARE * budget, counter) if diff.tail.strip() else ("", False)
 
-    def render(kept: list[int], part: tuple[int, int] | None, head: tuple[str, bool], names: bool):
+    def render(
+        kept: list[int],
+        part: tuple[int, int] | None,
+        head: tuple[str, bool],
+        names: bool,
+        after: bool = False,
+    ):
         """The head, the kept hunks under their preambles and headers (and ``part``: hunk ``h``'s
-        first ``k`` lines), the files with no hunk shown, the marker; and what is kept whole."""
+        first ``k`` lines), with ``after`` the text after the diff (``* Unmerged path x``), the
+        files with no hunk shown, the marker; and what is kept whole."""
         idx = np.asarray(sorted(kept), dtype=np.int64)
         out = [head[0]]
         whole = set(idx.tolist())
@@ -382,11 +372,17 @@ def fit_diff(
                 out.append(diff.hunks[h])
         others = sum(1 for x in diff.preambles if x.strip()) + bool(diff.head.strip())
         if len(whole) == n + others and files == len(has_hunks):
+            if diff.tail.strip():
+                whole.add(n + 2 * files + 1)
             body = "".join(out) + diff.tail
             return body, count(body), whole
         body = "".join(out)
         if body and not body.endswith("\n"):
             body += "\n"
+        if after and tail[0]:
+            body += tail[0] if tail[0].endswith("\n") else tail[0] + "\n"
+            if not tail[1]:
+                whole.add(n + 2 * files + 1)
         hidden = [f"{diff.path(f)} ({label[f]})" for f in range(files) if f not in shown]
         at = np.flatnonzero(np.isin(part_of_arr, sorted(whole)))
         key = _crush_key(akey, at) if akey is not None else None
@@ -406,7 +402,7 @@ def fit_diff(
                 )
             marker = f"[scwo: {left} of {n} hunks left out"
             if more > 0:
-                marker += f" (and {more} other {'part' if more == 1 else 'parts'}: commit text, file headers)"
+                marker += f" (and {more} other {'part' if more == 1 else 'parts'}: commit text, file headers, text after)"
             if key is not None:
                 marker += f'; retrieve_dropped with key "{key}" gives them back'
             text = body + line + marker + "]"
@@ -471,6 +467,10 @@ def fit_diff(
     ):  # more of a cut head, in the room left
         grown = _cut(diff.head, count(head[0]) + budget - t - 4, counter)
         text2, t2, whole2 = render(kept, part, grown, True)
+        if t2 <= budget:
+            text, t, whole, head = text2, t2, whole2, grown
+    if tail[0] and n + 2 * files + 1 not in whole:  # the text after the diff, in the room left
+        text2, t2, whole2 = render(kept, part, head, True, after=True)
         if t2 <= budget:
             text, t, whole = text2, t2, whole2
     idx = np.asarray(sorted(kept), dtype=np.int64)

@@ -77,6 +77,9 @@ _MAX_TRIES = 14
 #: Room left after the whole records (or hunks), in tokens and as a share of the budget, from which
 #: the first lines of one more are shown, cut at a line and marked so; it stays stored whole.
 PART_MIN, PART_SHARE = 48, 0.15
+#: The most tokens of one stored part of a record or a hunk: a longer one is stored in parts, so that
+#: ``retrieve_dropped`` (1,000 tokens a page by default) can give it back.
+PART_TOKENS = 400
 
 
 @dataclass(frozen=True)
@@ -480,10 +483,41 @@ def records_marker(
     return text + "]"
 
 
+def _split_lines(text: str, counter) -> list[str]:
+    """``text`` in pieces of at most :data:`PART_TOKENS` tokens, cut at line ends (a line that
+    long alone cut by characters); one piece when it is that short."""
+    if int(count_tokens([text], counter)[0]) <= PART_TOKENS:
+        return [text]
+    cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
+    pieces = [x[i : i + cap] for x in text.splitlines(keepends=True) for i in range(0, max(len(x), 1), cap)]
+    groups: list[list[str]] = [[]]
+    room = PART_TOKENS
+    for piece, c in zip(pieces, count_tokens(pieces, counter).tolist(), strict=True):
+        if groups[-1] and c > room:
+            groups.append([])
+            room = PART_TOKENS
+        groups[-1].append(piece)
+        room -= c
+    return ["".join(g) for g in groups]
+
+
+def _record_parts(records: Sequence[str], costs, counter) -> tuple[list[str], NDArray[np.int64]]:
+    """What the store keeps, and the record each stored part is of: a record of more than
+    :data:`PART_TOKENS` tokens in parts cut at line ends, each after the first headed by a note."""
+    out: list[str] = []
+    of: list[int] = []
+    for i, (record, c) in enumerate(zip(records, costs.tolist(), strict=True)):
+        pieces = [record] if c <= PART_TOKENS else _split_lines(record, counter)
+        for k, piece in enumerate(pieces):
+            out.append((f"[scwo: part {k + 1} of {len(pieces)} of record {i}]\n" if k else "") + piece)
+            of.append(i)
+    return out, np.asarray(of, dtype=np.int64)
+
+
 def _part(idx, text, t, budget, recs, costs, render, *, stored: bool) -> tuple[str, int]:
     """The room the whole records left, when it is at least :data:`PART_MIN` tokens and
     :data:`PART_SHARE` of the budget: the first lines of the newest record left out that could not
-    fit whole, cut at a line (a first line longer than the room cut at a character), with a note
+    fit whole, cut at a line (and, with room left, the next line cut at a character), with a note
     (which sends the reader to ``retrieve_dropped`` when the records are ``stored``); the record is
     still left out (and stored) whole.  Else the text as it was."""
     if budget - t < max(PART_MIN, PART_SHARE * budget):
@@ -495,17 +529,16 @@ def _part(idx, text, t, budget, recs, costs, render, *, stored: bool) -> tuple[s
     if not left:
         return text, t
     i = left[0]
-    lines = recs.records[i].splitlines(keepends=True)
+    lines = recs.records[i].rstrip().splitlines(keepends=True)  # (its blank lines at the end not counted)
+    back = "; retrieve_dropped gives it back in full" if stored else ""
 
-    def shown(k: int, chars: int | None = None) -> tuple[str, int]:
-        first = "".join(lines[:k]) if chars is None else lines[0][:chars]
+    def shown(k: int, chars: int = 0) -> tuple[str, int]:
+        """Record ``i``'s first ``k`` lines and ``chars`` characters of the next, with the note."""
+        first = "".join(lines[:k]) + (lines[k][:chars] if chars else "")
         if not first.endswith("\n"):
             first += "\n"
-        back = "; retrieve_dropped gives it whole" if stored else ""
-        note = f"[scwo: record {i} cut after {k} of {len(lines)} lines{back}]\n"
-        if chars is not None:
-            note = f"[scwo: record {i} cut after {chars} of {len(recs.records[i])} characters{back}]\n"
-        return render(idx, (i, first + note))
+        cut = f"{k} of {len(lines)} lines" + (f" and {chars} characters of the next" if chars else "")
+        return render(idx, (i, first + f"[scwo: record {i} cut after {cut}{back}]\n"))
 
     lo, hi, best = 0, len(lines), (text, t)  # the most whole lines that fit (never all of them)
     while hi - lo > 1:
@@ -515,15 +548,15 @@ def _part(idx, text, t, budget, recs, costs, render, *, stored: bool) -> tuple[s
             lo, best = k, got
         else:
             hi = k
-    if lo == 0:  # not even the first line: its first characters
-        lo, hi = 0, len(lines[0])
-        while hi - lo > 1:
-            c = (lo + hi) // 2
-            got = shown(1, c)
+    if lo < len(lines) and budget - best[1] >= PART_MIN // 2:  # room for the start of the next line
+        c_lo, c_hi = 0, len(lines[lo])
+        while c_hi - c_lo > 1:
+            c = (c_lo + c_hi) // 2
+            got = shown(lo, c)
             if got[1] <= budget:
-                lo, best = c, got
+                c_lo, best = c, got
             else:
-                hi = c
+                c_hi = c
     return best
 
 
@@ -603,13 +636,14 @@ def fit_records(
         return int(count_tokens([text], counter)[0])
 
     n = len(recs.records)
-    pieces = json_strings(recs.records)
+    costs = count_tokens(recs.records, counter)
+    parts, part_of = _record_parts(recs.records, costs, counter)
+    pieces = json_strings(parts)
     akey = array_key(pieces) if store is not None else None
     items = [
         {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}
         for r, lv, t in zip(recs.rank, recs.level, recs.records, strict=True)
     ]
-    costs = count_tokens(recs.records, counter)
     frame = count(recs.head)
     # A record longer than the room the budget leaves can never be kept whole: the crushes choose
     # among the others (else a huge newest record, which every crush keeps, left the text empty
@@ -635,7 +669,7 @@ def fit_records(
         body = recs.head + "".join(r for _, r in shown)
         if idx.size == n:
             return body, count(body)
-        key = _crush_key(akey, idx) if akey is not None else None
+        key = _crush_key(akey, np.flatnonzero(np.isin(part_of, idx))) if akey is not None else None
         sep = "" if not body or body.endswith("\n") else "\n"
         text = ""
         for ranges in (True, False):
@@ -685,5 +719,5 @@ def fit_records(
     text, t = _part(idx, text, t, budget, recs, costs, render, stored=store is not None)
     key = None
     if store is not None and idx.size < n:
-        key = store.put(pieces, kept=idx)
+        key = store.put(pieces, kept=np.flatnonzero(np.isin(part_of, idx)))
     return RecordsFit(text, t, idx, n, key)

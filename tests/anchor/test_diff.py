@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import CrushStore
-from scwo_np.anchor._diff import HEAD_SHARE, PART_TOKENS, _cut, _order, _parts, fit_diff, split_diff
+from scwo_np.anchor._diff import HEAD_SHARE, _cut, _order, _parts, fit_diff, split_diff
+from scwo_np.anchor._records import PART_TOKENS
 from scwo_np.tokens import as_token_counter, count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,6 +155,8 @@ def _check(text: str, budget: int, query: str = "") -> None:
     }
     if d.head and fit.text.startswith(d.head):
         whole.add(n + 2 * files)
+    if d.tail.strip() and d.tail in fit.text:  # the text after the diff, shown whole
+        whole.add(n + 2 * files + 1)
     dropped = [x for x, g in zip(parts, part_of, strict=True) if g not in whole]
     assert Counter(store.retrieve(fit.key)) == Counter(dropped)  # everything not shown, once
     for f in range(files):  # a file with no hunk shown is named (when the whole list fits)
@@ -222,6 +225,7 @@ def diffs(draw):
             ranges = " ".join(f"-{start},{old}" for old in olds)
             parts.append(f"{at} {ranges} +{start},{new} {at}\n" + "".join(m + w + "\n" for m, w in lines))
             start += max(olds) + 10
+    parts.append(draw(st.sampled_from(["", "* Unmerged path gone.txt\n"])))  # git diff in a conflict
     return "".join(parts)
 
 
@@ -329,3 +333,25 @@ def test_files_with_no_hunk_say_what_their_header_says_and_come_back():
     back = store.retrieve(fit.key)
     assert d.headers[0] in back and d.headers[1] in back
     _check(text, 200)
+
+
+def test_the_text_after_the_diff_is_shown_or_stored():
+    """``git diff`` in a merge conflict ends with ``* Unmerged path x`` after the last hunk: it is
+    shown when the room allows, and stored otherwise (it was neither)."""
+    body = "".join(
+        f"diff --cc f{i}.txt\nindex 1,2..0\n--- a/f{i}.txt\n+++ b/f{i}.txt\n@@@ -1,4 -1,4 +1,8 @@@\n"
+        + "".join(f"  line {j}\n" for j in range(2))
+        + "++<<<<<<< HEAD\n +main\n++=======\n+ side\n++>>>>>>> side\n  line 3\n"
+        for i in range(30)
+    )
+    text = body + "* Unmerged path m_gone.txt\n"
+    d = split_diff(text)
+    assert d.tail == "* Unmerged path m_gone.txt\n" and len(d) == 30
+    for budget in (60, 100, 400):
+        store = CrushStore(":memory:")
+        fit = fit_diff(d, budget, store=store)
+        shown = "* Unmerged path m_gone.txt" in fit.text
+        back = store.retrieve(fit.key)
+        assert shown != any("* Unmerged path m_gone.txt" in x for x in back)  # shown, or given back: once
+        _check(text, budget)
+    assert "* Unmerged path m_gone.txt" in fit_diff(d, 400).text  # room for it: shown

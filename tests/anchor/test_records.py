@@ -5,6 +5,7 @@ exactly what was left out."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np.anchor import CrushStore
-from scwo_np.anchor._records import chunk_records, fit_records, records_marker, split_records
+from scwo_np.anchor._records import PART_TOKENS, chunk_records, fit_records, records_marker, split_records
 from scwo_np.tokens import count_tokens
 
 GIT = "Commit history:\n" + "".join(
@@ -145,6 +146,18 @@ def _long_newest(n):
     )
 
 
+def _rejoined(parts):
+    """Stored parts of records, their notes dropped and each record's parts joined again."""
+    out = []
+    for x in parts:
+        m = re.match(r"\[scwo: part (\d+) of \d+ of record \d+\]\n", x)
+        if m and int(m.group(1)) > 1:
+            out[-1] += x[m.end() :]
+        else:
+            out.append(x)
+    return out
+
+
 def test_a_record_longer_than_the_budget_does_not_empty_the_text():
     """The newest commit's message is 3,000 tokens: it cannot be kept whole, and the crush fills the
     budget with the others (it used to keep the newest in every size tried, and left 3/4 of the
@@ -154,7 +167,8 @@ def test_a_record_longer_than_the_budget_does_not_empty_the_text():
     fit = fit_records(recs, 1000, store=store)
     assert 900 < fit.tokens <= 1000 and 0 not in fit.kept.tolist() and 1 in fit.kept.tolist()
     back = store.retrieve(fit.key)
-    assert recs.records[0] in back  # the long one is stored
+    assert recs.records[0] in _rejoined(back)  # the long one is stored, in parts a page can hold
+    assert all(count_tokens([x])[0] <= PART_TOKENS + 20 for x in back)
 
 
 def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
@@ -165,10 +179,11 @@ def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
     fit = fit_records(recs, 1000, store=store)
     assert fit.kept.tolist() == [1, 2, 3, 4, 5, 6] and 900 < fit.tokens == count_tokens([fit.text])[0] <= 1000
     shown, note = fit.text.split("[scwo: record 0 cut after ")
-    assert recs.records[0].startswith(shown) and shown.startswith("commit " + "0" * 40)
-    lines = len(recs.records[0].splitlines())
-    assert note.split(" ", 1)[0].isdigit() and f"of {lines} lines; retrieve_dropped gives it whole]" in note
-    assert store.retrieve(fit.key) == [recs.records[0]]  # still left out, whole
+    assert recs.records[0].startswith(shown.removesuffix("\n")) and shown.startswith("commit " + "0" * 40)
+    lines = len(recs.records[0].rstrip().splitlines())  # its blank lines at the end not counted
+    assert note.split(" ", 1)[0].isdigit() and f"of {lines} lines" in note
+    assert "; retrieve_dropped gives it back in full]" in note.split("\n", 1)[0]
+    assert _rejoined(store.retrieve(fit.key)) == [recs.records[0]]  # still left out, whole
     assert fit_records(recs, 130).text.count("[scwo: record 0 cut after") == 0  # no room: nothing cut
     alone = fit_records(recs, 1000)  # no store: the note does not send anyone to retrieve_dropped
-    assert "[scwo: record 0 cut after " in alone.text and "gives it whole" not in alone.text
+    assert "[scwo: record 0 cut after " in alone.text and "retrieve_dropped" not in alone.text
