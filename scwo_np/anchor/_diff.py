@@ -338,6 +338,17 @@ def fit_diff(
         or "no lines"
         for f in range(files)
     ]
+    # Several commits (git log -p): each file named with its commit, so one path changed by two
+    # commits reads as two changes, not one name twice.
+    commits, current = [], None  # file f's commit: the last one named before its header
+    for text in (diff.head, *diff.preambles[1:]):
+        for line in text.splitlines():
+            if _COMMIT.match(line.strip()):
+                current = line.strip().split()[1][:7]
+                break
+        commits.append(current)
+    if len({c for c in commits if c}) > 1:
+        label = [f"{commits[f]}, {label[f]}" if commits[f] else label[f] for f in range(files)]
     preambles = [_cut(p, HEAD_SHARE * budget, counter) for p in diff.preambles]
     tail = _cut(diff.tail, HEAD_SHARE * budget, counter) if diff.tail.strip() else ("", False)
 

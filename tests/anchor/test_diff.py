@@ -355,3 +355,20 @@ def test_the_text_after_the_diff_is_shown_or_stored():
         assert shown != any("* Unmerged path m_gone.txt" in x for x in back)  # shown, or given back: once
         _check(text, budget)
     assert "* Unmerged path m_gone.txt" in fit_diff(d, 400).text  # room for it: shown
+
+
+def test_files_of_several_commits_are_named_with_their_commit():
+    """``git log -p``: one path changed by three commits is named three times, each with its commit."""
+    log = "".join(
+        f"commit {c * 40}\nAuthor: A <a@b>\nDate:   today\n\n    change {c}\n\n"
+        f"diff --git a/big.txt b/big.txt\n--- a/big.txt\n+++ b/big.txt\n@@ -1,2 +1,2 @@\n-old {c}\n+new {c}\n ctx\n"
+        for c in "abc"
+    )
+    fit = fit_diff(split_diff(log), 100)
+    listed = fit.text.split("with no hunk shown: ", 1)[1].split("]", 1)[0]
+    assert listed == "big.txt (aaaaaaa, +1 -1), big.txt (bbbbbbb, +1 -1), big.txt (ccccccc, +1 -1)"
+    one = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"  # no commit: no commit named
+    assert (
+        "x (+1 -1), y (+1 -1)"
+        in fit_diff(split_diff(one + one.replace(" x", " y").replace("/x", "/y")), 30).text
+    )
