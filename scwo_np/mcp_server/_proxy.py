@@ -9,8 +9,8 @@
 * its resources, resource templates, prompts and completions, passed through;
 * each call forwarded with its progress notifications (the upstream's, sent on to the
   client) and cancelled with the client's request; the result, within the tool's budget,
-  by :func:`~scwo_np.mcp_server._shrink.shrink_result` (an error result and one that fits
-  pass as they are);
+  by :func:`~scwo_np.mcp_server._shrink.shrink_result` (one that fits passes as it is; an
+  error result's text is held to the budget too, and it stays an error);
 * the faults of :mod:`~scwo_np.mcp_server._upstream` as tool errors, and a result the proxy
   cannot shrink (a bug, or output it cannot read) passed on unchanged, with a warning.
 
@@ -384,7 +384,7 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
 
     def _over(result: Any, name: str) -> bool:
         """Whether the result needs the worker thread (its text blocks over the tool's budget)."""
-        if result.is_error or config.tool(name).mode == "off":
+        if config.tool(name).mode == "off":
             return False
         texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
         if not texts:

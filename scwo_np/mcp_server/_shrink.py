@@ -23,8 +23,8 @@
 
 Whatever was left out is stored (:class:`~scwo_np.anchor.CrushStore`) under the key the text
 names, so ``retrieve_dropped`` gives it back.  :func:`shrink_result` applies it to a
-``CallToolResult``: an error result, or one whose text blocks fit, comes back as the very
-same object.
+``CallToolResult``: one whose text blocks fit comes back as the very same object; an error
+result's text is held to the budget like any other's.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ MODES: Registry = Registry(
         "off": "never shrink: every result passes through unchanged",
     },
 )
-#: Sentences sentence selection weighs at most (see :func:`_pool`).
+#: Sentences sentence selection weighs at least, of a long text (see :func:`_pool`): more when twice as
+#: many as fill the budget, at the text's mean sentence, are more.
 PROSE_POOL = 240
 #: Buckets of the hashed TF-IDF vectors the sentences are compared by (:func:`scwo_np._lexical.hashed_tfidf`:
 #: no fitting; an LSA space fitted on the pool took 17 ms of the 20 a 100 KB result may cost).
@@ -298,17 +299,17 @@ def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
     return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
-def _pool(sents: list[str], query: str, lists: list[list[str]]) -> np.ndarray:
-    """Which sentences sentence selection weighs: all of them, or of a text longer than :data:`PROSE_POOL`
+def _pool(sents: list[str], query: str, lists: list[list[str]], size: int = PROSE_POOL) -> np.ndarray:
+    """Which sentences sentence selection weighs: all of them, or of a text longer than ``size``
     sentences the two thirds of that many that match the question best (BM25) and an even spread of the
     rest over the text (selection over every sentence of 100 KB would cost several times more)."""
     n = len(sents)
-    if n <= PROSE_POOL:
+    if n <= size:
         return np.arange(n, dtype=np.int64)
     rel = lexical_relevance(sents, query, lists)
-    top = np.argsort(-rel, kind="stable")[: 2 * PROSE_POOL // 3]
+    top = np.argsort(-rel, kind="stable")[: 2 * size // 3]
     top = top[rel[top] > 0]
-    spread = np.linspace(0, n - 1, PROSE_POOL - top.size).astype(np.int64)
+    spread = np.linspace(0, n - 1, size - top.size).astype(np.int64)
     return np.unique(np.concatenate([top.astype(np.int64), spread]))
 
 
@@ -375,7 +376,10 @@ def _shrink_prose(
     idx = np.empty(0, np.int64)
     out, t = render(idx)
     lists = word_lists(sents)
-    pool = _pool(sents, query, lists)  # all sentences, or for a long text the question's best and a spread
+    # All sentences, or for a long text the question's best and a spread: at least PROSE_POOL, and
+    # twice as many as fill the budget at the text's mean sentence, so a large budget is filled.
+    size = max(PROSE_POOL, int(np.ceil(2 * budget * n / max(before, 1))))
+    pool = _pool(sents, query, lists, size)
     sub = [sents[i] for i in pool.tolist()]
     # TF-IDF over the pool and the question, hashed: once, for every retry.
     vectors = hashed_tfidf([*(lists[i] for i in pool.tolist()), *word_lists([query])], PROSE_DIM)
@@ -498,15 +502,16 @@ def shrink_result(
 ) -> tuple[Any, Shrunk | None]:
     """A ``CallToolResult`` whose text blocks fit ``budget``, and what was done (None: nothing).
 
-    An error result, a result whose text blocks together fit, and ``mode="off"`` give back the
-    same object.  Otherwise the text blocks become one, within ``budget`` (:func:`shrink_text`),
+    A result whose text blocks together fit, and ``mode="off"``, give back the same object.
+    Otherwise (an error result too: a tool error whose text is a whole log is still read by the
+    model, so it is held to the budget, and stays an error) the text blocks become one, within ``budget`` (:func:`shrink_text`),
     the other blocks (images, resources) stay as they are, and the structured content, which
     no longer matches the text, becomes the crushed JSON when the text was that JSON, and is
     dropped otherwise, with a note in ``_meta["scwo_np/proxy"]``.
     """
     from mcp_types import TextContent
 
-    if result.is_error or mode == "off":
+    if mode == "off":
         return result, None
     blocks = [c for c in result.content if isinstance(c, TextContent)]
     if not blocks:

@@ -170,6 +170,10 @@ def test_shapes_progress_resources_and_prompts(tmp_path):
             items, positions = await _page_all(c, meta["key"])
             assert len(items) == 500 - meta["kept"] and all(f"seq={p} " in x or x.endswith(f"seq={p}\n")
                                                             for x, p in zip(items, positions, strict=True))  # fmt: skip
+            r = await c.call_tool("failing_logs", {"n": 500})  # an error is read too: within the budget
+            text, meta = _text(r), r.meta["scwo_np/proxy"]
+            assert r.is_error and meta["form"] == "records" and _tokens(text) <= 300 < meta["tokens_before"]
+            assert "write failed" in text and "seq=499" in text
             r = await c.call_tool("broken_json", {})  # not JSON after all: shrunk as text, no crash
             assert not r.is_error and _tokens(_text(r)) <= 300
             r = await c.call_tool("echo", {"text": "still here"})

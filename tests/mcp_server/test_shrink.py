@@ -81,11 +81,15 @@ def test_errors_and_the_newest_survive_the_json_crush():
     assert ROWS[77] in kept and ROWS[-1] in kept
 
 
-def test_a_result_within_budget_or_an_error_is_the_same_object():
+def test_a_result_within_budget_is_the_same_object_and_an_error_is_held_to_the_budget():
     r = CallToolResult(content=[TextContent(type="text", text="short")])
     assert shrink_result(r, 100) == (r, None)
+    small_err = CallToolResult(content=[TextContent(type="text", text="no such file")], is_error=True)
+    assert shrink_result(small_err, 100) == (small_err, None)
     err = CallToolResult(content=[TextContent(type="text", text=LOG)], is_error=True)
-    assert shrink_result(err, 100)[0] is err
+    out, s = shrink_result(err, 100)
+    assert out.is_error and s.form == "records" and _tokens(out.content[0].text) <= 100
+    assert "ERROR boom 100" in out.content[0].text
     big = CallToolResult(content=[TextContent(type="text", text=LOG)])
     assert shrink_result(big, 100, mode="off")[0] is big
 
@@ -187,6 +191,20 @@ def test_hard_wrapped_prose_is_prose_by_sentences_and_every_piece_comes_back():
         back += page.items
         offset = page.next_offset
     assert len(back) == s.of - s.kept and all(_tokens(x) <= 150 + 5 for x in back)
+
+
+LICENCES = [f"/usr/share/common-licenses/{n}" for n in ("GPL-3", "GPL-2", "LGPL-2.1", "Apache-2.0")]
+
+
+@pytest.mark.skipif(not all(map(os.path.exists, LICENCES)), reason="no Debian base-files licences here")
+@pytest.mark.parametrize("share", [0.3, 0.6, 0.9])
+def test_a_large_budget_is_filled_with_prose(share):
+    """The sentences weighed grow with the budget: a budget of most of a long text is mostly used
+    (a fixed pool of 240 sentences kept 8,660 tokens of bash(1) at any budget from 10,000)."""
+    text = "\n\n".join(open(p, encoding="utf-8").read() for p in LICENCES)
+    budget = int(share * _tokens(text))
+    s = shrink_text(text, budget, query="read_doc licences")
+    assert s.form == "prose" and s.of > 500 and 0.9 * budget <= s.tokens <= budget
 
 
 def test_config_names_that_the_upstream_lacks_are_warned_about(tmp_path, caplog):

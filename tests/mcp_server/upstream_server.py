@@ -2,7 +2,7 @@
 
 Its tools misbehave on request: ``crash`` ends the process mid-call, ``hang`` never answers,
 ``progress`` reports progress before answering, ``wait_for_cancel`` writes to a file when its
-call is cancelled, ``logs`` returns log lines, ``rows`` returns a
+call is cancelled, ``logs`` returns log lines, ``failing_logs`` fails with them, ``rows`` returns a
 structured result (its text the same JSON), ``broken_json`` text that starts like JSON and is
 not; it also has a resource and a prompt.  ``python upstream_server.py`` serves stdio;
 ``--http PORT`` serves streamable HTTP.
@@ -16,6 +16,7 @@ import time
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 server = MCPServer("test-upstream", instructions="A server for the proxy's tests.")
@@ -66,6 +67,11 @@ def logs(n: int = 500) -> str:
         msg = "disk /dev/sda1 full, write failed" if level == "ERROR" else f"GET /items/{i * 37 % 1009} 200"
         lines.append(f"2026-03-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z {level} worker-{i % 4} {msg} seq={i}")
     return "\n".join(lines) + "\n"
+
+
+@server.tool(description="Fail, with n log lines as the error's text.")
+def failing_logs(n: int = 500) -> str:
+    raise ToolError(logs(n))  # a ToolError's text reaches the client (others are masked)
 
 
 class Row(BaseModel):
