@@ -460,9 +460,18 @@ def _ranges(positions: NDArray[np.int64]) -> list[tuple[int, int]]:
 
 
 def records_marker(
-    n: int, kept: Sequence[int], key: str | None, *, what: str = "records", ranges: bool = True
+    n: int,
+    kept: Sequence[int],
+    key: str | None,
+    *,
+    what: str = "records",
+    ranges: bool = True,
+    part_of: NDArray[np.int64] | None = None,
 ) -> str:
     """The one line that says what was left out of ``n`` records and how to get it back.
+
+    With ``part_of`` (the record each stored part is of, when some record is stored in parts) the
+    positions are the stored parts' (those ``retrieve_dropped``'s ``start`` and ``stop`` take).
 
     Examples
     --------
@@ -470,11 +479,18 @@ def records_marker(
     '[scwo: 8 of 10 records left out (positions 1-8); retrieve_dropped with key "0123456789abcdef" gives them back]'
     >>> records_marker(10, [0, 9], None, ranges=False)
     '[scwo: 8 of 10 records left out]'
+    >>> records_marker(3, [0], "0123456789abcdef", part_of=np.array([0, 1, 1, 1, 2]))
+    '[scwo: 2 of 3 records left out, stored as 4 parts (positions 1-4); retrieve_dropped with key "0123456789abcdef" gives them back]'
     """
     mask = np.ones(n, dtype=bool)
     mask[np.asarray(kept, dtype=np.int64)] = False
     dropped = np.flatnonzero(mask)
     text = f"[scwo: {dropped.size} of {n} {what} left out"
+    if part_of is not None and part_of.size > n:
+        stored = np.flatnonzero(mask[part_of])
+        if stored.size > dropped.size:
+            text += f", stored as {stored.size} parts"
+        dropped = stored
     if ranges and dropped.size:
         runs = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in _ranges(dropped))
         text += f" (positions {runs})"
@@ -673,7 +689,9 @@ def fit_records(
         sep = "" if not body or body.endswith("\n") else "\n"
         text = ""
         for ranges in (True, False):
-            text = body + sep + records_marker(n, idx, key, what=what, ranges=ranges)
+            text = body + sep + records_marker(
+                n, idx, key, what=what, ranges=ranges, part_of=part_of if akey is not None else None
+            )
             t = count(text)
             if t <= budget:
                 break

@@ -171,6 +171,25 @@ def test_a_record_longer_than_the_budget_does_not_empty_the_text():
     assert all(count_tokens([x])[0] <= PART_TOKENS + 20 for x in back)
 
 
+def test_the_marker_names_the_positions_retrieval_takes_when_a_record_is_stored_in_parts():
+    """A record stored in parts shifts the stored positions: the marker names those (a new user's
+    ``start=9, stop=10`` from "positions ... 9" fetched a part of record 2, not record 9)."""
+    recs = split_records(_long_newest(50))
+    store = CrushStore(":memory:")
+    fit = fit_records(recs, 1000, store=store)
+    marker = fit.text.splitlines()[-1]
+    assert ", stored as " in marker and " parts (positions " in marker
+    named = []
+    for run in re.search(r"\(positions ([^)]*)\)", marker).group(1).split(", "):
+        a, _, b = run.partition("-")
+        named += range(int(a), int(b or a) + 1)
+    _, at = store.retrieve(fit.key, with_positions=True)
+    assert named == at
+    one = store.retrieve(fit.key, start=named[-1], stop=named[-1] + 1)
+    assert one == [back for back in store.retrieve(fit.key)][-1:]
+    assert _rejoined(store.retrieve(fit.key)) == [r for i, r in enumerate(recs.records) if i not in fit.kept]
+
+
 def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
     """Seven commits, the newest with a 3,000-token message: the six others are kept whole, and the
     room they leave shows the newest's first lines, marked as cut; it is still left out whole."""
