@@ -17,7 +17,9 @@ Shapes, tried in this order:
 * **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables);
 * **blocks** — blank-line-separated blocks of ``key: value`` lines;
 * **lines** — one record a line (lines indented under one, such as a traceback, belong to
-  it), when most lines start with a time or a level word, or the lines read as a listing.
+  it), when most lines start with a time or a level word, or the lines read as a listing; in
+  the first case a line that starts with neither continues the record before it (a
+  traceback's ``Traceback ...`` and ``ValueError: ...`` lines stay with the error they follow).
 
 Each record's time is the first date it holds (ISO, or ``git log``'s ``Date:`` line), else
 its place; its level is the worst of the error words it holds (``ERROR``, ``FATAL``,
@@ -229,14 +231,26 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     real = [r for r in recs if r.strip()]
     if len(real) < MIN_RECORDS:
         return None
-    stamped = sum(bool(_STAMP.match(r)) for r in real)
-    if stamped >= 0.5 * len(real):
-        return "", recs
+    is_stamped = [bool(_STAMP.match(r)) for r in recs]
+    if sum(is_stamped) >= 0.5 * len(real):
+        # A line with no time of its own after a stamped one continues it (a traceback's
+        # "Traceback ..." and "ValueError: ..." lines, a message's second line): one record.
+        out: list[str] = []
+        for r, st in zip(recs, is_stamped, strict=True):
+            if out and not st and r.strip():
+                out[-1] += r
+            else:
+                out.append(r)
+        return "", out
     firsts = [r.splitlines()[0].rstrip() for r in real]
-    ends = sum(f.endswith((".", "!", "?", '."', ".)")) for f in firsts)
+    # (a line ending "...", a program's "Unpacking x ..." progress line, does not end a sentence)
+    ends = sum(f.endswith((".", "!", "?", '."', ".)")) and not f.endswith("...") for f in firsts)
     words = np.mean([len(f.split()) for f in firsts])
-    if len(real) >= 10 and ends <= 0.15 * len(real) and words < 12 and not wrapped_prose(lines):
-        return "", recs  # a listing, not wrapped prose
+    # A listing, not wrapped prose: few lines end a sentence, or the lines are short (a program's
+    # output: "Unpacking x ...", "Setting up x ...", "Selecting previously unselected package x.").
+    listing = (ends <= 0.15 * len(real) and words < 12) or (ends <= 0.5 * len(real) and words < 8)
+    if len(real) >= 10 and listing and not wrapped_prose(lines):
+        return "", recs
     return None
 
 
@@ -689,8 +703,12 @@ def fit_records(
         sep = "" if not body or body.endswith("\n") else "\n"
         text = ""
         for ranges in (True, False):
-            text = body + sep + records_marker(
-                n, idx, key, what=what, ranges=ranges, part_of=part_of if akey is not None else None
+            text = (
+                body
+                + sep
+                + records_marker(
+                    n, idx, key, what=what, ranges=ranges, part_of=part_of if akey is not None else None
+                )
             )
             t = count(text)
             if t <= budget:

@@ -206,7 +206,8 @@ def timeline_crush(
     rest = k - len(kept)
     # 2. must-keep items, across the timeline, leaving room for the spread
     lean = "latest" if recency else "earliest" if historical else None
-    for i in choose_must(kinds, rest - runs, rank, c, taken, groups, lean):
+    # (at least one, when one is left: with room for two records, the newest and an error)
+    for i in choose_must(kinds, max(rest - runs, min(rest, 1)), rank, c, taken, groups, lean):
         add(i)
     # 3. one record in each run of the timeline that has none
     if runs > 0:

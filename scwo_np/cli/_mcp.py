@@ -9,7 +9,7 @@ import ipaddress
 import os
 import sys
 
-from ._io import _positive
+from ._io import _positive, _token_counter
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
@@ -118,6 +118,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         cfg = config_from_dict(flags, cfg, where="the command line")
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"scwo mcp proxy: {exc}") from None
+    _token_counter(cfg.token_counter)  # no offline table, or no package: one line here, not a traceback later
     store_dir = args.store or default_data_dir()
     try:
         os.makedirs(store_dir, exist_ok=True)

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import json
@@ -306,11 +307,16 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
     from mcp.shared.exceptions import MCPError
     from mcp_types import ListToolsResult
 
-    from ._server import _invalid_arguments
+    from ._server import _invalid_arguments, _renamed_arguments, _unknown_arguments
 
     caps = capabilities if capabilities is not None else upstream.client.server_capabilities
     retrieve, retrieve_listed = _retrieve_tool(store, config.call_timeout)
     counter = as_token_counter(config.token_counter)
+    # retrieve_dropped counts a page as the proxy counts results, unless the call names a counter.
+    schema = copy.deepcopy(retrieve_listed.input_schema)
+    schema["properties"]["token_counter"]["default"] = config.token_counter
+    retrieve_listed = retrieve_listed.model_copy(update={"input_schema": schema})
+    retrieve_args = tuple(schema["properties"])
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         tools, cursor = [], None
@@ -333,8 +339,18 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
         return ListToolsResult(tools=[*out, retrieve_listed])
 
     async def _retrieve(args: dict) -> Any:
+        """The proxy's retrieve_dropped, with ``scwo mcp``'s checks: old argument names read as the
+        new ones (with a note in ``_meta``), an unknown one refused with the closest known name."""
         try:
-            return await retrieve.run(args, None)
+            args, notes = _renamed_arguments(RETRIEVE, dict(args), retrieve_args)
+            unknown = [a for a in args if a not in retrieve_args]
+            if unknown:
+                return _error(_unknown_arguments(RETRIEVE, unknown, retrieve_args))
+            args.setdefault("token_counter", config.token_counter)
+            result = await retrieve.run(args, None)
+            if notes:
+                result.meta = {**(result.meta or {}), "scwo_np/deprecated": notes}
+            return result
         except ToolError as exc:
             from pydantic import ValidationError
 

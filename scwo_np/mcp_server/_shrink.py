@@ -120,7 +120,10 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
 
     An argument value is what the call asks about only in its first :data:`QUERY_VALUE_CHARS`
     characters (a file's new content or a batch of texts is material, not a question), and the
-    values together in their first :data:`QUERY_CHARS`; the hint is always whole.
+    values together in their first :data:`QUERY_CHARS`; a longer value of several lines, or one
+    that opens as JSON, is the material itself (a log or a JSON document handed to a tool), not a
+    question, and is left out: its first lines would make its first records "match"; the hint
+    is always whole.
 
     Examples
     --------
@@ -128,6 +131,8 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
     'git_log /repo 300 latest fixes'
     >>> len(call_query("write_file", {"path": "/a", "content": "word " * 10_000}))
     214
+    >>> call_query("crush", {"text": "[" + ", ".join(['{"level": "INFO"}'] * 50) + "]", "budget": 300})
+    'crush 300'
     """
     words: list[str] = [tool]
     room = [QUERY_CHARS]
@@ -142,7 +147,10 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
             for x in v:
                 walk(x)
         elif v is not None and not isinstance(v, bool):
-            text = str(v)[: min(QUERY_VALUE_CHARS, room[0])]
+            text = str(v)
+            if len(text) > QUERY_VALUE_CHARS and ("\n" in text.strip() or text.lstrip()[:1] in ("[", "{")):
+                return  # the material itself, not what is asked about it
+            text = text[: min(QUERY_VALUE_CHARS, room[0])]
             room[0] -= len(text)
             words.append(text)
 

@@ -87,6 +87,22 @@ def test_errors_survive_and_nothing_is_taken_earliest_first():
     assert 399 in kept and len([i for i in kept if i < 40]) < len(kept) / 2  # the newest, a spread
 
 
+def test_a_traceback_stays_with_its_error_and_an_error_is_kept_in_the_smallest_room():
+    """Lines with no time after a stamped one continue it; with room for two records, they are the
+    newest and an error (a new user's log kept a mid-timeline INFO line and none of its 5 errors)."""
+    lines = LOG.splitlines(keepends=True)
+    tb = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad state\n'
+    text = "".join(lines[:200]) + "2026-02-01 12:03:20 ERROR worker crashed\n" + tb + "".join(lines[200:])
+    r = split_records(text)
+    assert r.head + "".join(r.records) == text and len(r) == 401
+    crashed = [x for x in r.records if "worker crashed" in x]
+    assert crashed == ["2026-02-01 12:03:20 ERROR worker crashed\n" + tb]
+    smallest = min(b for b in range(20, 200) if fit_records(r, b).kept.size >= 2)
+    fit = fit_records(r, smallest)
+    assert fit.kept.size == 2 and len(r) - 1 in fit.kept.tolist()
+    assert r.level[fit.kept[0]] == "error"
+
+
 def test_the_marker_names_every_dropped_position_or_only_the_count():
     assert records_marker(5, [0, 4], "k" * 16).startswith("[scwo: 3 of 5 records left out (positions 1-3)")
     assert records_marker(5, [2], None, ranges=False) == "[scwo: 4 of 5 records left out]"

