@@ -1324,16 +1324,31 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
     turns within ``recent`` of the budget, then budgeted MMR over the other units with content
     words (with a query, only those with positive relevance), then the newest turns again in what
     is left; rendered in turn order, the inner budget lowered by the overflow until the text fits.
-    Returns the text."""
+    The budget is at most the whole conversation's tokens (its turns joined by blank lines), and
+    units of the same text (case and spacing aside) are candidates once, the most relevant (the
+    newest of equals), and not when a chosen newest unit says it.  Returns the text."""
     owner = [t for t, per_turn in enumerate(units) for _ in per_turn]
     spans = [s for per_turn in units for s in per_turn]
     first = [sum(len(u) for u in units[:t]) for t in range(len(units))]
+    budget = min(budget, count("\n\n".join(turns)))
+    key = [" ".join(turns[owner[u]][a:b].lower().split()) for u, (a, b) in enumerate(spans)]
+    keeper = {}
+    for u in range(len(spans)):
+        if key[u] not in keeper or rel[u] >= rel[keeper[key[u]]]:
+            keeper[key[u]] = u
     inner = budget
     while True:
         chosen = _newest(units, first, costs, int(recent * inner), [])
         rest = inner - sum(costs[u] + 1 for u in chosen)
+        said = {key[u] for u in chosen}
         cand = [
-            u for u in range(len(spans)) if u not in chosen and words[u] > 0 and (query is None or rel[u] > 0)
+            u
+            for u in range(len(spans))
+            if u not in chosen
+            and keeper[key[u]] == u
+            and key[u] not in said
+            and words[u] > 0
+            and (query is None or rel[u] > 0)
         ]
         if rest > 0 and cand:
             picks, _ = mmr_with_relevance(

@@ -51,7 +51,11 @@ matches nothing still gets the end of the conversation.  The picks are rendered 
 ``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
 the turn are joined by `` … ``.  The citations and separators cost tokens too: the
 joined text is counted, and while it is over the budget the selection runs again
-with the inner budget lowered by the overflow, so the result never exceeds it.
+with the inner budget lowered by the overflow, so the result never exceeds it.  Nor does
+it exceed the conversation itself: the budget is at most the tokens of the turns joined by
+blank lines (with a budget that holds them all, the citations take the place of some
+sentences).  A sentence said in several turns (a question asked again, a boilerplate line)
+is a candidate once, where the map ranks it highest, and not when a newest turn holds it.
 """
 
 from __future__ import annotations
@@ -372,6 +376,7 @@ class ContextIndex:
         self.units = _Postings()
         self.turns = _Postings()
         self._synced = 0  # turns whose costs, postings and vectors are up to date
+        self.whole_tokens = 0
         self._vec = np.zeros((0, HASH_DIM), dtype=np.float32)
         self._emb: NDArray[np.float32] | None = None  # the embedder's unit vectors, unit length
         self._emb_name: str | None = None
@@ -425,6 +430,12 @@ class ContextIndex:
         for t in range(self._synced, len(self.turn_units)):
             self.turns.add(t, self.turn_stems[t])
         self._synced = len(self.turn_units)
+        # What the conversation itself costs, its turns joined by blank lines: the most a context is.
+        self.whole_tokens = int(self.counter.count(["\n\n".join(self.texts)])[0])
+
+    def unit_key(self, u: int) -> str:
+        """A unit's text, its case and spacing ignored: units with the same key say the same thing."""
+        return " ".join(self.unit_text(u).lower().split())
 
     def vectors(self) -> NDArray[np.float32]:
         self.sync()
@@ -659,7 +670,18 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
             (g.conversation_position + 1 if g else None),
         )
 
-    inner = budget
+    # Never more than the conversation itself: with a budget that holds it all, the citations take
+    # the place of some of its sentences (the context was 26,663 tokens of a 24,796-token talk).
+    cap = min(budget, index.whole_tokens)
+    # A sentence said in several turns is a candidate once: where the map ranks it highest (the
+    # newest of equals), and not at all when a newest turn already holds it.
+    keys = [index.unit_key(u) for u in range(len(rel))]
+    best: dict[str, int] = {}
+    for u in np.lexsort((np.arange(len(rel)), rel)).tolist():  # ascending: the last one seen wins
+        best[keys[u]] = u
+    once = np.zeros(len(rel), dtype=bool)
+    once[list(best.values())] = True
+    inner = cap
     while True:
         recents = recent_units(index, int(recent * inner))
         left = inner - int(costs[recents].sum()) if recents else inner
@@ -668,8 +690,11 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
         for u in recents:
             picks.setdefault(index.unit_turn[u], {})[u] = float(rel[u])
             reasons[index.unit_turn[u]] = "recent"
-        mask = np.ones(len(rel), dtype=bool)
+        mask = once.copy()
         mask[recents] = False
+        said = {keys[u] for u in recents}
+        if said:
+            mask &= np.fromiter((k not in said for k in keys), dtype=bool, count=len(keys))
         if query is not None:  # with a query, what the map does not relate to it is not surfaced
             mask &= rel > 0
         mask &= np.asarray(index.units.lengths) > 0  # a unit without a content word says nothing alone
@@ -688,6 +713,6 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
         pieces = as_pieces(picks, reasons, lambda t: chunks[t].text, meta, index)
         text = render(pieces)
         tokens = int(counter.count([text])[0]) if text else 0
-        if tokens <= budget:
+        if tokens <= cap:
             return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
-        inner = max(0, inner - (tokens - budget))
+        inner = max(0, inner - (tokens - cap))

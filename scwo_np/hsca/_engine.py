@@ -617,7 +617,10 @@ class HSCAEngine:
         turns; without a query, the newest turns and the most central sentences of each
         snapshot.  Each piece cites its turn and snapshot.  Selection is budgeted MMR
         (:func:`scwo_np.select.mmr_with_relevance`), and the joined text, citations included,
-        never has more than ``budget`` tokens by the engine's ``token_counter``.  See
+        never has more than ``budget`` tokens by the engine's ``token_counter``, nor more than
+        the conversation itself (its turns joined by blank lines: with a budget that holds it
+        all, the citations take the place of some sentences).  A sentence said in several turns
+        is surfaced once.  See
         :mod:`scwo_np.hsca._context` for how each signal is computed.
 
         Parameters

@@ -256,3 +256,24 @@ def test_bad_input_names_the_argument(call, error, match):
     eng.ingest_turn(GENERAL[0])
     with pytest.raises(error, match=match):
         call(eng)
+
+
+def test_never_more_than_the_conversation_and_a_repeated_sentence_once():
+    """A budget larger than the conversation gives at most the conversation's tokens (citations
+    made it 26,663 of 24,796); a question asked after every answer is surfaced once (it came back
+    11 times in 13 pieces)."""
+    ask = "Could you show me how to use the exclude option?"
+    eng = HSCAEngine()
+    for text in GENERAL[:30]:
+        eng.ingest_turn(text)
+        eng.ingest_turn(ask)
+    whole = int(count_tokens(["\n\n".join(c.text for c in eng.get_micro_context())])[0])
+    for query in (None, "exclude option", "Is Python free to use?"):
+        ctx = eng.context(query, 10 * whole)
+        assert 0.8 * whole < ctx.tokens <= whole
+    ctx = eng.context("How do I use the exclude option?", 300)
+    assert ctx.text.count(ask) == 1 and ctx.tokens <= 300
+    tiny = HSCAEngine()
+    for text in ("ok", "yes", "sure thing", "no"):
+        tiny.ingest_turn(text)
+    assert tiny.context("yes", 1000).tokens <= int(count_tokens(["ok\n\nyes\n\nsure thing\n\nno"])[0])
