@@ -225,6 +225,9 @@ class CrushReport:
         The columns it built (None on passthrough).
     kept : ndarray of int64
         The kept indices.
+    must_keep : dict
+        The must-keep items of each kind, kept or not (positions, as ``must_keep_counts`` counts
+        them; empty on passthrough).
 
     Examples
     --------
@@ -253,3 +256,4 @@ class CrushReport:
     kept: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     must_keep_by_kind: dict = field(default_factory=dict)
     must_keep_counts: dict = field(default_factory=dict)
+    must_keep: dict = field(default_factory=dict, repr=False)

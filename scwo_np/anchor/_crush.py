@@ -248,7 +248,7 @@ def crush(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=sum(by_kind.values()), learned=use_learned, kept=idx,
         must_keep_by_kind=by_kind, must_keep_counts=dropped_by_kind(kinds, np.empty(0, np.int64), c),
-        rare=int(rare.size),
+        rare=int(rare.size), must_keep={name: np.asarray(v[0], np.int64) for name, v in kinds.items()},
         protected=int(prot.size), columns=c,
     )  # fmt: skip
     return idx, rep

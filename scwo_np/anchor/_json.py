@@ -31,6 +31,7 @@ from ._inputs import Document, read_document
 from ._lossless import _encode_document, _encode_pieces, lossless_encode
 from ._marker import omission_marker
 from ._store import CrushStore, _crush_key, array_key
+from ._timeline import dropped_by_kind
 
 __all__ = ["FitResult", "crush_json", "fit_tokens"]
 
@@ -42,6 +43,8 @@ _SAMPLE = 256
 _COMPACT = (",", ":")
 #: At most this many crushes while searching for the item count.
 _MAX_TRIES = 12
+#: The most renders spent filling the room a crush left with items that still fit (:func:`_fill`).
+_FILL_TRIES = 24
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ def fit_tokens(
             k = (lo + hi) // 2
     text, t, idx = attempt(max(lo, 0))
     if t <= budget:
+        if idx.size < cap:
+            text, t, idx = _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw)
         key = _store(store, doc, idx)  # the crush's key (the one in the marker), its kept positions recorded
         return FitResult(text, t, idx, n, key, "crushed")
     raise ValueError(  # not even an empty array and the short marker fit
@@ -162,6 +167,46 @@ def _store(store: CrushStore | str | os.PathLike | None, doc: Document, kept=Non
         return s.put(doc.pieces, kept=kept)
 
 
+def _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw, tries: int = _FILL_TRIES):
+    """The room the crush left: the dropped items that still fit, the first ones first in ranked
+    results and the newest first otherwise: the longest run of them that fits (bisected, at most
+    ``tries`` renders), then one by one those that still fit.  The crush's own picks may not fit at
+    all (an error item of 900 tokens in a budget of 700): the search then kept nothing, and smaller
+    items fill the budget instead of a marker alone."""
+    rep = crush(cols, max(idx.size, 1), report=True, **kw)[1]
+    kinds = {name: (pos, None) for name, pos in rep.must_keep.items()}
+    n = len(doc.items)
+    order = np.arange(n) if rep.pattern == "search_results" else np.arange(n - 1, -1, -1)
+    left = order[~np.isin(order, idx) & (costs[order] <= budget - t)][: max(cap - idx.size, 0)]
+
+    def lay(extra: NDArray[np.int64]) -> tuple[str, int, NDArray[np.int64]]:
+        cand = np.sort(np.concatenate([idx, extra]).astype(np.int64))
+        got = _layout(doc, cols, cand, key, count, budget, dropped_by_kind(kinds, cand, cols))
+        return got[0], got[1], cand
+
+    best = (text, t, idx)
+    lo, hi = 0, int(np.searchsorted(np.cumsum(costs[left]), budget - t, side="right"))  # more never fits
+    while lo < hi and tries > 0:  # the longest run of ``left`` that fits
+        m = (lo + hi + 1) // 2
+        tries -= 1
+        got = lay(left[:m])
+        if got[1] <= budget:
+            lo, best = m, got
+        else:
+            hi = m - 1
+    text, t, idx = best
+    for i in left[lo:].tolist():  # then the ones after the run that still fit
+        if tries <= 0 or idx.size >= cap or budget - t < 2:
+            break
+        if costs[i] > budget - t:
+            continue
+        tries -= 1
+        got = lay(np.asarray([i], np.int64))
+        if got[1] <= budget:
+            text, t, idx = got
+    return text, t, idx
+
+
 def _render(
     doc: Document, cols: Columns, k: int, key: str | None, count, limit: int, kw: dict
 ) -> tuple[str, int, NDArray[np.int64]]:
@@ -171,17 +216,26 @@ def _render(
     field summary) when the output fits ``limit`` with it, else the short one (the same
     without the field summary).
     """
-    n = len(doc.items)
     idx, rep = crush(cols, max(k, 1), report=True, **kw)
     if k < 1:  # nothing kept: the crush to one item only tells the must-keep items, all left out
         idx = np.empty(0, np.int64)
         must = rep.must_keep_counts
     else:
         must = rep.must_keep_by_kind
+    text, t = _layout(doc, cols, idx, key, count, limit, must)
+    return text, t, idx
+
+
+def _layout(
+    doc: Document, cols: Columns, idx: NDArray[np.int64], key: str | None, count, limit: int, must: dict
+) -> tuple[str, int]:
+    """The document with the items ``idx`` and its marker (``must``: the must-keep items left out,
+    per kind), and its tokens."""
+    n = len(doc.items)
     pieces = [doc.pieces[i] for i in idx.tolist()]
     if idx.size == n:
         text = doc.render(pieces)
-        return text, count(text), idx
+        return text, count(text)
     key = _crush_key(key, idx) if key else None  # the key of this crush (what put(kept=idx) returns)
     text, t = "", 0
     for fields in (12, 0):  # the full marker, else the short one (no field summary)
@@ -190,7 +244,7 @@ def _render(
         t = count(text)
         if t <= limit:
             break
-    return text, t, idx
+    return text, t
 
 
 @renamed_keywords(max_tokens="budget")

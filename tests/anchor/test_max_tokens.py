@@ -105,6 +105,29 @@ def test_logs_keep_their_errors_across_the_timeline(budget):
     assert count_tokens([out])[0] >= min(0.8 * budget, budget - 30) or marker is None
 
 
+def test_must_keep_items_too_big_for_the_budget_leave_it_to_the_items_that_fit(tmp_path):
+    """The errors are 900 tokens each and the budget 700: the crush's own picks cannot fit, and the
+    room goes to the small items that can (a new user got the marker alone, 41 tokens of 700), the
+    newest first; the marker counts the errors left out, and the store gives back exactly the rest."""
+    big = "x " * 1800
+    items = [
+        {
+            "id": i,
+            "level": "ERROR" if i in (10, 40) else "INFO",
+            "msg": big if i in (10, 40) else f"step {i} ok",
+        }
+        for i in range(60)
+    ]
+    with CrushStore(tmp_path / "s.sqlite") as store:
+        out = crush_json(json.dumps(items), budget=700, store=store)
+        kept, marker = _parts(out)
+        back = store.retrieve(marker["key"])
+    assert 0.8 * 700 <= count_tokens([out])[0] <= 700
+    assert kept[-1] == items[-1] and all(k["level"] == "INFO" for k in kept) and len(kept) > 10
+    assert marker["must_keep_by_kind"] == {"errors": 2}
+    assert back == [it for it in items if it not in kept]
+
+
 def test_the_whole_document_and_the_lossless_form_come_first():
     items = [{"id": i, "svc": "api", "ok": True} for i in range(50)]
     text = json.dumps(items)
