@@ -93,6 +93,10 @@ __all__ = [
     "relationship_edges",
 ]
 
+#: Characters of a query :meth:`MoragContextOptimizer.format_context` echoes in its header when the
+#: whole text is over the budget (the start, marked "…"): the chunks matter more than the echo.
+_QUERY_SHOWN = 200
+
 #: Registry of MoRAG's organisation layouts (its ``strategy=``): name -> what it does.
 MORAG_LAYOUTS: Registry[str] = Registry(
     "strategy",
@@ -652,7 +656,15 @@ class MoragContextOptimizer:
         return words < 100 and len(ents) > 3
 
     def format_context(self, optimized_context: OptimizedContext, query: str) -> str:
-        """The spec's text layout: a header, then every chunk with its relationships.
+        """The spec's text layout: a header, then every chunk with its relationships, within the
+        context's share of the budget (``budget - response_reserve``) by the optimizer's counter.
+
+        :meth:`optimize` fits the chunks' own tokens; the layout adds a header (the query
+        included), a title, a relevance line and a rule per chunk.  Should the text be over the
+        context's share, a query of over 200 characters is shown by its start (marked ``…``), then
+        the least relevant chunks are left out (the last line names them), and then the query is
+        shortened further.  A share too small for the
+        bare header is a ``ValueError`` saying what budget it needs.
 
         Parameters
         ----------
@@ -684,23 +696,69 @@ class MoragContextOptimizer:
             )
         if not isinstance(query, str):
             raise TypeError(f"query must be a str; got {type(query).__name__}.")
-        parts = [
-            f"# Context for Query: {query}\n",
-            f"Organization Strategy: {optimized_context.organization_strategy}",
-            f"Total Chunks: {len(optimized_context.chunks)}",
-            f"Estimated Tokens: {optimized_context.total_tokens}\n",
-        ]
-        n = len(optimized_context.chunks)
-        for i, chunk in enumerate(optimized_context.chunks):
-            parts.append(f"## Source {i + 1}: {chunk.source_document}")
-            parts.append(f"Relevance: {chunk.relevance_score:.2f}")
-            related = self._find_related_chunks(chunk, optimized_context.relationships)
-            if related:
-                parts.append(f"Related to: {', '.join(related)}")
-            parts.append(f"\n{chunk.content}\n")
-            if i < n - 1:
-                parts.append("---\n")
-        return "\n".join(parts)
+        ctx = optimized_context
+        room = max(self.budget - self.response_reserve, 0)
+
+        def render(chunks: list, shown_query: str, left_out: list) -> str:
+            parts = [
+                f"# Context for Query: {shown_query}\n",
+                f"Organization Strategy: {ctx.organization_strategy}",
+                f"Total Chunks: {len(chunks)}",
+                f"Estimated Tokens: {int(sum(self._count([c.content for c in chunks]))) if chunks else 0}\n",
+            ]
+            for i, chunk in enumerate(chunks):
+                parts.append(f"## Source {i + 1}: {chunk.source_document}")
+                parts.append(f"Relevance: {chunk.relevance_score:.2f}")
+                related = self._find_related_chunks(chunk, ctx.relationships)
+                if related:
+                    parts.append(f"Related to: {', '.join(related)}")
+                parts.append(f"\n{chunk.content}\n")
+                if i < len(chunks) - 1:
+                    parts.append("---\n")
+            if left_out:
+                parts.append(f"[scwo: {len(left_out)} of {len(ctx.chunks)} chunks left out to fit {room} tokens: "
+                             f"{', '.join(map(str, left_out))}]")  # fmt: skip
+            return "\n".join(parts)
+
+        def fits(text: str) -> bool:
+            return int(self._count([text])[0]) <= room
+
+        chunks = list(ctx.chunks)
+        text = render(chunks, query, [])
+        if fits(text):
+            return text
+        if len(query) > _QUERY_SHOWN:  # a long query's echo goes before any chunk does
+            query = query[:_QUERY_SHOWN] + "…"
+            text = render(chunks, query, [])
+            if fits(text):
+                return text
+        drop = sorted(
+            range(len(chunks)), key=lambda k: (chunks[k].relevance_score, -k)
+        )  # least relevant first
+        out: set[int] = set()
+        for k in drop:  # one at a time: the rules and the marker count too
+            out.add(k)
+            text = render(
+                [c for j, c in enumerate(chunks) if j not in out], query, [chunks[j].id for j in sorted(out)]
+            )
+            if fits(text):
+                return text
+        ids = [c.id for c in chunks]
+        lo, hi = 0, len(query) - 1  # the longest start of the query that fits, marked as cut
+        while lo < hi:
+            m = (lo + hi + 1) // 2
+            if fits(render([], query[:m] + "…", ids)):
+                lo = m
+            else:
+                hi = m - 1
+        text = render([], query[:lo] + "…", ids)
+        if not fits(text):
+            need = int(self._count([text])[0]) + self.response_reserve
+            raise ValueError(
+                f"budget={self.budget} leaves {room} tokens for the context after response_reserve="
+                f"{self.response_reserve}; its header alone takes more: give budget >= {need}."
+            )
+        return text
 
     async def _remove_redundancy(self, chunks):
         return self.remove_redundancy(chunks)

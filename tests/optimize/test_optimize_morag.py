@@ -114,7 +114,12 @@ def test_full_optimization_pipeline(chunks, strategy, max_tokens):
     assert ctx.total_tokens == sum(len(c.content) // 4 for c in ctx.chunks) <= max(max_tokens - 500, 0)
     text = opt.format_context(ctx, "AI in health care")
     assert text.startswith("# Context for Query: AI in health care\n")
-    assert text.count("## Source ") == len(ctx.chunks)
+    assert len(text) // 4 <= opt.budget - opt.response_reserve  # what the prompt holds, layout included
+    shown = text.count("## Source ")
+    if shown < len(ctx.chunks):  # the layout's lines left the least relevant out, and says so
+        assert f"[scwo: {len(ctx.chunks) - shown} of {len(ctx.chunks)} chunks left out" in text
+    else:
+        assert "chunks left out" not in text
     assert opt.context_metrics["chunks_processed"] == len(chunks)
     # Every chunk is either kept or removed exactly once, with a step and a reason.
     gone = [r.id for r in ctx.removals]
@@ -278,3 +283,27 @@ def test_redundancy_on_real_changelogs_drops_only_against_kept_chunks():
     opt.dedup_grouping = "components"  # chains: some removals fall below 0.7 against their kept chunk
     _, _, c = opt._dedup(chunks)
     assert (c.similarity < 0.7).any()
+
+
+def test_the_formatted_context_holds_its_share_of_the_budget():
+    """The layout (header, titles, rules) counts: the text was 520 tokens for a share of 500, and a
+    1,200-character query made it 836; it is within the share, the least relevant chunk goes first,
+    and a header too big for the share says what budget it needs."""
+    words = "cache result function input memo table entry lookup hit miss evict size limit key value".split()
+    chunks = [
+        ContextChunk(str(i), " ".join(f"{words[(i * 7 + k) % len(words)]}{k}" for k in range(80)), 0.9 - 0.1 * i,
+                     f"doc{i}", [], [])
+        for i in range(5)
+    ]  # fmt: skip
+    opt = MoragContextOptimizer(budget=1000)
+    long_query = "How do I cache the results of a function? " * 30
+    for query in ("cache results", long_query):
+        ctx = opt.optimize(chunks, query)
+        text = opt.format_context(ctx, query)
+        assert len(text) // 4 <= 500 and text.count("## Source ") >= 2
+        if "left out" in text:
+            assert text.rstrip().endswith(f"{ctx.chunks[-1].id}]")
+    assert "…" in opt.format_context(opt.optimize(chunks, long_query), long_query)
+    with pytest.raises(ValueError, match=r"give budget >= \d+"):
+        small = MoragContextOptimizer(budget=20)
+        small.format_context(small.optimize(chunks, "cache"), "cache")
