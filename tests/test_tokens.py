@@ -127,6 +127,19 @@ def test_bad_counter_arguments():
 
 
 @pytest.mark.integration
+def test_wordpiece_never_takes_a_long_or_unknown_word_for_one_token():
+    """MiniLM reads a word over 100 characters, or one it cannot spell, as one [UNK]: a 20,000-character
+    string counted 1 token and passed a budget of 2. Long words are spelled in pieces; an unknown one
+    counts a token per 4 UTF-8 bytes."""
+    c = WordPieceCounter()
+    hex_hash = "0123456789abcdef" * 64
+    got = c.count(["x" * 20_000, hex_hash, "\U0001f600" * 100, "How do I read a CSV file?"]).tolist()
+    assert got[0] >= 20_000 // 4 and got[1] >= len(hex_hash) // 4 and got[2] == 100 and got[3] == 9
+    raw = c._tok.encode("see " + hex_hash, add_special_tokens=False)
+    assert c.count(["see " + hex_hash])[0] == len(raw.ids) > 2  # pieces, each counted once
+
+
+@pytest.mark.integration
 def test_wordpiece_counts_a_lone_surrogate_instead_of_failing():
     """Issue 32: the tokenizer refused text with a lone surrogate (from errors='surrogateescape')."""
     c = WordPieceCounter()
