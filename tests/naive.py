@@ -579,6 +579,17 @@ def gist(E, query, costs, budget, lam=0.7, eps=0.1, cost_exponent=0.0, dtype="fl
 # --------------------------------------------------------------------------
 
 
+def first_copies(texts):
+    """Plainly: the index of each text's first copy, copies being the same but for white space."""
+    out, seen = [], []
+    for i, t in enumerate(texts):
+        said = " ".join(t.split())
+        if said not in seen:
+            seen.append(said)
+            out.append(i)
+    return out
+
+
 def words(text):
     """The KB Labs ADR's word set: lowercased, whitespace split, longer than 2."""
     return {w for w in text.lower().split() if len(w) > 2}

@@ -63,6 +63,7 @@ from ._units import (
     Units,
     assemble,
     candidate_units,
+    first_copies,
     neighbour_lift,
     short_units,
     spread_over_texts,
@@ -305,6 +306,8 @@ def select_texts(
     the room lowered by the overflow, or the last-picked text is dropped until it fits,
     whichever holds more; should it count the context at less than MMR paid for its pieces (the
     estimate rounds each piece up), MMR runs again with the difference added, while that fits.
+    A text that repeats an earlier one (the same but for white space) is not a candidate: the
+    context says it once (with sentences, a sentence two texts share is a candidate once).
 
     Parameters
     ----------
@@ -460,17 +463,24 @@ def select_texts(
     fused = None
     if strategy == "mmr" and lexical and isinstance(query, str):  # the cosine plus the question's words
         fused = _cosine(E, q, np.arange(len(texts))) + lexical * lexical_relevance(texts, query)
+    # A text that repeats an earlier one (spacing aside) is not a candidate: the context says it once
+    # (twenty copies of a question that matched the query were all picked).
+    first = first_copies(texts)
+    Ec, uc = (E, unit_costs) if first.size == len(texts) else (E[first], unit_costs[first])
 
     def pick(room: int) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
         """The picks, their gains and relevance for ``room`` tokens of texts and separators."""
         if strategy != "mmr":  # the strategy on the vectors and costs; relevance: the cosine
-            idx, gains = select_by_strategy(E, q, unit_costs, room, strategy=strategy, return_gains=True,
+            idx, gains = select_by_strategy(Ec, q, uc, room, strategy=strategy, return_gains=True,
                                             **options)  # fmt: skip
+            idx = first[idx]
             return idx, gains, _cosine(E, q, idx)
         if fused is not None:
-            idx, gains = mmr_with_relevance(E, fused, unit_costs, room, lam=lam, method=method)
+            idx, gains = mmr_with_relevance(Ec, fused[first], uc, room, lam=lam, method=method)
+            idx = first[idx]
             return idx, gains, fused[idx]
-        idx, gains = mmr_select(E, q, unit_costs, room, lam=lam, method=method, return_gains=True)
+        idx, gains = mmr_select(Ec, q, uc, room, lam=lam, method=method, return_gains=True)
+        idx = first[idx]
         return idx, gains, _cosine(E, q, idx)
 
     def lay_out(room: int | None, got=None):

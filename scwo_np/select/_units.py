@@ -54,6 +54,7 @@ __all__ = [
     "Units",
     "assemble",
     "candidate_units",
+    "first_copies",
     "neighbour_lift",
     "short_units",
     "spread_over_texts",
@@ -107,6 +108,25 @@ SHORT_WORDS = 7
 SHORT_COST = 0.03
 
 
+def _said(text: str) -> str:
+    """What a text says, for telling copies apart: its words and spacing, the spacing made one space."""
+    return " ".join(text.split())
+
+
+def first_copies(texts: Sequence[str]) -> NDArray[np.int64]:
+    """The index of each text's first copy (texts the same but for white space are copies), in order.
+
+    Examples
+    --------
+    >>> first_copies(["a b", "c", "a  b", "c\n"]).tolist()
+    [0, 1]
+    """
+    seen: dict[str, int] = {}
+    for i, t in enumerate(texts):
+        seen.setdefault(_said(t), i)
+    return np.asarray(sorted(seen.values()), dtype=np.int64)
+
+
 def candidate_units(texts: Sequence[str], rel: NDArray[np.float64]) -> NDArray[np.int64]:
     """The units MMR chooses from, in order: not one with no :data:`~scwo_np.text.WORD` word (a
     list number, a rule), and of units whose texts are the same but for white space only the most
@@ -115,7 +135,7 @@ def candidate_units(texts: Sequence[str], rel: NDArray[np.float64]) -> NDArray[n
     for u, t in enumerate(texts):
         if not find_words(t):
             continue
-        key = " ".join(t.split())
+        key = _said(t)
         if key not in best or rel[u] > rel[best[key]]:
             best[key] = u
     return np.asarray(sorted(best.values()), dtype=np.int64)

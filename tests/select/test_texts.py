@@ -40,6 +40,25 @@ def test_identical_to_mmr_select_on_the_same_vectors_and_costs(sample, pool):
             assert sel.token_counter == "given" and sel.embedder == "given"
 
 
+def test_a_text_and_its_copies_are_one_candidate(sample, pool):
+    """Twenty copies of one line that matches the question were all picked (MMR's redundancy term
+    lowers a copy by 1 - lam only); a copy is not a candidate, and the picks are mmr_select's over
+    the first copies, mapped back."""
+    cand, texts = pool
+    line = "Could you show me how to read a CSV file with the csv module?"
+    copies = texts[:30] + [line] + [line + ("\n" if k % 2 else "") for k in range(19)] + texts[30:]
+    E = np.vstack([sample.embeddings[cand[:30]], np.repeat(sample.query_embeddings[:1], 20, axis=0),
+                   sample.embeddings[cand[30:]]])  # fmt: skip
+    c = np.concatenate([sample.costs[cand[:30]], np.full(20, 15), sample.costs[cand[30:]]])
+    q = sample.query_embeddings[0]
+    sel = select_texts(copies, q, 600, embeddings=E, costs=c, lam=0.7, separator="")
+    assert sum(t.strip() == line for t in sel.texts) == 1
+    first = np.asarray(naive.first_copies(copies))
+    idx, gains = mmr_select(E[first], q, c[first], 600, lam=0.7, return_gains=True)
+    np.testing.assert_array_equal(sel.indices, first[idx])
+    np.testing.assert_array_equal(sel.gains, gains)
+
+
 def test_from_text_alone_it_embeds_with_lsa_and_counts_with_the_estimate(sample, pool):
     _, texts = pool
     query = sample.queries[0]

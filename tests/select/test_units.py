@@ -42,7 +42,15 @@ def test_mmr_with_relevance_checks_its_arguments():
 # --- select_texts(..., granularity="sentence") ---------------------------------------------
 
 from scwo_np.select import select_texts  # noqa: E402
-from scwo_np.select._units import LENGTH_COST, LEXICAL, NEIGHBOUR, SAME_TEXT, SHORT_COST, SHORT_WORDS  # noqa: E402
+from scwo_np.select._units import (  # noqa: E402
+    LENGTH_COST,
+    LEXICAL,
+    NEIGHBOUR,
+    SAME_TEXT,
+    SHORT_COST,
+    SHORT_WORDS,
+    first_copies,
+)
 from scwo_np.text import sentence_units  # noqa: E402
 
 CHUNKS = [
@@ -227,3 +235,8 @@ def test_a_repeated_sentence_is_said_once_and_a_unit_with_no_word_never():
     assert sel.context.count("Tuples are immutable.") == 1
     assert sel.context.count("Use a tuple as a key.") == 1
     assert "42." not in sel.context and "See also: 7." in sel.context
+
+
+@given(st.lists(st.sampled_from(["a b", "a  b", "a b\n", "c", " c", "", "\n", "d e f"]), max_size=12))
+def test_first_copies_equals_the_reference(texts):
+    assert first_copies(texts).tolist() == naive.first_copies(texts)
