@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import sys
 
@@ -14,6 +15,7 @@ from ._io import (
     _count,
     _output,
     _positive,
+    _put,
     _renamed_flag,
     _stdin,
     _token_counter,
@@ -61,6 +63,8 @@ def _cmd_crush(args: argparse.Namespace) -> int:
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
     if args.file is None:
         raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
+    if args.no_store and args.store is not None:
+        raise SystemExit(f"scwo: --no-store and --store {args.store} contradict each other; pass one")
     if args.report:  # the name, before any work (the counter is made where it counts)
         COUNTERS.lookup(args.token_counter, hint="Pass one of those to --token-counter.")
     if args.lossless or args.expand:
@@ -160,7 +164,7 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, out: str) -> int:
     with _output(args.output) as fh:
-        fh.write(out + "\n")
+        _put(fh, out + "\n")
     return 0
 
 
@@ -255,6 +259,8 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
     for flag in ("max_items", "marker", "lossless", "expand", "protect", "pattern", "keep_protected"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag.replace('_', '-')} does not go with --retrieve")
+    if args.store is not None and not os.path.exists(args.store):  # reading: a missing file is a typo
+        raise SystemExit(f"scwo: --store {args.store}: no such file; give the store the crush wrote to")
     start, stop = _parse_span(args.positions, "--positions")
     kw: dict = {"start": start, "stop": stop, "where": _parse_where(args.where or []) or None}
     first, last = _parse_span(args.range, "--range")  # a page of the matching items: --offset/--limit

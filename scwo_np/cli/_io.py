@@ -94,8 +94,18 @@ def _token_counter(name: str):
         raise SystemExit(f"scwo: --token-counter {name}: {msg}") from None
 
 
+def _put(fh, text: str) -> None:
+    """``text`` to ``fh`` in pieces of 64 KiB, each flushed: a reader that has gone (``| head``)
+    is then a BrokenPipeError, status 141 (one large write to a pipe can come back short without
+    one, and the command ended with status 0)."""
+    step = 1 << 16
+    for i in range(0, len(text), step):
+        fh.write(text[i : i + step])
+        fh.flush()
+
+
 def _out(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
+    _put(sys.stdout, line + "\n")
 
 
 def _stdin():

@@ -230,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = warn
-            return args.func(args)
+            status = args.func(args)
+        sys.stdout.flush()  # here, not at exit: a reader that has gone is status 141, as for the others
+        return status
     except SystemExit as exc:  # our own "scwo: ..." messages are about the input
         if isinstance(exc.code, str):
             msg = exc.code.rstrip()

@@ -9,6 +9,7 @@ from ..optimize import KB_CAMEL_CASE, MORAG_LAYOUTS
 from ..validation import renamed_message
 from ._io import (
     _json_object_option,
+    _put,
     _read_jsonl,
     _renamed_flag,
     _text_field,
@@ -53,7 +54,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             )
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
-                sys.stdout.write(opt.format_context(ctx, args.query) + "\n")
+                _put(sys.stdout, opt.format_context(ctx, args.query) + "\n")
             else:
                 _write_jsonl(
                     ({"id": c.id, field: c.content, "priority": c.relevance_score, "source": c.source_document}

@@ -319,6 +319,22 @@ def test_closed_or_empty_stdin_is_bad_input(tmp_path):
     assert r.returncode == 2 and "standard input has no chunks" in r.stderr
 
 
+def test_a_reader_that_goes_early_is_status_141(tmp_path):
+    """One large output (crush --lossless, 400 KB) to a reader that stops after 10 bytes: status
+    141, as for the commands that write line by line (it was 0), and nothing on stderr."""
+    import subprocess
+    import sys
+
+    doc = tmp_path / "big.json"
+    doc.write_text(json.dumps([{"id": i, "note": f"entry number {i} of many"} for i in range(20_000)]))
+    p = subprocess.Popen([sys.executable, "-m", "scwo_np.cli", "crush", str(doc), "--lossless"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert len(p.stdout.read(10)) == 10
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and err == ""
+
+
 @pytest.mark.integration
 def test_rerank_command_writes_what_rerank_parquet_writes(tmp_path, capsys):
     pa = pytest.importorskip("pyarrow")

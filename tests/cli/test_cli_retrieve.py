@@ -163,3 +163,14 @@ def test_retrieval_options_without_retrieve_are_refused(tmp_path):
         for mode in (["--max-items", "1"], ["--budget", "50"]):
             status, _, err = _run(["crush", str(doc), *mode, *opt])
             assert status == 2 and "goes with --retrieve" in err, (opt, mode, err)
+
+
+def test_a_store_that_is_not_there_is_named_and_not_made(tmp_path):
+    """A misspelt --store used to create an empty store and blame the key."""
+    typo = tmp_path / "crush_stor.sqlite"
+    status, out, err = _run(["crush", "--retrieve", "0123456789abcdef", "--store", str(typo)])
+    assert status == 2 and out == "" and f"--store {typo}: no such file" in err and not typo.exists()
+    doc = tmp_path / "a.json"
+    doc.write_text('[{"a": 1}, {"a": 2}]')
+    status, _, err = _run(["crush", str(doc), "--max-items", "1", "--no-store", "--store", str(typo)])
+    assert status == 2 and "--no-store and --store" in err and not typo.exists()
