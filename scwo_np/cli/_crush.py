@@ -43,7 +43,12 @@ def _bad(exc: Exception, raw: bytes, path: str) -> SystemExit:
     line = text.count("\n", 0, pos) + 1
     col = pos - (text.rfind("\n", 0, pos) + 1) + 1
     where = "standard input" if path == "-" else path
-    return SystemExit(f"scwo: {where}:{line}: not valid JSON: {msg}: line {line} column {col} (char {pos})")
+    hint = ""
+    if not text.lstrip().startswith(("[", "{")):  # text, not JSON at all
+        hint = " (crush reads JSON: an array, an object holding one, or JSON Lines; for a text log use `scwo mcp proxy`)"
+    return SystemExit(
+        f"scwo: {where}:{line}: not valid JSON: {msg}: line {line} column {col} (char {pos}){hint}"
+    )
 
 
 def _store(args: argparse.Namespace):

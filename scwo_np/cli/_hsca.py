@@ -103,7 +103,7 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
     is_open = f", {len(eng.buffer)} in the open beat" if eng.buffer else ""
     sys.stderr.write(
         f"scwo hsca ingest: {_n(len(texts), 'turn')} -> {_n(len(snaps), 'new snapshot')}; session {args.session!r} in "
-        f"{args.store} holds {total} turns in {before + len(snaps)} snapshots{is_open}\n"
+        f"{args.store} holds {_n(total, 'turn')} in {_n(before + len(snaps), 'snapshot')}{is_open}\n"
     )
     return 0
 
@@ -176,8 +176,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Ingest the turns of CONVERSATION (JSONL, one turn per line with a text field) "
         "in order into --session of --store, and write the snapshots this run took as JSONL (or, with "
         "--macro, print them as the macro map). A session the store already holds goes on where it "
-        "stopped: its open beat is restored, turns and snapshot positions continue, nothing is "
-        "ingested twice. At the end the last beat is frozen into a snapshot (the file is a "
+        "stopped: its open beat is restored, turns and snapshot positions continue (each run appends "
+        "its turns: the same file ingested twice is stored twice). At the end the last beat is frozen into a snapshot (the file is a "
         "conversation, or a part of one, that ends); with --open it stays open in the store, and "
         "the next run (or scwo mcp) continues it.",
     )

@@ -104,6 +104,12 @@ def _put(fh, text: str) -> None:
         fh.flush()
 
 
+def _kind(value: object) -> str:
+    """A JSON value's kind in words: "an array", "a number", "a string"."""
+    names = {list: "an array", str: "a string", bool: "true or false", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), f"a {type(value).__name__}")
+
+
 def _out(line: str = "") -> None:
     _put(sys.stdout, line + "\n")
 
@@ -174,8 +180,9 @@ def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
         except RecursionError:
             raise SystemExit(f"scwo: {_where(path)}:{lineno}: JSON nested too deeply to parse") from None
         if not isinstance(rec, dict):
+            whole = ": this command reads JSON Lines, one object per line" if isinstance(rec, list) else ""
             raise SystemExit(
-                f"scwo: {_where(path)}:{lineno}: expected a JSON object, got {type(rec).__name__}"
+                f"scwo: {_where(path)}:{lineno}: expected a JSON object, got {_kind(rec)}{whole}"
             )
         for f in required:
             if f not in rec:
