@@ -218,6 +218,12 @@ def check_no_match(where: object, items: Sequence[Any]) -> None:
         return
     objects = [it for it in items if isinstance(it, Mapping)]
     if not objects:
+        if items and all(isinstance(it, str) for it in items):
+            raise ValueError(
+                "where filters JSON objects by their fields; the items under this key are text (records, "
+                "sentences, hunks or pieces): rank them by their words with query, or take a span with "
+                "start and stop."
+            )
         return
     for field, cond in where.items():
         if callable(cond):

@@ -478,6 +478,11 @@ class CrushStore:
         """Items, texts, and the positions wanted (filtered, ranked; before offset/limit); the checked args."""
         f = check_filters(**kw)  # every argument checked before the store is read
         items, pieces, kept = self._load(key)
+        if f["fields"] is not None and items and all(isinstance(it, str) for it in items):
+            raise ValueError(
+                "fields project JSON objects; the items under this key are text (records, sentences, "
+                "hunks or pieces), given back whole: drop fields."
+            )
         at = filter_positions(
             items, kept, where=f["where"], start=f["start"], stop=f["stop"], dropped_only=f["dropped_only"]
         )
@@ -699,7 +704,9 @@ class CrushStore:
             if not ok:
                 raise ValueError(
                     f"the item at position {room[0]} (offset {first}) alone makes a page of {t} tokens, above "
-                    f"budget={budget}; raise budget or project it smaller with fields (items are never cut)."
+                    f"budget={budget}; raise budget"
+                    + (" or project it smaller with fields" if isinstance(items[room[0]], Mapping) else "")
+                    + " (items are never cut)."
                 )
             k, tokens = 1, t
             hi = None  # the smallest count known not to fit

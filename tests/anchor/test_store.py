@@ -435,3 +435,17 @@ def test_real_dpkg_log_pages_through_every_dropped_install_once(tmp_path):
     assert seen == want and want
     three = store.retrieve(key, where={"action": "install"}, limit=3, with_positions=True)
     assert three[1] == want[:3] and [x["action"] for x in three[0]] == ["install"] * 3
+
+
+def test_where_and_fields_on_text_items_say_they_are_for_objects():
+    """Records, sentences and hunks are stored as text: where matched nothing and fields did nothing,
+    silently (a new user's retrieve_dropped calls through the proxy)."""
+    store = CrushStore(":memory:")
+    key = store.put(['"2026-01-01 INFO ok"', '"2026-01-02 ERROR disk full"'], kept=[])
+    with pytest.raises(
+        ValueError, match="where filters JSON objects by their fields; the items under this key are text"
+    ):
+        store.retrieve(key, where={"level": "ERROR"})
+    with pytest.raises(ValueError, match="fields project JSON objects; the items under this key are text"):
+        store.retrieve(key, fields=["level"])
+    assert store.retrieve(key, query="disk")[0] == "2026-01-02 ERROR disk full"  # what works on text
