@@ -1137,6 +1137,8 @@ def crush_retrieve(items, kept, *, where=None, fields=None, start=None, stop=Non
                    dropped_only=True, query=None):  # fmt: skip
     """``CrushStore.retrieve(..., with_positions=True)`` written out: (projected items, positions)."""
     n = len(items)
+    if fields is not None and items and all(isinstance(it, str) for it in items):
+        raise ValueError("fields on text items")
     first, last, _ = slice(start, stop).indices(n)
     out = []
     for i in range(first, last):
@@ -1177,6 +1179,8 @@ def _cannot_match(where, items):
     a string bound on a field with no strings or a number bound on one with no numbers."""
     objects = [it for it in items if isinstance(it, dict)]
     if not objects:
+        if items and all(isinstance(it, str) for it in items):
+            raise ValueError("where on text items")
         return
     ops = ("eq", "contains", "exists", "gt", "gte", "lt", "lte")
     for field, cond in where.items():
