@@ -1339,13 +1339,14 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
     turns within ``recent`` of the budget, then budgeted MMR over the other units with content
     words (with a query, only those with positive relevance), then the newest turns again in what
     is left; rendered in turn order, the inner budget lowered by the overflow until the text fits.
-    The budget is at most the whole conversation's tokens (its turns joined by blank lines), and
+    The budget is at most the whole conversation's tokens (its turns joined by blank lines) and one
+    citation's, and
     units of the same text (case and spacing aside) are candidates once, the most relevant (the
     newest of equals), and not when a chosen newest unit says it.  Returns the text."""
     owner = [t for t, per_turn in enumerate(units) for _ in per_turn]
     spans = [s for per_turn in units for s in per_turn]
     first = [sum(len(u) for u in units[:t]) for t in range(len(units))]
-    budget = min(budget, count("\n\n".join(turns)))
+    budget = min(budget, count("\n\n".join(turns)) + count("[turn 9999, snapshot 9999] "))
     key = [" ".join(turns[owner[u]][a:b].lower().split()) for u, (a, b) in enumerate(spans)]
     keeper = {}
     for u in range(len(spans)):

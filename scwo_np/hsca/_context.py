@@ -52,9 +52,9 @@ matches nothing still gets the end of the conversation.  The picks are rendered 
 the turn are joined by `` … ``.  The citations and separators cost tokens too: the
 joined text is counted, and while it is over the budget the selection runs again
 with the inner budget lowered by the overflow, so the result never exceeds it.  Nor does
-it exceed the conversation itself: the budget is at most the tokens of the turns joined by
-blank lines (with a budget that holds them all, the citations take the place of some
-sentences).  A sentence said in several turns (a question asked again, a boilerplate line)
+it exceed the conversation itself and one citation: the budget is at most the tokens of the
+turns joined by blank lines and of :data:`ONE_CITATION` (with a budget that holds them all,
+the citations take the place of some sentences).  A sentence said in several turns (a question asked again, a boilerplate line)
 is a candidate once, where the map ranks it highest, and not when a newest turn holds it.
 """
 
@@ -78,6 +78,9 @@ __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
 #: Why a piece is in the context: it is among the newest turns, the map ranked it
 #: for the query, or (without a query) it is central to its snapshot.
 REASONS = ("recent", "query", "central")
+
+#: The longest citation a context is allowed beyond the conversation's own tokens.
+ONE_CITATION = "[turn 9999, snapshot 9999] "
 
 #: Dimension of the hashed stem vectors that measure redundancy without an embedder.
 HASH_DIM = 256
@@ -670,9 +673,10 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
             (g.conversation_position + 1 if g else None),
         )
 
-    # Never more than the conversation itself: with a budget that holds it all, the citations take
-    # the place of some of its sentences (the context was 26,663 tokens of a 24,796-token talk).
-    cap = min(budget, index.whole_tokens)
+    # Never more than the conversation itself and one citation (the least a context can say, one
+    # cited turn): with a budget that holds it all, the citations take the place of some of its
+    # sentences (the context was 26,663 tokens of a 24,796-token talk).
+    cap = min(budget, index.whole_tokens + int(counter.count([ONE_CITATION])[0]))
     # A sentence said in several turns is a candidate once: where the map ranks it highest (the
     # newest of equals), and not at all when a newest turn already holds it.
     keys = [index.unit_key(u) for u in range(len(rel))]

@@ -118,7 +118,7 @@ def first_copies(texts: Sequence[str]) -> NDArray[np.int64]:
 
     Examples
     --------
-    >>> first_copies(["a b", "c", "a  b", "c\n"]).tolist()
+    >>> first_copies(["a b", "c", "a  b", " c"]).tolist()
     [0, 1]
     """
     seen: dict[str, int] = {}

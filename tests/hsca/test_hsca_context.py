@@ -268,12 +268,16 @@ def test_never_more_than_the_conversation_and_a_repeated_sentence_once():
         eng.ingest_turn(text)
         eng.ingest_turn(ask)
     whole = int(count_tokens(["\n\n".join(c.text for c in eng.get_micro_context())])[0])
+    cite = int(count_tokens([_context.ONE_CITATION])[0])
     for query in (None, "exclude option", "Is Python free to use?"):
         ctx = eng.context(query, 10 * whole)
-        assert 0.8 * whole < ctx.tokens <= whole
+        assert 0.8 * whole < ctx.tokens <= whole + cite
     ctx = eng.context("How do I use the exclude option?", 300)
     assert ctx.text.count(ask) == 1 and ctx.tokens <= 300
     tiny = HSCAEngine()
     for text in ("ok", "yes", "sure thing", "no"):
         tiny.ingest_turn(text)
-    assert tiny.context("yes", 1000).tokens <= int(count_tokens(["ok\n\nyes\n\nsure thing\n\nno"])[0])
+    talk = int(count_tokens(["ok\n\nyes\n\nsure thing\n\nno"])[0])
+    for query in ("yes", None):  # one cited turn at least: never empty, never more than talk and a citation
+        ctx = tiny.context(query, 1000)
+        assert 0 < ctx.tokens <= talk + cite and ctx.pieces
