@@ -98,6 +98,8 @@ def choose(
     elision: str | None = None,
     strategy: str = "mmr",
     strategy_options: dict[str, Any] | None = None,
+    costs: np.ndarray | None = None,
+    cache: Any = None,
 ) -> TextSelection:
     """Select from ``texts``; vectors come from the items, else ``embed_docs``, else ``embedder``.
 
@@ -106,7 +108,9 @@ def choose(
     ``get_text_embedding_batch``/``get_query_embedding``); ``embedder`` is
     scwo_np's (a name or a callable; default LSA over the texts and query).  The
     question goes to :func:`select_texts` as text whenever it has words (its words
-    count beside the cosine), its vector made by the framework's query model.
+    count beside the cosine), its vector made by the framework's query model.  ``costs``
+    (whole texts only) are each item's tokens as the model reads it (its metadata too);
+    ``cache`` goes to :func:`select_texts`.
     """
     texts = list(texts)  # checked by select_texts
     if not isinstance(query, str):
@@ -122,7 +126,7 @@ def choose(
     # The question as text when it has words, else the framework's vector for it.
     q = query if query.strip() else np.asarray(query_vector, dtype=np.float64)
     common = dict(token_counter=token_counter, lam=lam, method=method, order=order, strategy=strategy,
-                  strategy_options=strategy_options)  # fmt: skip
+                  strategy_options=strategy_options, cache=cache)  # fmt: skip
     if granularity == "sentence":  # every sentence is embedded: by the framework's model when there is one
         own = model if embed_docs is not None else embedder
         if embed_docs is None and vectors is not None and query_vector is not None and embedder is not None:
@@ -138,8 +142,9 @@ def choose(
                 "the documents carry embeddings but the query has none: pass the embedding model that "
                 "made them (embeddings=/embed_model=) so the query can be embedded the same way."
             )
-        return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, **common)
-    return select_texts(texts, query, budget, embedder=embedder, **common)
+        return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, costs=costs,
+                            **common)  # fmt: skip
+    return select_texts(texts, query, budget, embedder=embedder, costs=costs, **common)
 
 
 def _question_vector(vector: Any, vectors: np.ndarray | None) -> np.ndarray:

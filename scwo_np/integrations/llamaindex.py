@@ -8,7 +8,9 @@ from the nodes' own ``embedding`` when every node has one (and the query's from
 LlamaIndex ``BaseEmbedding``), else from scwo_np's ``embedder`` (default: LSA over
 the nodes and the question, which needs only scikit-learn).
 
-Text is each node's content without metadata (``MetadataMode.NONE``).  The nodes
+Text is each node's content without metadata (``MetadataMode.NONE``); the budget holds for what
+the LLM reads of the kept nodes (``MetadataMode.LLM``: a reader's ``file_path`` and the like
+included, each node with its metadata lines, joined by blank lines).  The nodes
 returned are copies whose metadata adds ``scwo_rank``, ``scwo_gain``,
 ``scwo_relevance``, ``scwo_tokens`` and ``scwo_token_counter`` (kept out of what
 the LLM and the embedder see); scores are kept as they were.  The inputs are not
@@ -36,6 +38,8 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
+from ..embed import EmbeddingCache
+from ..tokens import as_token_counter, count_tokens
 from ._common import KEYS, Budget, Lam, OneLineErrors, annotations, choose, stack
 
 __all__ = ["ScwoNodePostprocessor"]
@@ -131,12 +135,53 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
 
     def _finish(self, nodes, query, qv, embed_docs, embed_query, vectors=None) -> list[NodeWithScore]:
         texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        read = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes]  # what the LLM reads
+        counter = as_token_counter(self.token_counter)
         own = stack([n.node.embedding for n in nodes]) if vectors is None else stack(vectors)
-        sel = choose(
-            texts, query, self.budget, vectors=own, query_vector=qv, embed_docs=embed_docs,
-            embed_query=embed_query, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
-            method=self.method, order=self.order, granularity=self.granularity, elision=self.elision,
-        )  # fmt: skip
+        with_meta = read != texts
+        # Whole nodes: each costs what the LLM reads of it.  Sentences: the metadata lines of the nodes
+        # kept are counted after the selection, and it runs again (vectors cached) on a budget lowered by
+        # what they took over, until it fits.
+        costs = count_tokens(read, counter) if with_meta and self.granularity == "chunk" else None
+        cache = EmbeddingCache(":memory:") if with_meta and self.granularity == "sentence" else False
+        budget, lo, hi, best = self.budget, 0, None, None  # inner budgets known to fit / to be over
+        try:
+            for _ in range(_REFITS):
+                sel = choose(
+                    texts, query, budget, vectors=own, query_vector=qv, embed_docs=embed_docs,
+                    embed_query=embed_query, embedder=self.embedder, token_counter=self.token_counter,
+                    lam=self.lam, method=self.method, order=self.order, granularity=self.granularity,
+                    elision=self.elision, costs=costs, cache=cache,
+                )  # fmt: skip
+                out = self._nodes(nodes, sel)
+                if not with_meta:
+                    best = out
+                    break
+                used = _read_tokens(out, counter)
+                if used <= self.budget:
+                    if best is None or used > best[1]:
+                        best = (out, used)
+                    lo = budget
+                else:
+                    hi = budget
+                if hi is None or hi - lo <= 1:
+                    break
+                budget = max(budget - (used - self.budget), lo + 1) if best is None else (lo + hi) // 2
+            if with_meta:
+                out = best[0] if best is not None else out
+                while (
+                    out and _read_tokens(out, counter) > self.budget
+                ):  # the last resort: the last picked goes
+                    last = max(n.node.metadata["scwo_rank"] for n in out)
+                    out = [n for n in out if n.node.metadata["scwo_rank"] != last]
+            else:
+                out = best
+        finally:
+            if cache is not False:
+                cache.close()
+        return out
+
+    def _nodes(self, nodes, sel) -> list[NodeWithScore]:
         out = []
         for k, (i, a) in enumerate(zip(sel.indices.tolist(), annotations(sel), strict=True)):
             node = nodes[i].node.model_copy(deep=False)
@@ -147,6 +192,18 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
             node.excluded_embed_metadata_keys = [*node.excluded_embed_metadata_keys, *KEYS]
             out.append(NodeWithScore(node=node, score=nodes[i].score))
         return out
+
+
+#: Selections of sentences tried, at most, while the kept nodes' metadata lines put the text over the budget.
+_REFITS = 6
+
+
+def _read_tokens(nodes: list[NodeWithScore], counter) -> int:
+    """Tokens of what the LLM reads of ``nodes``: each with its metadata, joined by blank lines."""
+    if not nodes:
+        return 0
+    joined = "\n\n".join(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes)
+    return int(count_tokens([joined], counter)[0])
 
 
 def _inputs(nodes: object, query_bundle: QueryBundle | None) -> tuple[list[NodeWithScore], str, Any]:

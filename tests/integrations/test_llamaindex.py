@@ -10,6 +10,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from scwo_np import load_sample, select_texts
 from scwo_np.integrations.llamaindex import ScwoNodePostprocessor
 from scwo_np.select._units import LEXICAL
+from scwo_np.tokens import count_tokens
 from tests import naive
 
 QUESTION = "How do I read a CSV file?"
@@ -25,13 +26,13 @@ def cand(sample):
     return np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:50]
 
 
-def _nodes(sample, cand, vectors=False):
+def _nodes(sample, cand, vectors=False, meta=False):
     return [
         NodeWithScore(
             node=TextNode(
                 text=sample.texts[i],
                 id_=str(i),
-                metadata={"source": sample.sources[i]},
+                metadata={"source": sample.sources[i]} if meta else {},
                 embedding=sample.embeddings[i].tolist() if vectors else None,
             ),
             score=float(50 - k),
@@ -49,8 +50,27 @@ def test_default_is_select_texts_on_the_node_text(sample, cand):
     assert [n.score for n in out] == [nodes[i].score for i in want.indices]  # scores as they were
     assert sum(n.node.metadata["scwo_tokens"] for n in out) <= 800
     assert nodes == before  # nothing written into the caller's nodes
-    llm_text = out[0].node.get_content(metadata_mode=MetadataMode.LLM)
-    assert "source" in llm_text and "scwo_" not in llm_text  # our keys stay out of the prompt
+    assert "scwo_" not in out[0].node.get_content(metadata_mode=MetadataMode.LLM)  # our keys stay out
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+@pytest.mark.parametrize("budget", [150, 300, 800])
+def test_the_budget_holds_for_what_the_llm_reads_metadata_included(sample, cand, granularity, budget):
+    """A reader's metadata (file_path ...) is in the prompt (MetadataMode.LLM): the kept nodes, each
+    with its metadata lines, joined by blank lines, are within the budget (they were 1.05-1.19 times
+    it), and whole nodes cost what the LLM reads of them."""
+    nodes = _nodes(sample, cand, meta=True)
+    out = ScwoNodePostprocessor(budget=budget, granularity=granularity).postprocess_nodes(
+        nodes, query_str=QUESTION
+    )
+    read = "\n\n".join(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in out)
+    assert out and "source" in read and "scwo_" not in read
+    assert (0.8 * budget if granularity == "sentence" else 0) < int(count_tokens([read])[0]) <= budget
+    if granularity == "chunk":
+        costs = count_tokens([n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes])
+        want = select_texts([n.node.get_content() for n in nodes], QUESTION, budget, costs=costs,
+                            token_counter="estimate")  # fmt: skip
+        assert [n.node.node_id for n in out] == [nodes[i].node.node_id for i in want.indices]
 
 
 def test_node_embeddings_and_the_query_bundle_embedding(sample, cand):
