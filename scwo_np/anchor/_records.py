@@ -71,6 +71,9 @@ _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
 #: Records needed for a text to count as records at all.
 MIN_RECORDS = 5
+#: The fewest tokens a budget for a tool's output may have (the MCP proxy, LangChain's tool-output
+#: middleware): a marker and a little of the text must fit.
+MIN_BUDGET = 64
 #: Characters of a record its query matching reads (its start: the time, the level, the message).
 _MATCH_CHARS = 300
 _CONFIG = AnchorConfig()

@@ -58,7 +58,8 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from pydantic import ConfigDict, Field
 
 from ..anchor import CrushStore, read_document
-from ..anchor._json import fit_tokens
+from ..anchor._json import FitResult, fit_tokens
+from ..anchor._records import MIN_BUDGET, chunk_records, fit_records
 from ..dedup import DEDUP_METHODS, deduplicate
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
@@ -435,12 +436,14 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     the model does not read.  The dropped items go to ``store``
     (``CrushStore.retrieve(key)`` gives them back).  A result whose content is a list of
     text blocks is read as their joined text.  Other results (small, or not JSON) pass
-    unchanged.
+    unchanged.  JSON whose text around the array leaves no room for a marker within
+    ``budget`` is cut as plain text, in pieces (``form`` ``"pieces"``): never an exception in
+    the middle of the agent's run.
 
     Parameters
     ----------
     budget : int
-        The most tokens a tool result may take.
+        The most tokens a tool result may take; at least 64 (a marker must fit).
     token_counter : name, TokenCounter or callable ``str -> int``, optional
         Counts them (default ``"estimate"``).
     store : CrushStore or path, optional
@@ -464,6 +467,11 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         if budget is None:
             raise TypeError("budget is required: the most tokens a tool result may take.")
         self.budget = check_int(budget, name="budget", low=1)
+        if self.budget < MIN_BUDGET:
+            raise ValueError(
+                f"budget must be at least {MIN_BUDGET} tokens: a crushed result's marker, which says what was "
+                f"left out and how to get it back, must fit; got {budget}."
+            )
         self.token_counter = as_token_counter(token_counter)
         self.store = store if isinstance(store, CrushStore) else CrushStore(store)
 
@@ -489,10 +497,10 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         --------
         >>> import json, tempfile, os
         >>> from langchain_core.messages import ToolMessage
-        >>> mw = ScwoToolOutputMiddleware(60, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+        >>> mw = ScwoToolOutputMiddleware(64, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
         >>> blocks = [{"type": "text", "text": json.dumps([{"n": i} for i in range(100)])}]
         >>> msg = mw.shrink(ToolMessage(content=blocks, tool_call_id="1"))
-        >>> isinstance(msg.content, str), len(msg.content) <= 4 * 60
+        >>> isinstance(msg.content, str), len(msg.content) <= 4 * 64
         (True, True)
         """
         if not isinstance(message, ToolMessage):
@@ -504,7 +512,14 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
             doc = read_document(text)
         except ValueError:
             return message  # not JSON: not ours to cut
-        res = fit_tokens(doc, self.budget, token_counter=self.token_counter, store=self.store, query=query)
+        try:
+            res = fit_tokens(
+                doc, self.budget, token_counter=self.token_counter, store=self.store, query=query
+            )
+        except ValueError:  # the text around the array and a marker alone are over: cut as plain text
+            res = fit_records(chunk_records(text), self.budget, token_counter=self.token_counter, store=self.store,
+                              what="pieces")  # fmt: skip
+            res = FitResult(res.text, res.tokens, res.kept, res.n, res.key, "pieces")
         scwo = {"kept": len(res.kept), "of": res.n, "key": res.key, "form": res.form, "tokens": res.tokens,
                 "budget": self.budget, "kept_ranges": _ranges(res.kept)}  # fmt: skip
         meta = {**message.response_metadata, "scwo": scwo}

@@ -46,7 +46,14 @@ from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
 from ..anchor._diff import fit_diff, split_diff
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
-from ..anchor._records import chunk_records, fit_records, records_marker, split_records, wrapped_prose
+from ..anchor._records import (
+    MIN_BUDGET,
+    chunk_records,
+    fit_records,
+    records_marker,
+    split_records,
+    wrapped_prose,
+)
 from ..anchor._store import _crush_key, array_key, json_strings
 from ..select import select_texts
 from ..text import split_sentences
@@ -80,8 +87,6 @@ UNIT_SHARE = 0.25
 #: Characters of one argument value, and of all of them, that a call's query takes (:func:`call_query`).
 QUERY_VALUE_CHARS = 200
 QUERY_CHARS = 1000
-#: The fewest tokens a budget may have: a marker and a little of the text must fit.
-MIN_BUDGET = 64
 _SCALARS = (str, int, float, bool, type(None))
 
 

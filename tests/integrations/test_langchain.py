@@ -329,22 +329,29 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     rows = [{"i": i} for i in range(5)]
     (tm,) = [m for m in _agent_run(400, rows, tmp_path / "s.sqlite") if isinstance(m, ToolMessage)]
     assert json.loads(tm.content) == rows and "scwo" not in tm.response_metadata
-    mw = ScwoToolOutputMiddleware(5, store=tmp_path / "s.sqlite")
-    plain = ToolMessage(content="not json at all, and longer than five tokens", tool_call_id="x")
+    mw = ScwoToolOutputMiddleware(64, store=tmp_path / "s.sqlite")
+    plain = ToolMessage(content="not json at all, and longer than sixty-four tokens " * 8, tool_call_id="x")
     assert mw.shrink(plain) is plain
+    # JSON whose text around the array is over the budget alone: cut as plain text, never an exception
+    # that ends the agent's run (a budget of 40 raised inside the tools node)
+    framed = json.dumps({"note": "word " * 200, "rows": [{"i": i} for i in range(50)]})
+    cut = mw.shrink(ToolMessage(content=framed, tool_call_id="y"))
+    assert cut.response_metadata["scwo"]["form"] == "pieces" and count_tokens([cut.content])[0] <= 64
+    with pytest.raises(ValueError, match="budget must be at least 64 tokens"):
+        ScwoToolOutputMiddleware(40)
     with pytest.raises(ValueError, match="budget must be"):
         ScwoToolOutputMiddleware(0)
     with pytest.raises(TypeError, match="budget is required"):
         ScwoToolOutputMiddleware()
     with pytest.raises(TypeError, match="got both 'budget' and its old name 'max_tokens'"):
-        ScwoToolOutputMiddleware(10, max_tokens=10)
+        ScwoToolOutputMiddleware(100, max_tokens=100)
     with pytest.warns(DeprecationWarning, match="'max_tokens' was renamed to 'budget'"):
-        old = ScwoToolOutputMiddleware(max_tokens=7, store=tmp_path / "s.sqlite")  # the former name
-    assert old.budget == 7 and old.token_counter.name == "estimate"
+        old = ScwoToolOutputMiddleware(max_tokens=70, store=tmp_path / "s.sqlite")  # the former name
+    assert old.budget == 70 and old.token_counter.name == "estimate"
     with pytest.warns(DeprecationWarning, match="'counter' was renamed to 'token_counter'"):
         assert old.counter is old.token_counter
     with pytest.warns(DeprecationWarning, match="'max_tokens' was renamed to 'budget'"):
-        assert old.max_tokens == 7
+        assert old.max_tokens == 70
 
 
 _RECORDS = None
@@ -372,7 +379,7 @@ from hypothesis import strategies as st  # noqa: E402
 @given(
     start=st.integers(0, 4800),
     n=st.integers(1, 2500),
-    budget=st.integers(60, 800),
+    budget=st.integers(64, 800),
     counter=st.sampled_from(["estimate", "wordpiece", "tiktoken"]),
     blocks=st.booleans(),
 )
