@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -115,6 +117,22 @@ def choose(
     texts = list(texts)  # checked by select_texts
     if not isinstance(query, str):
         raise TypeError(f"query must be the question as a str; got {type(query).__name__}.")
+    empty = [i for i, t in enumerate(texts) if isinstance(t, str) and not t.strip()]
+    if empty:  # a text splitter's empty chunk says nothing: left out, with a warning, not a failed call
+        warnings.warn(
+            f"{_n(len(empty), 'document')} with no text left out (positions {', '.join(map(str, empty[:10]))}"
+            f"{', ...' if len(empty) > 10 else ''}).",
+            stacklevel=3,
+        )
+        keep = np.asarray([i for i in range(len(texts)) if i not in set(empty)], dtype=np.int64)
+        sel = choose(
+            [texts[i] for i in keep.tolist()], query, budget, vectors=None if vectors is None else vectors[keep],
+            query_vector=query_vector, embed_docs=embed_docs, embed_query=embed_query, embedder=embedder,
+            token_counter=token_counter, lam=lam, method=method, order=order, granularity=granularity,
+            elision=elision, strategy=strategy, strategy_options=strategy_options,
+            costs=None if costs is None else np.asarray(costs)[keep], cache=cache,
+        )  # fmt: skip
+        return dataclasses.replace(sel, indices=keep[sel.indices])
     if not texts:
         return select_texts([], query or "-", budget, token_counter=token_counter, lam=lam, method=method)
     if not query.strip() and query_vector is None:
@@ -145,6 +163,10 @@ def choose(
         return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, costs=costs,
                             **common)  # fmt: skip
     return select_texts(texts, query, budget, embedder=embedder, costs=costs, **common)
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
 
 
 def _question_vector(vector: Any, vectors: np.ndarray | None) -> np.ndarray:

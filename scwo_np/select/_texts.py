@@ -430,6 +430,12 @@ def select_texts(
     counter = as_token_counter(token_counter)
     counter_name = counter.name if costs is None or token_counter is not None else "given"
     recount = costs is None  # given costs are the user's counts: the context is their sum + separators
+    if embeddings is not None:  # one row per text, named before the costs are (or a copy hides it)
+        embeddings = check_embeddings(embeddings)
+        if embeddings.shape[0] != len(texts):
+            raise ValueError(
+                f"embeddings must have one row per text ({len(texts)}); got {embeddings.shape[0]}."
+            )
     costs = count_tokens(texts, counter) if costs is None else check_costs(costs, len(texts))
     budget = check_budget(budget)
     if not texts:

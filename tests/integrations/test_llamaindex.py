@@ -123,13 +123,6 @@ def test_the_config_is_serialisable():
         (lambda: ScwoNodePostprocessor(budget=5, lam=-1), ValueError, "lam"),
         (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes([]), ValueError, "needs the query"),
         (lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes(["x"], query_str="q"), TypeError, "nodes"),
-        (
-            lambda: ScwoNodePostprocessor(budget=5).postprocess_nodes(
-                [NodeWithScore(node=TextNode(text=""))], query_str="q"
-            ),
-            ValueError,
-            "empty",
-        ),
     ],
 )
 def test_bad_input_is_named(make, err, match):

@@ -165,6 +165,16 @@ def test_no_texts_selects_nothing():
         (dict(embedder="bert"), ValueError, "embedder must be one of 'lsa', 'minilm'; got 'bert'"),
         (dict(embedder=42), TypeError, "embedder must be callable"),
         (dict(embeddings=np.eye(2)), ValueError, "pass embedder="),
+        (
+            dict(query=np.ones(3), embeddings=np.ones((5, 3)), costs=[1, 1]),
+            ValueError,
+            r"embeddings must have one row per text \(2\); got 5",
+        ),  # not a costs error
+        (
+            dict(texts=["same text"] * 2, query=np.ones(3), embeddings=np.ones((5, 3))),
+            ValueError,
+            r"embeddings must have one row per text \(2\); got 5",
+        ),  # nor silence for copies
     ],
 )
 def test_bad_input_names_the_argument(kwargs, err, match):
