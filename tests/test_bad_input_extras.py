@@ -102,7 +102,7 @@ EXTRA_REGISTRY = {
     ),
     "ScwoHSCAMiddleware": (
         lambda **k: lc.ScwoHSCAMiddleware(**k).replace([HumanMessage(t) for t in TEXTS]),
-        dict(budget=20, trigger=10, keep=1, recent=0.25),
+        dict(budget=20, trigger=40, keep=1, recent=0.25),
         dict(budget="budget", trigger="posint_or_none", keep="count", recent="unit"),
     ),
     "ScwoNodePostprocessor": (

@@ -177,8 +177,9 @@ class ScwoHSCAMiddleware(AgentMiddleware):
     budget : int
         Most tokens of the context message that replaces the older messages.
     trigger : int or tuple, optional
-        Replace once the history counts more than this many tokens (default ``4 * budget``);
-        LangChain's ``("tokens", n)`` or ``("messages", n)`` (more than ``n`` messages) too.
+        Replace once the history counts more than this many tokens (default ``4 * budget``; in
+        tokens it must be above ``budget``); LangChain's ``("tokens", n)`` or ``("messages", n)``
+        (more than ``n`` messages) too.
     keep : int or ("messages", int), default 6
         The newest messages kept verbatim (more when a tool call's pair would be split).
     token_counter : name, TokenCounter or callable ``str -> int``, optional
@@ -235,6 +236,12 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         if self.budget < 1:
             raise ValueError("budget must be at least 1 token; pass the context's size in tokens.")
         self.trigger = _size(4 * self.budget if trigger is None else trigger, "trigger")
+        if self.trigger[0] == "tokens" and self.trigger[1] <= self.budget:
+            raise ValueError(
+                f"budget ({self.budget}) must be below trigger ({self.trigger[1]} tokens): the context that "
+                "replaces the older messages would be as large as the history that set it off (the default "
+                "trigger is 4 * budget)."
+            )
         self.keep = _size(keep, "keep")[1]
         self.token_counter = as_token_counter(token_counter)
         self.recent = float(check_unit_interval(recent, name="recent", meaning="a share of the budget"))

@@ -270,6 +270,11 @@ def test_with_a_checkpointer_each_message_is_ingested_once(faq):
         ({"budget": 10, "store": 3}, TypeError, "store"),
         ({"budget": 10, "embedder": "lsa"}, ValueError, "embedder"),
         ({"budget": 10, "recent": 2.0}, ValueError, "recent"),
+        (
+            {"budget": 3000, "trigger": 1500},
+            ValueError,
+            r"budget \(3000\) must be below trigger \(1500 tokens\)",
+        ),
     ],
 )
 def test_bad_arguments_are_named(kwargs, err, match):
