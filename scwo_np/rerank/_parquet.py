@@ -140,6 +140,12 @@ def part_name(i: int) -> str:
     return f"part-{i:05d}.parquet"
 
 
+def _check_folder(folder: str, dst: str) -> None:
+    """The output's folder exists: else an error naming the output as given (not the temporary file)."""
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, f"no folder {folder!r} to write the output into; create it first", dst)
+
+
 @contextlib.contextmanager
 def atomic_dataset(dst: str) -> Iterator[str]:
     """A temporary directory beside ``dst`` to fill with part files, renamed to ``dst`` only on success.
@@ -149,6 +155,7 @@ def atomic_dataset(dst: str) -> Iterator[str]:
     path = os.path.abspath(dst.rstrip("/" + os.sep) or dst)
     if os.path.isdir(path) and os.listdir(path):
         raise FileExistsError(f"output directory {dst!r} is not empty; give a new or an empty directory.")
+    _check_folder(os.path.dirname(path), dst)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         yield tmp
@@ -177,6 +184,7 @@ def atomic_writer(dst: str, schema: Any) -> Iterator[Any]:
             yield w
         return
     folder = os.path.dirname(os.path.abspath(dst))
+    _check_folder(folder, dst)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
     os.close(fd)
     try:

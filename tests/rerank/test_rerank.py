@@ -121,6 +121,16 @@ def test_unclustered_parquet_is_an_error_and_leaves_no_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet"]
 
 
+def test_an_output_folder_that_is_not_there_is_named_as_given(tmp_path):
+    """It was reported under the temporary file's name ('.o.parquet.pnvk6lf6.tmp')."""
+    t, qt, _, _ = make([3, 3])
+    pq.write_table(t, tmp_path / "c.parquet")
+    for out in ("nodir/o.parquet", "nodir/parts/"):
+        with pytest.raises(FileNotFoundError, match=r"no folder .*nodir.* create it first") as err:
+            rerank_parquet(tmp_path / "c.parquet", tmp_path / out, 10, queries=qt)
+        assert ".tmp" not in str(err.value)
+
+
 def test_null_query_ids_name_the_row_on_both_paths(tmp_path):
     t, qt, _, _ = make([2, 2])
     t = t.set_column(0, "query_id", pa.array(["q0", "q0", None, "q1"], pa.string()))
