@@ -24,8 +24,9 @@ one does not fit) drops only the field summary.  The must-keep kinds are
 ``query_matches``, ``errors``, ``anomalies`` and ``rare`` (a rare category value).  ``fields``
 is computed on the columns :func:`crush` already built: numbers get ``min`` and
 ``max`` (as they are spelled in the data's type), categories (some value repeats)
-their three most frequent values, and every field its number of ``distinct``
-values; at most ``max_fields`` fields, the most often present first.
+their three most frequent values (a string of over :data:`VALUE_CHARS` characters by its
+start and "…"), and every field its number of ``distinct`` values; at most ``max_fields``
+fields, the most often present first.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ __all__ = ["MARKER_KEY", "is_marker", "omission_marker"]
 
 #: The marker object's only key.
 MARKER_KEY = "_omitted"
+#: Characters of a string value the field summary quotes (its start and "…"): a category's top
+#: value can be a whole licence text, and a marker of 4,000 tokens left room for two items.
+VALUE_CHARS = 60
 
 
 def is_marker(item: Any) -> bool:
@@ -130,6 +134,13 @@ def omission_marker(
     return {MARKER_KEY: body}
 
 
+def _short(value: Any) -> Any:
+    """A string value cut to :data:`VALUE_CHARS` characters (marked "…"); any other value as it is."""
+    if isinstance(value, str) and len(value) > VALUE_CHARS:
+        return value[: VALUE_CHARS - 1] + "…"
+    return value
+
+
 def _field_summary(c: Columns, dropped: NDArray[np.int64], max_fields: int) -> dict[str, Any]:
     codes = c.codes[:, dropped]
     present = np.count_nonzero(codes >= 0, axis=1)
@@ -149,6 +160,6 @@ def _field_summary(c: Columns, dropped: NDArray[np.int64], max_fields: int) -> d
             entry["min"], entry["max"] = c.values[f][lo], c.values[f][hi]
         elif seen.size < col.size and kinds <= {str, bool, type(None), int, float}:
             top = seen[np.lexsort((seen, -counts[seen]))][:3]  # most frequent; ties: first seen
-            entry["top"] = [[c.values[f][k], int(counts[k])] for k in top.tolist()]
+            entry["top"] = [[_short(c.values[f][k]), int(counts[k])] for k in top.tolist()]
         out[c.names[f]] = entry
     return out

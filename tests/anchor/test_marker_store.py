@@ -164,3 +164,17 @@ def test_put_refuses_pieces_that_are_not_one_json_value(tmp_path, pieces, bad):
         store.put(pieces)
     key = store.put(["1", '{"a": [2, 3]}'])
     assert store.retrieve(key) == [1, {"a": [2, 3]}]
+
+
+def test_the_field_summary_quotes_a_long_value_by_its_start():
+    """Copyright texts as a category's top values made a 4,171-token marker, and a budget of 8,000
+    kept fewer items than one of 2,000."""
+    from scwo_np.anchor import crush_json
+    from scwo_np.anchor._marker import VALUE_CHARS
+
+    licence = "Permission is hereby granted, free of charge, to any person obtaining a copy. " * 40
+    items = [{"pkg": f"p{i}", "copyright": licence if i % 2 else "GPL-2+"} for i in range(200)]
+    out = json.loads(crush_json(json.dumps(items), max_items=5, marker=True))
+    top = out[-1]["_omitted"]["fields"]["copyright"]["top"]
+    assert {len(v) for v, _ in top} <= {len("GPL-2+"), VALUE_CHARS} and any(v.endswith("…") for v, _ in top)
+    assert len(json.dumps(out[-1])) < 1000
