@@ -411,6 +411,8 @@ def fit_diff(
                 line = (
                     f"[scwo: {len(hidden)} {noun} with no hunk shown" + (f": {listed}" if k else "") + "]\n"
                 )
+                if k and count(line) > max(LIST_SHARE * budget, PART_MIN):  # names never crowd out the hunks
+                    continue
             marker = f"[scwo: {left} of {n} hunks left out"
             if more > 0:
                 marker += f" (and {more} other {'part' if more == 1 else 'parts'}: commit text, file headers, text after)"

@@ -372,3 +372,19 @@ def test_files_of_several_commits_are_named_with_their_commit():
         "x (+1 -1), y (+1 -1)"
         in fit_diff(split_diff(one + one.replace(" x", " y").replace("/x", "/y")), 30).text
     )
+
+
+def test_the_names_of_files_with_no_hunk_shown_never_crowd_out_the_hunks():
+    """59 file names took 1,462 of 1,969 tokens of a new user's git log -p and no hunk was shown:
+    the list is at most a fifth of the budget, and the room goes to the hunks."""
+    body = "".join(f"+line {k} of a long new file with words in it\n" for k in range(60))
+    diff = "".join(
+        f"diff --git a/src/module_{i:03d}/implementation_file.py b/src/module_{i:03d}/implementation_file.py\n"
+        f"--- a/src/module_{i:03d}/implementation_file.py\n+++ b/src/module_{i:03d}/implementation_file.py\n"
+        f"@@ -0,0 +1,60 @@\n{body}"
+        for i in range(80)
+    )
+    fit = fit_diff(split_diff(diff), 2000)
+    line = next(x for x in fit.text.splitlines() if "with no hunk shown" in x)
+    assert count_tokens([line])[0] <= 0.2 * 2000 and fit.tokens <= 2000
+    assert len(fit.kept) >= 2 or "this hunk cut after" in fit.text
