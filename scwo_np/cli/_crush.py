@@ -220,6 +220,11 @@ def _parse_where(conds: list[str]) -> dict:
             name, rest = cond[:at], cond[at:]
             op = rest[:2] if rest[:2] in _OPS else rest[0]
             raw = rest[len(op) :]
+            if op != "~" and raw[:1] in ("<", ">", "=", "~"):  # "size>>3": one operator per condition
+                raise SystemExit(
+                    f"scwo: --where {cond!r}: one operator per condition (=, ~, >=, >, <=, <); the value "
+                    f"starts with {raw[0]!r} (for text that does, FIELD~TEXT)"
+                )
             if op in (">=", "<=", ">", "<"):
                 value = _where_value(raw)
                 if not raw or not isinstance(value, int | float | str) or isinstance(value, bool):

@@ -144,6 +144,7 @@ def test_where_syntax_maps_to_the_store_structure():
     "argv, match",
     [(["--where", "oops"], r"--where takes FIELD=VALUE, FIELD~TEXT, FIELD>=N"),
      (["--where", "size>="], r"--where 'size>=': >= takes a number or an ISO date/time"),
+     (["--where", "package>>z"], r"--where 'package>>z': one operator per condition"),
      (["--where", "a=1", "--where", "a=2"], r"--where gives a two different 'eq' conditions"),
      (["--range", "5:2"], r"--range 5:2: STOP must be above START"),
      (["--range", "1:3", "--limit", "2"], r"--range START:STOP is --offset START --limit STOP-START"),
