@@ -65,7 +65,13 @@ _LEVELS = (
         re.compile(r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"),
         "critical",
     ),
-    (re.compile(r"(?:ERR(?:OR)?|Exception|Error|Traceback|FAIL(?:ED|URE)?|[Ff]ailed)\b"), "error"),
+    (
+        re.compile(
+            r"(?:ERR(?:OR)?|Exception|Error|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
+            r"No such file or directory|[Pp]ermission denied)\b"
+        ),
+        "error",
+    ),
 )
 _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
