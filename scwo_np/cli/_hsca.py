@@ -112,13 +112,25 @@ def _n(k: int, noun: str) -> str:
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
+def _window(value: str) -> int:
+    """``--window``: a whole number of at least 2 (layer 1's co-occurrence window)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number of at least 2; got {value!r}") from None
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"takes a whole number of at least 2 (words seen together); got {n}")
+    return n
+
+
 def _cmd_hsca_context(args: argparse.Namespace) -> int:
     from ..hsca import HSCAEngine, SnapshotStore
     from ._io import _token_counter
 
     if not os.path.isfile(args.store):
+        what = "a directory, not a store file" if os.path.isdir(args.store) else "no such file"
         raise SystemExit(
-            f"scwo: --store {args.store}: no such file; give the store that scwo hsca ingest (or scwo mcp) wrote"
+            f"scwo: --store {args.store}: {what}; give the store that scwo hsca ingest (or scwo mcp) wrote"
         )
     if args.query is not None and not args.query.strip():
         raise SystemExit("scwo: --query is empty; give the question as text, or leave --query out")
@@ -167,7 +179,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--text-field", help="JSONL field holding the text (default text; else content, with a note)"
     )
-    s.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
+    s.add_argument("--window", type=_window, default=5, help="co-occurrence window of layer 1 (5)")
     s.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     s.set_defaults(func=_cmd_hsca_score)
     g = hs.add_parser(
@@ -187,7 +199,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "--text-field", help="JSONL field holding the turn (default text; else content, with a note)"
     )
-    g.add_argument("--window", type=int, default=5, help="co-occurrence window of layer 1 (5)")
+    g.add_argument("--window", type=_window, default=5, help="co-occurrence window of layer 1 (5)")
     g.add_argument(
         "--open", action="store_true", help="keep the last beat open (stored) instead of freezing it"
     )
