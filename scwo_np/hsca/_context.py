@@ -379,7 +379,10 @@ class ContextIndex:
         self.units = _Postings()
         self.turns = _Postings()
         self._synced = 0  # turns whose costs, postings and vectors are up to date
-        self.whole_tokens = 0
+        self.unit_keys: list[
+            str
+        ] = []  # each unit's text, case and spacing aside: the same key, the same text
+        self._whole = (0, 0)  # (turns, their tokens joined)
         self._vec = np.zeros((0, HASH_DIM), dtype=np.float32)
         self._emb: NDArray[np.float32] | None = None  # the embedder's unit vectors, unit length
         self._emb_name: str | None = None
@@ -432,13 +435,15 @@ class ContextIndex:
         self._vec = np.concatenate([self._vec, vec])
         for t in range(self._synced, len(self.turn_units)):
             self.turns.add(t, self.turn_stems[t])
+        self.unit_keys.extend(" ".join(t.lower().split()) for t in texts)
         self._synced = len(self.turn_units)
-        # What the conversation itself costs, its turns joined by blank lines: the most a context is.
-        self.whole_tokens = int(self.counter.count(["\n\n".join(self.texts)])[0])
 
-    def unit_key(self, u: int) -> str:
-        """A unit's text, its case and spacing ignored: units with the same key say the same thing."""
-        return " ".join(self.unit_text(u).lower().split())
+    def whole_tokens(self) -> int:
+        """What the conversation itself costs, its turns joined by blank lines (counted once per turn
+        count): the most a context is."""
+        if self._whole[0] != len(self.texts):
+            self._whole = (len(self.texts), int(self.counter.count(["\n\n".join(self.texts)])[0]))
+        return self._whole[1]
 
     def vectors(self) -> NDArray[np.float32]:
         self.sync()
@@ -676,10 +681,14 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     # Never more than the conversation itself and one citation (the least a context can say, one
     # cited turn): with a budget that holds it all, the citations take the place of some of its
     # sentences (the context was 26,663 tokens of a 24,796-token talk).
-    cap = min(budget, index.whole_tokens + int(counter.count([ONE_CITATION])[0]))
+    # (Counted only when the budget could reach it: a text counts at least its units' tokens less one
+    # a join, by a counter whose counts nearly add up, so a budget below that is the cap itself.)
+    cap = budget
+    if budget >= int(costs.sum()) - 2 * len(costs):
+        cap = min(budget, index.whole_tokens() + int(counter.count([ONE_CITATION])[0]))
     # A sentence said in several turns is a candidate once: where the map ranks it highest (the
     # newest of equals), and not at all when a newest turn already holds it.
-    keys = [index.unit_key(u) for u in range(len(rel))]
+    keys = index.unit_keys
     best: dict[str, int] = {}
     for u in np.lexsort((np.arange(len(rel)), rel)).tolist():  # ascending: the last one seen wins
         best[keys[u]] = u
