@@ -490,11 +490,14 @@ def records_marker(
     what: str = "records",
     ranges: bool = True,
     part_of: NDArray[np.int64] | None = None,
+    errors: int = 0,
 ) -> str:
     """The one line that says what was left out of ``n`` records and how to get it back.
 
     With ``part_of`` (the record each stored part is of, when some record is stored in parts) the
-    positions are the stored parts' (those ``retrieve_dropped``'s ``start`` and ``stop`` take).
+    positions are the stored parts' (those ``retrieve_dropped``'s ``start`` and ``stop`` take);
+    ``errors`` says how many of the records left out hold an error word, so the reader knows one
+    is worth getting back.
 
     Examples
     --------
@@ -504,11 +507,15 @@ def records_marker(
     '[scwo: 8 of 10 records left out]'
     >>> records_marker(3, [0], "0123456789abcdef", part_of=np.array([0, 1, 1, 1, 2]))
     '[scwo: 2 of 3 records left out, stored as 4 parts (positions 1-4); retrieve_dropped with key "0123456789abcdef" gives them back]'
+    >>> records_marker(10, [9], None, errors=1)
+    '[scwo: 9 of 10 records left out, 1 of them an error (positions 0-8)]'
     """
     mask = np.ones(n, dtype=bool)
     mask[np.asarray(kept, dtype=np.int64)] = False
     dropped = np.flatnonzero(mask)
     text = f"[scwo: {dropped.size} of {n} {what} left out"
+    if errors:
+        text += f", {errors} of them {'an error' if errors == 1 else 'errors'}"
     if part_of is not None and part_of.size > n:
         stored = np.flatnonzero(mask[part_of])
         if stored.size > dropped.size:
@@ -698,6 +705,7 @@ def fit_records(
     ):
         query = ""  # nothing matches it: the crushes need not look for it again
     tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
+    erring = np.fromiter((lv != "" for lv in recs.level), dtype=bool, count=n)  # records with an error word
 
     def render(idx: NDArray[np.int64], part: tuple[int, str] | None = None) -> tuple[str, int]:
         """The head, the records ``idx`` and ``part`` (record ``i``'s first lines, with their
@@ -716,8 +724,14 @@ def fit_records(
                 body
                 + sep
                 + records_marker(
-                    n, idx, key, what=what, ranges=ranges, part_of=part_of if akey is not None else None
-                )
+                    n,
+                    idx,
+                    key,
+                    what=what,
+                    ranges=ranges,
+                    part_of=part_of if akey is not None else None,
+                    errors=int(erring.sum() - erring[idx].sum()),
+                )  # fmt: skip
             )
             t = count(text)
             if t <= budget:

@@ -101,6 +101,7 @@ def test_a_traceback_stays_with_its_error_and_an_error_is_kept_in_the_smallest_r
     fit = fit_records(r, smallest)
     assert fit.kept.size == 2 and len(r) - 1 in fit.kept.tolist()
     assert r.level[fit.kept[0]] == "error"
+    assert ", 4 of them errors" in fit.text.splitlines()[-1]  # the marker says errors were left out
 
 
 def test_the_marker_names_every_dropped_position_or_only_the_count():
