@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -381,6 +382,12 @@ def select_texts(
     TextSelection
         The picks, and ``context``: them joined, within ``budget``.
 
+    Warns
+    -----
+    UserWarning
+        When texts were given, ``budget`` is above 0 and no text (no sentence) fits in it: the
+        context is then empty, and the warning gives the smallest one's cost.
+
     Examples
     --------
     >>> texts = ["Use csv.reader to read a CSV file row by row.",
@@ -504,12 +511,26 @@ def select_texts(
         return int(unit_costs[state[0]].sum()) - sep if state[0].size else 0
 
     (idx, gains, rel, pos, context), used = _fit(lay_out, budget, budget + sep, paid)
+    if not idx.size:
+        _warn_nothing_fits(costs[first], budget, counter_name, "text", stacklevel=3)
     idx, gains, rel = idx[pos], gains[pos], rel[pos]
     name = embedder_name(emb) if emb is not None else "given"
     return TextSelection(
         idx, [texts[i] for i in idx], costs[idx], gains, pos, rel, budget, counter_name, name, order,
         tuple(((0, len(texts[i])),) for i in idx.tolist()), "chunk", float(lam), context, separator, used,
     )  # fmt: skip
+
+
+def _warn_nothing_fits(costs: NDArray, budget: int, counter: str, what: str, stacklevel: int) -> None:
+    """Say so when texts were given, the budget was not 0 and none fits: an empty context is
+    otherwise silent."""
+    if costs.size and budget > 0:
+        warnings.warn(
+            f"select_texts: no {what} fits in a budget of {budget} tokens (the smallest costs "
+            f"{int(costs.min())}, counted by {counter!r}); the context is empty.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def _cosine(E: NDArray, q: ArrayLike, idx: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -675,6 +696,8 @@ def _select_sentences(
         return int(unit_costs[state[0]].sum()) - extra if state[0].size else 0
 
     (_, _, parts, first, idx, pos, context), used = _fit(lay_out, budget, budget + extra, paid)
+    if not idx.size:
+        _warn_nothing_fits(own[cand], budget, counter.name, "sentence", stacklevel=4)
     tokens = count_tokens([parts[i][0] for i in idx.tolist()], counter)
     return TextSelection(
         idx, [parts[i][0] for i in idx.tolist()], tokens,

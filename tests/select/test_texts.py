@@ -1,6 +1,7 @@
 """select_texts: mmr_select on the texts' vectors and token counts, then a layout; on real text."""
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -146,6 +147,20 @@ def test_the_cache_embeds_nothing_the_second_time(pool, tmp_path):
 def test_no_texts_selects_nothing():
     sel = select_texts([], "anything", 100)
     assert len(sel) == 0 and sel.indices.dtype == np.int64 and sel.total_tokens == 0
+
+
+@pytest.mark.parametrize("granularity, what", [("chunk", "text"), ("sentence", "sentence")])
+def test_nothing_that_fits_is_said(granularity, what):
+    texts = ["JSON is parsed by json.load from an open file.", "Files are opened with open()."]
+    with pytest.warns(
+        UserWarning,
+        match=rf"no {what} fits in a budget of 3 tokens \(the smallest costs 8, counted by 'estimate'\)",
+    ):
+        sel = select_texts(texts, "parse json", 3, granularity=granularity)
+    assert sel.context == "" and len(sel) == 0
+    with warnings.catch_warnings():  # and nothing said when something fits
+        warnings.simplefilter("error")
+        assert len(select_texts(texts, "parse json", 40, granularity=granularity)) == 2
 
 
 @pytest.mark.parametrize(
