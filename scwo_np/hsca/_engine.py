@@ -192,6 +192,11 @@ class HSCAEngine:
         WeightedChunk
             The turn, scored by layers 1 to 3.
 
+        Raises
+        ------
+        ValueError
+            If ``text`` is empty or only whitespace.
+
         Examples
         --------
         >>> from scwo_np.hsca import HSCAEngine
@@ -199,6 +204,8 @@ class HSCAEngine:
         >>> chunk.domain_tags, chunk.parent_id
         (['legal'], None)
         """
+        if not check_text(text).strip():  # as the CLI and hsca_ingest: a turn that says nothing
+            raise ValueError("text is empty or only whitespace: a turn needs something said.")
         chunk, scores, units = self._score(text)
         if scores is not None:  # for the snapshot's domain summary (_tag_strengths)
             self._scores[chunk.chunk_id] = scores

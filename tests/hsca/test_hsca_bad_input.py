@@ -138,3 +138,14 @@ def test_save_names_a_weight_that_is_not_a_number(tmp_path, change, error, match
     assert store.load("s1") == []  # nothing half-saved
     store.save("s1", [snap])
     assert len(store.load("s1")) == 1
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t"])
+def test_an_empty_turn_is_refused_and_nothing_is_added(text):
+    eng = HSCAEngine()
+    eng.ingest_turn("The court ruled that the contract was void.")
+    with pytest.raises(ValueError, match="text is empty or only whitespace"):
+        eng.ingest_turn(text)
+    assert len(eng.buffer) == 1
+    with pytest.raises(TypeError, match="text must be a str; got bytes"):
+        eng.ingest_turn(b"a turn")
