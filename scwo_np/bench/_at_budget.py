@@ -94,13 +94,26 @@ def _grams(text: str) -> set[tuple[str, ...]]:
 
 
 def _answer(paragraphs: Sequence[str]) -> list[list[set[tuple[str, ...]]]]:
-    """Per paragraph of the answer, the word 3-grams of each of its sentences (of 3 words or more)."""
-    return [[g for a, b in split_sentences(p) if (g := _grams(p[a:b]))] for p in paragraphs]
+    """Per paragraph of the answer, the word 3-grams of each of its sentences (of 3 words or more).
+
+    A paragraph with no sentence of 3 words ("Yes.", "Use -S") is held by its words in order: one
+    "gram" of its 1 or 2 words, found where the context has them side by side.
+    """
+    out = []
+    for p in paragraphs:
+        part = [g for a, b in split_sentences(p) if (g := _grams(p[a:b]))]
+        if not part and (w := TERM.findall(p.lower())):
+            part = [{tuple(w)}]
+        out.append(part)
+    return out
 
 
 def _measure(context: str, answer: list[list[set]]) -> tuple[float, float, float]:
     """hit, share of sentences held, share of parts with a sentence held."""
     have = _grams(context)
+    if any(len(g) < 3 for part in answer for s in part for g in s):  # a short answer's 1 or 2 words
+        w = TERM.findall(context.lower())
+        have |= {tuple(w[i : i + n]) for n in (1, 2) for i in range(len(w) - n + 1)}
     held = [[len(s & have) >= 0.9 * len(s) for s in part] for part in answer]
     flat = [h for part in held for h in part]
     if not flat:
@@ -142,21 +155,20 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
                     )
                     chosen, over = [context], float(overran)
                 elif strategy is None:
-                    # the question as text (lam="auto" reads it); sentences are embedded and counted
-                    if kw.get("granularity") == "sentence":
-                        extra = {"token_counter": counter}
-                    else:
-                        extra = {"costs": costs[cand]}
-                    sel = select_texts(
-                        texts,
-                        qs.questions[i],
-                        budget,
-                        embeddings=P[cand],
-                        embedder=emb,
-                        cache=cache,
-                        **kw,
-                        **extra,
-                    )
+                    # the call a user makes: the question as text (lam="auto" reads it), the
+                    # texts counted by the counter and the joined context counted again
+                    with warnings.catch_warnings():  # an empty context is a miss, measured
+                        warnings.filterwarnings("ignore", "select_texts: no ", UserWarning)
+                        sel = select_texts(
+                            texts,
+                            qs.questions[i],
+                            budget,
+                            embeddings=P[cand],
+                            embedder=emb,
+                            cache=cache,
+                            token_counter=counter,
+                            **kw,
+                        )
                     chosen, used = sel.texts, sel.total_tokens
                     _within(method, sel.context_tokens, budget)
                 else:
@@ -263,9 +275,10 @@ def quality_at_budget(
     True
     """
     sets = _as_sets(sets)
-    budgets = [check_int(b, name="budgets", low=1) for b in budgets]
+    budgets = _check_budgets(budgets)
     if split is not None:
-        SPLITS.lookup(split)
+        SPLITS.lookup(split, hint="Or None: both, reported apart.")
+    sets = _with_split(sets, split)
     if methods is None:
         methods = dict(QUALITY_METHODS)
     elif not isinstance(methods, Mapping):
@@ -300,6 +313,36 @@ def quality_at_budget(
             cache.close()
 
 
+def _check_budgets(budgets: object) -> list[int]:
+    """The budgets as ints of 1 or more, each once, in the order given."""
+    if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
+        raise TypeError(
+            f"budgets must be a sequence of token budgets like [200, 400, 800]; got {type(budgets).__name__}."
+        )
+    out = list(dict.fromkeys(check_int(b, name="budgets", low=1) for b in budgets))
+    if not out:
+        raise ValueError("budgets is empty: give one token budget or more, like [200, 400, 800].")
+    return out
+
+
+def _with_split(sets: list[QuestionSet], split: str | None) -> list[QuestionSet]:
+    """The sets with questions of ``split``: none in any is an error, none in some a warning."""
+    if split is None:
+        return sets
+    empty = [qs for qs in sets if split not in qs.split]
+    if not empty:
+        return sets
+    has = sorted({s for qs in empty for s in qs.split})
+    where = f"split {split!r}: the questions of {', '.join(repr(qs.name) for qs in empty)} are {' and '.join(map(repr, has))}"
+    if len(empty) == len(sets):
+        raise ValueError(
+            f"no question has {where} (a line of a set's file without 'split' is 'held_out'); "
+            f"pass split={has[0]!r}, or None for both."
+        )
+    warnings.warn(f"no question has {where}; they are left out.", UserWarning, stacklevel=3)
+    return [qs for qs in sets if split in qs.split]
+
+
 def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = None) -> str:
     """The rows of :func:`quality_at_budget` as Markdown tables: one per set and split.
 
@@ -329,8 +372,14 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
     | top-k | 0.500 | 0.25 | 0.50 | 0.90 |
     """
     budgets = sorted({r["budget"] for r in rows})
+    if not budgets:
+        raise ValueError("rows is empty: there is nothing to format (quality_at_budget asked no question).")
     if budget is None:
         budget = budgets[len(budgets) // 2]
+    elif budget not in budgets:
+        raise ValueError(
+            f"budget {budget!r} is not one of the rows' budgets: {', '.join(map(str, budgets))}."
+        )
     head = [f"hit@{b}" for b in budgets] + [f"{m}@{budget}" for m in ("share", "parts", "fill")]
     overs = [f"over@{b}" for b in budgets] if any(r.get("over", 0) > 0 for r in rows) else []
     out = []
@@ -340,7 +389,8 @@ def format_quality(rows: Sequence[Mapping[str, Any]], *, budget: int | None = No
     for (name, split), rs in groups.items():
         by = {(r["method"], r["budget"]): r for r in rs}
         ceiling = f", retrieval ceiling {rs[0]['ceiling']:.2f}" if "ceiling" in rs[0] else ""
-        out.append(f"{name} ({rs[0]['kind']}, {split}, {rs[0]['n']} questions{ceiling})\n")
+        n = rs[0]["n"]
+        out.append(f"{name} ({rs[0]['kind']}, {split}, {n} question{'s' * (n != 1)}{ceiling})\n")
         out.append("| method | " + " | ".join(head + overs) + " |")
         out.append("|---" * (len(head + overs) + 1) + "|")
         for method in dict.fromkeys(r["method"] for r in rs):

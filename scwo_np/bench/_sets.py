@@ -208,6 +208,14 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
                         f"{where}: field 'id': {qid!r} is also the id on line {ids[qid]}; give each question its own id"
                     )
                 ids[qid] = lineno
+            both = set(texts).intersection(answers)
+            if both:  # an answer among the candidates would be gold without saying so
+                a = next(k for k, t in enumerate(answers) if t in both)
+                raise ValueError(
+                    f"{where}: field 'answers': answers[{a}] is also texts[{texts.index(answers[a])}]; "
+                    "answers are the answer paragraphs the retriever missed: list an answer among "
+                    "the texts in 'gold' by its index"
+                )
             cand = [para(t) for t in texts]
             questions.append(q)
             candidates.append(cand)

@@ -10,7 +10,7 @@ import sys
 from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
 from ._io import _out
-from ._quality import _bench_quality
+from ._quality import _bench_quality, _budgets
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -105,16 +105,6 @@ def _bench_mcp() -> int:
     _out(f"| {r['median_ms']:.1f} ms | {r['p99_ms']:.1f} ms | {r['selection_median_ms']:.1f} ms | "
          f"{100 * r['protocol_share']:.0f}% |")  # fmt: skip
     return 0
-
-
-def _budgets(value: str | None) -> list[int]:
-    try:
-        budgets = [int(b) for b in (value or "200,400,800").split(",")]
-    except ValueError:
-        budgets = []
-    if not budgets or min(budgets) < 1:
-        raise SystemExit(f"scwo bench: --budgets takes positive integers like 200,400,800; got {value!r}")
-    return budgets
 
 
 def _bench_hsca(args: argparse.Namespace) -> int:

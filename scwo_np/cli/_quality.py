@@ -20,13 +20,24 @@ from ._io import _out
 
 
 def _names(value: str, choices, opt: str) -> list[str]:
-    out = [v.strip() for v in value.split(",") if v.strip()]
+    out = [v.strip() for v in value.split(",")]
     bad = [v for v in out if v not in choices]
-    if bad or not out:
+    if bad:
         raise SystemExit(
             f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; got {value!r}"
         )
     return out
+
+
+def _budgets(value: str | None) -> list[int]:
+    """``--budgets 200,400,800``: positive integers, comma-separated, each once."""
+    try:
+        budgets = [int(b) for b in ("200,400,800" if value is None else value).split(",")]
+    except ValueError:
+        budgets = []
+    if not budgets or min(budgets) < 1:
+        raise SystemExit(f"scwo bench: --budgets takes positive integers like 200,400,800; got {value!r}")
+    return list(dict.fromkeys(budgets))
 
 
 def _user_sets(files: list[str]) -> list:
@@ -75,33 +86,36 @@ def _write_plot(rows: list[dict], path: str) -> None:
 
 def _bench_quality(args: argparse.Namespace) -> int:
     """``scwo bench --quality``: every method on the question sets, at each budget."""
-    if args.sets:
+    if args.sets is not None:
         sets: list = _names(args.sets, QUESTION_SETS, "sets")
     else:
         sets = [] if args.set else list(QUESTION_SETS)
     from ..bench._peers import PEERS, with_peers
 
-    methods = _names(args.methods, [*QUALITY_METHODS, *PEERS], "methods") if args.methods else None
+    methods = None if args.methods is None else _names(args.methods, [*QUALITY_METHODS, *PEERS], "methods")
     try:  # --peers: the installed ones too, a line for each one that is not; one named and missing: an error
         methods, skipped = with_peers(methods, args.peers, list(QUALITY_METHODS))
     except ImportError as exc:
         raise SystemExit(f"scwo bench: {exc}") from None
     sys.stderr.writelines(f"scwo bench: {line}\n" for line in skipped)
-    try:
-        budgets = [int(b) for b in (args.budgets or "200,400,800").split(",")]
-    except ValueError:
-        raise SystemExit(
-            f"scwo bench: --budgets takes integers like 200,400,800; got {args.budgets!r}"
-        ) from None
+    budgets = _budgets(args.budgets)
     split = None if args.split == "both" else (args.split or "held_out")
     _check_plot(args.plot)
     sets += _user_sets(args.set or [])
     # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
     cache = False if args.no_cache else (args.cache or None)
-    rows = quality_at_budget(
-        sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
-        progress=sys.stderr.isatty(),
-    )  # fmt: skip
+    try:
+        rows = quality_at_budget(
+            sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
+            progress=sys.stderr.isatty(),
+        )  # fmt: skip
+    except ValueError as exc:
+        if not str(exc).startswith("no question has split"):
+            raise
+        said = str(exc).split("; pass split=")[0]  # the CLI's own spelling of the fix
+        raise SystemExit(
+            f"scwo bench: --split {args.split}: {said}; use another --split, or --split both."
+        ) from None
     _out(json.dumps(rows, indent=1) if args.json else format_quality(rows))
     if args.plot is not None:
         _write_plot(rows, args.plot)

@@ -342,7 +342,9 @@ def select_texts(
     embeddings : array_like, shape (n, d), optional
         The texts' vectors, when you already have them (then no text is embedded).
     costs : array_like of int, optional
-        The texts' token counts, when you already have them (``granularity="chunk"`` only).
+        The texts' token counts, when you already have them (``granularity="chunk"`` only). With
+        ``token_counter`` given too, the joined context is counted again by it and held to the
+        budget; without, the context's tokens are the costs' sum plus the separators'.
     granularity : {"chunk", "sentence"}
         Select whole texts, or sentences of them under the one budget (see
         :mod:`scwo_np.select._units`): more of what the question needs per token when only
@@ -436,7 +438,9 @@ def select_texts(
         )
     counter = as_token_counter(token_counter)
     counter_name = counter.name if costs is None or token_counter is not None else "given"
-    recount = costs is None  # given costs are the user's counts: the context is their sum + separators
+    # Given costs alone are the user's counts: the context is their sum + separators. With a
+    # token_counter named too, the joined context is counted again by it and held to the budget.
+    recount = costs is None or token_counter is not None
     if embeddings is not None:  # one row per text, named before the costs are (or a copy hides it)
         embeddings = check_embeddings(embeddings)
         if embeddings.shape[0] != len(texts):
@@ -465,8 +469,10 @@ def select_texts(
     E = check_embeddings(E)
     q = check_query(q, E.shape[1])
     check_row_norms(_dot.dots_norms(E, E[0])[1], E)
+    cos = _cosine(E, q, np.arange(len(texts)))
+    _warn_unrelated(cos, emb, stacklevel=3)
     if check_lam(lam, auto=True) == "auto":  # from the retrieved set and, given as text, the question
-        lam = _rule(_cosine(E, q, np.arange(len(texts))), query if isinstance(query, str) else None)
+        lam = _rule(cos, query if isinstance(query, str) else None)
     # n texts and n - 1 separators within the budget: each text costs one separator more, and the
     # budget is one separator larger (exact for a counter whose counts add up).
     sep = int(count_tokens([separator], counter)[0]) if separator else 0
@@ -475,7 +481,7 @@ def select_texts(
         options.setdefault("lam", lam)
     fused = None
     if strategy == "mmr" and lexical and isinstance(query, str):  # the cosine plus the question's words
-        fused = _cosine(E, q, np.arange(len(texts))) + lexical * lexical_relevance(texts, query)
+        fused = cos + lexical * lexical_relevance(texts, query)
     # A text that repeats an earlier one (spacing aside) is not a candidate: the context says it once
     # (twenty copies of a question that matched the query were all picked).
     first = first_copies(texts)
@@ -528,6 +534,22 @@ def _warn_nothing_fits(costs: NDArray, budget: int, counter: str, what: str, sta
         warnings.warn(
             f"select_texts: no {what} fits in a budget of {budget} tokens (the smallest costs "
             f"{int(costs.min())}, counted by {counter!r}); the context is empty.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _warn_unrelated(cos: NDArray[np.float64], emb: Callable | None, stacklevel: int) -> None:
+    """Say so when the query is at right angles to every text: the picks then say nothing about it."""
+    if cos.size and float(np.abs(cos).max()) < 1e-9:
+        lsa = (
+            " (LSA reads words: the query shares none with the texts)"
+            if emb is not None and embedder_name(emb).startswith("lsa")
+            else ""
+        )
+        warnings.warn(
+            f"select_texts: the query is unrelated to every text{lsa}; every relevance is 0, so the "
+            "picks say nothing about the query.",
             UserWarning,
             stacklevel=stacklevel,
         )
@@ -641,6 +663,7 @@ def _select_sentences(
         )
     q = check_query(q, E_texts.shape[1])  # a vector query: finite, non-zero, the right length
     text_rel = _cosine(E_texts, q, np.arange(len(texts)))
+    _warn_unrelated(text_rel, emb, stacklevel=4)
     S = V[[row[t] for t in units.sentences]] if units.sentences else np.empty((0, E_texts.shape[1]))
     # Each sentence's relevance and norm from scwo_np._dot, as mmr_select computes them.
     sent_rel, nrm = _dot.query_cosines(S, q) if units.sentences else (np.empty(0), np.empty(0))

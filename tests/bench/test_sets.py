@@ -178,6 +178,11 @@ BAD = {
     ),
     "id list": ({**OK, "id": [1]}, r"field 'id' must be a str or an int; got list"),
     "id again": ({**OK, "id": 7}, r"field 'id': 7 is also the id on line 1; give each question its own id"),
+    "an answer among the texts": (
+        {**OK, "answers": ["Another text."]},
+        r"field 'answers': answers\[0\] is also texts\[1\]; answers are the answer paragraphs the "
+        r"retriever missed: list an answer among the texts in 'gold' by its index",
+    ),
     "a misspelt field": (
         {**OK, "anwsers": ["x"]},
         r"field 'anwsers' is not a field .*did you mean 'answers'\?",
@@ -252,6 +257,16 @@ def test_scwo_bench_quality_set(capsys, tmp_path, faq_file):
         (["--set", "{ok}", "--plot", "{tmp}/fig.pdf"], r"--plot writes a .png or .svg file"),
         (["--set", "{ok}", "--plot", "{tmp}/no/fig.png"], r"cannot write --plot .*: no such folder"),
         (["--set", "{ok}", "--sets", "nope"], r"--sets takes a comma-separated list of python-faq"),
+        (["--set", "{ok}", "--sets", ""], r"--sets takes a comma-separated list of python-faq.*got ''$"),
+        (["--set", "{ok}", "--methods", ""], r"--methods takes a comma-separated list of top-k"),
+        (["--set", "{ok}", "--methods", "top-k,"], r"--methods takes a comma-separated list .*got 'top-k,'$"),
+        (["--set", "{ok}", "--budgets", ""], r"--budgets takes positive integers like 200,400,800; got ''$"),
+        (["--set", "{ok}", "--budgets", "400,"], r"--budgets takes positive integers .*; got '400,'$"),
+        (
+            ["--set", "{ok}", "--split", "tune"],
+            r"--split tune: no question has split 'tune': the questions of 'ok' are 'held_out' .*"
+            r"use another --split, or --split both\.$",
+        ),
     ],
 )
 def test_scwo_bench_quality_bad_input_is_one_line_and_status_2(tmp_path, extra, says):
@@ -325,3 +340,50 @@ def test_scwo_bench_quality_plot_writes_a_png(tmp_path, capsys, faq_file):
     assert capsys.readouterr().out.startswith("python-glossary (comparison, held_out")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".scwo-")]  # no temporary file left
+
+
+def test_a_split_with_no_question_is_an_error_or_left_out_with_a_warning(tmp_path):
+    mine = _write(tmp_path / "mine.jsonl", [OK])  # no split: held out
+    with pytest.raises(
+        ValueError, match=r"no question has split 'tune': the questions of 'mine' are 'held_out'"
+    ):
+        quality_at_budget([mine], methods=["top-k"], budgets=[50], split="tune")
+    with pytest.warns(UserWarning, match=r"the questions of 'mine' are 'held_out'; they are left out"):
+        rows = quality_at_budget([mine, "python-glossary"], methods=["top-k"], budgets=[50], split="tune")
+    assert {r["set"] for r in rows} == {"python-glossary"}
+
+
+def test_budgets_are_counted_once_and_checked(tmp_path):
+    mine = _write(tmp_path / "mine.jsonl", [OK, {**OK, "question": "How?"}])
+    rows = quality_at_budget([mine], methods=["top-k"], budgets=[50, 50, 20])
+    assert [(r["budget"], r["n"]) for r in rows] == [(50, 2), (20, 2)]
+    with pytest.raises(
+        TypeError, match=r"budgets must be a sequence of token budgets like \[200, 400, 800\]; got str"
+    ):
+        quality_at_budget([mine], methods=["top-k"], budgets="200")
+    with pytest.raises(ValueError, match="budgets is empty"):
+        quality_at_budget([mine], methods=["top-k"], budgets=[])
+    with pytest.raises(ValueError, match=r"split must be one of 'held_out', 'tune'; got 'test'\. Or None"):
+        quality_at_budget([mine], methods=["top-k"], split="test")
+
+
+def test_format_quality_names_what_it_cannot_show():
+    rows = _rows()
+    with pytest.raises(ValueError, match=r"budget 123 is not one of the rows' budgets: 200, 400"):
+        format_quality(rows, budget=123)
+    with pytest.raises(ValueError, match="rows is empty"):
+        format_quality([])
+    one = [{**r, "n": 1, "kind": "faq", "share": 0.5, "fill": 0.9} for r in rows if r["set"] == "a"]
+    assert format_quality(one).startswith("a (faq, held_out, 1 question, ")
+
+
+@pytest.mark.parametrize("answer", ["Yes.", "Use -S"])
+def test_a_short_answer_is_held_by_its_words(tmp_path, answer):
+    line = {"question": "Is it allowed?", "texts": [answer, "The sky is blue today and always."], "gold": [0]}
+    rows = quality_at_budget(
+        [_write(tmp_path / "s.jsonl", [line])], methods=["top-k", "sentences"], budgets=[100]
+    )
+    assert [r["hit"] for r in rows] == [1.0, 1.0]
+    far = {**line, "texts": ["The sky is blue today and always.", answer], "gold": [1]}
+    rows = quality_at_budget([_write(tmp_path / "f.jsonl", [far])], methods=["top-k"], budgets=[9])
+    assert rows[0]["hit"] == 0.0  # the answer did not fit: a miss, not a hit by a word of the other text

@@ -427,7 +427,7 @@ def test_a_closed_stdout_is_one_line_and_a_non_zero_exit(tmp_path, argv):
 def test_bench_quality_options_are_checked():
     _fails(["bench", "--quality", "--sets", "nope"], r"--sets takes a comma-separated list of python-faq")
     _fails(["bench", "--quality", "--methods", "best"], r"--methods takes a comma-separated list of top-k")
-    _fails(["bench", "--quality", "--budgets", "a,b"], r"--budgets takes integers")
+    _fails(["bench", "--quality", "--budgets", "a,b"], r"--budgets takes positive integers")
     _fails(["bench", "--quality", "--budgets", "0"], r"budget")
     _fails(["bench", "--sets", "python-faq"], r"--sets goes with --quality")
     _fails(["bench", "--no-cache"], r"--no-cache goes with --quality")

@@ -90,6 +90,27 @@ def test_budget_in_the_counter_s_tokens(pool):
     assert sel.total_tokens <= 500
 
 
+def test_given_costs_with_their_counter_are_held_to_the_budget_in_the_joined_context(sample):
+    texts = list(sample.texts[:200])
+
+    def quarter(t):  # len(text) // 4 rounds each piece down: the joined context counts more
+        return len(t) // 4
+
+    costs = count_tokens(texts, quarter)
+    for q in sample.queries[:5]:
+        for budget in (120, 300, 700):
+            sel = select_texts(texts, q, budget, costs=costs, token_counter=quarter)
+            assert sel.context_tokens == quarter(sel.context) <= budget
+    # costs alone: the user's counts are the truth, their sum and the separators'
+    sel = select_texts(texts, sample.queries[0], 300, costs=costs)
+    sep = int(count_tokens(["\n\n"], "estimate")[0])
+    assert (
+        len(sel) > 1
+        and sel.token_counter == "given"
+        and sel.context_tokens == int(costs[sel.indices].sum()) + sep * (len(sel) - 1)
+    )
+
+
 @pytest.mark.parametrize("order", ORDERS)
 def test_orders_are_layouts_of_the_same_picks(sample, pool, order):
     cand, texts = pool
