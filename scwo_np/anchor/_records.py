@@ -67,7 +67,7 @@ _LEVELS = (
     ),
     (
         re.compile(
-            r"(?:ERR(?:OR)?|Exception|Error|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
+            r"(?:ERR(?:OR)?|Exception|[Ee]rror|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
             r"No such file or directory|[Pp]ermission denied)\b"
         ),
         "error",

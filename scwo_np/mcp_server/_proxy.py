@@ -58,10 +58,12 @@ RETRIEVE_DESCRIPTION = (
 @dataclass(frozen=True)
 class ToolConfig:
     """One tool's settings: ``budget`` (tokens), ``mode`` (one of :data:`MODES`) and ``query`` (a hint
-    added to the call's arguments as the query)."""
+    added to the call's arguments as the query); a budget or mode of None is the proxy's own, as
+    it is when the tool is called (so ``--budget`` on the command line reaches a tool whose table
+    in the config file sets only its mode)."""
 
-    budget: int
-    mode: str = "auto"
+    budget: int | None = None
+    mode: str | None = None
     query: str = ""
 
 
@@ -107,7 +109,8 @@ class ProxyConfig:
 
     def tool(self, name: str) -> ToolConfig:
         """The settings of tool ``name`` (the defaults for a tool the file does not name)."""
-        return self.tools.get(name) or ToolConfig(self.budget, self.mode)
+        t = self.tools.get(name) or ToolConfig()
+        return ToolConfig(self.budget if t.budget is None else t.budget, t.mode or self.mode, t.query)
 
 
 _TOP = {"budget", "token_counter", "mode", "exclude", "tools", "timeout", "start_timeout", "max_result_mb",
@@ -227,12 +230,13 @@ def config_from_dict(data: object, base: ProxyConfig | None = None, *, where: st
             raise ValueError(
                 f"{where}: tools.{name}: unknown key {bad[0]!r}; the keys are budget, mode, query."
             )
-        mode = t.get("mode", cfg.mode)
-        _named(MODES, mode, f"{where}: tools.{name}")
+        mode = t.get("mode")
+        if mode is not None:
+            _named(MODES, mode, f"{where}: tools.{name}")
         query = t.get("query", "")
         if not isinstance(query, str):
             raise ValueError(f"{where}: tools.{name}.query must be text.")
-        budget = _budget(t["budget"], f"{where}: tools.{name}.budget") if "budget" in t else cfg.budget
+        budget = _budget(t["budget"], f"{where}: tools.{name}.budget") if "budget" in t else None
         tools[name] = ToolConfig(budget, mode, query)
     return replace(cfg, tools=tools)
 

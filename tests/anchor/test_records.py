@@ -223,3 +223,25 @@ def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
     assert fit_records(recs, 130).text.count("[scwo: record 0 cut after") == 0  # no room: nothing cut
     alone = fit_records(recs, 1000)  # no store: the note does not send anyone to retrieve_dropped
     assert "[scwo: record 0 cut after " in alone.text and "retrieve_dropped" not in alone.text
+
+
+def test_lower_case_error_lines_are_errors():
+    """dpkg writes its failures in lower case ("dpkg: error processing package ...", "Errors were
+    encountered while processing:"); a new user's inserted one was neither kept nor counted."""
+    ok = [
+        f"2026-11-27 10:{i // 60:02d}:{i % 60:02d} status installed libfoo{i}:amd64 1.{i}\n"
+        for i in range(600)
+    ]
+    bad = [
+        "2026-11-27 10:05:00 dpkg: error processing package postgresql-15 (--configure):\n",
+        "2026-11-27 10:06:00 Errors were encountered while processing:\n",
+        "2026-11-27 10:07:00 installed postgresql-15 package post-installation script subprocess returned error "
+        "exit status 1\n",
+    ]
+    text = "".join(ok[:300] + bad + ok[300:])
+    r = split_records(text)
+    assert [r.level[k] for k, x in enumerate(r.records) if x in bad] == ["error"] * 3
+    assert sum(lv == "error" for lv in r.level) == 3  # and "status installed" lines are not errors
+    fit = fit_records(r, 300)
+    assert all(r.records[k] in bad for k in fit.kept.tolist() if r.level[k])
+    assert sum(r.level[k] == "error" for k in fit.kept.tolist()) >= 2

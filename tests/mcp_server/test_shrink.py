@@ -147,6 +147,13 @@ def test_the_config_file(tmp_path):
     cfg = read_config(p)
     assert cfg.budget == 500 and cfg.exclude == {"x"} and cfg.tool("logs") == ToolConfig(100, "records", "")
     assert cfg.tool("other") == ToolConfig(500, "auto", "")
+    # a tool's table that sets only its mode takes the budget given later on the command line
+    p.write_text(json.dumps({"budget": 500, "tools": {"sel": {"mode": "prose"}, "logs": {"budget": 100}}}))
+    cfg = config_from_dict({"budget": 300, "mode": "records"}, read_config(p), where="the command line")
+    assert cfg.tool("sel") == ToolConfig(300, "prose", "") and cfg.tool("logs") == ToolConfig(
+        100, "records", ""
+    )
+    assert cfg.tool("other") == ToolConfig(300, "records", "")
     for data, match in [
         ({"budgit": 1}, "unknown key 'budgit'"),
         ({"budget": 10}, "at least 64"),
