@@ -14,7 +14,8 @@ Shapes, tried in this order:
 
 * **headed** — a line such as ``commit <sha>`` or ``Commit: <sha>`` starts each record
   (``git log``); records written newest first, as git does, unless their dates say otherwise;
-* **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables);
+* **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables, or columns of
+  spaces under capitalised names: ``ps aux``, ``df``, ``lsof``);
 * **blocks** — blank-line-separated blocks of ``key: value`` lines;
 * **lines** — one record a line (lines indented under one, such as a traceback, belong to
   it), when most lines start with a time or a level word, or the lines read as a listing; in
@@ -156,7 +157,29 @@ def _table(lines: list[str]) -> tuple[str, list[str]] | None:
         if delim == "|" and at < len(lines) and re.match(r"^\s*\|?[\s:|-]+\|?\s*$", lines[at]):
             at += 1  # a Markdown table's rule belongs to its header
         return "".join(lines[:at]), _glue_blank(lines[at:])
-    return None
+    return _aligned(lines, body)
+
+
+def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
+    """A table in columns of spaces under a header of column names (``ps aux``, ``df``, ``lsof``,
+    ``docker ps``): its header is the head, and each row a record. The header: three names or more,
+    six in ten of them capitalised (``USER PID %CPU``, ``Filesystem Size Used``); the rows: nine in
+    ten have as many fields, less one (a header's "Mounted on"; less two with six names or more: an
+    empty column), and their first columns are data:
+    four in ten of those fields hold a digit or a symbol. Its last column may hold spaces (a
+    command line), so its rows can be long: read as prose, a row's pieces were joined with others'."""
+    names = body[0].split()
+    if len(names) < 3 or sum(n[0].isupper() or n[0] == "%" for n in names) < 0.6 * len(names):
+        return None
+    least = len(names) - (2 if len(names) >= 6 else 1)
+    rows = [ln.split() for ln in body[1:]]
+    if not _mostly(rows, lambda r: len(r) >= least, 0.9):
+        return None
+    cells = [c for r in rows for c in r[:least]]
+    if sum(not c.strip(_WORD_EDGE).isalpha() for c in cells) < 0.4 * len(cells) or wrapped_prose(lines):
+        return None
+    at = lines.index(body[0]) + 1
+    return "".join(lines[:at]), _glue_blank(lines[at:])
 
 
 def _fields(line: str, delim: str) -> int:

@@ -245,3 +245,44 @@ def test_lower_case_error_lines_are_errors():
     fit = fit_records(r, 300)
     assert all(r.records[k] in bad for k in fit.kept.tolist() if r.level[k])
     assert sum(r.level[k] == "error" for k in fit.kept.tolist()) >= 2
+
+
+PS = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n" + "".join(
+    f"{'root' if i % 3 else 'www-data':<8} {100 + 7 * i:>7} {i % 5:>4}.{i % 10} {i % 3:>3}.{i % 7} {1000 * i:>6} "
+    f"{40 * i:>5} {'?' if i % 4 else 'pts/0':<8} {'Ssl' if i % 2 else 'S':<4} 01:32   0:{i % 60:02d} "
+    f"{'/usr/sbin/nginx -g daemon on; master_process on;' if i % 5 == 0 else f'[kworker/u8:{i}-events]'}\n"
+    for i in range(120)
+)
+
+
+@pytest.mark.parametrize(
+    "text, n",
+    [
+        (PS, 120),
+        (
+            "Filesystem      Size  Used Avail Use% Mounted on\n"
+            + "".join(
+                f"/dev/vd{c}1        {10 + i}G  {i}.1G  {9}G  {10 + i}% /mnt/d{i}\n"
+                for i, c in enumerate("abcdefg")
+            ),
+            7,
+        ),
+    ],
+)
+def test_a_table_in_columns_of_spaces_keeps_its_header_and_whole_rows(text, n):
+    """``ps aux`` read as prose had pieces of different rows joined into one (a row that was not)."""
+    r = split_records(text)
+    assert r.shape == "table" and len(r) == n and r.head == text.splitlines(keepends=True)[0]
+    fit = fit_records(r, 150)
+    rows = set(text.splitlines())
+    shown = fit.text.splitlines()
+    assert shown[0] == text.splitlines()[0] and fit.tokens <= 150
+    assert all(ln in rows for ln in shown if not ln.startswith("[scwo:"))
+
+
+def test_prose_and_man_pages_are_not_tables():
+    page = "LS(1)                User Commands                LS(1)\n\nNAME\n       ls - list directory contents\n\n"
+    page += (
+        "       List information about the FILEs (the current directory by default), sorted by name.\n" * 12
+    )
+    assert split_records(page) is None or split_records(page).shape != "table"
