@@ -473,6 +473,23 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
     return None
 
 
+#: What stands between two pieces of a line that were not side by side (the marker counts them).
+GAP = " […] "
+
+
+def _joined(shown: list[tuple[int, str]], shape: str) -> str:
+    """The shown records in order; pieces of one line cut apart (``"chunks"``) with :data:`GAP`
+    where others were left out between them, so no two read as one."""
+    if shape != "chunks":
+        return "".join(r for _, r in shown)
+    out: list[str] = []
+    for k, (i, r) in enumerate(shown):
+        if k and i != shown[k - 1][0] + 1 and not out[-1].endswith("\n"):
+            out.append(GAP)
+        out.append(r)
+    return "".join(out)
+
+
 def chunk_records(text: str, chars: int = 400) -> Records:
     """The last resort for a text that reads as neither records nor prose: its lines, or pieces of
     about ``chars`` characters cut at a space, as records in place order.
@@ -736,7 +753,7 @@ def fit_records(
         shown = [(i, recs.records[i]) for i in idx.tolist()]
         if part is not None:
             shown = sorted([*shown, part])
-        body = recs.head + "".join(r for _, r in shown)
+        body = recs.head + _joined(shown, recs.shape)
         if idx.size == n:
             return body, count(body)
         key = _crush_key(akey, np.flatnonzero(np.isin(part_of, idx))) if akey is not None else None

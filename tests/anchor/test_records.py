@@ -13,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scwo_np.anchor import CrushStore
-from scwo_np.anchor._records import PART_TOKENS, chunk_records, fit_records, records_marker, split_records
+from scwo_np.anchor._records import (
+    GAP,
+    PART_TOKENS,
+    chunk_records,
+    fit_records,
+    records_marker,
+    split_records,
+)
 from scwo_np.tokens import count_tokens
 
 GIT = "Commit history:\n" + "".join(
@@ -117,6 +124,16 @@ def test_a_budget_too_small_says_how_much_is_needed():
 def test_chunks_cut_a_text_with_no_lines():
     r = chunk_records("word " * 500, chars=100)
     assert "".join(r.records) == "word " * 500 and all(len(p) <= 100 for p in r.records)
+
+
+def test_pieces_of_one_line_cut_apart_are_never_joined_as_one():
+    """A compact JSON object kept as pieces read as one valid-looking JSON text with entries missing."""
+    line = json.dumps([{"index": i, "duplicate_of": i // 2, "similarity": 1.0} for i in range(400)])
+    r = chunk_records(line, chars=400)
+    fit = fit_records(r, 200)
+    segments = [x for x in re.split(re.escape(GAP) + r"|\n?\[scwo: [^\]]*\]\n?", fit.text) if x]
+    assert GAP in fit.text and len(segments) >= 2
+    assert all(seg in line for seg in segments)  # each one a stretch of the line, none two joined
 
 
 @st.composite
