@@ -148,8 +148,10 @@ def choose_must(
         lists.append(tiers)
     needs = [sum(t.size for t in tiers) for tiers in lists]
     first = min(needs[0], max(room // 2, min(room, 1)))  # what the user named: up to half the room first
-    give = water_fill([needs[0] - first, *needs[1:]], room - first)
-    give[0] += first
+    # then the rest of the matches and the errors, sharing; anomalies and rare kinds in what they leave
+    # (a rare kind of record never pushes an error out)
+    named = water_fill([needs[0] - first, needs[1]], room - first)
+    give = [first + named[0], named[1], *water_fill(needs[2:], room - first - sum(named))]
     out: list[int] = []
     for name, tiers, r in zip(MUST_KINDS, lists, give, strict=True):
         if r <= 0:
@@ -206,8 +208,10 @@ def timeline_crush(
     rest = k - len(kept)
     # 2. must-keep items, across the timeline, leaving room for the spread
     lean = "latest" if recency else "earliest" if historical else None
-    # (at least one, when one is left: with room for two records, the newest and an error)
-    for i in choose_must(kinds, max(rest - runs, min(rest, 1)), rank, c, taken, groups, lean):
+    # (at least one, when one is left: with room for two records, the newest and an error; and, in
+    # fewer than 2 * SPREAD_RUNS records, where the spread is not promised, the errors before it)
+    errors = int(np.asarray(kinds.get("errors", (np.empty(0),))[0]).size) if k < 2 * SPREAD_RUNS else 1
+    for i in choose_must(kinds, max(rest - runs, min(rest, max(errors, 1))), rank, c, taken, groups, lean):
         add(i)
     # 3. one record in each run of the timeline that has none
     if runs > 0:

@@ -146,6 +146,23 @@ def test_errors_that_do_not_fit_are_chosen_across_the_timeline():
     )
 
 
+def test_errors_come_before_rare_kinds_and_the_spread_in_a_small_budget():
+    """dpkg records with three errors (62, 37 and 47 tokens): at 300 tokens one was kept, beside six
+    records of rare kinds and the spread; all three and the newest fit."""
+    rare = {700: "startup", 900: "remove", 1100: "trigproc", 1300: "purge"}
+    items = [{"date": f"2026-05-{1 + i // 200:02d}", "time": f"{i % 200 // 60:02d}:{i % 60:02d}:00",
+              "action": next((a for m, a in rare.items() if i % m == 0), ("status", "configure", "install")[i % 3]),
+              "detail": f"libpkg{i}:amd64 1.{i}"} for i in range(1, 5001)]  # fmt: skip
+    for k, pos in enumerate((1000, 2500, 4000)):
+        items[pos] = {**items[pos], "level": "ERROR", "action": "error",
+                      "detail": f"dpkg: error processing package postgresql-{15 + k} (--configure): installed "
+                                "post-installation script subprocess returned error exit status 1"}  # fmt: skip
+    text = json.dumps(items)
+    for budget in (300, 400):
+        kept = json.loads(crush_json(text, budget=budget))
+        assert sum(x.get("level") == "ERROR" for x in kept) == 3 and kept[-2] == items[-1], budget
+
+
 def test_a_query_moves_the_spread():
     items = [{"date": "2025-01-01", "time": f"{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
               "action": "install", "package": f"p{i}"} for i in range(2000)]  # fmt: skip
