@@ -706,7 +706,7 @@ class CrushStore:
                     f"the item at position {room[0]} (offset {first}) alone makes a page of {t} tokens, above "
                     f"budget={budget}; raise budget"
                     + (" or project it smaller with fields" if isinstance(items[room[0]], Mapping) else "")
-                    + " (items are never cut)."
+                    + f", or pass offset={first + 1} to page on past it (items are never cut)."
                 )
             k, tokens = 1, t
             hi = None  # the smallest count known not to fit

@@ -268,8 +268,13 @@ def test_a_page_is_within_the_budget_and_says_where_the_next_begins(logstore):
     last = store.page(key, budget=25, where={"action": "install"}, fields=["date", "package"], offset=2)
     assert (last.positions, last.next_offset, last.remaining) == ([5], None, 0)
     assert store.page(key, budget=5, where={"action": "nothing"}).text == "[]"
-    with pytest.raises(ValueError, match=r"position 1 \(offset 0\) alone makes a page of \d+ tokens"):
+    with pytest.raises(
+        ValueError,
+        match=r"position 1 \(offset 0\) alone makes a page of \d+ tokens.*or pass offset=1 to page on past it",
+    ):
         store.page(key, budget=10)
+    past = store.page(key, budget=25, offset=1)  # as the error says: the page goes on past that item
+    assert past.offset == 1 and 1 not in past.positions
 
 
 def test_two_crushes_of_one_array_have_their_own_keys(tmp_path):
