@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import dataclasses
 import io
 import json
 import logging
@@ -42,7 +43,7 @@ import numpy as np
 
 from .._lexical import hashed_tfidf, lexical_relevance, word_lists
 from .._registry import Registry
-from ..anchor import COLUMNAR_KEY, CrushStore, lossless_decode, read_document
+from ..anchor import COLUMNAR_KEY, MARKER_KEY, CrushStore, is_marker, lossless_decode, read_document
 from ..anchor._diff import fit_diff, split_diff
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
@@ -263,7 +264,19 @@ def _shrink_json(
             return Shrunk(out, form, t, before, None, n, n, "items")
     if not n:
         return None
-    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
+    # An array an upstream crushed already (``scwo mcp`` behind the proxy) ends with its marker: the
+    # count of what it left out and the key that gets it back. Kept first, as the item it is not, and
+    # without its ranges and field summary (one was 1,000 tokens), which its key gives back.
+    protect = None
+    if is_marker(doc.items[-1]):
+        theirs = doc.items[-1][MARKER_KEY]
+        slim = {MARKER_KEY: {k: theirs[k] for k in ("count", "of", "key") if k in theirs}}
+        piece = json.dumps(slim, ensure_ascii=False, separators=(",", ":"))
+        doc = dataclasses.replace(doc, items=[*doc.items[:-1], slim], pieces=[*doc.pieces[:-1], piece])
+        protect = {MARKER_KEY: lambda v: isinstance(v, dict)}
+    res = fit_tokens(
+        doc, budget, store=store, query=query, token_counter=counter, lossless=False, protect=protect
+    )
     if res.form == "whole":
         return Shrunk(res.text, "compact", res.tokens, before, None, n, n, "items")
     return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from scwo_np.anchor import CrushStore
+from scwo_np.anchor import CrushStore, crush_json
 from scwo_np.mcp_server._proxy import ProxyConfig, ToolConfig, config_from_dict, read_config
 from scwo_np.mcp_server._shrink import MODES, call_query, shrink_result, shrink_text
 from scwo_np.tokens import count_tokens
@@ -264,3 +264,19 @@ def test_the_proxy_reads_a_diff_as_a_diff():
     assert "--- a/LICENSE" in got.text and "+++ b/LICENSE-GFDL-1.3" in got.text
     assert "diff" in MODES
     assert shrink_text(text, 500, mode="records").form != "diff"
+
+
+def test_an_array_crushed_upstream_keeps_the_upstream_s_count_and_key(tmp_path):
+    """``scwo mcp`` behind the proxy: its marker was crushed away as an item, and the model was told
+    the data had 107 items where it had 5,089."""
+    items = [{"date": "2026-05-09", "time": f"{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
+              "action": ("status", "configure", "install")[i % 3], "package": f"lib{i}"} for i in range(5000)]  # fmt: skip
+    with CrushStore(tmp_path / "up.sqlite") as up:
+        upstream = crush_json(json.dumps(items), budget=3000, store=up)
+    theirs = json.loads(upstream)[-1]["_omitted"]
+    assert theirs["key"] and theirs["of"] == 5000
+    s = shrink_text(upstream, 300)
+    out = json.loads(s.text)
+    assert s.form == "crushed" and s.tokens <= 300
+    assert {"_omitted": {"count": theirs["count"], "of": 5000, "key": theirs["key"]}} in out
+    assert "_omitted" in out[-1] and out[-1]["_omitted"]["of"] == len(json.loads(upstream))
