@@ -13,7 +13,9 @@ The splitter, in order:
 2. **Paragraphs.** Lines up to a blank line. A paragraph whose lines start with list markers
    (``-``, ``*``, ``+``, ``•``, ``1.``, ``1)``, ``a)``) gives one span per item (an item's
    indented continuation lines included). A paragraph of short lines that mostly end without
-   a sentence mark (log lines, verse, tables, lists without markers) gives one span per line.
+   a sentence mark (log lines, verse, tables, lists without markers) gives one span per line,
+   unless it is running text hard-wrapped at a width (its lines filled near the widest, half of
+   them going on in lower case: a README, a plain-text spec), which is cut at its sentence marks.
 3. **Prose.** Everything else is cut after ``.``, ``!``, ``?`` or ``…`` (and any closing
    quotes or brackets) followed by white space and then anything but a lower-case letter,
    except after an abbreviation (``e.g.``, ``Dr.``, ``vs.``, ``Fig.``, ``et al.``... and any
@@ -318,9 +320,25 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
     if len(lines) >= 3:
         short = sum(len(x.strip()) <= 80 for x in bodies)
         unmarked = sum(not x.rstrip().endswith(_LINE_END_MARK) for x in bodies)
-        if short >= 0.8 * len(lines) and unmarked >= 0.6 * len(lines):
+        if short >= 0.8 * len(lines) and unmarked >= 0.6 * len(lines) and not _filled(bodies):
             return [(a, b, "line") for a, b in lines]
     return [(lines[0][0], lines[-1][1], "prose")]
+
+
+def _filled(bodies: list[str]) -> bool:
+    """Whether a paragraph's lines are running text hard-wrapped at a width (a README, a plain-text
+    spec): its lines but the last reach near the widest (seven in ten at 3/4 of it or more, the
+    widest 40 characters or more), and half the lines after one that ends without a sentence mark
+    go on in lower case (a sentence continued; verse and logs start their lines otherwise)."""
+    body = [x.strip() for x in bodies]
+    width = max(map(len, body))
+    if width < 40:
+        return False
+    filled = sum(len(x) >= 0.75 * width for x in body[:-1])
+    goes_on = [
+        nxt[:1].islower() for x, nxt in zip(body, body[1:], strict=False) if not x.endswith(_LINE_END_MARK)
+    ]
+    return filled >= 0.7 * (len(body) - 1) and len(goes_on) > 0 and sum(goes_on) >= 0.5 * len(goes_on)
 
 
 def _code_mask(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -56,6 +56,32 @@ def test_list_items_and_line_structured_text():
     assert len(_pieces(verse)) == 3
 
 
+def test_hard_wrapped_prose_is_cut_at_its_sentences_not_its_lines():
+    """dpkg's triggers spec, wrapped at 72 columns: it came back one "sentence" a line ("which is
+    interested in the trigger at that time.  Each package has a")."""
+    text = (
+        "When a trigger is activated, it becomes pending for every package\n"
+        "which is interested in the trigger at that time.  Each package has a\n"
+        "list of zero or more pending triggers.  Repeated activation of the\n"
+        "same trigger has no additional effect.  Note that in general a trigger\n"
+        "will not be processed immediately when it is activated; processing is\n"
+        "deferred until it is convenient (as described below).\n"
+    )
+    got = [" ".join(p.split()) for p in _pieces(text)]
+    assert got == [
+        "When a trigger is activated, it becomes pending for every package which is interested in the "
+        "trigger at that time.",
+        "Each package has a list of zero or more pending triggers.",
+        "Repeated activation of the same trigger has no additional effect.",
+        "Note that in general a trigger will not be processed immediately when it is activated; processing "
+        "is deferred until it is convenient (as described below).",
+    ]
+    log = "".join(
+        f"2026-11-27 10:00:{i:02d} status installed libfoo{i}:amd64 1.{i} and more words\n" for i in range(6)
+    )
+    assert len(_pieces(log)) == 6  # lines that start their own record stay lines
+
+
 def test_units_keep_what_a_sentence_needs():
     text = "Sets are fast. However, they are unordered. Lists keep order. Tuples hash."
     assert _pieces(text, sentence_units) == [
