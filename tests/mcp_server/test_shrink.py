@@ -280,3 +280,15 @@ def test_an_array_crushed_upstream_keeps_the_upstream_s_count_and_key(tmp_path):
     assert s.form == "crushed" and s.tokens <= 300
     assert {"_omitted": {"count": theirs["count"], "of": 5000, "key": theirs["key"]}} in out
     assert "_omitted" in out[-1] and out[-1]["_omitted"]["of"] == len(json.loads(upstream))
+
+
+def test_a_pretty_printed_array_is_crushed_compact():
+    """An SDK server's list result comes indented by 2: its kept items were shown as they came, half
+    of their tokens spaces."""
+    items = [{"id": i, "name": f"package-{i}", "version": f"1.{i}.0", "status": "ERROR" if i == 77 else "ok",
+              "summary": "a library for handling things"} for i in range(735)]  # fmt: skip
+    pretty, compact = shrink_text(json.dumps(items, indent=2), 300), shrink_text(json.dumps(items), 300)
+    assert pretty.form == "crushed" and pretty.tokens <= 300
+    assert pretty.text == compact.text.replace(", ", ",").replace(": ", ":")  # the same items, compact
+    kept = [x for x in json.loads(pretty.text) if "id" in x]
+    assert all(x == items[x["id"]] for x in kept) and any(x["status"] == "ERROR" for x in kept)
