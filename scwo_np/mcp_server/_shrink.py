@@ -35,6 +35,7 @@ import dataclasses
 import io
 import json
 import logging
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ from ..anchor._records import (
     wrapped_prose,
 )
 from ..anchor._store import _crush_key, array_key, json_strings
+from ..anchor._timeline import water_fill
 from ..select import select_texts
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
@@ -417,8 +419,10 @@ def _shrink_prose(
     for _ in range(8):
         if b <= 0:
             break
-        sel = select_texts(sub, vectors[-1], b, embeddings=vectors[:-1], costs=costs, token_counter=token_counter,
-                           order="original", separator=" … ")  # fmt: skip
+        with warnings.catch_warnings():  # a query no sentence shares a word with: the text's own order
+            warnings.filterwarnings("ignore", "select_texts: ", UserWarning)
+            sel = select_texts(sub, vectors[-1], b, embeddings=vectors[:-1], costs=costs,
+                               token_counter=token_counter, order="original", separator=" … ")  # fmt: skip
         cand = np.sort(pool[np.asarray(sel.indices, dtype=np.int64)])
         o, tt = render(cand)
         if tt <= budget:
@@ -550,6 +554,9 @@ def shrink_result(
     count = _counter(token_counter)
     if count(text) <= budget:
         return result, None
+    apart = _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint)
+    if apart is not None:
+        return apart(result)
     s = shrink_text(text, budget, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint)
     meta = s.meta(budget)
     structured = result.structured_content
@@ -575,6 +582,73 @@ def shrink_result(
         }
     )
     return out, s
+
+
+#: Text blocks of different shapes, up to this many, are shrunk each within its share of the budget
+#: (a log and a document in one result: merged, the document was one "record" of the log's, dropped
+#: with no word of it); blocks of one shape (a log in pages) and more blocks (an SDK server's list
+#: result: one block per item) are one text, crushed as one.
+MAX_BLOCKS = 8
+
+
+def _shape(text: str) -> str:
+    """What :func:`shrink_text` would read ``text`` as, roughly: JSON, a diff, records of a shape, or prose."""
+    if _read_json(text) is not None:
+        return "json"
+    if split_diff(text) is not None:
+        return "diff"
+    recs = split_records(text)
+    return "prose" if recs is None else recs.shape
+
+
+def _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint):
+    """For 2 to :data:`MAX_BLOCKS` text blocks of different shapes: a function giving the result with each block within
+    its share of ``budget`` (shares by water-filling: a block under an equal share whole, the others
+    sharing the rest), or None when one block, or a share under :data:`MIN_BUDGET`, asks for one text."""
+    if not 1 < len(blocks) <= MAX_BLOCKS or len({_shape(b.text) for b in blocks}) == 1:
+        return None
+    sizes = [count(b.text) for b in blocks]
+    shares = water_fill(sizes, budget)
+    if any(sh < size and sh < MIN_BUDGET for sh, size in zip(shares, sizes, strict=True)):
+        return None
+    done = {
+        id(b): shrink_text(
+            b.text, sh, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint
+        )
+        for b, sh, size in zip(blocks, shares, sizes, strict=True)
+        if size > sh
+    }
+    metas = [
+        done[id(b)].meta(sh) if id(b) in done else {"form": "whole", "tokens": size, "budget": sh}
+        for b, sh, size in zip(blocks, shares, sizes, strict=True)
+    ]
+
+    def apply(result):
+        content = [
+            c.model_copy(update={"text": done[id(c)].text}) if id(c) in done else c for c in result.content
+        ]
+        meta = {
+            "form": "blocks",
+            "tokens": sum(m["tokens"] for m in metas),
+            "tokens_before": sum(sizes),
+            "budget": budget,
+            "blocks": metas,
+        }
+        if result.structured_content is not None:
+            meta["structured_content"] = (
+                "dropped: it held the whole result; each text block says what was left out"
+            )
+        out = result.model_copy(
+            update={
+                "content": content,
+                "structured_content": None,
+                "meta": {**(result.meta or {}), "scwo_np/proxy": meta},
+            }
+        )
+        texts = [done[id(b)].text if id(b) in done else b.text for b in blocks]
+        return out, Shrunk("\n".join(texts), "blocks", meta["tokens"], meta["tokens_before"])
+
+    return apply
 
 
 def _consistent(text: str, structured: Any, s: Shrunk) -> dict | None:
