@@ -1311,52 +1311,146 @@ def water_fill(needs, room):
     return give
 
 
-def _newest(units, first, costs, left, taken):
-    """HSCA's newest turns: whole turns not ``taken``, newest first, within ``left``; the first one
-    considered, when too long, gives its last units that fit."""
+def _newest(units, first, costs, key, left, taken, said, cite=0, present=()):
+    """HSCA's newest turns: whole turns, newest first, within ``left``, each without its units
+    ``taken`` or already ``said`` (by key; a sentence twice in a turn once), a turn not ``present``
+    ``cite`` more; a turn with nothing new is passed over; the first one with something, when too
+    long, gives its last units that fit.  ``said`` gains the keys taken."""
     out = []
     for t in range(len(units) - 1, -1, -1):
-        mine = [u for u in range(first[t], first[t] + len(units[t])) if u not in taken]
-        c = sum(costs[u] + 1 for u in mine)
+        mine = []
+        for u in range(first[t], first[t] + len(units[t])):
+            if u not in taken and key[u] not in said and key[u] not in [key[v] for v in mine]:
+                mine.append(u)
+        if not mine:
+            continue
+        extra = 0 if t in present else cite
+        c = sum(costs[u] + 1 for u in mine) + extra
         if c <= left:
             out += mine
+            said |= {key[u] for u in mine}
             left -= c
             continue
         if not out:
+            left -= extra
             for u in reversed(mine):
                 if costs[u] + 1 > left:
                     break
                 out.append(u)
+                said.add(key[u])
                 left -= costs[u] + 1
         break
     return out
 
 
-def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count):
+def _hsca_text(turns, owner, spans, chosen, cite):
+    """HSCA's context text of the ``chosen`` units: one cited block per turn, in turn order."""
+    blocks = []
+    for t in sorted({owner[u] for u in chosen}):
+        kept = sorted(spans[u] for u in chosen if owner[u] == t)
+        text = ""
+        for k, (a, b) in enumerate(kept):
+            if k:
+                gap = turns[t][kept[k - 1][1] : a]
+                text += gap if not gap.strip() else " … "
+            text += turns[t][a:b]
+        blocks.append(f"[{cite(t)}] {text}")
+    return "\n\n".join(blocks)
+
+
+def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count, step=0.2):
     """HSCA's context, plainly: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs``
     and ``rel`` (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's
-    citation), ``count(text)`` (tokens), ``words`` (per unit, its content words).  The newest
+    citation), ``count(text)`` (tokens), ``words`` (per unit, its content words).
+
+    Units of the same text (case and spacing aside) are said once.  The budget is at most the whole
+    conversation's tokens (its turns joined by blank lines) and one citation's.  When the budget
+    holds the whole conversation: the newest turns within ``recent`` of that, whole, each turn's
+    citation counted (none if the newest does not fit), or else the newest turn (each unit once);
+    then, of every other turn, its units whose text is said nowhere more relevant (the newest of
+    equals) nor in those; while the text is over, whole turns go (their units' costs and a citation
+    counted as freed) in order: with no content word first (the newest turn counts as having one),
+    then (with a query) the least related in steps of ``step`` of the highest relevance, the newest
+    turn last in its step, the shortest, the oldest, the older of the newest turns kept last; then
+    the dropped turns that fit in what that freed come back, the last dropped first (if the text
+    then fits); an empty text goes on as below.  Otherwise: the newest
     turns within ``recent`` of the budget, then budgeted MMR over the other units with content
-    words (with a query, only those with positive relevance), then the newest turns again in what
-    is left; rendered in turn order, the inner budget lowered by the overflow until the text fits.
-    The budget is at most the whole conversation's tokens (its turns joined by blank lines) and one
-    citation's, and
-    units of the same text (case and spacing aside) are candidates once, the most relevant (the
-    newest of equals), and not when a chosen newest unit says it.  Returns the text."""
+    words (with a query, only those with positive relevance) said nowhere more relevant nor by
+    those newest turns, then the newest turns again in the room the text leaves (each new turn's
+    citation counted; dropped if the text is then over); rendered in turn order, the inner budget
+    lowered by the overflow until the text fits; if nothing does, the most of the newest turn's last
+    units whose text fits.  Returns the text."""
     owner = [t for t, per_turn in enumerate(units) for _ in per_turn]
     spans = [s for per_turn in units for s in per_turn]
     first = [sum(len(u) for u in units[:t]) for t in range(len(units))]
-    budget = min(budget, count("\n\n".join(turns)) + count("[turn 9999, snapshot 9999] "))
+    one = count("[turn 9999, snapshot 9999] ")
+    whole = count("\n\n".join(turns))
+    cap = min(budget, whole + one)
+    per_turn = one + 1
     key = [" ".join(turns[owner[u]][a:b].lower().split()) for u, (a, b) in enumerate(spans)]
     keeper = {}
     for u in range(len(spans)):
         if key[u] not in keeper or rel[u] >= rel[keeper[key[u]]]:
             keeper[key[u]] = u
-    inner = budget
+
+    def measure(chosen):
+        text = _hsca_text(turns, owner, spans, chosen, cite)
+        return text, (count(text) if text else 0)
+
+    if budget and turns and budget >= whole:
+        last = []
+        for u in range(first[-1], first[-1] + len(units[-1])):
+            if key[u] not in [key[v] for v in last]:
+                last.append(u)
+        said, newest = set(), []
+        if sum(costs[u] + 1 for u in last) + per_turn <= int(recent * cap):
+            newest = _newest(units, first, costs, key, int(recent * cap), [], said, per_turn)
+        stay = sorted({owner[u] for u in newest})
+        kept = {t: [u for u in newest if owner[u] == t] for t in stay}
+        if not kept:
+            kept[len(turns) - 1] = last
+            said |= {key[u] for u in last}
+        fixed = set(kept)
+        for u in range(len(spans)):
+            if keeper[key[u]] == u and owner[u] not in fixed and key[u] not in said:
+                kept.setdefault(owner[u], []).append(u)
+        size = {t: sum(costs[u] + 1 for u in us) + per_turn for t, us in kept.items()}
+        top = max(rel) if query is not None else 0.0
+
+        def value(t):
+            related = math.floor(max(rel[u] for u in kept[t]) / top / step) if top > 0 else 0
+            newest_turn = t == len(turns) - 1
+            return (newest_turn or any(words[u] > 0 for u in kept[t]), related, newest_turn, size[t], t)
+
+        order = sorted((t for t in kept if t not in stay), key=value) + stay[:-1]
+        keep, dropped = set(kept), []
+        while True:
+            text, tokens = measure([u for t in keep for u in kept[t]])
+            if tokens <= cap or not order:
+                break
+            freed = 0
+            while freed < tokens - cap and order:
+                t = order.pop(0)
+                keep.discard(t)
+                dropped.append(t)
+                freed += size[t]
+        if tokens <= cap:
+            room, back = cap - tokens, set()
+            for t in reversed(dropped):
+                if size[t] <= room:
+                    back.add(t)
+                    room -= size[t]
+            if back:
+                fuller, more = measure([u for t in keep | back for u in kept[t]])
+                if more <= cap:
+                    return fuller
+            if text:
+                return text
+    inner = cap
     while True:
-        chosen = _newest(units, first, costs, int(recent * inner), [])
+        said = set()
+        chosen = _newest(units, first, costs, key, int(recent * inner), [], said)
         rest = inner - sum(costs[u] + 1 for u in chosen)
-        said = {key[u] for u in chosen}
         cand = [
             u
             for u in range(len(spans))
@@ -1376,23 +1470,30 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
                 dtype="float32",
             )
             chosen += [cand[k] for k in picks]
-            rest -= sum(costs[cand[k]] + 1 for k in picks)
-        chosen += _newest(units, first, costs, rest, chosen)
-        blocks = []
-        for t in sorted({owner[u] for u in chosen}):
-            kept = sorted(spans[u] for u in chosen if owner[u] == t)
-            text = ""
-            for k, (a, b) in enumerate(kept):
-                if k:
-                    gap = turns[t][kept[k - 1][1] : a]
-                    text += gap if not gap.strip() else " … "
-                text += turns[t][a:b]
-            blocks.append(f"[{cite(t)}] {text}")
-        out = "\n\n".join(blocks)
-        over = (count(out) if out else 0) - budget
-        if over <= 0:
+            said |= {key[cand[k]] for k in picks}
+        text, tokens = measure(chosen)
+        more = _newest(
+            units, first, costs, key, cap - tokens, chosen, said, per_turn, {owner[u] for u in chosen}
+        )
+        if more:
+            fuller, n = measure(chosen + more)
+            if n <= cap:
+                return fuller
+        if tokens <= cap and chosen:
+            return text
+        if tokens <= cap:  # nothing fits by the costs: the most of the newest turn's last units by the count
+            mine = []
+            for u in range(first[-1], first[-1] + len(units[-1])):
+                if key[u] not in [key[v] for v in mine]:
+                    mine.append(u)
+            out = ""
+            for k in range(1, len(mine) + 1):
+                text, tokens = measure(mine[-k:])
+                if tokens > cap:
+                    break
+                out = text
             return out
-        inner = max(0, inner - over)
+        inner = max(0, inner - (tokens - cap))
 
 
 def nuance_pattern_flags(text):

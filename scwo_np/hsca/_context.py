@@ -46,16 +46,29 @@ whole, newest first (a newest turn longer than that share gives its last units).
 The rest goes to budgeted MMR over the other units that hold a content word and (with a
 query) have some relevance (:func:`scwo_np.select.mmr_with_relevance`: exact, never over its
 budget), whose redundancy term is the cosine between units (the embedder's vectors, or else
-hashed stem vectors); what it leaves unused goes to the newest turns again, so a query that
-matches nothing still gets the end of the conversation.  The picks are rendered in conversation order, one block per turn,
+hashed stem vectors); the room the text then leaves goes to the newest turns again (each new
+block's citation counted), so a query that matches nothing still gets the end of the conversation.
+The picks are rendered in conversation order, one block per turn,
 ``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
 the turn are joined by `` … ``.  The citations and separators cost tokens too: the
 joined text is counted, and while it is over the budget the selection runs again
-with the inner budget lowered by the overflow, so the result never exceeds it.  Nor does
+with the inner budget lowered by the overflow, so the result never exceeds it (if nothing then
+fits, the newest turn's last units that do).  Nor does
 it exceed the conversation itself and one citation: the budget is at most the tokens of the
-turns joined by blank lines and of :data:`ONE_CITATION` (with a budget that holds them all,
-the citations take the place of some sentences).  A sentence said in several turns (a question asked again, a boilerplate line)
-is a candidate once, where the map ranks it highest, and not when a newest turn holds it.
+turns joined by blank lines and of :data:`ONE_CITATION`.
+
+**A budget that holds the whole conversation** gives the whole conversation, each sentence once,
+less what its citations displace (:func:`whole_talk`): whole turns, those with no content word
+first, then the ones least related to the query (in steps of :data:`RELATED_STEP` of the highest
+relevance), the shortest first; the newest turn goes only after every other turn as related to the
+query as it is (without a query, last), and the newest turns that fit whole in the ``recent`` share
+stay.  (Budgeted MMR at a budget that held a four-turn talk dropped its answer, the newest turn: the
+citations went over, and the selection ran again at a budget too small for it.)
+
+**A sentence said in several turns** (a question asked again, a signature; the same text but for
+case and spacing) is in the context once: a candidate where the map ranks it highest (the newest of
+equals), and not at all when a newest turn holds it; the newest turns that fill what the ranked
+sentences leave skip what is said already (they had repeated a sentence said in every turn 22 times).
 """
 
 from __future__ import annotations
@@ -63,7 +76,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +139,10 @@ GATE_WORDS = 4
 #: held-out sources' by -0.2 (0.834).
 NEXT = 0.8
 
+#: How finely the turns a whole conversation's citations displace are told apart by relevance
+#: (:func:`whole_talk`, where the choice is measured).
+RELATED_STEP = 0.2
+
 #: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
 LAM = 0.7
 
@@ -181,7 +198,7 @@ class ContextPiece:
     @property
     def citation(self) -> str:
         """The piece's citation as the context writes it: ``"turn 12, snapshot 3"`` or ``"turn 40"``."""
-        return f"turn {self.turn}" + (f", snapshot {self.snapshot}" if self.snapshot is not None else "")
+        return citation(self.turn, self.snapshot)
 
     def to_dict(self) -> dict:
         """The piece as a JSON-ready dict.
@@ -277,6 +294,11 @@ class HSCAContext:
             "turns": self.turns,
             "query": self.query,
         }
+
+
+def citation(turn: int, snapshot: int | None) -> str:
+    """A block's citation: ``"turn 12, snapshot 3"``, or ``"turn 40"`` for a turn of the open beat."""
+    return f"turn {turn}" + (f", snapshot {snapshot}" if snapshot is not None else "")
 
 
 def stem_counts(text: str) -> Counter:
@@ -470,13 +492,6 @@ def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return x / top if top > 0 else x
 
 
-def render(
-    pieces: list[ContextPiece],
-) -> str:
-    """The context's text: one ``[citation] text`` block per piece, blank lines between."""
-    return SEPARATOR.join(f"[{p.citation}] {p.text}" for p in pieces)
-
-
 def kept_text(text: str, spans: list[tuple[int, int]]) -> str:
     """The kept spans of ``text`` in order: adjacent ones with the text between them (white
     space), the others joined by :data:`ELISION`."""
@@ -512,24 +527,45 @@ def as_pieces(
     return out
 
 
-def recent_units(index: ContextIndex, reserve: int, taken: frozenset[int] = frozenset()) -> list[int]:
-    """The newest turns' units not ``taken``, within ``reserve`` tokens: whole turns, newest first;
-    when the first turn considered does not fit whole, its last units that do (each unit +1 token
-    for its join)."""
+def once_each(index: ContextIndex, units: range) -> list[int]:
+    """``units`` without those whose text (:attr:`ContextIndex.unit_keys`) an earlier one says."""
+    first: dict[str, int] = {}
+    for u in units:
+        first.setdefault(index.unit_keys[u], u)
+    return list(first.values())
+
+
+def recent_units(
+    index: ContextIndex, reserve: int, taken: Collection = (), said: set | None = None, cite: int = 0
+) -> list[int]:
+    """The newest turns' units not ``taken`` and not ``said`` (their keys, :attr:`ContextIndex.unit_keys`),
+    within ``reserve`` tokens: whole turns, newest first, each unit +1 token for its join and a turn
+    none of whose units is ``taken`` ``cite`` more (its citation); when the first turn with something
+    new does not fit whole, its last units that do.  A sentence is taken once: ``said`` gains the
+    keys taken."""
+    said = set() if said is None else said
+    present = {index.unit_turn[u] for u in taken}
+    keys = index.unit_keys
     out: list[int] = []
     left = reserve
     for t in range(len(index) - 1, -1, -1):
-        units = [u for u in index.turn_units[t] if u not in taken]
-        cost = sum(index.unit_cost[u] + 1 for u in units)
+        units = [u for u in once_each(index, index.turn_units[t]) if u not in taken and keys[u] not in said]
+        if not units:  # nothing new to say
+            continue
+        extra = 0 if t in present else cite
+        cost = sum(index.unit_cost[u] + 1 for u in units) + extra
         if cost <= left:
             out.extend(units)
+            said.update(keys[u] for u in units)
             left -= cost
             continue
         if not out:  # the newest turn, too long: its last units
+            left -= extra
             for u in reversed(units):
                 if index.unit_cost[u] + 1 > left:
                     break
                 out.append(u)
+                said.add(keys[u])
                 left -= index.unit_cost[u] + 1
         break
     return out
@@ -593,7 +629,7 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
     unit_group = turn_group[unit_turn]
     if query is None or not (terms := query_terms(query)) and qv is None:
         C = np.zeros((len(groups), V.shape[1]))
-        np.add.at(C, unit_group, V)
+        np.add.at(C, unit_group, V.astype(np.float64))  # (cast first: float32 rows took 11 ms, not 2)
         C /= np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
         rel = np.einsum("ij,ij->i", V, C[unit_group])
     else:
@@ -644,6 +680,76 @@ def _beat_summary(engine: Any) -> dict[str, float]:
     return {t: v / total for t, v in tags.items()}
 
 
+def whole_talk(
+    index: ContextIndex, rel: NDArray, once: NDArray, cap: int, recent: float, query: str | None, measure
+) -> tuple | None:
+    """The context when the budget holds the whole conversation: every turn, each sentence once, and
+    the citations make room for themselves by whole turns.  The newest turns that fit whole in
+    ``recent`` of the cap stay; the newest turn says its sentences first; the other turns go first
+    that have no content word, then (with a query) the least related to it (in steps of
+    :data:`RELATED_STEP` of the highest relevance; the newest turn last in its step), then the
+    shortest (the least text lost for a citation), the oldest first, and the older of the newest
+    turns kept last; then what the drops freed beyond the overflow takes back the dropped turns
+    that fit, the last dropped first.  None when even the newest turns kept do not fit (a counter
+    whose counts do not add up): the budgeted selection decides.  Returns the kept units by turn,
+    each turn's reason, the text and its tokens; ``measure`` gives the text of units by turn and its
+    tokens.
+
+    The steps of :data:`RELATED_STEP`: on 60 five-turn question/answer talks of the Python FAQ
+    asked their next question, 0.2 kept 0.975 of the answers (by relevance alone 0.750: a question
+    sharing one more word with the query outranked its answer; shortest first 0.983; the budgeted
+    selection before 0.925); on the seven FAQ sessions of ``python -m scwo_evals.hsca_context`` at
+    a budget of their whole, it held the answer for 0.963-1.0 of the questions (by relevance alone
+    0.971-1.0, shortest first 0.771-1.0, the budgeted selection before 0.977-1.0)."""
+    n, costs = len(index), np.asarray(index.unit_cost, dtype=np.int64) + 1
+    per_turn = int(index.counter.count([ONE_CITATION])[0]) + 1  # a block's citation and separator
+    keys, lengths = index.unit_keys, index.units.lengths
+    last = once_each(index, index.turn_units[n - 1])  # the newest turn, each sentence once
+    said: set[str] = set()
+    units_of: dict[int, list[int]] = {}
+    if int(costs[last].sum()) + per_turn <= int(recent * cap):  # (else no newest turn fits whole)
+        for u in recent_units(index, int(recent * cap), said=said, cite=per_turn):
+            units_of.setdefault(index.unit_turn[u], []).append(u)
+    kept_recent = sorted(units_of)
+    if not units_of:
+        units_of[n - 1] = last
+        said.update(keys[u] for u in last)
+    fixed = set(units_of)
+    for u in np.flatnonzero(once).tolist():  # the other turns: each sentence where the map ranks it highest
+        t = index.unit_turn[u]
+        if t not in fixed and keys[u] not in said:
+            units_of.setdefault(t, []).append(u)
+    reasons = {t: "central" if query is None else "query" for t in units_of}
+    reasons.update((t, "recent") for t in kept_recent)
+    if n - 1 not in kept_recent and (query is None or not rel[last].max() > 0):
+        reasons[n - 1] = "recent"  # kept as the newest (with a query it relates to: "query")
+    size = {t: int(costs[us].sum()) + per_turn for t, us in units_of.items()}
+    top = float(rel.max()) if query is not None and len(rel) else 0.0
+
+    def value(t: int) -> tuple:  # the order in which the turns go
+        related = math.floor(max(float(rel[u]) for u in units_of[t]) / top / RELATED_STEP) if top > 0 else 0
+        return (t == n - 1 or any(lengths[u] > 0 for u in units_of[t]), related, t == n - 1, size[t], t)
+
+    order = sorted((t for t in units_of if t not in kept_recent), key=value) + kept_recent[:-1]
+    keep, dropped = set(units_of), []
+    while (fit := measure(picks := {t: units_of[t] for t in keep}))[1] > cap:
+        if not order:
+            return None
+        freed = 0
+        while freed < fit[1] - cap and order:
+            dropped.append(t := order.pop(0))
+            keep.discard(t)
+            freed += size[t]
+    room, back = cap - fit[1], set()
+    for t in reversed(dropped):
+        if size[t] <= room:
+            back.add(t)
+            room -= size[t]
+    if back and (more := measure(fuller := {t: units_of[t] for t in keep | back}))[1] <= cap:
+        return fuller, reasons, *more
+    return (picks, reasons, *fit) if picks else None
+
+
 def surface(engine: Any, query: str | None, budget: int, recent: float, lam: float) -> HSCAContext:
     """:meth:`HSCAEngine.context`'s work (see the module documentation)."""
     from ..select import mmr_with_relevance
@@ -680,12 +786,14 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
 
     # Never more than the conversation itself and one citation (the least a context can say, one
     # cited turn): with a budget that holds it all, the citations take the place of some of its
-    # sentences (the context was 26,663 tokens of a 24,796-token talk).
+    # turns (whole_talk; the context was 26,663 tokens of a 24,796-token talk).
     # (Counted only when the budget could reach it: a text counts at least its units' tokens less one
     # a join, by a counter whose counts nearly add up, so a budget below that is the cap itself.)
-    cap = budget
+    one = int(counter.count([ONE_CITATION])[0])
+    cap, whole = budget, None
     if budget >= int(costs.sum()) - 2 * len(costs):
-        cap = min(budget, index.whole_tokens() + int(counter.count([ONE_CITATION])[0]))
+        whole = index.whole_tokens()
+        cap = min(budget, whole + one)
     # A sentence said in several turns is a candidate once: where the map ranks it highest (the
     # newest of equals), and not at all when a newest turn already holds it.
     keys = index.unit_keys
@@ -694,18 +802,49 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
         best[keys[u]] = u
     once = np.zeros(len(rel), dtype=bool)
     once[list(best.values())] = True
+    per_turn = one + 1  # what a block's citation and its separator add, at most
+
+    def measure(picks: dict[int, list[int]]) -> tuple[str, int]:
+        """The text of the kept units (by turn) and its tokens."""
+        text = SEPARATOR.join(
+            f"[{citation(t + 1, meta(t)[2])}] {kept_text(chunks[t].text, [index.unit_span[u] for u in sorted(us)])}"
+            for t, us in sorted(picks.items())
+        )
+        return text, (int(counter.count([text])[0]) if text else 0)
+
+    def done(picks: dict[int, list[int]], reasons: dict[int, str], text: str, tokens: int) -> HSCAContext:
+        scored = {t: {u: float(rel[u]) for u in us} for t, us in picks.items()}
+        pieces = as_pieces(scored, reasons, lambda t: chunks[t].text, meta, index)
+        return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
+
+    def newest_end() -> HSCAContext:
+        """When nothing fits by the costs (each a little over), the most of the newest turn's last
+        units that fit by the count."""
+        units = once_each(index, index.turn_units[n_turns - 1])
+        fit = empty
+        for k in range(1, len(units) + 1):
+            picks = {n_turns - 1: units[-k:]}
+            if (last := measure(picks))[1] > cap:
+                break
+            fit = done(picks, {n_turns - 1: "recent"}, *last)
+        return fit
+
+    if whole is not None and budget >= whole:  # it all fits but the citations
+        talk = whole_talk(index, rel, once, cap, recent, query, measure)
+        if talk is not None:
+            return done(*talk)
     inner = cap
     while True:
-        recents = recent_units(index, int(recent * inner))
+        said: set[str] = set()
+        recents = recent_units(index, int(recent * inner), said=said)
         left = inner - int(costs[recents].sum()) if recents else inner
-        picks: dict[int, dict[int, float]] = {}
+        picks: dict[int, list[int]] = {}
         reasons: dict[int, str] = {}
         for u in recents:
-            picks.setdefault(index.unit_turn[u], {})[u] = float(rel[u])
+            picks.setdefault(index.unit_turn[u], []).append(u)
             reasons[index.unit_turn[u]] = "recent"
         mask = once.copy()
         mask[recents] = False
-        said = {keys[u] for u in recents}
         if said:
             mask &= np.fromiter((k not in said for k in keys), dtype=bool, count=len(keys))
         if query is not None:  # with a query, what the map does not relate to it is not surfaced
@@ -716,16 +855,20 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
             chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)
             for u in cand[chosen].tolist():
                 t = index.unit_turn[u]
-                picks.setdefault(t, {})[u] = float(rel[u])
+                picks.setdefault(t, []).append(u)
                 reasons.setdefault(t, "query" if query is not None else "central")
-                left -= int(costs[u])
-        # What the map left unused goes to the newest turns too (no query match, a small budget).
-        for u in recent_units(index, left, frozenset(u for p in picks.values() for u in p)):
-            picks.setdefault(index.unit_turn[u], {})[u] = float(rel[u])
-            reasons.setdefault(index.unit_turn[u], "recent")
-        pieces = as_pieces(picks, reasons, lambda t: chunks[t].text, meta, index)
-        text = render(pieces)
-        tokens = int(counter.count([text])[0]) if text else 0
+                said.add(keys[u])
+        # The room the text leaves goes to the newest turns too (no query match, a small budget).
+        text, tokens = measure(picks)
+        taken = frozenset(u for us in picks.values() for u in us)
+        more = recent_units(index, cap - tokens, taken, said, per_turn)
+        if more:
+            fuller = {t: list(us) for t, us in picks.items()}
+            for u in more:
+                fuller.setdefault(index.unit_turn[u], []).append(u)
+                reasons.setdefault(index.unit_turn[u], "recent")
+            if (filled := measure(fuller))[1] <= cap:  # (else a counter whose counts do not add up)
+                return done(fuller, reasons, *filled)
         if tokens <= cap:
-            return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
+            return done(picks, reasons, text, tokens) if picks else newest_end()
         inner = max(0, inner - (tokens - cap))

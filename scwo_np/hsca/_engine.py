@@ -625,9 +625,11 @@ class HSCAEngine:
         snapshot.  Each piece cites its turn and snapshot.  Selection is budgeted MMR
         (:func:`scwo_np.select.mmr_with_relevance`), and the joined text, citations included,
         never has more than ``budget`` tokens by the engine's ``token_counter``, nor more than
-        the conversation itself (its turns joined by blank lines) and one citation: with a
-        budget that holds it all, the citations take the place of some sentences.  A sentence said in several turns
-        is surfaced once.  See
+        the conversation itself (its turns joined by blank lines) and one citation.  A budget
+        that holds the whole conversation gives all of it but the turns its citations displace:
+        those with no content word first, then the least related to ``query``, the shortest
+        first, the newest turn last (with a query, last among the turns as related as it).  A
+        sentence said in several turns is surfaced once.  See
         :mod:`scwo_np.hsca._context` for how each signal is computed.
 
         Parameters
