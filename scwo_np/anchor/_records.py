@@ -45,6 +45,7 @@ from ..validation import check_int
 from ._columns import _check_items, _columns
 from ._config import AnchorConfig
 from ._crush import crush
+from ._keep import LEVELS as _LEVELS
 from ._keep import query_matches
 from ._patterns import query_intents
 from ._store import CrushStore, _crush_key, array_key, json_strings
@@ -58,21 +59,6 @@ _STAMP = re.compile(
     r"^\s*(?:\[?\d{4}-\d{2}-\d{2}|\[?\d{2}:\d{2}:\d{2}|\[?\w{3} +\d{1,2} \d{2}:\d{2}|\[?\d{10}|"
     r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL)\b)",
     re.I,
-)
-#: Error words, worst level first.  Each pattern starts with a literal, so the regular expression engine
-#: scans for its first letters instead of trying every position (ten times faster on 100 KB of logs).
-_LEVELS = (
-    (
-        re.compile(r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"),
-        "critical",
-    ),
-    (
-        re.compile(
-            r"(?:ERR(?:OR)?|Exception|[Ee]rror|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
-            r"No such file or directory|[Pp]ermission denied)\b"
-        ),
-        "error",
-    ),
 )
 _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
@@ -179,7 +165,7 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     if sum(not c.strip(_WORD_EDGE).isalpha() for c in cells) < 0.4 * len(cells) or wrapped_prose(lines):
         return None
     at = lines.index(body[0]) + 1
-    return "".join(lines[:at]), _glue_blank(lines[at:])
+    return "".join(lines[:at]), _glue_blank(lines[at:], indented=False)  # ps's PIDs are right-aligned
 
 
 def _fields(line: str, delim: str) -> int:
@@ -191,13 +177,14 @@ def _fields(line: str, delim: str) -> int:
     return line.count(delim) + (0 if delim == "|" else 1)
 
 
-def _glue_blank(lines: list[str]) -> list[str]:
-    """One record a line; a blank line goes with the record before it (the first keeps leading ones)."""
+def _glue_blank(lines: list[str], indented: bool = True) -> list[str]:
+    """One record a line; a blank line goes with the record before it (the first keeps leading ones),
+    and so does an indented line (``indented=False``: not in a table of right-aligned columns)."""
     out: list[str] = []
     for ln in lines:
         if out and not ln.strip():
             out[-1] += ln
-        elif out and ln[:1] in " \t" and out[-1].strip():
+        elif indented and out and ln[:1] in " \t" and out[-1].strip():
             out[-1] += ln  # an indented continuation (a traceback's frames) belongs to its record
         else:
             out.append(ln)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import columns, crush, crush_json, detect_pattern, is_marker
-from scwo_np.anchor._keep import rare_groups
+from scwo_np.anchor._keep import error_severity, rare_groups
 from scwo_np.anchor._patterns import timeline_fields, timeline_order
 from scwo_np.anchor._timeline import spread, water_fill
 from scwo_np.tokens import count_tokens
@@ -273,3 +273,16 @@ def test_sets_and_unhashable_values_are_handled():
     assert len(kept) == 5
     out = crush([{"k": bytearray(b"x")}, {"k": {"s": {1}}}, {"k": {1: "a", "b": 2}}] * 5, 2)
     assert len(out) <= 2
+
+
+def test_error_words_in_a_text_field_make_an_error():
+    """dpkg's log as JSON records: its lower-case "dpkg: error processing ..." lines were not errors
+    (no status or level field), and none of four was kept at 300 to 1,000 tokens."""
+    names = ("libfoo", "liberror-perl", "libgpg-error-dev")  # a name is not an error
+    items = [{"date": "2026-05-09", "time": f"{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
+              "msg": f"status installed {names[i % 3]}{i}:amd64 1.{i}"} for i in range(4000)]  # fmt: skip
+    for k, pos in enumerate((800, 2000, 3200, 3950)):
+        items[pos] = {**items[pos], "msg": f"dpkg: error processing package mysql-server-{k} (--configure):"}
+    kept = json.loads(crush_json(json.dumps(items), budget=300))
+    assert sum("dpkg: error" in x.get("msg", "") for x in kept) == 4 and kept[-2] == items[-1]
+    assert np.flatnonzero(error_severity(columns(items))).tolist() == [800, 2000, 3200, 3950]
