@@ -266,9 +266,9 @@ def _shrink_json(
             return Shrunk(out, form, t, before, None, n, n, "items")
     if not n:
         return None
-    if got[1] is None and doc.form in ("array", "object") and ws > 0.1 * len(text):
-        # pretty-printed (an SDK server's list result is indented by 2): the kept items are crushed
-        # and shown compact, the same values in about half the tokens, so twice as many fit
+    if got[1] is None and doc.form in ("array", "object") and ws > 0.02 * len(text):
+        # spaces between tokens (an SDK server's list result indented by 2; json.dumps' ", " and
+        # ": "): the kept items are crushed and shown compact, the same values in fewer tokens
         doc = read_document(_squeeze(text.strip()))
     # An array an upstream crushed already (``scwo mcp`` behind the proxy) ends with its marker: the
     # count of what it left out and the key that gets it back. Kept first, as the item it is not, and

@@ -289,7 +289,7 @@ def test_a_pretty_printed_array_is_crushed_compact():
               "summary": "a library for handling things"} for i in range(735)]  # fmt: skip
     pretty, compact = shrink_text(json.dumps(items, indent=2), 300), shrink_text(json.dumps(items), 300)
     assert pretty.form == "crushed" and pretty.tokens <= 300
-    assert pretty.text == compact.text.replace(", ", ",").replace(": ", ":")  # the same items, compact
+    assert pretty.text == compact.text and '", "' not in compact.text  # the same items, compact
     kept = [x for x in json.loads(pretty.text) if "id" in x]
     assert all(x == items[x["id"]] for x in kept) and any(x["status"] == "ERROR" for x in kept)
 
