@@ -325,6 +325,11 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
     return [(lines[0][0], lines[-1][1], "prose")]
 
 
+#: What a wrapped sentence's next line may start with besides a lower-case letter (a quote, a
+#: bracket, a number, a path or an option).
+_GOES_ON = "‘'\"“(<[`0123456789/-"
+
+
 def _filled(bodies: list[str]) -> bool:
     """Whether a paragraph's lines are running text hard-wrapped at a width (a README, a plain-text
     spec): its lines but the last reach near the widest (seven in ten at 3/4 of it or more, the
@@ -336,7 +341,9 @@ def _filled(bodies: list[str]) -> bool:
         return False
     filled = sum(len(x) >= 0.75 * width for x in body[:-1])
     goes_on = [
-        nxt[:1].islower() for x, nxt in zip(body, body[1:], strict=False) if not x.endswith(_LINE_END_MARK)
+        nxt[:1].islower() or nxt[:1] in _GOES_ON
+        for x, nxt in zip(body, body[1:], strict=False)
+        if not x.endswith(_LINE_END_MARK)
     ]
     return filled >= 0.7 * (len(body) - 1) and len(goes_on) > 0 and sum(goes_on) >= 0.5 * len(goes_on)
 
