@@ -325,9 +325,9 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
     return [(lines[0][0], lines[-1][1], "prose")]
 
 
-#: What a wrapped sentence's next line may start with besides a lower-case letter (a quote, a
-#: bracket, a number, a path or an option).
-_GOES_ON = "‘'\"“(<[`0123456789/-"
+#: What a wrapped sentence's next line may start with besides a lower-case letter: a quote or an
+#: opening bracket (not a digit or "[": log lines start with their time).
+_GOES_ON = "‘'\"“(<`"
 
 
 def _filled(bodies: list[str]) -> bool:
