@@ -1343,10 +1343,13 @@ def _newest(units, first, costs, key, left, taken, said, cite=0, present=()):
     return out
 
 
-def _hsca_text(turns, owner, spans, chosen, cite):
-    """HSCA's context text of the ``chosen`` units: one cited block per turn, in turn order."""
-    blocks = []
-    for t in sorted({owner[u] for u in chosen}):
+def _hsca_text(turns, owner, spans, chosen, cite, runs=False):
+    """HSCA's context text of the ``chosen`` units: one cited block per turn, in turn order; with
+    ``runs``, one block per run of consecutive turns, cited ``turns a-b`` (a lone turn by ``cite``),
+    its turns' texts separated by blank lines."""
+    kept_turns = sorted({owner[u] for u in chosen})
+    texts = {}
+    for t in kept_turns:
         kept = sorted(spans[u] for u in chosen if owner[u] == t)
         text = ""
         for k, (a, b) in enumerate(kept):
@@ -1354,7 +1357,17 @@ def _hsca_text(turns, owner, spans, chosen, cite):
                 gap = turns[t][kept[k - 1][1] : a]
                 text += gap if not gap.strip() else " … "
             text += turns[t][a:b]
-        blocks.append(f"[{cite(t)}] {text}")
+        texts[t] = text
+    groups = []
+    for t in kept_turns:
+        if runs and groups and groups[-1][-1] == t - 1:
+            groups[-1].append(t)
+        else:
+            groups.append([t])
+    blocks = []
+    for g in groups:
+        head = cite(g[0]) if len(g) == 1 else f"turns {g[0] + 1}-{g[-1] + 1}"
+        blocks.append(f"[{head}] " + "\n\n".join(texts[t] for t in g))
     return "\n\n".join(blocks)
 
 
@@ -1365,7 +1378,8 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
 
     Units of the same text (case and spacing aside) are said once.  The budget is at most the whole
     conversation's tokens (its turns joined by blank lines) and one citation's.  When the budget
-    holds the whole conversation: the newest turns within ``recent`` of that, whole, each turn's
+    holds the whole conversation (the text then in runs of consecutive turns, each run one citation,
+    ``turns a-b``): the newest turns within ``recent`` of that, whole, each turn's
     citation counted (none if the newest does not fit), or else the newest turn (each unit once);
     then, of every other turn, its units whose text is said nowhere more relevant (the newest of
     equals) nor in those; while the text is over, whole turns go (their units' costs and a citation
@@ -1393,11 +1407,11 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
         if key[u] not in keeper or rel[u] >= rel[keeper[key[u]]]:
             keeper[key[u]] = u
 
-    def measure(chosen):
-        text = _hsca_text(turns, owner, spans, chosen, cite)
+    def measure(chosen, runs=False):
+        text = _hsca_text(turns, owner, spans, chosen, cite, runs)
         return text, (count(text) if text else 0)
 
-    if budget and turns and budget >= whole:
+    if budget and turns and budget >= whole:  # rendered in runs of consecutive turns
         last = []
         for u in range(first[-1], first[-1] + len(units[-1])):
             if key[u] not in [key[v] for v in last]:
@@ -1425,7 +1439,7 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
         order = sorted((t for t in kept if t not in stay), key=value) + stay[:-1]
         keep, dropped = set(kept), []
         while True:
-            text, tokens = measure([u for t in keep for u in kept[t]])
+            text, tokens = measure([u for t in keep for u in kept[t]], True)
             if tokens <= cap or not order:
                 break
             freed = 0
@@ -1441,7 +1455,7 @@ def hsca_context(turns, units, costs, words, rel, vectors, budget, recent, lam, 
                     back.add(t)
                     room -= size[t]
             if back:
-                fuller, more = measure([u for t in keep | back for u in kept[t]])
+                fuller, more = measure([u for t in keep | back for u in kept[t]], True)
                 if more <= cap:
                     return fuller
             if text:

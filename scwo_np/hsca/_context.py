@@ -50,15 +50,20 @@ hashed stem vectors); the room the text then leaves goes to the newest turns aga
 block's citation counted), so a query that matches nothing still gets the end of the conversation.
 The picks are rendered in conversation order, one block per turn,
 ``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
-the turn are joined by `` … ``.  The citations and separators cost tokens too: the
+the turn are joined by `` … `` (:mod:`~scwo_np.hsca._blocks`).  The citations and separators cost tokens too: the
 joined text is counted, and while it is over the budget the selection runs again
 with the inner budget lowered by the overflow, so the result never exceeds it (if nothing then
 fits, the newest turn's last units that do).  Nor does
 it exceed the conversation itself and one citation: the budget is at most the tokens of the
 turns joined by blank lines and of :data:`ONE_CITATION`.
 
-**A budget that holds the whole conversation** gives the whole conversation, each sentence once,
-less what its citations displace (:func:`whole_talk`): whole turns, those with no content word
+**A budget that holds the whole conversation** gives the whole conversation, each sentence once, in
+runs: consecutive turns share one citation, ``[turns 1-6] first turn`` and the next ones after a blank
+line each, as in the conversation (the pieces keep each turn's own citation and spans), so with the
+room of one citation it is all there (a citation per turn had displaced whole turns: a six-turn
+question-and-answer talk from the Debian FAQ, 265 tokens, came back without one of its turns at a
+budget of 2,000, two of them by cl100k).  A budget below that loses what the citations displace
+(:func:`whole_talk`): whole turns, those with no content word
 first, then the ones least related to the query (in steps of :data:`RELATED_STEP` of the highest
 relevance), the shortest first; the newest turn goes only after every other turn as related to the
 query as it is (without a query, last), and the newest turns that fit whole in the ``recent`` share
@@ -85,6 +90,7 @@ from numpy.typing import NDArray
 
 from ..text import STOPWORDS, WORD, sentence_units, stem, words
 from ..tokens import TokenCounter
+from ._blocks import citation, join_blocks, kept_text
 
 __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
 
@@ -145,12 +151,6 @@ RELATED_STEP = 0.2
 
 #: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
 LAM = 0.7
-
-#: What joins two kept units of one turn that were not adjacent in it.
-ELISION = " … "
-
-#: What separates the blocks (one per turn) of the context.
-SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,9 @@ class HSCAContext:
     ----------
     text : str
         What the model reads: one block per piece, ``[turn 12, snapshot 3] ...``, in
-        conversation order, separated by blank lines; within ``budget`` tokens.
+        conversation order, separated by blank lines; within ``budget`` tokens.  When the budget
+        holds the whole conversation, consecutive pieces make one block, ``[turns 1-6] ...``, their
+        texts separated by blank lines too.
     pieces : list of ContextPiece
         The pieces, in conversation order.
     tokens : int
@@ -254,11 +256,22 @@ class HSCAContext:
     >>> for turn in ["The court ruled that the contract was void.",
     ...              "The telescope recorded the spectrum of a distant galaxy."]:
     ...     _ = eng.ingest_turn(turn)
-    >>> ctx = eng.context("What did the court decide?", budget=30)
+    >>> ctx = eng.context("What did the court decide?", budget=20)
     >>> print(ctx)
     [turn 1, snapshot 1] The court ruled that the contract was void.
     >>> ctx.tokens <= ctx.budget, ctx.turns
     (True, 2)
+
+    A budget that holds the whole conversation and one citation gives all of it, consecutive turns
+    under one citation (each piece still cites its own turn; turn 2 is in the open beat):
+
+    >>> ctx = eng.context("What did the court decide?", budget=40)
+    >>> print(ctx)
+    [turns 1-2] The court ruled that the contract was void.
+    <BLANKLINE>
+    The telescope recorded the spectrum of a distant galaxy.
+    >>> [p.citation for p in ctx.pieces]
+    ['turn 1, snapshot 1', 'turn 2']
     """
 
     text: str
@@ -294,11 +307,6 @@ class HSCAContext:
             "turns": self.turns,
             "query": self.query,
         }
-
-
-def citation(turn: int, snapshot: int | None) -> str:
-    """A block's citation: ``"turn 12, snapshot 3"``, or ``"turn 40"`` for a turn of the open beat."""
-    return f"turn {turn}" + (f", snapshot {snapshot}" if snapshot is not None else "")
 
 
 def stem_counts(text: str) -> Counter:
@@ -492,18 +500,6 @@ def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return x / top if top > 0 else x
 
 
-def kept_text(text: str, spans: list[tuple[int, int]]) -> str:
-    """The kept spans of ``text`` in order: adjacent ones with the text between them (white
-    space), the others joined by :data:`ELISION`."""
-    out: list[str] = []
-    for k, (a, b) in enumerate(spans):
-        if k:
-            gap = text[spans[k - 1][1] : a]
-            out.append(gap if not gap.strip() else ELISION)
-        out.append(text[a:b])
-    return "".join(out)
-
-
 def as_pieces(
     picks: dict[int, dict[int, float]],
     reasons: dict[int, str],
@@ -683,8 +679,9 @@ def _beat_summary(engine: Any) -> dict[str, float]:
 def whole_talk(
     index: ContextIndex, rel: NDArray, once: NDArray, cap: int, recent: float, query: str | None, measure
 ) -> tuple | None:
-    """The context when the budget holds the whole conversation: every turn, each sentence once, and
-    the citations make room for themselves by whole turns.  The newest turns that fit whole in
+    """The context when the budget holds the whole conversation: every turn, each sentence once, in
+    runs of consecutive turns under one citation (``measure`` renders them so), and when even those
+    citations do not fit they make room for themselves by whole turns.  The newest turns that fit whole in
     ``recent`` of the cap stay; the newest turn says its sentences first; the other turns go first
     that have no content word, then (with a query) the least related to it (in steps of
     :data:`RELATED_STEP` of the highest relevance; the newest turn last in its step), then the
@@ -804,12 +801,14 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     once[list(best.values())] = True
     per_turn = one + 1  # what a block's citation and its separator add, at most
 
-    def measure(picks: dict[int, list[int]]) -> tuple[str, int]:
-        """The text of the kept units (by turn) and its tokens."""
-        text = SEPARATOR.join(
-            f"[{citation(t + 1, meta(t)[2])}] {kept_text(chunks[t].text, [index.unit_span[u] for u in sorted(us)])}"
-            for t, us in sorted(picks.items())
-        )
+    def measure(picks: dict[int, list[int]], runs: bool = False) -> tuple[str, int]:
+        """The text of the kept units (by turn) and its tokens (with ``runs``, consecutive turns
+        under one citation: :func:`~scwo_np.hsca._blocks.join_blocks`)."""
+        spans = {t: [index.unit_span[u] for u in sorted(us)] for t, us in picks.items()}
+        blocks = [
+            (t + 1, citation(t + 1, meta(t)[2]), kept_text(chunks[t].text, spans[t])) for t in sorted(picks)
+        ]
+        text = join_blocks(blocks, runs=runs)
         return text, (int(counter.count([text])[0]) if text else 0)
 
     def done(picks: dict[int, list[int]], reasons: dict[int, str], text: str, tokens: int) -> HSCAContext:
@@ -830,7 +829,7 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
         return fit
 
     if whole is not None and budget >= whole:  # it all fits but the citations
-        talk = whole_talk(index, rel, once, cap, recent, query, measure)
+        talk = whole_talk(index, rel, once, cap, recent, query, lambda p: measure(p, runs=True))
         if talk is not None:
             return done(*talk)
     inner = cap

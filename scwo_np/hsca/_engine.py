@@ -626,7 +626,10 @@ class HSCAEngine:
         (:func:`scwo_np.select.mmr_with_relevance`), and the joined text, citations included,
         never has more than ``budget`` tokens by the engine's ``token_counter``, nor more than
         the conversation itself (its turns joined by blank lines) and one citation.  A budget
-        that holds the whole conversation gives all of it but the turns its citations displace:
+        that holds the whole conversation and one citation gives all of it: consecutive turns
+        then share one citation (``[turns 1-6]``, the turns separated by blank lines as in the
+        conversation; each piece still cites its own turn).  A budget that holds the
+        conversation but not that gives all of it but the turns the citations displace:
         those with no content word first, then the least related to ``query``, the shortest
         first, the newest turn last (with a query, last among the turns as related as it).  A
         sentence said in several turns is surfaced once.  See

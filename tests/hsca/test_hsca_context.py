@@ -367,7 +367,8 @@ def test_the_newest_turn_is_kept_when_the_budget_holds_the_conversation():
     1,000 only the question came back (the answer, the newest turn, was left out: "hi" and "ok" were
     added after the ranked sentences, their citations went over, and the selection ran again at a
     budget too small for the answer); in five-turn question/answer talks from the Python FAQ at a
-    budget of 2,000 an answer went missing and up to a third of the talk was left out."""
+    budget of 2,000 an answer went missing and up to a third of the talk was left out.  Now the turns
+    run under one citation and the whole talk fits (``test_hsca_context_runs.py``)."""
     answer = (
         "A dpkg trigger is a facility that allows events caused by one package but of interest to another "
         "package to be recorded and aggregated, and processed later by the interested package."
@@ -375,8 +376,9 @@ def test_the_newest_turn_is_kept_when_the_budget_holds_the_conversation():
     eng = HSCAEngine()
     for text in ("hi", "ok", "What is a dpkg trigger?", answer):
         eng.ingest_turn(text)
-    ctx = eng.context("dpkg trigger", 1000)
-    assert [p.turn for p in ctx.pieces] == [3, 4] and ctx.pieces[-1].text == answer
+    ctx = eng.context("dpkg trigger", 1000)  # (then [3, 4]: the citations displaced "hi" and "ok")
+    assert [p.turn for p in ctx.pieces] == [1, 2, 3, 4] and ctx.pieces[-1].text == answer
+    assert ctx.text == "[turns 1-4] " + "\n\n".join(("hi", "ok", "What is a dpkg trigger?", answer))
     whole = eng._index.whole_tokens()
     assert ctx.tokens <= whole + int(count_tokens([_context.ONE_CITATION])[0])
     ids = {p["id"]: p["text"] for p in FAQ}

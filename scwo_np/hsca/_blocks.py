@@ -1,0 +1,75 @@
+"""The context's text: a turn's kept text, its citation, and the cited blocks (or runs) they make.
+
+:meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>` renders what it keeps of each turn as
+a block headed by the turn's citation, ``[turn 12, snapshot 3] sentence. sentence.``, the blocks in
+conversation order separated by :data:`SEPARATOR`.  When the budget holds the whole conversation
+(:func:`~scwo_np.hsca._context.whole_talk`), consecutive turns make one *run* under one citation,
+``[turns 1-6] first turn`` then the next turns, each after :data:`SEPARATOR` as in the conversation
+itself: a citation per turn cost more than the one citation the context may add to the
+conversation, and whole turns went to pay for them (a six-turn question-and-answer talk from the
+Debian FAQ, 265 tokens, at a budget of 2,000 came back without its first or its third turn; by the
+cl100k counter and without a query, without its third and fifth).  Each turn of a run keeps its own
+piece (:class:`~scwo_np.hsca.ContextPiece`: its turn, snapshot, spans and citation), so a caller
+can still map every sentence to its turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["ELISION", "SEPARATOR", "citation", "join_blocks", "kept_text", "run_citation"]
+
+#: What joins two kept units of one turn that were not adjacent in it.
+ELISION = " … "
+
+#: What separates the blocks of the context, and the turns of a run (as in the conversation).
+SEPARATOR = "\n\n"
+
+
+def citation(turn: int, snapshot: int | None) -> str:
+    """A block's citation: ``"turn 12, snapshot 3"``, or ``"turn 40"`` for a turn of the open beat."""
+    return f"turn {turn}" + (f", snapshot {snapshot}" if snapshot is not None else "")
+
+
+def run_citation(first: int, last: int) -> str:
+    """The citation of a run of consecutive turns: ``"turns 1-6"`` (a run of one turn is cited by
+    :func:`citation`).  No snapshot: it must cost no more than the one citation the context may add
+    to the conversation (``"[turn 9999, snapshot 9999] "``), and a run may span several."""
+    return f"turns {first}-{last}"
+
+
+def kept_text(text: str, spans: list[tuple[int, int]]) -> str:
+    """The kept spans of ``text`` in order: adjacent ones with the text between them (white
+    space), the others joined by :data:`ELISION`."""
+    out: list[str] = []
+    for k, (a, b) in enumerate(spans):
+        if k:
+            gap = text[spans[k - 1][1] : a]
+            out.append(gap if not gap.strip() else ELISION)
+        out.append(text[a:b])
+    return "".join(out)
+
+
+def join_blocks(blocks: Sequence[tuple[int, str, str]], *, runs: bool = False) -> str:
+    """The context's text of ``blocks``, each ``(turn, its citation, its kept text)`` in turn order:
+    ``[citation] text`` per block, separated by :data:`SEPARATOR`; with ``runs``, consecutive turns
+    make one block, ``[turns 3-5] text`` with their texts separated by :data:`SEPARATOR` too.
+
+    Examples
+    --------
+    >>> blocks = [(1, "turn 1", "Hi."), (2, "turn 2", "Hello."), (4, "turn 4", "Bye.")]
+    >>> join_blocks(blocks)
+    '[turn 1] Hi.\\n\\n[turn 2] Hello.\\n\\n[turn 4] Bye.'
+    >>> join_blocks(blocks, runs=True)
+    '[turns 1-2] Hi.\\n\\nHello.\\n\\n[turn 4] Bye.'
+    """
+    heads: list[list] = []  # [first turn, last turn, its citation, texts]
+    for turn, cite, text in blocks:
+        if runs and heads and heads[-1][1] == turn - 1:
+            heads[-1][1] = turn
+            heads[-1][3].append(text)
+        else:
+            heads.append([turn, turn, cite, [text]])
+    return SEPARATOR.join(
+        f"[{cite if a == b else run_citation(a, b)}] {SEPARATOR.join(texts)}" for a, b, cite, texts in heads
+    )
