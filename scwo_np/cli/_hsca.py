@@ -212,7 +212,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Print the context of --session (from --store, as scwo hsca ingest or scwo mcp "
         "saved it) for --query within --budget tokens: the sentences of earlier turns the map ranks "
         "highest for the query, and the newest turns, one block per turn cited as "
-        "'[turn 12, snapshot 3]'. Without --query: the newest turns and each snapshot's most central "
+        "'[turn 12, snapshot 3]' (a budget that holds the whole conversation: '[turns 1-40]' once, before "
+        "the turns as they were). Without --query: the newest turns and each snapshot's most central "
         "sentences. The printed text (without its final newline) is within the budget by "
         "--token-counter; --json prints the context with its pieces (turn, snapshot, spans, score, "
         "reason) instead.",

@@ -468,7 +468,8 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
          "What to read about a conversation so far: give budget (tokens) and query (the user's new message) to "
          "get the context for the model. The text is that context itself, within budget: the sentences of "
          "earlier turns the session's HSCA map ranks highest for query, and the newest turns, one block per "
-         "turn cited as [turn 12, snapshot 3]; the structured content gives each piece's turn, snapshot, ids, "
+         "turn cited as [turn 12, snapshot 3] (a budget that holds the whole conversation: [turns 1-40] once, "
+         "before the turns as they were); the structured content gives each piece's turn, snapshot, ids, "
          "spans, score and reason. Without budget (the earlier form) it lists the stored snapshots (the last "
          "'last') and the turns since the last one, as JSON."),
     ]  # fmt: skip
