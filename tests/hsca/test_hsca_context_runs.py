@@ -13,7 +13,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import anyio
 import pytest
 
 from scwo_np.hsca import HSCAEngine, _context
@@ -127,6 +126,7 @@ def test_the_cli_prints_the_whole_talk(tmp_path, capsys):
 def test_the_mcp_tool_gives_the_whole_talk(tmp_path):
     """``hsca_context`` over the SDK's client, in process: the text block the model reads is the
     whole talk under one citation, within the conversation and one citation by each counter."""
+    anyio = pytest.importorskip("anyio")
     pytest.importorskip("mcp")
     from mcp import Client
 
