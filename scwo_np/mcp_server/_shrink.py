@@ -271,21 +271,26 @@ def _shrink_json(
         # ": "): the kept items are crushed and shown compact, the same values in fewer tokens
         doc = read_document(_squeeze(text.strip()))
     # An array an upstream crushed already (``scwo mcp`` behind the proxy) ends with its marker: the
-    # count of what it left out and the key that gets it back. Kept first, as the item it is not, and
-    # without its ranges and field summary (one was 1,000 tokens), which its key gives back.
-    protect = None
-    if is_marker(doc.items[-1]):
-        theirs = doc.items[-1][MARKER_KEY]
-        slim = {MARKER_KEY: {k: theirs[k] for k in ("count", "of", "key") if k in theirs}}
-        piece = json.dumps(slim, ensure_ascii=False, separators=(",", ":"))
-        doc = dataclasses.replace(doc, items=[*doc.items[:-1], slim], pieces=[*doc.pieces[:-1], piece])
-        protect = {MARKER_KEY: lambda v: isinstance(v, dict)}
-    res = fit_tokens(
-        doc, budget, store=store, query=query, token_counter=counter, lossless=False, protect=protect
-    )
+    # count of what it left out and the key that gets it back. Kept, last, as the item it is not (so
+    # the proxy's own marker counts the upstream's items alone), and without its ranges and field
+    # summary (one was 1,000 tokens), which its key gives back.
+    theirs = None
+    if is_marker(doc.items[-1]) and doc.form in ("array", "object"):
+        mark = doc.items[-1][MARKER_KEY]
+        theirs = json.dumps({MARKER_KEY: {k: mark[k] for k in ("count", "of", "key") if k in mark}},
+                            ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+        doc = dataclasses.replace(doc, items=doc.items[:-1], pieces=doc.pieces[:-1])
+        budget -= count(theirs) + 1  # and a comma
+        n -= 1
+    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
+    text, tokens = res.text, res.tokens
+    if theirs is not None:
+        end = len(text) - len(doc.tail) - 1  # the array's closing bracket
+        text = text[:end] + ("," if res.kept.size or res.key else "") + theirs + text[end:]
+        tokens = count(text)
     if res.form == "whole":
-        return Shrunk(res.text, "compact", res.tokens, before, None, n, n, "items")
-    return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+        return Shrunk(text, "compact", tokens, before, None, n, n, "items")
+    return Shrunk(text, "crushed", tokens, before, res.key, len(res.kept), res.n, "items")
 
 
 def _toon_module():
