@@ -280,14 +280,20 @@ def _shrink_json(
         theirs = json.dumps({MARKER_KEY: {k: mark[k] for k in ("count", "of", "key") if k in mark}},
                             ensure_ascii=False, separators=(",", ":"))  # fmt: skip
         doc = dataclasses.replace(doc, items=doc.items[:-1], pieces=doc.pieces[:-1])
-        budget -= count(theirs) + 1  # and a comma
         n -= 1
-    res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
-    text, tokens = res.text, res.tokens
-    if theirs is not None:
-        end = len(text) - len(doc.tail) - 1  # the array's closing bracket
-        text = text[:end] + ("," if res.kept.size or res.key else "") + theirs + text[end:]
-        tokens = count(text)
+    room = budget - (count(theirs) + 1 if theirs is not None else 0)  # the upstream's marker and a comma
+    for _ in range(4):  # a counter whose counts do not add up: less room by the overflow
+        res = fit_tokens(doc, room, store=store, query=query, token_counter=counter, lossless=False)
+        text, tokens = res.text, res.tokens
+        if theirs is not None:
+            end = len(text) - len(doc.tail) - 1  # the array's closing bracket
+            text = text[:end] + ("," if res.kept.size or res.key else "") + theirs + text[end:]
+            tokens = count(text)
+        if tokens <= budget:
+            break
+        room -= tokens - budget
+    else:
+        raise ValueError(f"the crushed array and the upstream's marker do not fit in {budget} tokens")
     if res.form == "whole":
         return Shrunk(text, "compact", tokens, before, None, n, n, "items")
     return Shrunk(text, "crushed", tokens, before, res.key, len(res.kept), res.n, "items")
