@@ -321,8 +321,27 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
         short = sum(len(x.strip()) <= 80 for x in bodies)
         unmarked = sum(not x.rstrip().endswith(_LINE_END_MARK) for x in bodies)
         if short >= 0.8 * len(lines) and unmarked >= 0.6 * len(lines) and not _filled(bodies):
-            return [(a, b, "line") for a, b in lines]
+            return _wrapped_runs(lines, bodies)
     return [(lines[0][0], lines[-1][1], "prose")]
+
+
+def _wrapped_runs(lines: list[tuple[int, int]], bodies: list[str]) -> list[tuple[int, int, str]]:
+    """A paragraph of lines, each a span of its own, but for runs of three or more lines at one
+    indent that are running text wrapped at a width (a Debian control file's or a changelog's
+    indented description under its ``Key: value`` lines): a run is one span of prose."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(lines)
+    while i < n:
+        indent = len(bodies[i]) - len(bodies[i].lstrip())
+        j = i + 1
+        while j < n and bodies[j].strip() and len(bodies[j]) - len(bodies[j].lstrip()) == indent:
+            j += 1
+        if j - i >= 3 and j - i < n and _filled(bodies[i:j]):
+            out.append((lines[i][0], lines[j - 1][1], "prose"))
+        else:
+            out.extend((a, b, "line") for a, b in lines[i:j])
+        i = j
+    return out
 
 
 #: What a wrapped sentence's next line may start with besides a lower-case letter: a quote or an

@@ -82,6 +82,38 @@ def test_hard_wrapped_prose_is_cut_at_its_sentences_not_its_lines():
     assert len(_pieces(log)) == 6  # lines that start their own record stay lines
 
 
+def test_a_wrapped_description_under_key_value_lines_is_cut_at_its_sentences():
+    """dpkg's README.feature-removal-schedule: ``Key: value`` lines, then a description wrapped at
+    72 columns and indented one space. The short keys made the paragraph "lines", and the
+    description came back a line at a time ("--control-show, which are a better interface as
+    they do not rely on any")."""
+    text = (
+        "What: --control-path (dpkg-query option)\n"
+        "Status: deprecated\n"
+        "When: 1.18.x\n"
+        "Warning: man page\n"
+        " This was a semi-public interface now superseded by --control-list and\n"
+        " --control-show, which are a better interface as they do not rely on any\n"
+        " specific database layout. Although there might still be cases where it's\n"
+        " required to avoid hardcoding the database layout, and it will be kept as\n"
+        " long as there's legitimate uses for it and no viable replacements."
+    )
+    got = [" ".join(p.split()) for p in _pieces(text)]
+    assert got == [
+        "What: --control-path (dpkg-query option)",
+        "Status: deprecated",
+        "When: 1.18.x",
+        "Warning: man page",
+        "This was a semi-public interface now superseded by --control-list and --control-show, which are a "
+        "better interface as they do not rely on any specific database layout.",
+        "Although there might still be cases where it's required to avoid hardcoding the database layout, "
+        "and it will be kept as long as there's legitimate uses for it and no viable replacements.",
+    ]
+    # an indented run that is not running text (a list of names) stays lines
+    names = "Copyright:\n" + "".join(f" Copyright (c) 199{i}, Person Number{i}\n" for i in range(5))
+    assert len(_pieces(names)) == 6
+
+
 def test_units_keep_what_a_sentence_needs():
     text = "Sets are fast. However, they are unordered. Lists keep order. Tuples hash."
     assert _pieces(text, sentence_units) == [
