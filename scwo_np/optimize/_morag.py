@@ -49,6 +49,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -252,15 +253,17 @@ class MoragContextOptimizer:
         embeddings = None
         if self.embedder is not None and ranked:
             embeddings, query_embedding = self._embed(ranked, query, query_embedding)
-        final, removed = self.fit_token_budget(
-            ranked, query_embedding=query_embedding, lam=lam, embeddings=embeddings
-        )
         available = max(self.budget - self.response_reserve, 0)
+        shown = query if len(query) <= _QUERY_SHOWN else query[:_QUERY_SHOWN] + "…"
+        final, removed = self._fit(
+            ranked, query_embedding, lam, embeddings, self._layout_costs(ranked, rels, shown, available)
+        )
         for i in removed:
             c = chunks[where[i]]
             t = self._count([c.content])[0]
             removals.append(
-                Removal(where[i], i, "token_budget", f"{t} tokens did not fit in the {available} available",
+                Removal(where[i], i, "token_budget",
+                        f"{t} tokens did not fit in the {available} available (with the text's header and lines)",
                         {"tokens": t})
             )  # fmt: skip
         boosted = {unique[k].id: score[k] for k in order}
@@ -271,6 +274,20 @@ class MoragContextOptimizer:
             else strategy
         )
         organized = self.organize_chunks(final, rels, used)
+        while (
+            organized
+            and self._count([self._render(used, rels, len(organized), organized, shown, [])])[0] > available
+        ):
+            # the layout's lines were counted apart from the chunks: should the whole text still be
+            # over, the least relevant chunk goes (as format_context would leave it out)
+            k = min(range(len(organized)), key=lambda j: (organized[j].relevance_score, -j))
+            gone = organized.pop(k)
+            removed.append(gone.id)
+            removals.append(
+                Removal(where[gone.id], gone.id, "token_budget",
+                        f"left out so the text with its header and lines fits in the {available} available",
+                        {"tokens": int(self._count([gone.content])[0])})
+            )  # fmt: skip
         total = int(sum(self._count([c.content for c in organized])))
         self._record(chunks, stats, removed, organized, total, used, rels, len(unique))
         return OptimizedContext(organized, rels, total, used, removed, stats, removals)
@@ -524,25 +541,35 @@ class MoragContextOptimizer:
         >>> [c.id for c in kept], removed
         (['1'], ['2', '3'])
         """
+        return self._fit(chunks, query_embedding, lam, embeddings)
+
+    def _fit(self, chunks, query_embedding, lam, embeddings, layout: tuple | None = None):
+        """:meth:`fit_token_budget`; with ``layout`` (the text's header cost and each chunk's lines'),
+        the chunks are fitted with the lines :meth:`format_context` puts around them."""
         chunks = list(chunks)
         available = max(self.budget - self.response_reserve, 0)
         if not chunks:
             return [], []
         costs = np.array(self._count([c.content for c in chunks]), dtype=np.int64)
+        room, lines = available, ""
+        if layout is not None:
+            room, costs, lines = (
+                max(available - layout[0], 0),
+                costs + layout[1],
+                " with the text's header and lines",
+            )
         embs = [c.embedding for c in chunks] if embeddings is None else list(embeddings)
         if query_embedding is not None and all(e is not None for e in embs):
             E = np.array(embs, dtype=np.float64)
-            pick = mmr_select(E, query_embedding, costs, available, lam=lam).tolist()
+            pick = mmr_select(E, query_embedding, costs, room, lam=lam).tolist()
         else:
             # ``chunks`` is already best first: keep that order (fit_budget sorts by score, stably).
-            pick = fit_budget(
-                costs, available, scores=-np.arange(len(chunks), dtype=float), mode="skip"
-            ).tolist()
+            pick = fit_budget(costs, room, scores=-np.arange(len(chunks), dtype=float), mode="skip").tolist()
         chosen = set(pick)
         if not pick:
             warnings.warn(
                 f"no chunk fits the {available} tokens available (budget {self.budget} minus "
-                f"response_reserve {self.response_reserve}); the smallest needs {int(costs.min())}.",
+                f"response_reserve {self.response_reserve}){lines}; the smallest needs {int(costs.min() + available - room)}.",
                 stacklevel=3,
             )
         return [chunks[k] for k in pick], [c.id for k, c in enumerate(chunks) if k not in chosen]
@@ -659,9 +686,11 @@ class MoragContextOptimizer:
         """The spec's text layout: a header, then every chunk with its relationships, within the
         context's share of the budget (``budget - response_reserve``) by the optimizer's counter.
 
-        :meth:`optimize` fits the chunks' own tokens; the layout adds a header (the query
-        included), a title, a relevance line and a rule per chunk.  Should the text be over the
-        context's share, a query of over 200 characters is shown by its start (marked ``…``), then
+        :meth:`optimize` fits the chunks with the lines this layout adds: a header (the query
+        included, a query of over 200 characters by its start), a title, a relevance line, its
+        relations and a rule per chunk, so the text holds every chunk it kept.  Should the text
+        still be over the context's share (an ``OptimizedContext`` made otherwise, a different
+        query), a query of over 200 characters is shown by its start (marked ``…``), then
         the least relevant chunks are left out (the last line names them), and then the query is
         shortened further.  A share too small for the
         bare header is a ``ValueError`` saying what budget it needs.
@@ -700,25 +729,15 @@ class MoragContextOptimizer:
         room = max(self.budget - self.response_reserve, 0)
 
         def render(chunks: list, shown_query: str, left_out: list) -> str:
-            parts = [
-                f"# Context for Query: {shown_query}\n",
-                f"Organization Strategy: {ctx.organization_strategy}",
-                f"Total Chunks: {len(chunks)}",
-                f"Estimated Tokens: {int(sum(self._count([c.content for c in chunks]))) if chunks else 0}\n",
-            ]
-            for i, chunk in enumerate(chunks):
-                parts.append(f"## Source {i + 1}: {chunk.source_document}")
-                parts.append(f"Relevance: {chunk.relevance_score:.2f}")
-                related = self._find_related_chunks(chunk, ctx.relationships)
-                if related:
-                    parts.append(f"Related to: {', '.join(related)}")
-                parts.append(f"\n{chunk.content}\n")
-                if i < len(chunks) - 1:
-                    parts.append("---\n")
-            if left_out:
-                parts.append(f"[scwo: {len(left_out)} of {len(ctx.chunks)} chunks left out to fit {room} tokens: "
-                             f"{', '.join(map(str, left_out))}]")  # fmt: skip
-            return "\n".join(parts)
+            return self._render(
+                ctx.organization_strategy,
+                ctx.relationships,
+                len(ctx.chunks),
+                chunks,
+                shown_query,
+                left_out,
+                room,
+            )
 
         def fits(text: str) -> bool:
             return int(self._count([text])[0]) <= room
@@ -759,6 +778,45 @@ class MoragContextOptimizer:
                 f"{self.response_reserve}; its header alone takes more: give budget >= {need}."
             )
         return text
+
+    def _render(self, strategy, relationships, n_total, chunks, shown_query, left_out, room=0) -> str:
+        """The text layout of :meth:`format_context`."""
+        parts = [
+            f"# Context for Query: {shown_query}\n",
+            f"Organization Strategy: {strategy}",
+            f"Total Chunks: {len(chunks)}",
+            f"Estimated Tokens: {int(sum(self._count([c.content for c in chunks]))) if chunks else 0}\n",
+        ]
+        for i, chunk in enumerate(chunks):
+            parts.extend(self._chunk_lines(i + 1, chunk, relationships))
+            parts.append(f"\n{chunk.content}\n")
+            if i < len(chunks) - 1:
+                parts.append("---\n")
+        if left_out:
+            parts.append(f"[scwo: {len(left_out)} of {n_total} chunks left out to fit {room} tokens: "
+                         f"{', '.join(map(str, left_out))}]")  # fmt: skip
+        return "\n".join(parts)
+
+    def _chunk_lines(self, number: int, chunk: ContextChunk, relationships) -> list[str]:
+        lines = [f"## Source {number}: {chunk.source_document}", f"Relevance: {chunk.relevance_score:.2f}"]
+        related = self._find_related_chunks(chunk, relationships)
+        if related:
+            lines.append(f"Related to: {', '.join(related)}")
+        return lines
+
+    def _layout_costs(self, ranked, relationships, shown_query, available) -> tuple[int, NDArray[np.int64]]:
+        """The tokens of :meth:`format_context`'s header (the longest strategy name, the largest
+        count) and of each chunk's lines around its content (title, relevance, relations, rule)."""
+        strategy = max((s for s in MORAG_LAYOUTS if s != "auto"), key=len)
+        head = "\n".join([
+            f"# Context for Query: {shown_query}\n", f"Organization Strategy: {strategy}",
+            f"Total Chunks: {len(ranked)}", f"Estimated Tokens: {available}\n",
+        ])  # fmt: skip
+        number = len(ranked)
+        lines = ["\n".join(self._chunk_lines(number, c, relationships)) + "\n\n\n\n---\n\n" for c in ranked]
+        return int(self._count([head])[0]), np.asarray(
+            self._count(lines), dtype=np.int64
+        ) if lines else np.zeros(0, np.int64)
 
     async def _remove_redundancy(self, chunks):
         return self.remove_redundancy(chunks)

@@ -160,7 +160,8 @@ def test_mmr_budget_step_with_embeddings():
         ContextChunk(str(k), chr(65 + k) * 400, 0.9, f"d{k}", [], [], embedding=E[k].tolist())
         for k in range(6)
     ]
-    opt = MoragContextOptimizer(budget=800, response_reserve=500)  # 300 tokens: three 100-token chunks
+    # 380 tokens: three 100-token chunks with the text's header and lines, not four
+    opt = MoragContextOptimizer(budget=880, response_reserve=500)
     ctx = opt.optimize(chunks, "q", "relevance", query_embedding=E[0].tolist())
     assert len(ctx.chunks) == 3 and len(ctx.removed_chunks) == 3
     assert ctx.chunks[0].id == "0"  # the query's own chunk is the most relevant
@@ -207,8 +208,8 @@ def test_missing_entities_count_as_empty_and_empty_input():
 
 
 def test_default_reserve_never_takes_the_whole_window_and_nothing_fitting_warns():
-    chunks = [{"id": str(k), "text": "word " * 160, "score": 0.5} for k in range(5)]  # 200 tokens each
-    ctx = MoragContextOptimizer(budget=400).optimize(chunks, "q")  # reserve 200: one chunk fits
+    chunks = [{"id": str(k), "text": "word " * 120, "score": 0.5} for k in range(5)]  # 150 tokens each
+    ctx = MoragContextOptimizer(budget=400).optimize(chunks, "q")  # reserve 200: one chunk and its lines fit
     assert len(ctx.chunks) == 1
     with pytest.warns(UserWarning, match="no chunk fits the 10 tokens"):
         ctx = MoragContextOptimizer(budget=400, response_reserve=390).optimize(chunks, "q")

@@ -94,3 +94,24 @@ def test_cosine_dedup_with_an_embedder_equals_dedup_of_its_vectors(pool):
     assert {20, 21, 22, 23, 24} <= set(got.dropped.tolist())
     with pytest.raises(ValueError, match="texts"):
         deduplicate(method="cosine", embedder=lsa)
+
+
+@pytest.mark.parametrize("budget", [300, 400, 600, 2000])
+def test_morag_text_holds_every_chunk_it_kept(pool, budget):
+    """``optimize`` fitted the chunks' own tokens and ``format_context`` then left them out for its
+    header and lines: at 300 tokens the CLI said "kept 3" and the text held none ("Total Chunks: 0",
+    "3 of 3 chunks left out"). The layout is budgeted with the chunks now: what was kept is shown."""
+    texts, sources, _ = pool
+    chunks = [
+        ContextChunk(str(k), t, 0.9 - k / 100, src, [], [])
+        for k, (t, src) in enumerate(zip(texts, sources, strict=True))
+    ]
+    opt = MoragContextOptimizer(budget=budget)
+    ctx = opt.optimize(chunks, QUESTION)
+    text = opt.format_context(ctx, QUESTION)
+    assert ctx.chunks and "left out" not in text
+    assert text.count("## Source ") == len(ctx.chunks) and f"Total Chunks: {len(ctx.chunks)}" in text
+    assert len(text) // 4 <= budget - opt.response_reserve
+    assert {r.id for r in ctx.removals if r.step == "token_budget"} == set(ctx.removed_chunks) - {
+        r.id for r in ctx.removals if r.step != "token_budget"
+    }
