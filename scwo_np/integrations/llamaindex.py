@@ -31,14 +31,16 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from ..embed import EmbeddingCache
+from ..embed import EmbeddingCache, as_embedder
 from ..tokens import as_token_counter, count_tokens
 from ._common import KEYS, Budget, Lam, OneLineErrors, annotations, choose, stack
 
@@ -136,50 +138,101 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     def _finish(self, nodes, query, qv, embed_docs, embed_query, vectors=None) -> list[NodeWithScore]:
         texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         read = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes]  # what the LLM reads
-        counter = as_token_counter(self.token_counter)
         own = stack([n.node.embedding for n in nodes]) if vectors is None else stack(vectors)
-        with_meta = read != texts
-        # Whole nodes: each costs what the LLM reads of it.  Sentences: the metadata lines of the nodes
-        # kept are counted after the selection, and it runs again (vectors cached) on a budget lowered by
-        # what they took over, until it fits.
-        costs = count_tokens(read, counter) if with_meta and self.granularity == "chunk" else None
-        cache = EmbeddingCache(":memory:") if with_meta and self.granularity == "sentence" else False
-        budget, lo, hi, best = self.budget, 0, None, None  # inner budgets known to fit / to be over
+        embedder = self.embedder
+        common = dict(query_vector=qv, embed_docs=embed_docs, embed_query=embed_query,
+                      token_counter=self.token_counter, lam=self.lam, method=self.method, order=self.order,
+                      granularity=self.granularity, elision=self.elision)  # fmt: skip
+        if read == texts:  # no metadata in the prompt: one selection, its warnings as they are
+            return self._nodes(nodes, choose(texts, query, self.budget, vectors=own, embedder=embedder,
+                                             cache=False, **common))  # fmt: skip
+        counter = as_token_counter(self.token_counter)
+        # Each node's metadata lines: what the LLM reads of it beyond its text.
+        meta = np.maximum(count_tokens(read, counter) - count_tokens(texts, counter), 0)
+        if own is None and embed_docs is None and embedder in (None, "lsa") and texts:
+            # LSA fitted once on every node and the question, so a selection over some of them (the
+            # refill below) embeds them as the first did.
+            embedder = as_embedder("lsa", [*[t for t in texts if t.strip()], query], cache=False)
+        # Whole nodes: each costs what the LLM reads of it.  Sentences: the metadata of the nodes kept
+        # is known only after the selection, so it runs again (vectors cached) on lower budgets, and
+        # then once more over the nodes kept, on the budget their metadata leaves.
+        costs = count_tokens(read, counter) if self.granularity == "chunk" else None
+        cache = EmbeddingCache(":memory:") if self.granularity == "sentence" else False
+
+        def attempt(budget: int, keep: np.ndarray | None = None):
+            """The nodes kept on an inner ``budget`` (over ``keep`` only), what the LLM reads of them, and
+            the selection's warnings (held back: only the returned selection's are the user's)."""
+            at = np.arange(len(nodes)) if keep is None else keep
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sel = choose([texts[i] for i in at.tolist()], query, max(budget, 0), embedder=embedder,
+                             vectors=None if own is None else own[at], cache=cache,
+                             costs=None if costs is None else costs[at], **common)  # fmt: skip
+            out = self._nodes([nodes[i] for i in at.tolist()], sel)
+            return out, _read_tokens(out, counter), caught, at[sel.indices]
+
         try:
-            for _ in range(_REFITS):
-                sel = choose(
-                    texts, query, budget, vectors=own, query_vector=qv, embed_docs=embed_docs,
-                    embed_query=embed_query, embedder=self.embedder, token_counter=self.token_counter,
-                    lam=self.lam, method=self.method, order=self.order, granularity=self.granularity,
-                    elision=self.elision, costs=costs, cache=cache,
-                )  # fmt: skip
-                out = self._nodes(nodes, sel)
-                if not with_meta:
-                    best = out
-                    break
-                used = _read_tokens(out, counter)
-                if used <= self.budget:
-                    if best is None or used > best[1]:
-                        best = (out, used)
-                    lo = budget
-                else:
-                    hi = budget
-                if hi is None or hi - lo <= 1:
-                    break
-                budget = max(budget - (used - self.budget), lo + 1) if best is None else (lo + hi) // 2
-            if with_meta:
-                out = best[0] if best is not None else out
-                while (
-                    out and _read_tokens(out, counter) > self.budget
-                ):  # the last resort: the last picked goes
-                    last = max(n.node.metadata["scwo_rank"] for n in out)
-                    out = [n for n in out if n.node.metadata["scwo_rank"] != last]
-            else:
-                out = best
+            best = attempt(self.budget)
+            if best[1] > self.budget:
+                best = self._search(attempt, best)
+            if self.granularity == "sentence" and best[0]:
+                # The nodes kept, filled on what their own metadata and the blank lines leave.
+                kept = np.sort(best[3])
+                room = self.budget - (
+                    best[1] - int(count_tokens([_joined(best[0], MetadataMode.NONE)], counter)[0])
+                )
+                for _ in range(_REFITS):
+                    got = attempt(room, kept)
+                    if got[1] <= self.budget:
+                        best = got if got[1] > best[1] else best
+                        break
+                    room -= got[1] - self.budget
         finally:
             if cache is not False:
                 cache.close()
+        out, used, caught, _ = best
+        while out and used > self.budget:  # the last resort: the last picked goes
+            last = max(n.node.metadata["scwo_rank"] for n in out)
+            out = [n for n in out if n.node.metadata["scwo_rank"] != last]
+            used = _read_tokens(out, counter)
+        if out:
+            for w in caught:  # what the selection returned says (a question unrelated to every node ...)
+                if not str(w.message).startswith("select_texts: no "):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif texts and self.budget > 0:
+            cheapest = int(meta.min())
+            alone = "leaves no room for any text" if cheapest >= self.budget else "leaves too little room"
+            warnings.warn(
+                f"ScwoNodePostprocessor: no node fits in a budget of {self.budget} tokens with its metadata: "
+                f"the LLM reads each node's metadata too (MetadataMode.LLM), and the least of it, "
+                f"{cheapest} tokens by {counter.name!r}, {alone}; the context is empty. Raise the budget, "
+                "or keep keys out of the LLM's text (excluded_llm_metadata_keys).",
+                UserWarning,
+                stacklevel=4,
+            )
         return out
+
+    def _search(self, attempt, first):
+        """The best fit of lower inner budgets when ``first`` (the whole budget) was over it: scaled
+        down by the overflow's share, then halved between what fits and what is over."""
+        best, lo, hi, got = None, 0, self.budget, first
+        budget = self.budget
+        for _ in range(_REFITS):
+            if got[1] <= self.budget:
+                lo = budget
+                best = got if best is None or got[1] > best[1] else best
+            else:
+                hi = budget
+            if hi - lo <= 1:
+                break
+            if best is None:  # the content scaled by the overflow's share: fewer nodes, less metadata
+                budget = max(lo + 1, min(hi - 1, budget * self.budget // max(got[1], 1)))
+            else:
+                budget = (lo + hi) // 2
+            got = attempt(budget)
+        if got[1] <= self.budget and (best is None or got[1] > best[1]):
+            best = got
+        return best if best is not None else got
 
     def _nodes(self, nodes, sel) -> list[NodeWithScore]:
         out = []
@@ -198,12 +251,14 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
 _REFITS = 6
 
 
+def _joined(nodes: list[NodeWithScore], mode: MetadataMode) -> str:
+    """The nodes' content as the synthesizers join it (blank lines between)."""
+    return "\n\n".join(n.node.get_content(metadata_mode=mode) for n in nodes)
+
+
 def _read_tokens(nodes: list[NodeWithScore], counter) -> int:
     """Tokens of what the LLM reads of ``nodes``: each with its metadata, joined by blank lines."""
-    if not nodes:
-        return 0
-    joined = "\n\n".join(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes)
-    return int(count_tokens([joined], counter)[0])
+    return int(count_tokens([_joined(nodes, MetadataMode.LLM)], counter)[0]) if nodes else 0
 
 
 def _inputs(nodes: object, query_bundle: QueryBundle | None) -> tuple[list[NodeWithScore], str, Any]:

@@ -1,6 +1,7 @@
 """ScwoNodePostprocessor against the real llama-index-core, offline, on real text."""
 
 import asyncio
+import warnings
 
 import numpy as np
 import pytest
@@ -148,3 +149,49 @@ def test_lam_auto_is_what_select_texts_chooses(sample, cand):
     out = ScwoNodePostprocessor(budget=300, lam="auto").postprocess_nodes(nodes, query_str=QUESTION)
     want = select_texts([n.node.get_content() for n in nodes], QUESTION, 300, lam="auto")
     assert [n.node.get_content() for n in out] == want.texts
+
+
+def _with_paths(sample, qi):
+    """The 20 nodes nearest question ``qi``, each with a reader's ``file_path`` (in the LLM's text)."""
+    near = np.argsort(-(sample.embeddings @ sample.query_embeddings[qi]), kind="stable")[:20]
+    return [
+        NodeWithScore(node=TextNode(text=sample.texts[i], metadata={
+            "file_path": "/usr/share/doc/python3-doc/html/_sources/" + sample.sources[i]}), score=1.0)
+        for i in near
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("qi", [0, 1, 2])
+def test_metadata_no_false_warning_and_the_kept_nodes_filled(sample, qi):
+    """The budget left after the metadata was searched for with inner selections whose own 'no sentence
+    fits in a budget of 1 tokens' warnings reached the user though nodes came back; and the nodes kept
+    held a few tokens of text beside their metadata (one node's whole text was 'dpkg'). Now: no warning
+    when nodes come back, and the kept nodes are filled on what their metadata leaves."""
+    nodes = _with_paths(sample, qi)
+    pp = ScwoNodePostprocessor(budget=100, granularity="sentence", token_counter="wordpiece")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = pp.postprocess_nodes(nodes, query_str=sample.queries[qi])
+    assert out and [str(w.message) for w in caught] == []
+    read = "\n\n".join(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in out)
+    text = "\n\n".join(n.node.get_content() for n in out)
+    used, body = (int(x) for x in count_tokens([read, text], "wordpiece"))
+    assert used <= 100
+    # What the metadata (and the blank lines) took, the rest is text, up to the budget's last sentence.
+    longest = max(count_tokens([s for n in nodes for s in n.node.get_content().split(". ")], "wordpiece"))
+    assert body >= 100 - (used - body) - longest
+
+
+def test_metadata_alone_over_the_budget_is_one_warning_naming_its_cost(sample):
+    nodes = _with_paths(sample, 0)
+    cost = int(min(count_tokens([n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes], "wordpiece")
+                   - count_tokens([n.node.get_content() for n in nodes], "wordpiece")))  # fmt: skip
+    for granularity in ("chunk", "sentence"):
+        pp = ScwoNodePostprocessor(budget=cost - 2, granularity=granularity, token_counter="wordpiece")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = pp.postprocess_nodes(nodes, query_str=sample.queries[0])
+        assert out == []
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        msg = str(caught[0].message)
+        assert "metadata" in msg and f"{cost} tokens" in msg and "leaves no room" in msg
