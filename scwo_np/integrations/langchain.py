@@ -47,6 +47,7 @@ Examples
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -341,6 +342,13 @@ class ScwoEmbeddings(Embeddings):
     For LangChain vector stores and retrievers: ``ScwoEmbeddings(MiniLMEmbedder(),
     cache="embeddings.sqlite")`` embeds each distinct text once, ever.
 
+    An LSA space is fitted on a corpus: ``"lsa"`` fits it on the texts of the first
+    :meth:`embed_documents` call (a vector store's ``from_documents`` or first
+    ``add_documents``) and keeps it, so every later document and question is embedded in that
+    one space (words the first texts lack count for nothing); :meth:`embed_query` before any
+    documents is an error that says so.  To fit it on a corpus of your choice, pass
+    ``LSAEmbedder(corpus)``.
+
     Parameters
     ----------
     embedder : str or callable
@@ -356,18 +364,34 @@ class ScwoEmbeddings(Embeddings):
     >>> emb = ScwoEmbeddings(LSAEmbedder(corpus, dim=2))
     >>> len(emb.embed_documents(corpus)), len(emb.embed_query("read csv rows"))
     (3, 2)
+    >>> lsa = ScwoEmbeddings("lsa")  # its space: the first documents embedded
+    >>> len(lsa.embed_documents(corpus)) == 3, lsa.embedder.name.startswith("lsa-")
+    (True, True)
     """
 
     def __init__(self, embedder: Any, *, cache: Any = None):
-        from ..embed import EmbeddingCache, as_embedder
+        from ..embed import EMBEDDERS, EmbeddingCache, as_embedder
 
         # a cache given here replaces the user's default one (one cache, not two)
-        self.embedder = as_embedder(embedder, cache=False if cache is not None else None)
+        self._wrap = False if cache is not None else None
+        self._fit = threading.Lock()
+        if isinstance(embedder, str):
+            EMBEDDERS.lookup(embedder)  # an unknown name fails here, naming the choices
+        if embedder == "lsa":
+            self.embedder = None  # fitted on the first embed_documents call's texts
+        else:
+            self.embedder = as_embedder(embedder, cache=self._wrap)
         self.cache = EmbeddingCache(cache) if isinstance(cache, str | os.PathLike) else cache
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         from ..embed import embed_texts
 
+        if self.embedder is None:
+            raise ValueError(
+                "ScwoEmbeddings('lsa') has no LSA space yet: it is fitted on the texts of the first "
+                "embed_documents call. Embed the documents first (a vector store's from_documents or "
+                "add_documents does), or pass ScwoEmbeddings(LSAEmbedder(corpus)) fitted on your corpus."
+            )
         V = (
             self.cache.embed(self.embedder, texts)
             if self.cache is not None
@@ -395,7 +419,27 @@ class ScwoEmbeddings(Embeddings):
         >>> len(ScwoEmbeddings(LSAEmbedder(corpus, dim=2)).embed_documents(corpus))
         3
         """
-        return self._embed(list(texts)) if len(texts) else []
+        texts = list(texts)
+        if not texts:
+            return []
+        if self.embedder is None:
+            self._fit_lsa(texts)
+        return self._embed(texts)
+
+    def _fit_lsa(self, texts: list[str]) -> None:
+        """``"lsa"``: the space fitted once, on these texts (the first documents embedded)."""
+        from ..embed import as_embedder
+
+        with self._fit:
+            if self.embedder is not None:
+                return
+            try:
+                self.embedder = as_embedder("lsa", texts, cache=self._wrap)
+            except ValueError as exc:
+                raise ValueError(
+                    f"ScwoEmbeddings('lsa') fits its LSA space on the first documents embedded: {exc} Embed "
+                    "at least 2 texts with words first, or pass ScwoEmbeddings(LSAEmbedder(corpus))."
+                ) from None
 
     def embed_query(self, text: str) -> list[float]:
         """The question's vector (embedded like a document: scwo_np's embedders are symmetric).

@@ -430,3 +430,22 @@ def test_an_empty_document_is_left_out_with_a_warning_not_a_failed_call():
     with pytest.warns(UserWarning, match="no text left out"):
         kept = ScwoNodePostprocessor(budget=30).postprocess_nodes(nodes, query_str="csv")
     assert "\n" not in [n.node.get_content() for n in kept] and len(kept) == 3
+
+
+def test_lsa_by_name_fits_on_the_first_documents_a_vector_store_embeds(docs):
+    """ScwoEmbeddings("lsa") failed at construction (an LSA space needs a corpus); it is fitted on the
+    first documents embedded, the space of LSAEmbedder(those texts), kept for later ones and queries."""
+    emb = ScwoEmbeddings("lsa")
+    with pytest.raises(ValueError, match=r"no LSA space yet.*embed_documents.*LSAEmbedder\(corpus\)"):
+        emb.embed_query(QUESTION)
+    store = InMemoryVectorStore.from_documents(docs[:30], emb)
+    texts = [d.page_content for d in docs[:30]]
+    want = LSAEmbedder(texts)
+    assert emb.embedder.name == want.name
+    np.testing.assert_allclose(emb.embed_query(QUESTION), want([QUESTION])[0], rtol=1e-6, atol=1e-7)
+    store.add_documents(docs[30:])  # the same space: the first documents' vectors are comparable with these
+    assert emb.embedder.name == want.name
+    hits = store.similarity_search(QUESTION, k=3)
+    assert len(hits) == 3 and all(isinstance(d, Document) for d in hits)
+    with pytest.raises(ValueError, match=r"at least 2 .*LSAEmbedder\(corpus\)"):
+        ScwoEmbeddings("lsa").embed_documents([docs[0].page_content])
