@@ -102,8 +102,20 @@ class Dropped(TypedDict):
 
 
 class DedupResult(TypedDict):
-    kept: list[int]
-    dropped: list[Dropped]
+    """Which texts are kept and which dropped, for the texts from offset to next_offset (all by default)."""
+
+    kept: Annotated[list[int], Field(description="Indices of the texts kept, in this answer's range.")]
+    dropped: Annotated[
+        list[Dropped],
+        Field(description="The texts dropped in this answer's range, each with the kept text it copies."),
+    ]
+    texts: Annotated[int, Field(description="Texts given.")]
+    kept_total: Annotated[int, Field(description="Texts kept, of all given.")]
+    dropped_total: Annotated[int, Field(description="Texts dropped, of all given.")]
+    next_offset: Annotated[
+        int | None,
+        Field(description="Pass as offset for the texts after this answer's range; null when none are left."),
+    ]
 
 
 class CrushResult(TypedDict):
@@ -309,8 +321,30 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
             "How duplicates are grouped: 'greedy' (the default: best first, a text is dropped only when it "
             "reaches the threshold against a kept text) or 'components' (connected components: chains).",
         ) = "greedy",
+        embedder: _choice(
+            EMBEDDERS,
+            "How method='cosine' embeds the texts: 'lsa' (fitted on these texts, no model; the default) or "
+            "'minilm' (all-MiniLM-L6-v2, needs the embed extra). Unused by the other methods.",
+        ) = "lsa",
+        budget: Annotated[
+            int | None,
+            Field(
+                description="The most tokens the answer's text may take, by token_counter (tokens): it then covers "
+                "the texts from offset on as far as fits, and next_offset goes on. Default: no ceiling (all texts).",
+                ge=1,
+            ),
+        ] = None,
+        offset: Annotated[
+            int,
+            Field(
+                description="Skip this many of the texts (items): the answer starts at that index; pass the last answer's next_offset. "
+                "Default 0.",
+                ge=0,
+            ),
+        ] = 0,
+        token_counter: TokenCounter = "estimate",
     ) -> Answer:
-        return tools.dedup_texts(texts, method, threshold, grouping)
+        return tools.dedup_texts(texts, method, threshold, grouping, embedder, budget, offset, token_counter)
 
     def crush_json(
         json: Annotated[
@@ -450,7 +484,8 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
          "the lam used."),
         (dedup_texts, DedupResult, READ_ONLY,
          "Find near-duplicate texts: which are kept, and which are dropped as a copy of which, with their "
-         "similarity."),
+         "similarity. Give budget to hold the answer to that many tokens: it then covers the texts from offset "
+         "on as far as fits, and next_offset goes on."),
         (crush_json, CrushResult, WRITES_IDEMPOTENT,
          "Cut a large JSON tool output (an array, an object holding one, or JSON Lines) to at most budget "
          "tokens and/or max_items items. The text is the crushed JSON itself, compact, within budget: errors, "

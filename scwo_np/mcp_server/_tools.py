@@ -13,6 +13,7 @@ import inspect
 import json as _json
 import os
 import threading
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -221,25 +222,71 @@ class Tools:
         method: str = "jaccard",
         threshold: float | None = None,
         grouping: str = "greedy",
+        embedder: str = "lsa",
+        budget: int | None = None,
+        offset: int = 0,
+        token_counter: str = "estimate",
     ) -> Answer:
-        """Near-duplicates among ``texts``: which are kept, which dropped and as a copy of which."""
+        """Near-duplicates among ``texts``: which are kept, which dropped and as a copy of which.
+
+        ``embedder`` makes the vectors of ``method='cosine'``. With ``budget``, the answer covers
+        the texts from ``offset`` on as far as its text fits ``budget`` tokens (``next_offset``
+        goes on; duplicates are found among all the texts every time).
+        """
         texts = check_texts(texts, name="texts")
         self._count("texts", len(texts))
         self._size("texts", texts)
         DEDUP_METHODS.lookup(method)
         DEDUP_GROUPINGS.lookup(grouping)
-        r = deduplicate(texts, method=method, threshold=threshold, grouping=grouping)
-        return _answer(
-            {
-                "kept": r.keep.tolist(),
-                "dropped": [
-                    {"index": int(i), "duplicate_of": int(j), "similarity": round(float(s), 6)}
-                    for i, j, s in zip(
-                        r.dropped.tolist(), r.duplicate_of.tolist(), r.similarity.tolist(), strict=True
-                    )
-                ],
-            }
+        EMBEDDERS.lookup(embedder)
+        COUNTERS.lookup(token_counter)
+        if budget is not None:
+            budget = check_budget(budget)
+        offset = check_int(offset, name="offset", low=0)
+        if offset > len(texts):
+            raise ValueError(f"offset {offset} is past the {len(texts)} texts: give 0 to {len(texts)}.")
+        emb = as_embedder(embedder, texts) if method == "cosine" and len(texts) > 1 else None
+        if method == "cosine" and emb is None:  # one text or none: no pair to compare
+            r = deduplicate(texts, method="jaccard", threshold=threshold, grouping=grouping)
+        else:
+            r = deduplicate(texts, method=method, threshold=threshold, grouping=grouping, embedder=emb)
+        kept, drops = (
+            r.keep.tolist(),
+            sorted(zip(r.dropped.tolist(), r.duplicate_of.tolist(), r.similarity.tolist(), strict=True)),
         )
+
+        def page(stop: int) -> dict[str, Any]:
+            lo, hi = bisect_left(kept, offset), bisect_left(kept, stop)
+            dlo, dhi = bisect_left(drops, (offset,)), bisect_left(drops, (stop,))
+            return {
+                "kept": kept[lo:hi],
+                "dropped": [
+                    {"index": i, "duplicate_of": j, "similarity": round(float(x), 6)}
+                    for i, j, x in drops[dlo:dhi]
+                ],
+                "texts": len(texts),
+                "kept_total": len(kept),
+                "dropped_total": len(drops),
+                "next_offset": stop if stop < len(texts) else None,
+            }
+
+        if budget is None:
+            return _answer(page(len(texts)))
+        count = _counter(token_counter)
+        lo, hi = offset, len(texts)  # the furthest stop whose page fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(_compact(page(mid))) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo == offset < len(texts):
+            need = count(_compact(page(offset + 1)))
+            raise ValueError(
+                f"budget {budget} holds no text's entry from offset {offset}: the first takes {need} tokens; "
+                f"give budget >= {need}."
+            )
+        return _answer(page(lo))
 
     def crush_json(
         self,

@@ -93,8 +93,29 @@ def test_every_tool_over_stdio(tmp_path):
 
             r = await c.call_tool("dedup_texts", {"texts": TEXTS})
             assert r.structured_content == {
-                "kept": [0, 1, 2, 3], "dropped": [{"index": 4, "duplicate_of": 0, "similarity": 1.0}]}  # fmt: skip
+                "kept": [0, 1, 2, 3], "dropped": [{"index": 4, "duplicate_of": 0, "similarity": 1.0}],
+                "texts": 5, "kept_total": 4, "dropped_total": 1, "next_offset": None}  # fmt: skip
             assert json.loads(_text(r)) == r.structured_content
+            # cosine was a tool error on every call ("needs embeddings=… or an embedder=…")
+            r = await c.call_tool("dedup_texts", {"texts": TEXTS, "method": "cosine"})
+            assert not r.is_error and r.structured_content["dropped"][0]["index"] == 4
+            # a budget holds the answer's text: pages from offset, next_offset goes on, all pages = the whole
+            many = [t for k in range(40) for t in (f"{TEXTS[k % 4]} (copy {k // 4})", TEXTS[k % 4])]
+            whole = (await c.call_tool("dedup_texts", {"texts": many})).structured_content
+            kept, dropped, offset, pages = [], [], 0, 0
+            while offset is not None:
+                r = await c.call_tool("dedup_texts", {"texts": many, "budget": 60, "offset": offset})
+                assert (
+                    not r.is_error
+                    and len(_text(r)) // 4 <= 60
+                    and json.loads(_text(r)) == r.structured_content
+                )
+                kept += r.structured_content["kept"]
+                dropped += r.structured_content["dropped"]
+                offset, pages = r.structured_content["next_offset"], pages + 1
+            assert pages > 2 and kept == whole["kept"] and dropped == whole["dropped"]
+            r = await c.call_tool("dedup_texts", {"texts": many, "budget": 5})
+            assert r.is_error and "give budget >=" in _text(r)
 
             r = await c.call_tool("count_tokens", {"texts": ["abcdefgh", "x"]})
             assert r.structured_content == {"tokens": [2, 1]}
