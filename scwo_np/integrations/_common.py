@@ -119,11 +119,7 @@ def choose(
         raise TypeError(f"query must be the question as a str; got {type(query).__name__}.")
     empty = [i for i, t in enumerate(texts) if isinstance(t, str) and not t.strip()]
     if empty:  # a text splitter's empty chunk says nothing: left out, with a warning, not a failed call
-        warnings.warn(
-            f"{_n(len(empty), 'document')} with no text left out (positions {', '.join(map(str, empty[:10]))}"
-            f"{', ...' if len(empty) > 10 else ''}).",
-            stacklevel=3,
-        )
+        warn_empty(empty, stacklevel=4)
         keep = np.asarray([i for i in range(len(texts)) if i not in set(empty)], dtype=np.int64)
         sel = choose(
             [texts[i] for i in keep.tolist()], query, budget, vectors=None if vectors is None else vectors[keep],
@@ -163,6 +159,15 @@ def choose(
         return select_texts(texts, q, budget, embeddings=vectors, embedder=model or embedder, costs=costs,
                             **common)  # fmt: skip
     return select_texts(texts, query, budget, embedder=embedder, costs=costs, **common)
+
+
+def warn_empty(positions: Sequence[int], *, stacklevel: int) -> None:
+    """The one warning for documents with no text, left out: how many and their positions."""
+    warnings.warn(
+        f"{_n(len(positions), 'document')} with no text left out (positions "
+        f"{', '.join(map(str, positions[:10]))}{', ...' if len(positions) > 10 else ''}).",
+        stacklevel=stacklevel,
+    )
 
 
 def _n(k: int, word: str) -> str:

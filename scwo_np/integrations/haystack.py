@@ -9,13 +9,15 @@ documents or count words; this one counts the tokens the model will read.
 
 Vectors come from the documents' own ``embedding`` when every document has one, with the
 question's from the ``query_embedding`` input (connect a text embedder's ``embedding``
-output to it); otherwise scwo_np's ``embedder`` embeds documents and question ("lsa" by
+output to it) or, without it, by ``embedder="minilm"`` (then taken as the documents' model);
+otherwise scwo_np's ``embedder`` embeds documents and question ("lsa" by
 default, needs only scikit-learn; "minilm" with the embed extra).  With
 ``granularity="sentence"`` every sentence is embedded, so ``embedder`` embeds the documents,
 their sentences and the question, and the pipeline's vectors are not used.  The question
 always goes in as text too, so its words count beside the cosine at chunk level
 (``lexical``).  A document id seen twice is ranked once (the first), as Haystack's own
-rankers do.
+rankers do; a document with no text (``content`` None or blank) is left out with a warning
+naming its position.
 
 What comes out are copies of the kept documents, in ``order``: ``score`` is the relevance
 the selection ranked them by and ``meta`` adds ``scwo_rank``, ``scwo_gain``,
@@ -50,7 +52,7 @@ from ..select import GRANULARITIES, MMR_METHODS, ORDERS, STRATEGIES
 from ..select._texts import check_strategy_options  # the one check of select_texts' strategy_options
 from ..tokens import COUNTERS
 from ..validation import check_budget, check_lam
-from ._common import annotations, choose, stack
+from ._common import annotations, choose, stack, warn_empty
 
 __all__ = ["ScwoRanker"]
 
@@ -175,17 +177,26 @@ class ScwoRanker:
         """
         budget = self.budget if budget is None else check_budget(budget)
         docs = list(documents)
-        bad = [i for i, d in enumerate(docs) if not isinstance(d, Document) or not (d.content or "").strip()]
-        if bad:
-            raise ValueError(f"ScwoRanker: documents[{bad[0]}] has no text content; it ranks text documents.")
+        for i, d in enumerate(docs):
+            if not isinstance(d, Document):
+                raise TypeError(f"ScwoRanker: documents[{i}] is {type(d).__name__}, not a haystack Document.")
+        # A document with no text (content None: a table, an image; or blank) is left out with a
+        # warning naming its position, as the LangChain and LlamaIndex components do.
+        empty = [i for i, d in enumerate(docs) if not (d.content or "").strip()]
+        if empty:
+            warn_empty(empty, stacklevel=3)
+            docs = [d for d in docs if (d.content or "").strip()]
         seen: set[str] = set()  # one document once, as Haystack's rankers do: the first of an id
         docs = [d for d in docs if not (d.id in seen or seen.add(d.id))]
         sentences = self.granularity == "sentence"  # every sentence embedded by scwo_np's embedder
         vectors = None if sentences else stack([d.embedding for d in docs])
-        if vectors is not None and query_embedding is None:
+        if vectors is not None and query_embedding is None and self.embedder == "lsa":
+            # LSA is fitted on each call's texts: it cannot have made the pipeline's vectors.  Another
+            # embedder ("minilm") is taken as their model and embeds the question, as in LangChain.
             raise ValueError(
                 "ScwoRanker: the documents carry embeddings but the question has none: connect the text "
-                "embedder's 'embedding' output to the ranker's 'query_embedding' input."
+                "embedder's 'embedding' output to the ranker's 'query_embedding' input, or name the model "
+                "that made them as embedder= ('minilm')."
             )
         sel = choose(
             [d.content for d in docs], query, budget, vectors=vectors,

@@ -142,8 +142,12 @@ def test_empty_and_bad_input():
         ScwoRanker(budget=50, embedder=lambda ts: np.ones((len(ts), 2)))
     with pytest.raises(ValueError, match="budget"):
         ScwoRanker(budget=-1)
-    with pytest.raises(ValueError, match="no text content"):
-        ScwoRanker(budget=50).run(documents=[Document(content=None)], query=QUESTION)
+    with pytest.warns(UserWarning, match=r"1 document with no text left out \(positions 0\)"):
+        assert ScwoRanker(budget=50).run(documents=[Document(content=None)], query=QUESTION) == {
+            "documents": []
+        }
+    with pytest.raises(TypeError, match=r"documents\[1\] is str, not a haystack Document"):
+        ScwoRanker(budget=50).run(documents=[Document(content="a b c"), "a b c"], query=QUESTION)
 
 
 @component
@@ -189,8 +193,6 @@ def test_names_and_options_are_checked_when_the_ranker_is_built():
         ScwoRanker(budget=50, token_counter="gpt4")
     with pytest.raises(ValueError, match="embedder must be one of"):
         ScwoRanker(budget=50, embedder="e5")
-    with pytest.raises(ValueError, match=r"documents\[1\] has no text content"):
-        ScwoRanker(budget=50).run(documents=[Document(content="a b c"), Document(content="   ")], query="b")
 
 
 def test_a_document_id_seen_twice_is_ranked_once(store):
@@ -198,3 +200,32 @@ def test_a_document_id_seen_twice_is_ranked_once(store):
     once = ScwoRanker(budget=400).run(documents=docs, query=QUESTION)["documents"]
     twice = ScwoRanker(budget=400).run(documents=docs + docs, query=QUESTION)["documents"]
     assert [d.id for d in twice] == [d.id for d in once]
+
+
+def test_a_document_with_no_text_is_left_out_with_a_warning_as_in_langchain(store):
+    """It was a ValueError ending the run (documents[1] has no text content); the LangChain and
+    LlamaIndex components leave such a document out with a warning naming its position."""
+    docs = _plain(_retrieved(store))[:12]
+    holed = [*docs[:3], Document(content=None), *docs[3:7], Document(content="  \n"), *docs[7:]]
+    with pytest.warns(UserWarning, match=r"2 documents with no text left out \(positions 3, 8\)"):
+        got = ScwoRanker(budget=400).run(documents=holed, query=QUESTION)["documents"]
+    want = ScwoRanker(budget=400).run(documents=docs, query=QUESTION)["documents"]
+    assert got and [d.id for d in got] == [d.id for d in want]
+
+
+def test_documents_with_vectors_and_embedder_minilm_embed_the_question_with_it(sample, store):
+    """With embedder="minilm" the documents' vectors are taken as MiniLM's and the question is embedded
+    by it (as LangChain's embedder="minilm" does); it was refused without query_embedding."""
+    from scwo_np.embed import MiniLMEmbedder
+
+    docs = InMemoryEmbeddingRetriever(store, top_k=30, return_embedding=True).run(
+        query_embedding=sample.query_embeddings[0].tolist()
+    )["documents"]
+    ranker = ScwoRanker(budget=500, embedder="minilm")
+    got = ranker.run(documents=docs, query=QUESTION)["documents"]
+    qv = np.asarray(MiniLMEmbedder()([QUESTION])[0], dtype=np.float64).tolist()
+    want = ranker.run(documents=docs, query=QUESTION, query_embedding=qv)["documents"]
+    assert got and [d.id for d in got] == [d.id for d in want]
+    assert [d.score for d in got] == pytest.approx([d.score for d in want], abs=1e-6)
+    with pytest.raises(ValueError, match="query_embedding.*embedder="):  # LSA cannot have made them
+        ScwoRanker(budget=500).run(documents=docs, query=QUESTION)
