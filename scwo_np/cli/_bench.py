@@ -9,7 +9,7 @@ import sys
 
 from ..datasets import QUESTION_SETS
 from ..embed import EMBEDDERS
-from ._io import _out
+from ._io import _out, _output
 from ._quality import _bench_quality, _budgets
 
 
@@ -51,17 +51,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.notes is not None and args.write_figures is None:
         raise SystemExit("scwo bench: --notes goes with --write-figures")
     if args.write_figures is not None:  # the one run the docs' headline figures are generated from
-        from ..bench._figures import write_figures
+        from ..bench._figures import figures
 
         if not os.path.isdir(os.path.dirname(os.path.abspath(args.write_figures))):
             raise SystemExit(f"scwo bench: cannot write --write-figures {args.write_figures}: no such folder")
-        try:
-            doc = write_figures(
-                args.write_figures, quick=args.quick, notes=args.notes or "", progress=sys.stderr.isatty()
-            )
+        doc = figures(quick=args.quick, notes=args.notes or "", progress=sys.stderr.isatty())
+        try:  # as write_figures writes it, through the one writer of the command line
+            with _output(args.write_figures) as fh:
+                fh.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         except OSError as exc:
             raise SystemExit(
-                f"scwo bench: cannot write --write-figures {args.write_figures}: {exc}"
+                f"scwo bench: cannot write --write-figures {args.write_figures}: {exc.strerror or exc}"
             ) from None
         rows = [{k: float("nan") if v is None else v for k, v in r.items()} for r in doc["rows"]]
     else:

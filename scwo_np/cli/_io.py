@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
+import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -224,45 +227,112 @@ def _texts(records: _Records, field: str) -> list[str]:
     return out
 
 
-@contextlib.contextmanager
-def _output(path: str):
-    """A text stream for ``path`` (``-`` = stdout) that appears only when complete.
+class _WriteError(OSError):
+    """An output that could not be written; the command says "cannot write PATH: reason" (status 1)."""
 
-    A regular file is written under a temporary name in its own folder and
-    renamed at the end, so a failure (bad input found late, a full disk)
-    leaves no half-written output behind and an existing file untouched.
-    Anything else that exists (``/dev/stdout``, a pipe, a device) is written
-    directly.
+
+def _cannot_write(path: str, exc: OSError) -> _WriteError:
+    return _WriteError(exc.errno, exc.strerror or str(exc), path)
+
+
+def _new_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: 0o666 less the umask (0o644 under umask 022)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def _output_file(path: str, *, suffix: str = ".tmp", direct: bool = True) -> Iterator[str]:
+    """The file name under which to write output ``path``: the one way every command writes a file.
+
+    For writers that open a file by name (pyarrow, matplotlib, rerank_parquet); :func:`_output`
+    gives a stream on top of it.
+
+    - A symlink is followed: the file it points to is written (and the link stays a link).
+    - A target that exists and is not a regular file (``/dev/null``, a FIFO, a terminal,
+      ``/proc/self/fd/N``) is written directly: its own name is yielded. With ``direct=False``
+      (a writer that would put its own temporary file beside it) a temporary file in the system's
+      temporary folder is yielded instead and copied to the target at the end; ``-`` (standard
+      output) too.
+    - Anything else is written under a temporary name in the target's folder and renamed over it
+      at the end, so a failure leaves no half-written file and an existing one untouched. The file
+      keeps the existing file's mode, or a new file gets the umask's (0o666 & ~umask).
+
+    Failures are :class:`_WriteError` naming ``path``: "cannot write PATH: reason".
+    """
+    target, st = path, None
+    if path != "-":
+        target = os.path.realpath(path) if os.path.islink(path) else path
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise _WriteError(errno.EISDIR, "is a directory", path)
+    if path == "-" or (st is not None and not stat.S_ISREG(st.st_mode)):
+        if direct and path != "-":
+            yield target
+            return
+        with tempfile.TemporaryDirectory(prefix="scwo-") as folder:
+            tmp = os.path.join(folder, "output" + suffix)
+            yield tmp
+            try:
+                with open(tmp, "rb") as src:
+                    if target == "-":
+                        sys.stdout.flush()
+                        shutil.copyfileobj(src, sys.stdout.buffer, 1 << 16)
+                        sys.stdout.buffer.flush()
+                    else:
+                        with open(target, "wb") as dst:
+                            shutil.copyfileobj(src, dst, 1 << 16)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise _cannot_write(path, exc) from None
+        return
+    mode = _new_file_mode() if st is None else stat.S_IMODE(st.st_mode)
+    folder = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=suffix)
+        os.close(fd)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        yield tmp
+        try:
+            os.chmod(tmp, mode)  # mkstemp makes it 0o600
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+@contextlib.contextmanager
+def _output(path: str, *, binary: bool = False):
+    """A stream for output ``path`` (``-`` = stdout), written as :func:`_output_file` says.
+
+    A regular file appears only when complete (a failure, bad input found late or a full disk,
+    leaves no half-written output behind and an existing file untouched); a symlink's target is
+    written; a device or a FIFO is written directly.
     """
     if path == "-":
-        yield sys.stdout
+        yield sys.stdout.buffer if binary else sys.stdout
         return
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "is a directory", path)
-    if os.path.exists(path) and not os.path.isfile(path):
+    with _output_file(path) as name:
         try:
-            with open(path, "w", encoding="utf-8") as out:
+            with open(name, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as out:
                 yield out
+        except (BrokenPipeError, _WriteError):
+            raise
         except OSError as exc:
-            raise type(exc)(exc.errno, exc.strerror, path) from None
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    except OSError as exc:
-        raise type(exc)(exc.errno, exc.strerror, path) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            yield out
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise type(exc)(exc.errno, exc.strerror, path) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+            if exc.filename not in (None, name):
+                raise  # another file's error (one the writer read)
+            raise _cannot_write(path, exc) from None
 
 
 def _write_jsonl(records, path: str) -> None:

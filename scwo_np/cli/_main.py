@@ -251,8 +251,11 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as exc:
+        from ._io import _WriteError
+
         where = f" {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"scwo {args.command}: cannot use{where}: {exc.strerror or exc}\n")
+        verb = "write" if isinstance(exc, _WriteError) else "use"
+        sys.stderr.write(f"scwo {args.command}: cannot {verb}{where}: {exc.strerror or exc}\n")
         return 1
     except KeyboardInterrupt:
         return 130

@@ -7,16 +7,14 @@ sets and the plot made it a module's worth of its own.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 
 from ..bench import QUALITY_METHODS, format_quality, plot_quality, quality_at_budget, read_questions
 from ..bench._plot import _figure_class
 from ..datasets import QUESTION_SETS
-from ._io import _out
+from ._io import _out, _output_file
 
 
 def _names(value: str, choices, opt: str) -> list[str]:
@@ -69,19 +67,8 @@ def _check_plot(path: str | None) -> None:
 
 def _write_plot(rows: list[dict], path: str) -> None:
     """The figure written under a temporary name beside ``path`` and renamed: whole or not at all."""
-    folder, suffix = os.path.dirname(os.path.abspath(path)), os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(prefix=".scwo-", suffix=suffix, dir=folder)
-    os.close(fd)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file (mkstemp makes it 0600)
-        plot_quality(rows, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+    with _output_file(path, suffix=os.path.splitext(path)[1]) as name:
+        plot_quality(rows, name)
 
 
 def _bench_quality(args: argparse.Namespace) -> int:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -31,6 +28,7 @@ from ._io import (
     _embeddings,
     _lam,
     _out,
+    _output_file,
     _read_chunks,
     _read_jsonl,
     _renamed_flag,
@@ -385,16 +383,8 @@ def _write_sets(args: argparse.Namespace) -> int:
     if args.output == "-":
         raise SystemExit("scwo: --retrieved-sets writes Parquet: give a file with -o")
     cands, _ = sample_sets(args.top_k, query_embedding_column=True)
-    folder = os.path.dirname(os.path.abspath(args.output))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(args.output)}.", suffix=".tmp")
-    os.close(fd)
-    try:  # written under a temporary name, renamed when complete
-        pq.write_table(cands, tmp)
-        os.replace(tmp, args.output)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+    with _output_file(args.output) as name:  # written under a temporary name, renamed when complete
+        pq.write_table(cands, name)
     return 0
 
 

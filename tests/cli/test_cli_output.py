@@ -1,0 +1,200 @@
+"""Output files of every command: one writer (``cli/_io._output_file``) that follows a symlink to
+its target, writes a device or a FIFO directly, gives a new file the umask's mode and names the
+path when it fails; ``scwo rerank -o -`` and its column flags; ``scwo dedup``'s progress and -q.
+
+No test here touches the machine's own /dev/stderr: symlinks point into ``tmp_path``, and the
+non-regular targets are a FIFO made here, ``/dev/null`` and ``/dev/full``.
+"""
+
+import contextlib
+import io
+import json
+import os
+import stat
+import threading
+
+import pytest
+
+from scwo_np.cli import main
+from scwo_np.datasets import load_sample
+from scwo_np.dedup import deduplicate
+
+
+def _run(argv, *, tty=False):
+    out, err = io.StringIO(), _TTY() if tty else io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+class _TTY(io.StringIO):
+    """A standard error that says it is a terminal (so the progress bar draws)."""
+
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def logs(tmp_path):
+    """Real text (the bundled Python-docs chunks), every fourth one twice: ten records to drop."""
+    pool = load_sample().texts[:80]
+    kept = set(deduplicate(pool).keep.tolist()) & set(deduplicate(pool, method="sequence").keep.tolist())
+    texts = [pool[i] for i in sorted(kept)][:40]  # none a near-duplicate of another
+    path = tmp_path / "logs.jsonl"
+    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    rows += [{"id": 100 + i, "text": texts[i]} for i in range(0, 40, 4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _commands(logs, out):
+    """A command line per writer of JSON text with -o/--report (``out`` the output path)."""
+    return {
+        "dedup -o": ["dedup", str(logs), "-o", out],
+        "dedup --report": ["dedup", str(logs), "-o", os.devnull, "--report", out],
+        "select -o": ["select", str(logs), "--query", "json", "--budget", "200", "-q", "-o", out],
+        "sample -o": ["sample", "-n", "3", "-o", out],
+        "crush -o": ["crush", str(logs.parent / "items.json"), "--max-items", "5", "-o", out],
+    }
+
+
+@pytest.fixture
+def items(tmp_path):
+    items = [{"id": i, "status": "error" if i % 9 == 0 else "ok", "ms": i % 7} for i in range(60)]
+    (tmp_path / "items.json").write_text(json.dumps(items), encoding="utf-8")
+
+
+COMMANDS = ["dedup -o", "dedup --report", "select -o", "sample -o", "crush -o"]
+
+
+@pytest.mark.parametrize("which", COMMANDS)
+def test_an_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path, logs, items, which):
+    """`ln -s real/target.jsonl link.jsonl; scwo dedup logs.jsonl -o link.jsonl` left the target
+    empty and the link replaced by a file."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.jsonl"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(os.path.join("real", "target.jsonl"))  # relative, as ln -s makes it
+    status, _, err = _run(_commands(logs, str(link))[which])
+    assert status == 0, err
+    assert link.is_symlink() and os.readlink(link) == os.path.join("real", "target.jsonl")
+    text = target.read_text(encoding="utf-8")
+    assert text != "old\n" and text.strip()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the existing file's mode is kept
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["target.jsonl"]  # no temporary left
+
+
+@pytest.mark.parametrize("which", COMMANDS)
+@pytest.mark.parametrize("mask", [0o022, 0o027])
+def test_a_new_output_has_the_umasks_mode_not_0600(tmp_path, logs, items, which, mask):
+    out = tmp_path / "new.jsonl"
+    old = os.umask(mask)
+    try:
+        status, _, err = _run(_commands(logs, str(out))[which])
+    finally:
+        os.umask(old)
+    assert status == 0, err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_dangling_symlink_creates_its_target(tmp_path, logs, umask_022):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "made.jsonl")
+    assert _run(["dedup", str(logs), "-o", str(link)])[0] == 0
+    assert link.is_symlink() and (tmp_path / "made.jsonl").read_text().count("\n") == 40
+    assert stat.S_IMODE((tmp_path / "made.jsonl").stat().st_mode) == 0o644
+
+
+def test_a_fifo_is_written_directly_and_stays_a_fifo(tmp_path, logs):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    link = tmp_path / "to-pipe.jsonl"  # through a symlink too, as /dev/stderr -> /proc/self/fd/2
+    link.symlink_to(fifo)
+    try:
+        status, _, err = _run(["dedup", str(logs), "--report", str(link), "-o", os.devnull])
+    finally:
+        if reader.is_alive() and not got:  # never opened for writing: let the reader finish
+            with open(fifo, "wb"):
+                pass
+        reader.join(10)
+    assert status == 0, err
+    report = [json.loads(line) for line in got[0].decode().splitlines()]
+    assert len(report) == 10 and {"line", "duplicate_of_line", "similarity"} <= report[0].keys()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs.jsonl", "pipe", "to-pipe.jsonl"]
+
+
+def test_dev_null_is_written_directly(logs):
+    before = os.stat(os.devnull)
+    assert _run(["dedup", str(logs), "-o", os.devnull, "--report", os.devnull])[0] == 0
+    after = os.stat(os.devnull)
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_disk_is_an_error_naming_the_path(logs):
+    status, out, err = _run(["dedup", str(logs), "-o", "/dev/full"])
+    assert status == 1 and out == ""
+    assert err == "scwo dedup: cannot write /dev/full: No space left on device\n"
+
+
+def test_a_missing_folder_is_an_error_naming_the_path(tmp_path, logs):
+    where = str(tmp_path / "no" / "such" / "out.jsonl")
+    status, _, err = _run(["dedup", str(logs), "-o", where])
+    assert status == 1 and err == f"scwo dedup: cannot write {where}: No such file or directory\n"
+
+
+def test_a_failed_write_leaves_the_target_as_it_was(tmp_path):
+    from scwo_np.cli._io import _output_file
+
+    target = tmp_path / "t.png"
+    target.write_bytes(b"before")
+    with pytest.raises(RuntimeError), _output_file(str(target), suffix=".png") as name:
+        assert name.endswith(".png") and os.path.dirname(name) == str(tmp_path)
+        with open(name, "wb") as fh:
+            fh.write(b"half")
+        raise RuntimeError("the writer failed")
+    assert target.read_bytes() == b"before" and [p.name for p in tmp_path.iterdir()] == ["t.png"]
+
+
+def test_a_directory_is_an_error_naming_it(tmp_path, logs):
+    status, _, err = _run(["dedup", str(logs), "-o", str(tmp_path)])
+    assert status == 1 and err == f"scwo dedup: cannot write {tmp_path}: is a directory\n"
+
+
+def test_no_writer_of_the_command_line_makes_its_own_temporary_file():
+    """One writer: the others call cli/_io's (no mkstemp or os.replace of their own)."""
+    import pathlib
+
+    import scwo_np.cli
+
+    folder = pathlib.Path(scwo_np.cli.__file__).parent
+    for path in folder.glob("*.py"):
+        if path.name == "_io.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "mkstemp" not in text and "os.replace" not in text, path.name
+
+
+@pytest.mark.integration
+def test_sample_retrieved_sets_through_a_symlink(tmp_path, umask_022):
+    pq = pytest.importorskip("pyarrow.parquet")
+    link = tmp_path / "link.parquet"
+    link.symlink_to(tmp_path / "sets.parquet")
+    assert _run(["sample", "--retrieved-sets", "--top-k", "3", "-o", str(link)])[0] == 0
+    assert link.is_symlink() and pq.read_table(tmp_path / "sets.parquet").num_rows > 0
+    assert stat.S_IMODE((tmp_path / "sets.parquet").stat().st_mode) == 0o644
+
+
