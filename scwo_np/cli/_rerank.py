@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from ..select import AUTO_BROAD, AUTO_LOOKUP
-from ._io import _lam, _positive
+from ._io import _lam, _output_file, _positive
 
 
 def _cmd_rerank(args: argparse.Namespace) -> int:
@@ -28,6 +29,11 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         raise SystemExit(f"scwo: cannot read {args.file}: no such file") from None
     except Exception as exc:  # noqa: BLE001 - not Parquet: say so in one line
         raise SystemExit(f"scwo: {args.file}: not a readable Parquet file ({exc})") from None
+    if args.output == "-" and sys.stdout.isatty():
+        raise SystemExit(
+            "scwo: -o - writes Parquet (binary) to standard output, which is a terminal; "
+            "redirect it (> out.parquet, or | a reader) or give a file name"
+        )
     quiet = args.quiet
     bar = tqdm(
         total=total, unit="row", unit_scale=True, desc="scwo rerank", file=sys.stderr,
@@ -43,12 +49,15 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"{sets} sets, {sets / dt:,.0f} sets/s" if dt > 0 else f"{sets} sets")
 
     try:
-        with _client(args) as client:
+        with _client(args) as client, _destination(args.output) as dst:
             s = rerank_parquet(
-                args.file, args.output, args.budget, queries=args.queries, batch_rows=args.batch_rows,
+                args.file, dst, args.budget, queries=args.queries, batch_rows=args.batch_rows,
                 lam=args.lam, cost_aware=args.cost_aware, cost_exponent=args.cost_exponent, keep_all=args.keep_all,
-                progress=progress, client=client,
+                query_col=args.query_column, embedding_col=args.embedding_column, tokens_col=args.tokens_column,
+                query_embedding_col=args.query_embedding_column, progress=progress, client=client,
             )  # fmt: skip
+    except ValueError as exc:  # the library names its keyword arguments; the command line has flags
+        raise ValueError(str(exc).replace(_PYTHON_NAMES, _FLAG_NAMES)) from None
     finally:
         bar.close()
     dt = time.perf_counter() - t0
@@ -67,6 +76,25 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
             + "\n"
         )
     return 0
+
+
+_PYTHON_NAMES = "(query_col=, embedding_col=, tokens_col=)"
+_FLAG_NAMES = "(--query-column, --embedding-column, --tokens-column)"
+
+
+@contextlib.contextmanager
+def _destination(output: str) -> Iterator[str]:
+    """Where ``rerank_parquet`` writes ``-o``: a directory of parts as given; a file through the
+    command line's one writer (a symlink's target, the existing file's mode, a device or ``-`` for
+    standard output through a temporary file: the library writes Parquet under a name)."""
+    from ..rerank._parquet import is_dataset_target
+
+    target = os.path.realpath(output) if os.path.islink(output) else output
+    if output != "-" and is_dataset_target(target):
+        yield target
+        return
+    with _output_file(output, suffix=".parquet", direct=False) as name:
+        yield name
 
 
 @contextlib.contextmanager
@@ -107,8 +135,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="cut every retrieved set in a Parquet file to a token budget (budgeted MMR, streamed)",
         description=(
             "Candidates in long format, one row per candidate: query_id, embedding (fixed-size list of "
-            "float32), tokens, and any other columns (passed through). The file must be clustered by "
-            "query_id. Output: the selected rows plus rank and gain, as Parquet."
+            "float32), tokens, and any other columns (passed through); other names for those columns "
+            "with --query-column, --embedding-column, --tokens-column. The file must be clustered by "
+            "query_id. Output: the selected rows plus rank and gain, as Parquet: a file, a directory "
+            "of part files (-o DIR/), or standard output (-o -, when it is not a terminal)."
         ),
     )
     r.add_argument("file", help="candidates Parquet file")
@@ -132,6 +162,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run on the Dask cluster at ADDR (tcp://host:8786); its workers must be able to read FILE",
     )  # fmt: skip
     r.add_argument("--connect-timeout", type=float, default=30.0, help=argparse.SUPPRESS)
-    r.add_argument("-o", "--output", required=True, help="output Parquet file (written whole or not at all)")
+    cols = r.add_argument_group("column names (the defaults in brackets)")
+    cols.add_argument("--query-column", default="query_id", metavar="NAME", help="the set's id [query_id]")
+    cols.add_argument(
+        "--embedding-column", default="embedding", metavar="NAME",
+        help="each candidate's embedding, and the queries file's [embedding]",
+    )  # fmt: skip
+    cols.add_argument(
+        "--tokens-column", default="tokens", metavar="NAME", help="each candidate's token count [tokens]"
+    )
+    cols.add_argument(
+        "--query-embedding-column", default="query_embedding", metavar="NAME",
+        help="the query's embedding on each candidate row, without --queries [query_embedding]",
+    )  # fmt: skip
+    r.add_argument(
+        "-o", "--output", required=True,
+        help="output Parquet file (written whole or not at all; a symlink's target is written), a "
+        "directory DIR/ of part files, or - for standard output (binary: not to a terminal)",
+    )  # fmt: skip
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     r.set_defaults(func=_cmd_rerank)

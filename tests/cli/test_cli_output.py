@@ -13,6 +13,7 @@ import os
 import stat
 import threading
 
+import numpy as np
 import pytest
 
 from scwo_np.cli import main
@@ -186,6 +187,111 @@ def test_no_writer_of_the_command_line_makes_its_own_temporary_file():
             continue
         text = path.read_text(encoding="utf-8")
         assert "mkstemp" not in text and "os.replace" not in text, path.name
+
+
+# -- scwo rerank: -o -, the column flags, its output through the one writer --------------------
+
+
+def _sets(tmp_path, tokens="tokens"):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((60, 8)).astype(np.float32)
+    t = pa.table({
+        "query_id": np.repeat(["a", "b", "c"], 20), "chunk_id": [f"c{i}" for i in range(60)],
+        "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E.ravel()), 8), tokens: rng.integers(1, 50, 60),
+    })  # fmt: skip
+    q = pa.table({"query_id": ["a", "b", "c"],
+                  "embedding": pa.FixedSizeListArray.from_arrays(pa.array(E[:3].ravel()), 8)})  # fmt: skip
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=7)
+    pq.write_table(q, tmp_path / "q.parquet")
+    return t, q
+
+
+def _rerank(tmp_path):
+    return [
+        "rerank",
+        str(tmp_path / "c.parquet"),
+        "--queries",
+        str(tmp_path / "q.parquet"),
+        "--budget",
+        "100",
+        "-q",
+    ]
+
+
+@pytest.mark.integration
+def test_rerank_dash_writes_parquet_to_standard_output(tmp_path, monkeypatch, capsysbinary):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from scwo_np.rerank import rerank_table
+
+    t, q = _sets(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["rerank", "c.parquet", "--queries", "q.parquet", "--budget", "100", "-q", "-o", "-"]
+    assert main(argv) == 0
+    out = capsysbinary.readouterr().out
+    assert pq.read_table(pa.BufferReader(out)).equals(rerank_table(t, q, 100))
+    assert not (tmp_path / "-").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "q.parquet"]
+
+
+@pytest.mark.integration
+def test_rerank_dash_refuses_a_terminal(tmp_path, monkeypatch, capsys):
+    _sets(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(["rerank", "c.parquet", "--queries", "q.parquet", "--budget", "100", "-o", "-"]) == 2
+    cap = capsys.readouterr()
+    assert cap.err.startswith("scwo rerank: -o - writes Parquet (binary) to standard output, which is a")
+    assert cap.err.count("\n") == 1 and cap.out == "" and not (tmp_path / "-").exists()
+
+
+@pytest.mark.integration
+def test_rerank_help_says_what_dash_and_the_column_flags_do(capsys):
+    assert main(["rerank", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "- for standard output" in text
+    for flag in ("--query-column", "--embedding-column", "--tokens-column", "--query-embedding-column"):
+        assert flag in text
+
+
+@pytest.mark.integration
+def test_rerank_column_flags_read_other_names_and_errors_name_the_flags(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from scwo_np.rerank import rerank_table
+
+    t, q = _sets(tmp_path, tokens="n_tokens")
+    base = _rerank(tmp_path)
+    status, _, err = _run([*base, "-o", str(tmp_path / "o.parquet")])
+    assert status == 2 and err.count("\n") == 1
+    assert "--tokens-column" in err and "tokens_col=" not in err, err
+    assert _run([*base, "--tokens-column", "n_tokens", "-o", str(tmp_path / "o.parquet")])[0] == 0
+    assert pq.read_table(tmp_path / "o.parquet").equals(rerank_table(t, q, 100, tokens_col="n_tokens"))
+    renamed = t.rename_columns(["set", "chunk_id", "vec", "n_tokens"])
+    pq.write_table(renamed, tmp_path / "r.parquet")
+    pq.write_table(q.rename_columns(["set", "vec"]), tmp_path / "rq.parquet")
+    argv = ["rerank", str(tmp_path / "r.parquet"), "--queries", str(tmp_path / "rq.parquet"), "--budget", "100",
+            "--query-column", "set", "--embedding-column", "vec", "--tokens-column", "n_tokens", "-q",
+            "-o", str(tmp_path / "r-out.parquet")]  # fmt: skip
+    assert _run(argv)[0] == 0
+    picked = pq.read_table(tmp_path / "o.parquet").column("chunk_id")
+    assert pq.read_table(tmp_path / "r-out.parquet").column("chunk_id").equals(picked)
+
+
+@pytest.mark.integration
+def test_rerank_through_a_symlink_and_the_umask(tmp_path, umask_022):
+    pq = pytest.importorskip("pyarrow.parquet")
+    _sets(tmp_path)
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "link.parquet"
+    link.symlink_to(tmp_path / "real" / "o.parquet")
+    base = _rerank(tmp_path)
+    assert _run([*base, "-o", str(link)])[0] == 0
+    assert link.is_symlink() and pq.read_table(tmp_path / "real" / "o.parquet").num_rows > 0
+    assert stat.S_IMODE((tmp_path / "real" / "o.parquet").stat().st_mode) == 0o644
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["o.parquet"]
+    assert _run([*base, "-o", os.devnull])[0] == 0 and stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
 @pytest.mark.integration
