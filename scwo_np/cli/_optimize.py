@@ -21,12 +21,10 @@ from ._io import (
 def _cmd_optimize(args: argparse.Namespace) -> int:
     from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
 
+    _refuse_other_pipelines_flags(args)
     opts = _json_object_option(args.options, "--options") if args.options else {}
     if args.pipeline == "kb":
         opts = _kb_options(opts, args)
-    elif args.max_chunks is not None:
-        opts["max_chunks"] = args.max_chunks
-    if args.pipeline == "kb":
         try:  # the options are checked before the input is read
             KBContextOptimizer().optimize([], opts)
         except (ValueError, TypeError) as exc:
@@ -72,6 +70,31 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
         )
     sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
+
+
+def _refuse_other_pipelines_flags(args: argparse.Namespace) -> None:
+    """A flag of the other pipeline is an error: it was ignored (``--query`` with kb gave output
+    byte for byte the same as without it; ``--max-chunks 3`` with morag kept 64)."""
+    given = {
+        "kb": [("--options", args.options is not None), ("--max-chunks", args.max_chunks is not None)],
+        "morag": [
+            ("--query", bool(args.query)),
+            ("--reserve", args.reserve is not None),
+            ("--strategy", args.strategy != "auto"),
+            ("--format text", args.format != "jsonl"),
+        ],
+    }
+    other = "morag" if args.pipeline == "kb" else "kb"
+    flags = [flag for flag, on in given[other] if on]
+    if flags:
+        why = {
+            "kb": "kb ranks the records by their score field and keeps them as JSONL",
+            "morag": "morag's options are its flags (--budget, --query, --reserve, --strategy, --format)",
+        }[args.pipeline]
+        raise SystemExit(
+            f"scwo: {', '.join(flags)} {'is a' if len(flags) == 1 else 'are'} --pipeline {other} "
+            f"option{'s' * (len(flags) > 1)}; {why}: leave {'it' if len(flags) == 1 else 'them'} out."
+        )
 
 
 def _kb_options(opts: dict, args: argparse.Namespace) -> dict:

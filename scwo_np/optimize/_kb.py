@@ -398,10 +398,21 @@ class KBContextOptimizer:
                 )
             if pick is not None:
                 chosen = set(pick.tolist())
+                why = self._why_left_out(step, costs, scores[sub], pick, budget, [ids[i] for i in sub])
                 for x, i in enumerate(sub):
                     if x not in chosen:
-                        removed.append(Removal(i, ids[i], step, f"over the token budget of {budget}",
-                                               {"tokens": int(costs[x])}))  # fmt: skip
+                        removed.append(Removal(i, ids[i], step, why(x), {"tokens": int(costs[x])}))
+                if not pick.size:
+                    if step == "adaptive_selection":
+                        first = int(costs[int(np.argmax(scores[sub]))])
+                        msg = f"the first chunk by score takes {first} tokens; the ADR's adaptive selection stops there"
+                    else:
+                        msg = f"the smallest takes {int(costs.min())} tokens"
+                    warnings.warn(
+                        f"no chunk kept within the token budget of {budget}: {msg}.",
+                        UserWarning,
+                        stacklevel=2,
+                    )
                 alive = np.asarray([sub[x] for x in pick.tolist()], dtype=np.int64)
 
         if opts["max_chunks"] is not None and alive.size > opts["max_chunks"]:
@@ -412,6 +423,27 @@ class KBContextOptimizer:
         for r in removed:
             log.debug("removed %s at %s: %s", r.id, r.step, r.reason)
         return KBResult([matches[i] for i in alive.tolist()], alive, removed, opts)
+
+    @staticmethod
+    def _why_left_out(step, costs, scores, pick, budget, ids):
+        """``x -> reason`` for the chunks the budget step left out: with adaptive selection, the
+        chunk that did not fit and those after it, which the ADR's rule never looked at."""
+        order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+        chosen = set(pick.tolist())
+        stopper = next((int(x) for x in order.tolist() if x not in chosen), None)
+        used = int(sum(int(costs[x]) for x in chosen))
+
+        def why(x: int) -> str:
+            if step != "adaptive_selection":
+                return f"not picked by MMR within the token budget of {budget}"
+            if x == stopper:
+                return f"{int(costs[x])} tokens did not fit in the {budget - used} left of the token budget of {budget}"
+            return (
+                f"after {ids[stopper]} ({int(costs[stopper])} tokens) did not fit in the token budget of {budget}: "
+                "the ADR's adaptive selection stops at the first chunk that does not fit"
+            )
+
+        return why
 
     async def optimize_async(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
         """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds).

@@ -1,0 +1,71 @@
+"""``scwo optimize``: a flag of the other pipeline is an error, and the KB budget step says why."""
+
+import json
+import re
+
+import pytest
+
+from scwo_np.cli import main
+
+
+@pytest.fixture
+def chunks(tmp_path):
+    """Chunks of real text: paragraphs of the bundled Python-docs sample, one huge chunk third."""
+    from scwo_np import load_sample
+
+    s = load_sample()
+    texts = s.texts[:30]
+    texts[2] = " ".join(s.texts[:200])  # far over any budget below
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "text": t, "score": 1 - i / 100}) + "\n" for i, t in enumerate(texts)
+        )
+    )
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "pipeline, flags, named",
+    [
+        ("kb", ["--query", "read a file"], "--query is a --pipeline morag option"),
+        ("kb", ["--format", "text"], "--format text is a --pipeline morag option"),
+        (
+            "kb",
+            ["--reserve", "10", "--strategy", "relevance"],
+            "--reserve, --strategy are --pipeline morag options",
+        ),
+        ("morag", ["--max-chunks", "3"], "--max-chunks is a --pipeline kb option"),
+        ("morag", ["--options", "{}"], "--options is a --pipeline kb option"),
+    ],
+)
+def test_a_flag_of_the_other_pipeline_is_refused(chunks, capsys, pipeline, flags, named):
+    """They were ignored: kb with --query wrote the same bytes as without; morag kept 64 with --max-chunks 3."""
+    assert main(["optimize", chunks, "--pipeline", pipeline, *flags]) == 2
+    err = capsys.readouterr().err
+    assert named in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_kb_says_why_the_budget_step_left_a_chunk_out(chunks, tmp_path, capsys):
+    """The ADR's adaptive selection stops at the first chunk that does not fit: every chunk after it
+    was reported "over the token budget of 300", a 40-token one too. The one that did not fit says
+    so; the others say they came after it; none kept is a warning."""
+    report = tmp_path / "r.jsonl"
+    assert main(["optimize", chunks, "--pipeline", "kb", "--budget", "300", "--report", str(report)]) == 0
+    rows = [
+        json.loads(x)
+        for x in report.read_text().splitlines()
+        if json.loads(x)["step"] == "adaptive_selection"
+    ]
+    stop = [r for r in rows if "did not fit in the" in r["reason"] and not r["reason"].startswith("after")]
+    assert len(stop) == 1 and re.fullmatch(
+        r"\d+ tokens did not fit in the \d+ left of the token budget of 300", stop[0]["reason"]
+    )
+    rest = [r for r in rows if r is not stop[0]]
+    assert len(rest) > 20 and all(r["reason"].startswith(f"after {stop[0]['id']} (") for r in rest)
+    capsys.readouterr()
+    assert main(["optimize", chunks, "--pipeline", "kb", "--budget", "3"]) == 0
+    assert (
+        "no chunk kept within the token budget of 3: the first chunk by score takes"
+        in capsys.readouterr().err
+    )
