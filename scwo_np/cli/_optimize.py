@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from ..optimize import KB_CAMEL_CASE, MORAG_LAYOUTS
@@ -14,6 +15,7 @@ from ._io import (
     _renamed_flag,
     _text_field,
     _texts,
+    _where,
     _write_jsonl,
 )
 
@@ -43,8 +45,9 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             removed = res.removed
             kept = len(res.chunks)
         else:
+            # the default id: the line number, which the library's errors name as "chunk N"
             chunks = [
-                ContextChunk.from_dict({**r, "content": t}, index=ln)  # the default id: the line number
+                ContextChunk.from_dict({**r, "content": t}, index=ln)
                 for r, t, ln in zip(records, texts, lines, strict=True)
             ]
             opt = MoragContextOptimizer(
@@ -62,7 +65,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             removed = ctx.removals
             kept = len(ctx.chunks)
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"scwo: {exc}") from None
+        raise SystemExit(f"scwo: {_at_line(str(exc), records)}") from None
     if args.report:
         _write_jsonl(
             ({"line": lines[r.index], "id": r.id, "step": r.step, "reason": r.reason} for r in removed),
@@ -70,6 +73,22 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
         )
     sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
     return 0
+
+
+def _at_line(message: str, records) -> str:
+    """The library's "matches[k] …" (KB: the k-th record) or "chunk N …" (MoRAG: N is the line)
+    as "FILE:LINE: the record …", as every other input error names a record."""
+    where = _where(records.path)
+    m = re.match(r"(?:matches\[(\d+)\]|chunk (\d+)(:?)) (has |is )?(.*)", message, re.S)
+    if m is None:
+        return message
+    line = records.lines[int(m[1])] if m[1] is not None and int(m[1]) < len(records.lines) else None
+    if m[2] is not None and int(m[2]) in records.lines:
+        line = int(m[2])
+    if line is None:
+        return message
+    whose = "the record " + m[4] if m[4] else "the record's "  # "has no text" / "tokens must be …"
+    return f"{where}:{line}: {whose}{m[5]}"
 
 
 def _refuse_other_pipelines_flags(args: argparse.Namespace) -> None:

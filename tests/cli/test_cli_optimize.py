@@ -69,3 +69,24 @@ def test_kb_says_why_the_budget_step_left_a_chunk_out(chunks, tmp_path, capsys):
         "no chunk kept within the token budget of 3: the first chunk by score takes"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    "pipeline, second, flags, message",
+    [
+        ("kb", {"text": "x", "score": "high"}, [], "c.jsonl:3: the record has score 'high'; a score must be a number."),
+        ("kb", {"text": "x", "score": 0.4, "tokens": -4}, ["--budget", "10"],
+         "c.jsonl:3: the record's tokens must be a non-negative token count; got -4."),
+        ("morag", {"text": "x"}, [], "c.jsonl:3: the record has no 'relevance_score' or 'score' field."),
+        ("morag", {"text": "x", "score": 0.5, "entities": "x"}, [],
+         "c.jsonl:3: the record's entities must be a list of strings; got str."),
+    ],
+)  # fmt: skip
+def test_a_bad_record_is_named_by_its_file_and_line(tmp_path, capsys, pipeline, second, flags, message):
+    """The library's "matches[1] has score 'high'" (0-based, no file) and "chunk 3 has no ..." read
+    as every other input error does: FILE:LINE (1-based, blank lines counted)."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"text": "a b c", "score": 0.5}) + "\n\n" + json.dumps(second) + "\n")
+    assert main(["optimize", str(path), "--pipeline", pipeline, *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith(message) and err.count("\n") == 1
