@@ -14,6 +14,7 @@ from pydantic import BeforeValidator, ValidationError
 
 from ..embed import as_embedder, embedder_name
 from ..select import TextSelection, select_texts
+from ..select._units import _said  # the one test of copies, select_texts' own
 from ..validation import check_budget, check_lam
 
 #: Pydantic field types checked by scwo_np's own validation, before pydantic coerces "10" or True.
@@ -41,7 +42,8 @@ class OneLineErrors:
 
 
 #: Metadata keys the adapters add to what they return.
-KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter", "scwo_spans")
+KEYS = ("scwo_rank", "scwo_gain", "scwo_relevance", "scwo_tokens", "scwo_token_counter", "scwo_lam",
+        "scwo_spans", "scwo_duplicates")  # fmt: skip
 
 
 def stack(vectors: Sequence[Any]) -> np.ndarray | None:
@@ -195,8 +197,9 @@ def _question_vector(vector: Any, vectors: np.ndarray | None) -> np.ndarray:
     return v
 
 
-def annotations(sel: TextSelection) -> list[dict]:
-    """The metadata each selected item gets, in ``sel``'s order."""
+def annotations(sel: TextSelection, merged: Sequence[list[dict]] | None = None) -> list[dict]:
+    """The metadata each selected item gets, in ``sel``'s order: ``merged`` (from :func:`copies`)
+    gives each the items that were copies of it (``scwo_duplicates``, only where there are some)."""
     out = [
         {
             "scwo_rank": int(r),
@@ -204,10 +207,27 @@ def annotations(sel: TextSelection) -> list[dict]:
             "scwo_relevance": float(rel),
             "scwo_tokens": int(t),
             "scwo_token_counter": sel.token_counter,
+            "scwo_lam": float(sel.lam),
         }
         for r, g, rel, t in zip(sel.ranks, sel.gains, sel.relevance, sel.tokens, strict=True)
     ]
     if sel.granularity == "sentence":  # where the kept sentences are in the original text
         for a, spans in zip(out, sel.spans, strict=True):
             a["scwo_spans"] = [list(x) for x in spans]
+    for a, entries in zip(out, merged or [[]] * len(out), strict=True):
+        if entries:
+            a["scwo_duplicates"] = entries
     return out
+
+
+def copies(texts: Sequence[str], kept: Sequence[int]) -> list[list[int]]:
+    """For each kept text (in ``kept``'s order), the positions of the texts that are copies of it
+    (the same but for white space, as :func:`~scwo_np.select._units.first_copies` tells them) and not
+    kept themselves: :func:`select_texts` says a text once, so they were merged into it, and the
+    components say which (their ids and metadata in ``scwo_duplicates``, for citations)."""
+    keep = set(kept)
+    by: dict[str, list[int]] = {}
+    for j, t in enumerate(texts):
+        if isinstance(t, str) and t.strip() and j not in keep:
+            by.setdefault(_said(t), []).append(j)
+    return [by.get(_said(texts[i]), []) for i in kept]

@@ -21,9 +21,11 @@ naming its position.
 
 What comes out are copies of the kept documents, in ``order``: ``score`` is the relevance
 the selection ranked them by and ``meta`` adds ``scwo_rank``, ``scwo_gain``,
-``scwo_relevance``, ``scwo_tokens`` and ``scwo_token_counter`` (and, with sentences,
-``scwo_spans``: where the kept sentences were in the original content, which is then
-the kept sentences).  The inputs are not modified.
+``scwo_relevance``, ``scwo_tokens``, ``scwo_token_counter``, ``scwo_lam`` (the trade-off
+used: the one given or the one ``lam="auto"`` chose; not for strategies without one), with
+sentences ``scwo_spans`` (where the kept sentences were in the original content, which is
+then the kept sentences), and ``scwo_duplicates`` when copies of it (the same text but for white space) were merged into it:
+each one's ``id`` and ``metadata``, so a citation can name every source.  The inputs are not modified.
 
 Examples
 --------
@@ -52,7 +54,7 @@ from ..select import GRANULARITIES, MMR_METHODS, ORDERS, STRATEGIES
 from ..select._texts import check_strategy_options  # the one check of select_texts' strategy_options
 from ..tokens import COUNTERS
 from ..validation import check_budget, check_lam
-from ._common import annotations, choose, stack, warn_empty
+from ._common import annotations, choose, copies, stack, warn_empty
 
 __all__ = ["ScwoRanker"]
 
@@ -205,10 +207,14 @@ class ScwoRanker:
             order=self.order, granularity=self.granularity, elision=self.elision, strategy=self.strategy,
             strategy_options=self.strategy_options,
         )  # fmt: skip
+        kept = sel.indices.tolist()
+        merged = [[{"id": docs[j].id, "metadata": dict(docs[j].meta)} for j in js]
+                  for js in copies([d.content for d in docs], kept)]  # fmt: skip
+        takes_lam = self.strategy == "mmr" or "lam" in inspect.signature(STRATEGIES[self.strategy]).parameters
         out = []
-        for i, text, rel, meta in zip(
-            sel.indices.tolist(), sel.texts, sel.relevance, annotations(sel), strict=True
-        ):
+        for i, text, rel, meta in zip(kept, sel.texts, sel.relevance, annotations(sel, merged), strict=True):
+            if not takes_lam:  # a strategy with no trade-off: no lam to report
+                del meta["scwo_lam"]
             d = docs[i]
             out.append(dataclasses.replace(d, content=text, score=float(rel), meta={**d.meta, **meta}))
         return {"documents": out}

@@ -29,7 +29,9 @@ whatever their length, :class:`ScwoCompressor` picks what fits ``budget`` tokens
 of ``token_counter``.  The documents returned are new ``Document`` objects
 (same ``page_content`` and ``id``) whose metadata adds ``scwo_rank`` (place in
 MMR's pick order), ``scwo_gain``, ``scwo_relevance`` (cosine to the question),
-``scwo_tokens`` and ``scwo_token_counter``; the inputs are not modified.
+``scwo_tokens``, ``scwo_token_counter``, ``scwo_lam`` (the trade-off used: the one given or
+the one ``lam="auto"`` chose) and ``scwo_duplicates`` when copies of it (the same text but for white space) were merged into it:
+each one's ``id`` and ``metadata`` (its vector left out), so a citation can name every source; the inputs are not modified.
 
 Examples
 --------
@@ -69,7 +71,7 @@ from ..validation import (
     renamed_keywords,
     renamed_property,
 )
-from ._common import Budget, Lam, OneLineErrors, annotations, choose, stack
+from ._common import Budget, Lam, OneLineErrors, annotations, choose, copies, stack
 from ._lc_hsca import ScwoHSCAMiddleware
 
 __all__ = [
@@ -121,7 +123,7 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
     >>> [d.page_content for d in kept]  # the near-copy of the first is left out
     ['json.load parses a JSON file', 'csv reads rows']
     >>> sorted(kept[0].metadata)
-    ['scwo_gain', 'scwo_rank', 'scwo_relevance', 'scwo_token_counter', 'scwo_tokens']
+    ['scwo_gain', 'scwo_lam', 'scwo_rank', 'scwo_relevance', 'scwo_token_counter', 'scwo_tokens']
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -174,7 +176,7 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
             embedder=self.embedder, token_counter=self.token_counter, lam=self.lam, method=self.method,
             order=self.order, granularity=self.granularity, elision=self.elision,
         )  # fmt: skip
-        return _annotated(docs, sel)
+        return _annotated(docs, sel, self.embedding_key)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
@@ -220,7 +222,7 @@ class ScwoCompressor(OneLineErrors, BaseDocumentCompressor):
             embed_query=None, embedder=self.embedder, token_counter=self.token_counter, lam=self.lam,
             method=self.method, order=self.order,
         )  # fmt: skip
-        return _annotated(docs, sel)
+        return _annotated(docs, sel, self.embedding_key)
 
 
 class ScwoDedupTransformer(BaseDocumentTransformer):
@@ -642,17 +644,24 @@ def _ranges(positions: Any) -> list[list[int]]:
     return out
 
 
-def _annotated(docs: list[Document], sel) -> list[Document]:
+def _annotated(docs: list[Document], sel, embedding_key: str = "embedding") -> list[Document]:
     """New documents for the selected ones, in ``sel``'s order, with the scwo_* metadata (and, with
-    sentences, only the kept sentences as their content)."""
+    sentences, only the kept sentences as their content); the copies merged into one are named in its
+    ``scwo_duplicates`` (their ids and metadata, their vectors left out)."""
     sentences = sel.granularity == "sentence"
+    kept = sel.indices.tolist()
+    merged = [
+        [{"id": docs[j].id, "metadata": {k: v for k, v in docs[j].metadata.items() if k != embedding_key}}
+         for j in js]
+        for js in copies([d.page_content for d in docs], kept)
+    ]  # fmt: skip
     return [
         Document(
             page_content=sel.texts[k] if sentences else docs[i].page_content,
             metadata={**docs[i].metadata, **a},
             id=docs[i].id,
         )  # fmt: skip
-        for k, (i, a) in enumerate(zip(sel.indices.tolist(), annotations(sel), strict=True))
+        for k, (i, a) in enumerate(zip(kept, annotations(sel, merged), strict=True))
     ]
 
 

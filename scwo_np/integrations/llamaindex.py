@@ -12,8 +12,9 @@ Text is each node's content without metadata (``MetadataMode.NONE``); the budget
 the LLM reads of the kept nodes (``MetadataMode.LLM``: a reader's ``file_path`` and the like
 included, each node with its metadata lines, joined by blank lines).  The nodes
 returned are copies whose metadata adds ``scwo_rank``, ``scwo_gain``,
-``scwo_relevance``, ``scwo_tokens`` and ``scwo_token_counter`` (kept out of what
-the LLM and the embedder see); scores are kept as they were.  The inputs are not
+``scwo_relevance``, ``scwo_tokens``, ``scwo_token_counter``, ``scwo_lam`` (the trade-off
+used: the one given or the one ``lam="auto"`` chose) and ``scwo_duplicates`` when copies of it (the same text but for white space) were merged into it:
+each one's ``id`` and ``metadata``, so a citation can name every source (all kept out of what the LLM and the embedder see); scores are kept as they were.  The inputs are not
 modified.
 
 Examples
@@ -42,7 +43,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ..embed import EmbeddingCache, as_embedder
 from ..tokens import as_token_counter, count_tokens
-from ._common import KEYS, Budget, Lam, OneLineErrors, annotations, choose, stack
+from ._common import KEYS, Budget, Lam, OneLineErrors, annotations, choose, copies, stack
 
 __all__ = ["ScwoNodePostprocessor"]
 
@@ -144,7 +145,7 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
                       token_counter=self.token_counter, lam=self.lam, method=self.method, order=self.order,
                       granularity=self.granularity, elision=self.elision)  # fmt: skip
         if read == texts:  # no metadata in the prompt: one selection, its warnings as they are
-            return self._nodes(nodes, choose(texts, query, self.budget, vectors=own, embedder=embedder,
+            return self._nodes(nodes, texts, choose(texts, query, self.budget, vectors=own, embedder=embedder,
                                              cache=False, **common))  # fmt: skip
         counter = as_token_counter(self.token_counter)
         # Each node's metadata lines: what the LLM reads of it beyond its text.
@@ -168,7 +169,7 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
                 sel = choose([texts[i] for i in at.tolist()], query, max(budget, 0), embedder=embedder,
                              vectors=None if own is None else own[at], cache=cache,
                              costs=None if costs is None else costs[at], **common)  # fmt: skip
-            out = self._nodes([nodes[i] for i in at.tolist()], sel)
+            out = self._nodes(nodes, texts, sel, at)
             return out, _read_tokens(out, counter), caught, at[sel.indices]
 
         try:
@@ -234,9 +235,14 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
             best = got
         return best if best is not None else got
 
-    def _nodes(self, nodes, sel) -> list[NodeWithScore]:
+    def _nodes(self, nodes, texts, sel, at=None) -> list[NodeWithScore]:
+        """Copies of the nodes ``sel`` kept (``sel`` over ``nodes[at]`` when ``at`` is given), with the
+        scwo_* metadata; ``scwo_duplicates`` names the nodes of all of ``nodes`` merged into one."""
+        kept = sel.indices.tolist() if at is None else at[sel.indices].tolist()
+        merged = [[{"id": nodes[j].node.node_id, "metadata": dict(nodes[j].node.metadata)} for j in js]
+                  for js in copies(texts, kept)]  # fmt: skip
         out = []
-        for k, (i, a) in enumerate(zip(sel.indices.tolist(), annotations(sel), strict=True)):
+        for k, (i, a) in enumerate(zip(kept, annotations(sel, merged), strict=True)):
             node = nodes[i].node.model_copy(deep=False)
             if sel.granularity == "sentence":
                 node.set_content(sel.texts[k])

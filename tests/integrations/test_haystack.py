@@ -229,3 +229,31 @@ def test_documents_with_vectors_and_embedder_minilm_embed_the_question_with_it(s
     assert [d.score for d in got] == pytest.approx([d.score for d in want], abs=1e-6)
     with pytest.raises(ValueError, match="query_embedding.*embedder="):  # LSA cannot have made them
         ScwoRanker(budget=500).run(documents=docs, query=QUESTION)
+
+
+def test_copies_merged_into_the_kept_document_are_named_and_lam_is_reported(sample):
+    near = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:11].tolist()
+    docs = [Document(id=f"d{k}", content=sample.texts[i], meta={"source": f"s{k}"})
+            for k, i in enumerate(near + near[:9])]  # fmt: skip
+    for granularity in ("chunk", "sentence"):
+        out = ScwoRanker(budget=100000, granularity=granularity, lam="auto").run(
+            documents=docs, query=sample.queries[0]
+        )
+        out = out["documents"]
+        assert len(out) == 11
+        named = [e["id"] for d in out for e in d.meta.get("scwo_duplicates", [])]
+        assert sorted([d.id for d in out] + named) == sorted(d.id for d in docs)
+        assert all(
+            e["metadata"] == {"source": "s" + e["id"][1:]}
+            for d in out
+            for e in d.meta.get("scwo_duplicates", [])
+        )
+        lam = select_texts(
+            [d.content for d in docs], sample.queries[0], 100000, lam="auto", granularity=granularity
+        ).lam
+        assert 0 < lam < 1 and {d.meta["scwo_lam"] for d in out} == {lam}
+    dpp = ScwoRanker(budget=500, strategy="dpp").run(documents=docs, query=sample.queries[0])["documents"]
+    assert dpp and all(
+        ("scwo_lam" in d.meta) == ("lam" in __import__("inspect").signature(STRATEGIES["dpp"]).parameters)
+        for d in dpp
+    )

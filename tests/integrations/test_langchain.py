@@ -449,3 +449,39 @@ def test_lsa_by_name_fits_on_the_first_documents_a_vector_store_embeds(docs):
     assert len(hits) == 3 and all(isinstance(d, Document) for d in hits)
     with pytest.raises(ValueError, match=r"at least 2 .*LSAEmbedder\(corpus\)"):
         ScwoEmbeddings("lsa").embed_documents([docs[0].page_content])
+
+
+def _with_copies(sample):
+    """20 retrieved texts, 9 of them exact copies of others from other sources (a package's changelog
+    shipped twice); each its own source."""
+    near = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:11].tolist()
+    picks = near + near[:9]
+    return [(sample.texts[i], f"{sample.sources[i]}#{k}") for k, i in enumerate(picks)]
+
+
+def test_copies_merged_into_the_kept_document_are_named_and_lam_is_reported(sample):
+    """Exact copies from other sources were dropped without notice (20 retrieved, 11 back, nothing
+    said); the kept copy names them in scwo_duplicates. And the lam used (lam="auto") is reported."""
+    docs = [Document(page_content=t, metadata={"source": src}, id=src) for t, src in _with_copies(sample)]
+    for granularity in ("chunk", "sentence"):
+        out = ScwoCompressor(budget=100000, granularity=granularity, lam="auto").compress_documents(
+            docs, sample.queries[0]
+        )
+        assert len(out) == 11
+        named = [e["id"] for d in out for e in d.metadata.get("scwo_duplicates", [])]
+        assert sorted([d.id for d in out] + named) == sorted(d.id for d in docs)  # every source, once
+        for d in out:
+            for e in d.metadata.get("scwo_duplicates", []):
+                assert e["metadata"] == {"source": e["id"]}
+                assert (
+                    next(x for x in docs if x.id == e["id"]).page_content == d.page_content
+                    or granularity != "chunk"
+                )
+        lam = select_texts(
+            [d.page_content for d in docs], sample.queries[0], 100000, lam="auto", granularity=granularity
+        ).lam
+        assert 0 < lam < 1 and {d.metadata["scwo_lam"] for d in out} == {lam}
+    assert {
+        d.metadata["scwo_lam"]
+        for d in ScwoCompressor(budget=500, lam=0.4).compress_documents(docs, sample.queries[0])
+    } == {0.4}

@@ -195,3 +195,24 @@ def test_metadata_alone_over_the_budget_is_one_warning_naming_its_cost(sample):
         assert len(caught) == 1, [str(w.message) for w in caught]
         msg = str(caught[0].message)
         assert "metadata" in msg and f"{cost} tokens" in msg and "leaves no room" in msg
+
+
+def test_copies_merged_into_the_kept_node_are_named_and_lam_is_reported(sample):
+    near = np.argsort(-(sample.embeddings @ sample.query_embeddings[0]), kind="stable")[:11].tolist()
+    nodes = [
+        NodeWithScore(node=TextNode(text=sample.texts[i], id_=f"n{k}", metadata={"source": f"s{k}"}), score=1.0)
+        for k, i in enumerate(near + near[:9])
+    ]  # fmt: skip
+    for granularity in ("chunk", "sentence"):
+        pp = ScwoNodePostprocessor(budget=100000, granularity=granularity, lam="auto")
+        out = pp.postprocess_nodes(nodes, query_str=sample.queries[0])
+        assert len(out) == 11
+        named = [e["id"] for n in out for e in n.node.metadata.get("scwo_duplicates", [])]
+        assert sorted([n.node.node_id for n in out] + named) == sorted(n.node.node_id for n in nodes)
+        assert all(e["metadata"] == {"source": "s" + e["id"][1:]}
+                   for n in out for e in n.node.metadata.get("scwo_duplicates", []))  # fmt: skip
+        read = out[0].node.get_content(metadata_mode=MetadataMode.LLM)
+        assert "scwo_duplicates" not in read and "scwo_lam" not in read  # kept out of the prompt
+        lam = select_texts([n.node.get_content() for n in nodes], sample.queries[0], 100000, lam="auto",
+                           granularity=granularity).lam  # fmt: skip
+        assert 0 < lam < 1 and {n.node.metadata["scwo_lam"] for n in out} == {lam}
