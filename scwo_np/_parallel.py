@@ -49,14 +49,26 @@ def run_chunks(kernel: Callable, n_items: int, *args, chunk: int = 64) -> None:
         f.result()
 
 
-def map_chunks(kernel: Callable, n_items: int, *args, chunk: int = 64) -> list[Any]:
-    """As :func:`run_chunks`, returning ``kernel``'s results in chunk order."""
+def map_chunks(
+    kernel: Callable, n_items: int, *args, chunk: int = 64, done: Callable[[int], None] | None = None
+) -> list[Any]:
+    """As :func:`run_chunks`, returning ``kernel``'s results in chunk order.
+
+    ``done(hi)``, if given, is called in the calling thread as the chunks complete, in order:
+    the items ``[0, hi)`` are done (a progress bar's count).
+    """
     nt = numba.get_num_threads()
     bounds = [(lo, min(lo + chunk, n_items)) for lo in range(0, n_items, chunk)]
     if nt <= 1 or len(bounds) <= 1:
-        return [kernel(*args, lo, hi) for lo, hi in bounds]
-    futures = [_executor(nt).submit(kernel, *args, lo, hi) for lo, hi in bounds]
-    return [f.result() for f in futures]
+        futures = None
+    else:
+        futures = [_executor(nt).submit(kernel, *args, lo, hi) for lo, hi in bounds]
+    out = []
+    for k, (lo, hi) in enumerate(bounds):
+        out.append(kernel(*args, lo, hi) if futures is None else futures[k].result())
+        if done is not None:
+            done(hi)
+    return out
 
 
 def read_ahead(items: Iterable[Any], depth: int = 1) -> Iterator[Any]:

@@ -20,6 +20,8 @@ from ._io import (
 
 
 def _cmd_dedup(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
     from ..dedup import deduplicate
 
     if args.no_cache and args.embedder is None:
@@ -66,12 +68,23 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
         kw["entities"] = [
             _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
         ]
+    # A progress bar on stderr as rerank's: tqdm's, when stderr is a terminal and not --quiet.
+    bar = tqdm(
+        total=len(records), unit="text", desc="scwo dedup", file=sys.stderr,
+        disable=args.quiet or not sys.stderr.isatty() or not records,
+    )  # fmt: skip
+
+    def progress(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
     try:
-        res = deduplicate(**kw) if records else None
+        res = deduplicate(**kw, progress=progress) if records else None
     except ImportError as exc:  # --embedder minilm without the embed extra
         raise SystemExit(f"scwo: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {exc}") from None
+    finally:
+        bar.close()
     keep = [] if res is None else res.keep.tolist()
     _write_jsonl((records[i] for i in keep), args.output)
     if res is not None and args.report:
@@ -85,7 +98,8 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
             args.report,
         )
     how = args.method + (f", {args.embedder}" if args.embedder else "")
-    sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({how})\n")
+    if not args.quiet:
+        sys.stderr.write(f"scwo dedup: kept {len(keep)} of {len(records)} ({how})\n")
     return 0
 
 
@@ -121,5 +135,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     dd.add_argument(
         "--report",
         help="write the dropped records as JSONL: line, duplicate_of_line (input line numbers), similarity",
+    )
+    dd.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no summary line on stderr"
     )
     dd.set_defaults(func=_cmd_dedup)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numba import njit
@@ -107,6 +107,7 @@ def deduplicate(
     num_perm: int = 128,
     seed: int = 0,
     sets: Ragged | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Dedup:
     """Remove near-duplicates: best first, an item is dropped only as a duplicate of a kept item.
 
@@ -154,6 +155,11 @@ def deduplicate(
     sets : Ragged, optional
         ``word_sets(texts)[0]`` when already computed (jaccard, minhash), so
         a pipeline tokenizes once.
+    progress : callable, optional
+        Called as ``progress(items_done, items)`` as the work advances: as
+        the pairwise comparison of ``method="sequence"`` (the slow one, a
+        difflib ratio per candidate pair) goes through the items, and once at
+        the end for every method.
 
     Returns
     -------
@@ -186,6 +192,26 @@ def deduplicate(
     >>> r.keep, r.dropped, np.round(r.similarity, 2)
     (array([0]), array([1, 2]), array([0.96, 0.8 ]))
     """
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress must be a callable progress(done, total) or None; got {type(progress).__name__}."
+        )
+    res = _deduplicate(
+        texts, embeddings=embeddings, embedder=embedder, method=method, threshold=threshold, scores=scores,
+        grouping=grouping, entities=entities, entity_weight=entity_weight, lowercase=lowercase,
+        num_perm=num_perm, seed=seed, sets=sets, progress=progress,
+    )  # fmt: skip
+    if progress is not None:
+        n = res.keep.shape[0] + res.dropped.shape[0]
+        progress(n, n)
+    return res
+
+
+def _deduplicate(
+    texts, *, embeddings, embedder, method, threshold, scores, grouping, entities, entity_weight, lowercase,
+    num_perm, seed, sets, progress,
+) -> Dedup:  # fmt: skip
+    """:func:`deduplicate`, its arguments given."""
     default = DEDUP_METHODS.lookup(method)
     DEDUP_GROUPINGS.lookup(grouping)
     greedy = grouping == "greedy"
@@ -269,7 +295,8 @@ def deduplicate(
                 return _greedy(n, cls, *_star(cls, sc, sequence_sims, ordered=True), sc, ordered=True)
             edges = [(ia, ib), _all_pairs_star(n)]
         else:
-            a, b, s = _sequence_edges(sd, reps, w, t, _last_members(cls))
+            done = None if progress is None else lambda hi: progress(hi, n)
+            a, b, s = _sequence_edges(sd, reps, w, t, _last_members(cls), done)
             if greedy:
                 return _greedy(n, cls, a, b, s, sc, ordered=True)
             edges = [(ia, ib), (a, b)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -413,7 +413,12 @@ def sequence_pairs(
 
 
 def _sequence_edges(
-    sd: _SequenceData, active: NDArray[np.bool_], w: float, t: float, last: NDArray[np.int64] | None = None
+    sd: _SequenceData,
+    active: NDArray[np.bool_],
+    w: float,
+    t: float,
+    last: NDArray[np.int64] | None = None,
+    done: Callable[[int], None] | None = None,
 ):
     """Pairs among the ``active`` texts of ``sd`` (see :func:`sequence_pairs`), earlier text first.
 
@@ -423,7 +428,8 @@ def _sequence_edges(
     ``j``'s class followed by one of ``i``'s: ``j < i``, and also ``j > i``
     when ``i``'s class has a member after ``j`` (difflib's ratio depends on
     which text is ``b``).  So every pair of items at or above ``t``, in its
-    own order, is represented.
+    own order, is represented.  ``done(hi)`` is called as the texts ``[0, hi)``
+    have been compared with those before them.
     """
     n = active.shape[0]
     if last is None:
@@ -446,7 +452,7 @@ def _sequence_edges(
         t,
     )
     # Small inputs on one thread (a task costs ~30 us to hand over); larger ones in chunks of "b" texts.
-    parts = map_chunks(_sequence_join, n, *args, chunk=max(n, 1) if n <= 256 else 8)
+    parts = map_chunks(_sequence_join, n, *args, chunk=max(n, 1) if n <= 256 else 8, done=done)
     a = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
     b = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
     s = np.concatenate([p[2] for p in parts]) if parts else np.empty(0)

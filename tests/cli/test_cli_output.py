@@ -304,3 +304,23 @@ def test_sample_retrieved_sets_through_a_symlink(tmp_path, umask_022):
     assert stat.S_IMODE((tmp_path / "sets.parquet").stat().st_mode) == 0o644
 
 
+# -- scwo dedup: a progress bar on a terminal, -q ------------------------------------------------
+
+
+def test_dedup_shows_progress_on_a_terminal_and_keeps_stdout_clean(logs):
+    status, out, err = _run(["dedup", str(logs), "--method", "sequence"], tty=True)
+    assert status == 0
+    assert [json.loads(line)["id"] for line in out.splitlines()] == list(range(40))
+    assert "scwo dedup: 100%" in err and "50/50" in err, err
+    assert err.rstrip().endswith("scwo dedup: kept 40 of 50 (sequence)")
+
+
+def test_dedup_quiet_writes_nothing_on_stderr(logs):
+    for tty in (False, True):
+        status, out, err = _run(["dedup", str(logs), "--method", "sequence", "-q"], tty=tty)
+        assert status == 0 and err == "" and out.count("\n") == 40
+
+
+def test_dedup_without_a_terminal_has_no_bar(logs):
+    status, _, err = _run(["dedup", str(logs)])
+    assert status == 0 and err == "scwo dedup: kept 40 of 50 (jaccard)\n"

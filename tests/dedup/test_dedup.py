@@ -599,3 +599,25 @@ def _lsa(texts):
     from scwo_np.embed import as_embedder, embed_texts
 
     return embed_texts(as_embedder("lsa", texts), texts)
+
+
+@pytest.mark.parametrize("method", list(DEDUP_METHODS))
+def test_progress_counts_up_to_the_items(method):
+    """``progress(done, total)``: as the sequence method's pairwise pass goes (chunks past 256
+    texts), and once at the end for every method; what is found is the same as without it."""
+    from scwo_np.datasets import load_sample
+
+    s = load_sample()
+    texts = s.texts[:300]
+    kw = {"embeddings": s.embeddings[:300]} if method == "cosine" else {}
+    calls = []
+    got = deduplicate(texts, method=method, progress=lambda d, t: calls.append((d, t)), **kw)
+    want = deduplicate(texts, method=method, **kw)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert calls[-1] == (300, 300) and all(t == 300 for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    if method == "sequence":
+        assert len(calls) > 10 and calls[0][0] < 300
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        deduplicate(texts, method=method, progress=1, **kw)
