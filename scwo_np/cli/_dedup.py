@@ -16,6 +16,7 @@ from ._io import (
     _texts,
     _where,
     _write_jsonl,
+    _write_records,
 )
 
 
@@ -86,7 +87,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     keep = [] if res is None else res.keep.tolist()
-    _write_jsonl((records[i] for i in keep), args.output)
+    _write_records(records, keep, args.output)  # as given, byte for byte
     if res is not None and args.report:
         _write_jsonl(
             (

@@ -159,6 +159,10 @@ class _Records(list):
 
     lines: list[int]
     path: str
+    #: each record's line as it was read (without its line break): a command that passes records
+    #: through writes these, so numbers, key order and spacing stay as given (``1e400`` stays
+    #: ``1e400``, where ``json.dumps`` wrote ``Infinity``, which no strict JSON parser reads)
+    raw: list[str]
 
 
 def _where(path: str) -> str:
@@ -172,7 +176,7 @@ def _json_error(exc: json.JSONDecodeError, lineno: int) -> str:
 
 def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
     """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
-    records, lines = _Records(), []
+    records, lines, raw = _Records(), [], []
     for lineno, line in _lines(path):
         if not line.strip():
             continue
@@ -192,7 +196,8 @@ def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
                 raise SystemExit(f"scwo: {_where(path)}:{lineno}: missing field {f!r}")
         records.append(rec)
         lines.append(lineno)
-    records.lines, records.path = lines, path
+        raw.append(line.rstrip("\r\n").lstrip("\ufeff"))
+    records.lines, records.path, records.raw = lines, path, raw
     return records
 
 
@@ -333,6 +338,13 @@ def _output(path: str, *, binary: bool = False):
             if exc.filename not in (None, name):
                 raise  # another file's error (one the writer read)
             raise _cannot_write(path, exc) from None
+
+
+def _write_records(records: _Records, indices, path: str) -> None:
+    """The records at ``indices`` as they were read: their input lines, unchanged."""
+    with _output(path) as out:
+        for i in indices:
+            out.write(records.raw[i] + "\n")
 
 
 def _write_jsonl(records, path: str) -> None:

@@ -17,6 +17,7 @@ from ._io import (
     _texts,
     _where,
     _write_jsonl,
+    _write_records,
 )
 
 
@@ -41,7 +42,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
                 {"id": ln, **r, "text": t} for r, t, ln in zip(records, texts, lines, strict=True)
             ]
             res = KBContextOptimizer().optimize(matches, opts)
-            _write_jsonl((records[i] for i in res.indices.tolist()), args.output)  # as given
+            _write_records(records, res.indices.tolist(), args.output)  # as given, byte for byte
             removed = res.removed
             kept = len(res.chunks)
         else:

@@ -324,3 +324,22 @@ def test_dedup_quiet_writes_nothing_on_stderr(logs):
 def test_dedup_without_a_terminal_has_no_bar(logs):
     status, _, err = _run(["dedup", str(logs)])
     assert status == 0 and err == "scwo dedup: kept 40 of 50 (jaccard)\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["dedup", "{path}"], ["optimize", "{path}", "--pipeline", "kb"]],
+)
+def test_records_passed_through_are_the_input_lines_unchanged(tmp_path, capsys, argv):
+    """dedup and kb write the records they keep as given: they were parsed and dumped again, so
+    ``1e400`` came out as ``Infinity`` (no strict JSON parser reads it), ``1.50`` as ``1.5``, and
+    spacing and key order changed."""
+    lines = [
+        '{"score": 1.50, "text": "The cache keeps the newest entries.", "f": 1e400}',
+        '{"text":"The cache keeps the newest entries.","score":0.4}',
+        '{ "text" : "Evicted entries are written to disk." , "score" : 0.3 , "id" : 7 }',
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\r\n")
+    assert main([a.format(path=path) for a in argv]) == 0
+    assert capsys.readouterr().out.splitlines() == [lines[0], lines[2]]
