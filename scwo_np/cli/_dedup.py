@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS
@@ -27,6 +28,10 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
 
     if args.no_cache and args.embedder is None:
         raise SystemExit("scwo: --no-cache goes with --embedder")
+    if args.entities_field is not None and args.method != "sequence":
+        raise SystemExit(
+            f"scwo: --entities-field goes with --method sequence (the {args.method} method does not weigh entities)"
+        )
     if args.embedder is not None and args.method != "cosine":
         raise SystemExit(
             f"scwo: --embedder goes with --method cosine (the {args.method} method compares texts)"
@@ -59,16 +64,27 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
             except ImportError as exc:
                 raise SystemExit(f"scwo: {exc}") from None
     if any(args.score_field in r for r in records):
-        kw["scores"] = [
-            _field(r, [args.score_field], ln, path, 0.0) for ln, r in zip(lines, records, strict=True)
-        ]
-        bad = next((ln for ln, x in zip(lines, kw["scores"], strict=True) if not _is_number(x)), None)
+        # every record scored or none: a record without one was scored 0 silently
+        missing = next((ln for ln, r in zip(lines, records, strict=True) if args.score_field not in r), None)
+        if missing is not None:
+            raise SystemExit(
+                f"scwo: {_where(path)}:{missing}: no {args.score_field!r} field, where other records have one; "
+                "score every record, or none"
+            )
+        kw["scores"] = [r[args.score_field] for r in records]
+        bad = next(
+            (
+                ln
+                for ln, x in zip(lines, kw["scores"], strict=True)
+                if not (_is_number(x) and math.isfinite(x))
+            ),
+            None,
+        )
         if bad is not None:
-            raise SystemExit(f"scwo: {_where(path)}:{bad}: {args.score_field!r} must be a number")
-    if args.method == "sequence" and any(args.entities_field in r for r in records):
-        kw["entities"] = [
-            _field(r, [args.entities_field], ln, path, []) for ln, r in zip(lines, records, strict=True)
-        ]
+            raise SystemExit(f"scwo: {_where(path)}:{bad}: {args.score_field!r} must be a finite number")
+    entities = "entities" if args.entities_field is None else args.entities_field
+    if args.method == "sequence" and any(entities in r for r in records):
+        kw["entities"] = [_field(r, [entities], ln, path, []) for ln, r in zip(lines, records, strict=True)]
     # A progress bar on stderr as rerank's: tqdm's, when stderr is a terminal and not --quiet.
     bar = tqdm(
         total=len(records), unit="text", desc="scwo dedup", file=sys.stderr,
@@ -121,7 +137,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the records' text (default text; records with only content are read from content)",
     )
     dd.add_argument("--score-field", default="score", help="keep the best-scoring of each group")
-    dd.add_argument("--entities-field", default="entities", help="for --method sequence")
+    dd.add_argument("--entities-field", default=None, help="for --method sequence (default entities)")
     dd.add_argument(
         "--embedder",
         choices=list(EMBEDDERS),
@@ -135,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     dd.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     dd.add_argument(
         "--report",
-        help="write the dropped records as JSONL: line, duplicate_of_line (input line numbers), similarity",
+        help="write what was dropped as JSONL: line, duplicate_of_line (input line numbers), similarity",
     )
     dd.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no summary line on stderr"

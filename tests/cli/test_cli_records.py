@@ -193,7 +193,7 @@ def test_dedup_cosine_with_an_embedder(tmp_path, docs):
      ('{"embedding": [1, 0], "tokens": 2.5}', ["select", "--query-index", "0", "--budget", "9"],
       "'tokens' must be a whole number >= 0; got 2.5"),
      ('{"embedding": [0, 0], "text": "x"}', ["dedup", "--method", "cosine"], "'embedding' is all zeros"),
-     ('{"text": "a b c", "score": "high"}', ["dedup"], "'score' must be a number")],
+     ('{"text": "a b c", "score": "high"}', ["dedup"], "'score' must be a finite number")],
 )  # fmt: skip
 def test_a_bad_record_is_named_by_its_line(tmp_path, record, argv, message):
     path = tmp_path / "r.jsonl"
