@@ -68,8 +68,7 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
             f"{s['tokens_kept']:,} of {s['tokens_offered']:,} offered ({share:.1%}); {dt:.2f} s "
             f"({s['sets'] / max(dt, 1e-9):,.0f} sets/s)"
             + (
-                f"; lam auto: {AUTO_BROAD:g} for {s['broad_sets']:,} sets, {AUTO_LOOKUP:g} for "
-                f"{s['sets'] - s['broad_sets']:,}"
+                _auto_summary(s["broad_sets"], s["sets"] - s["broad_sets"])
                 if args.lam == "auto"
                 else f"; lam {args.lam:g}"
             )
@@ -182,3 +181,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     r.set_defaults(func=_cmd_rerank)
+
+
+def _auto_summary(broad: int, lookup: int) -> str:
+    """``; lam auto: 0.9 for 12 sets, 0.7 for 4,988``: the values ``--lam auto`` chose, a value no set got left out."""
+    parts = [f"{lam:g} for {n:,}" for lam, n in ((AUTO_BROAD, broad), (AUTO_LOOKUP, lookup)) if n]
+    return f"; lam auto: {parts[0]} sets" + "".join(f", {p}" for p in parts[1:]) if parts else ""

@@ -597,3 +597,12 @@ def test_select_on_no_chunks_reports_the_lam_asked_for(tmp_path, capsys):
             == 0
         )
         assert capsys.readouterr().err.rstrip().endswith(note)
+
+
+def test_rerank_summary_names_only_the_lams_auto_chose():
+    """``lam auto: 0.9 for 0 sets, 0.7 for 5,000`` listed a value no set got."""
+    from scwo_np.cli._rerank import _auto_summary
+
+    assert _auto_summary(0, 5000) == "; lam auto: 0.7 for 5,000 sets"
+    assert _auto_summary(12, 988) == "; lam auto: 0.9 for 12 sets, 0.7 for 988"
+    assert _auto_summary(3, 0) == "; lam auto: 0.9 for 3 sets"
