@@ -252,6 +252,12 @@ Texts = Annotated[
         description="The texts, each a non-empty string (at most the server's --max-items, default 100,000)."
     ),
 ]
+AnyTexts = Annotated[
+    list[str],
+    Field(
+        description="The texts, strings, empty ones too (at most the server's --max-items, default 100,000)."
+    ),
+]
 
 
 def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]:
@@ -435,7 +441,7 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
             key, budget, where, fields, query, start, stop, offset, limit, dropped_only, token_counter
         )
 
-    def count_tokens(texts: Texts, token_counter: TokenCounter = "estimate") -> Answer:
+    def count_tokens(texts: AnyTexts, token_counter: TokenCounter = "estimate") -> Answer:
         return tools.count_tokens(texts, token_counter)
 
     def hsca_ingest(

@@ -233,7 +233,7 @@ class Tools:
         the texts from ``offset`` on as far as its text fits ``budget`` tokens (``next_offset``
         goes on; duplicates are found among all the texts every time).
         """
-        texts = check_texts(texts, name="texts")
+        texts = check_texts(texts, name="texts", nonempty=True)
         self._count("texts", len(texts))
         self._size("texts", texts)
         DEDUP_METHODS.lookup(method)

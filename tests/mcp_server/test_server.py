@@ -117,8 +117,8 @@ def test_every_tool_over_stdio(tmp_path):
             r = await c.call_tool("dedup_texts", {"texts": many, "budget": 5})
             assert r.is_error and "give budget >=" in _text(r)
 
-            r = await c.call_tool("count_tokens", {"texts": ["abcdefgh", "x"]})
-            assert r.structured_content == {"tokens": [2, 1]}
+            r = await c.call_tool("count_tokens", {"texts": ["abcdefgh", "x", ""]})  # an empty text has 0
+            assert r.structured_content == {"tokens": [2, 1, 0]}
 
             r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "budget": 300})
             s, text = r.structured_content, _text(r)
@@ -193,6 +193,8 @@ BAD = [
     ),
     ("dedup_texts", {"texts": TEXTS, "method": "exact"}, "method must be one of"),
     ("dedup_texts", {"texts": TEXTS, "threshold": 1.5}, "threshold"),
+    ("dedup_texts", {"texts": ["a b", " "]}, "texts[1] is empty"),  # as its schema and the CLI say
+    ("dedup_texts", {"texts": TEXTS, "budget": 50, "offset": 99}, "offset 99 is past the 5 texts"),
     ("crush_json", {"json": "[1, 2,"}, "give budget (tokens), max_items or both"),
     ("crush_json", {"json": "[1, 2,", "budget": 10}, "JSON"),
     ("crush_json", {"json": json.dumps(LOGS), "budget": 2}, "give budget >="),
