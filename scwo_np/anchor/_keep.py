@@ -22,6 +22,13 @@ _STATUS_NAME = re.compile(r"^(status|level|severity|state|result|outcome|logleve
 _ERROR_NAME = re.compile(
     r"^(error|errors|error_code|error_message|exception|err|stack|stacktrace|traceback)$", re.I
 )
+#: Fields that describe a thing rather than report an event: an error word there is the thing's
+#: subject ("a fast memory error detector", valgrind's and libasan's package descriptions), not an error.
+_DESCRIBES = re.compile(
+    r"(?:^|\.)(description|desc|summary|synopsis|title|comment|comments|homepage|url|help|doc|docs|"
+    r"documentation|about|license|licence|keywords|tags|package|name)$",
+    re.I,
+)
 _SEVERITY = {
     "fatal": 3.0, "critical": 3.0, "crit": 3.0, "emergency": 3.0, "alert": 3.0,
     "error": 2.0, "err": 2.0, "exception": 2.0, "failed": 1.5, "failure": 1.5, "fail": 1.5,
@@ -60,7 +67,8 @@ _TEXT_SEVERITY = {"critical": 3.0, "error": 2.0, "": 0.0}
 
 def error_severity(c: Columns) -> NDArray[np.float64]:
     """0 for normal items; higher for worse errors (status words, plus 0.5 for an error field; a text
-    field's error words, as records in text are read: ``"dpkg: error processing package ..."``)."""
+    field's error words, as records in text are read: ``"dpkg: error processing package ..."``, but
+    not in a field that describes a thing, such as ``Description`` or ``summary``)."""
     sev = np.zeros(c.n)
     for f, name in enumerate(c.names):
         if _STATUS_NAME.match(name):
@@ -69,7 +77,7 @@ def error_severity(c: Columns) -> NDArray[np.float64]:
         elif _ERROR_NAME.match(name):
             table = np.array([0.0 if v in (None, "", [], {}, False, 0) else 2.0 for v in c.values[f]] + [0.0])
             sev = np.maximum(sev, table[c.codes[f]] + 0.5 * (table[c.codes[f]] > 0))
-        elif c.kinds[f] == {str}:
+        elif c.kinds[f] == {str} and not _DESCRIBES.search(name):
             table = np.array([_TEXT_SEVERITY[text_level(v)] for v in c.values[f]] + [0.0])
             sev = np.maximum(sev, table[c.codes[f]])
     return sev

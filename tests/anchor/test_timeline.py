@@ -286,3 +286,24 @@ def test_error_words_in_a_text_field_make_an_error():
     kept = json.loads(crush_json(json.dumps(items), budget=300))
     assert sum("dpkg: error" in x.get("msg", "") for x in kept) == 4 and kept[-2] == items[-1]
     assert np.flatnonzero(error_severity(columns(items))).tolist() == [800, 2000, 3200, 3950]
+
+
+def test_an_error_word_in_a_description_is_not_an_error():
+    """/var/lib/dpkg/status as JSON: valgrind's and libasan's descriptions ("a fast memory error
+    detector") made ten healthy packages "errors", kept first and announced as dropped errors in
+    the marker. A field that describes a thing is not read for error words; a message field is."""
+    pkgs = [{"Package": f"lib{i}", "Status": "install ok installed", "Version": f"1.{i}",
+             "Description": f"library number {i}\n common files"} for i in range(300)]  # fmt: skip
+    for k in (40, 120, 260):
+        pkgs[k] = {**pkgs[k], "Description": "a fast memory error detector\n AddressSanitizer finds errors."}
+    pkgs[200] = {**pkgs[200], "Package": "libcom-err2", "Summary": "common error description library"}
+    assert not error_severity(columns(pkgs)).any()
+    kept = json.loads(crush_json(json.dumps(pkgs), budget=300))
+    marker = [x for x in kept if is_marker(x)]
+    assert len(marker) == 1 and '"errors"' not in json.dumps(marker)
+    log = [{"time": f"10:00:{i:02d}", "message": f"unpacked lib{i}"} for i in range(50)]
+    log[30] = {"time": "10:00:30", "message": "dpkg: error processing package lib30 (--configure)"}
+    assert (
+        error_severity(columns(log))[30] > 0
+        and error_severity(columns(log)).sum() == error_severity(columns(log))[30]
+    )
