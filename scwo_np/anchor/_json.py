@@ -177,7 +177,13 @@ def _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw, tries: in
     kinds = {name: (pos, None) for name, pos in rep.must_keep.items()}
     n = len(doc.items)
     order = np.arange(n) if rep.pattern == "search_results" else np.arange(n - 1, -1, -1)
-    left = order[~np.isin(order, idx) & (costs[order] <= budget - t)][: max(cap - idx.size, 0)]
+    # The room is counted beside the short marker: the field summary goes before any item does (a
+    # 440-token summary left no room, and 500 tokens kept no item where 350 kept two).
+    if idx.size < n:
+        t_short = _layout(doc, cols, idx, key, count, -1, dropped_by_kind(kinds, idx, cols))[1]
+    else:
+        t_short = t
+    left = order[~np.isin(order, idx) & (costs[order] <= budget - t_short)][: max(cap - idx.size, 0)]
 
     def lay(extra: NDArray[np.int64]) -> tuple[str, int, NDArray[np.int64]]:
         cand = np.sort(np.concatenate([idx, extra]).astype(np.int64))
@@ -185,7 +191,10 @@ def _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw, tries: in
         return got[0], got[1], cand
 
     best = (text, t, idx)
-    lo, hi = 0, int(np.searchsorted(np.cumsum(costs[left]), budget - t, side="right"))  # more never fits
+    lo, hi = (
+        0,
+        int(np.searchsorted(np.cumsum(costs[left]), budget - t_short, side="right")),
+    )  # more never fits
     while lo < hi and tries > 0:  # the longest run of ``left`` that fits
         m = (lo + hi + 1) // 2
         tries -= 1

@@ -190,19 +190,32 @@ def _forms(t: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.int64]:
-    """How many distinct query terms each item matches (a whole value, or a whole word of it).
+#: A name joined by punctuation (``python3-dev``, ``libc6:amd64``, ``ld.so.conf``): a term of its
+#: own beside its words, matched whole.
+_COMPOUND = re.compile(r"\w[\w.+:-]*[.+:-][\w.+:-]*\w")
 
-    Intent keywords and common words are not terms; a term matching more than
-    half of the items does not discriminate and is ignored.
+
+def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.int64]:
+    """How well each item matches the query: twice the distinct query terms it holds (a whole
+    value, or a whole word of it), plus one when a term is a whole value of it (the record of
+    ``package: git`` before the 300 whose command lines mention git).
+
+    Intent keywords and common words are not terms. A name joined by punctuation
+    (``python3-dev``) is a term, matched whole (``python3-dev:amd64`` too, not ``python3-devel``),
+    and its words are not terms when some item holds it. A term matching more than half of the
+    items does not discriminate: it counts only where it is a whole value (``python3-dev`` in
+    the command lines of 300 apt records and the package of one: that one), else not at all.
     """
     intent_words = {
         k.lower() for k in (*config.recency_keywords, *config.historical_keywords, *config.range_keywords)
     }
-    terms = [
-        t for t in dict.fromkeys(TERM.findall(query.lower())) if len(t) > 1 and t not in _STOP | intent_words
-    ]
+    low = query.lower()
+    compounds = list(dict.fromkeys(_COMPOUND.findall(low)))
+    words = [t for t in dict.fromkeys(TERM.findall(low)) if len(t) > 1 and t not in _STOP | intent_words]
+    terms = [*compounds, *(t for t in words if t not in compounds)]  # a compound first: its parts may go
+    found: set[str] = set()  # the words of the compounds some item holds
     score = np.zeros(c.n, dtype=np.int64)
+    whole = np.zeros(c.n, dtype=bool)
     if not terms:
         return score
     fields = []
@@ -215,13 +228,19 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
         strs = vals if kinds <= {str} else [v if isinstance(v, str) else "" for v in vals]
         fields.append(("\n".join(strs).lower(), strs, c.distinct_numbers[f]))  # one C call
     for t in terms:
-        forms = _forms(t)
-        words = [re.compile(rf"(?<![\w]){re.escape(x)}(?![\w])") for x in forms]
+        if t in found:  # a part of a name the items hold ("python3" of "python3-dev"): the name says it
+            continue
+        forms = [t] if t in compounds else _forms(t)
+        # a word: not inside another; a compound: not inside a longer name (python3-dev in python3-devel)
+        edge = r"[\w.+:-]" if t in compounds else r"\w"
+        words = [re.compile(rf"(?<!{edge}){re.escape(x)}(?![\w.+-]\w|[\w+-])" if t in compounds
+                            else rf"(?<![\w]){re.escape(x)}(?![\w])") for x in forms]  # fmt: skip
         try:
             tnum = float(t)
         except ValueError:
             tnum = None
         hit = np.zeros(c.n, dtype=bool)
+        exact = np.zeros(c.n, dtype=bool)
         for f, (big, strs, nums) in enumerate(fields):
             table = None
             for x, word in zip(forms, words, strict=True):
@@ -237,9 +256,28 @@ def query_matches(c: Columns, query: str, config: AnchorConfig) -> NDArray[np.in
                 table[:-1] |= nums == tnum
             if table is not None:
                 hit |= table[c.codes[f]]
+                same = np.append([_names(v, forms) for v in strs], False)
+                if tnum is not None and nums.size:
+                    same[:-1] |= nums == tnum
+                exact |= (table & same)[c.codes[f]]
+        if not 0 < np.count_nonzero(hit) <= 0.5 * c.n:
+            # a word of every other command line, but the whole value of a few ("python3-dev" in
+            # 300 apt command lines, the package of one record): those few
+            hit = exact
         if 0 < np.count_nonzero(hit) <= 0.5 * c.n:
-            score += hit
-    return score
+            score += 2 * hit
+            whole |= exact
+            if t in compounds:
+                found.update(TERM.findall(t))
+    return score + whole
+
+
+def _names(value: object, forms: list[str]) -> bool:
+    """Whether a value is one of ``forms`` as a whole, or with a ``:qualifier`` (``git:amd64``)."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip().lower()
+    return v in forms or v.split(":", 1)[0] in forms
 
 
 def _value_starts(big: str, strs: list[str]) -> tuple[str, NDArray[np.int64]]:

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,3 +151,62 @@ def test_query_terms_drop_the_one_stop_word_list_but_keep_states_and_values():
     ]
     items = [{"host": f"h{i}", "state": "down" if i == 37 else "up"} for i in range(120)]
     assert 37 in crush(items, 10, query="which host is down").tolist()
+
+
+def _apt_history():
+    """Records as /var/log/apt/history.log's: one per package, its command line on every record
+    (a real one names several packages), so a package's name is a word of most records."""
+    line = "apt-get install -qqy curl python3-dev python3-crcmod git make gnupg"
+    names = ["curl", "python3-dev", "python3-crcmod", "git", "make", "gnupg", "python3", "libpython3-dev"]
+    names += [f"lib{k}-dev" for k in range(300)] + [f"python3-mod{k}" for k in range(150)]
+    return [{"timestamp": f"2025-06-24 14:{i // 60 % 60:02d}:{i % 60:02d}", "action": "install",
+             "package": f"{p}:amd64", "commandline": line if i < 400 else "apt-get -qqy upgrade"}
+            for i, p in enumerate(names)]  # fmt: skip
+
+
+@pytest.mark.parametrize("query, want", [("python3-dev", "python3-dev:amd64"), ("git", "git:amd64")])
+def test_a_package_named_by_the_query_is_kept_before_the_records_that_mention_it(query, want):
+    """apt's history: "python3-dev" was split into "python3" and "dev", each a word of more than half
+    the records, so nothing was left of the query; "git" tied its own record with the 300 whose
+    command line names it. A name joined by punctuation is one term, and a whole value outranks a word."""
+    items = _apt_history()
+    kept = crush(items, 4, query=query)
+    assert want in [items[i]["package"] for i in kept.tolist()]
+    text = crush_json(json.dumps(items), budget=120, query=query)
+    assert want in [x.get("package") for x in json.loads(text)]
+    # its parts alone are not the name: python3-dev's record is not python3's
+    assert "python3:amd64" not in [items[i]["package"] for i in crush(items, 2, query="python3-dev").tolist()]
+
+
+DPKG_STATUS = Path("/var/lib/dpkg/status")
+
+
+def _dpkg_status() -> list[dict]:
+    """This machine's package database as JSON objects, one per package (fields as written)."""
+    out = []
+    for block in DPKG_STATUS.read_text(encoding="utf-8", errors="replace").split("\n\n"):
+        rec, last = {}, None
+        for line in block.splitlines():
+            if line[:1] in (" ", "\t") and last:
+                rec[last] += "\n" + line.strip()
+            elif ":" in line:
+                last, _, value = line.partition(":")
+                rec[last] = value.strip()
+        if rec:
+            out.append(rec)
+    return out
+
+
+@pytest.mark.skipif(not DPKG_STATUS.exists(), reason="no /var/lib/dpkg/status on this machine")
+def test_a_larger_budget_never_keeps_fewer_items_and_the_named_package_is_kept():
+    """The package database as JSON: 400 tokens kept no item where 350 kept two (the room after the
+    crush's picks was counted beside the marker's field summary, which goes first), and a query
+    naming libssl3 kept other packages (libssl3 is in the Depends of many)."""
+    items = _dpkg_status()
+    text = json.dumps(items)
+    kept = [len(json.loads(crush_json(text, budget=b))) - 1 for b in range(300, 800, 50)]
+    assert kept == sorted(kept) and kept[0] >= 1, kept
+    name = "libssl3" if any(x.get("Package") == "libssl3" for x in items) else "libc6"
+    for budget in (1000, 2000):
+        out = json.loads(crush_json(text, budget=budget, query=name))
+        assert name in [x.get("Package") for x in out[:-1]], budget
