@@ -127,7 +127,10 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         doc = read_document(text, path=args.path)
         max_items = _max_items(args.max_items) if args.max_items is not None else None
         store = None if args.no_store else _store(args)
-        res = fit_tokens(doc, args.budget, token_counter=counter, max_items=max_items, store=store, **kw)
+        res = _with_newline(
+            lambda b: fit_tokens(doc, b, token_counter=counter, max_items=max_items, store=store, **kw),
+            args.budget, counter,
+        )  # fmt: skip
         if args.report:
             sys.stderr.write(
                 f"scwo crush: {res.form}: kept {len(res.kept)} of {res.n}, {res.tokens} tokens of at most "
@@ -165,6 +168,20 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise _bad(exc, raw, args.file) from None
     return _write(args, out)
+
+
+def _with_newline(fit, budget: int, counter):
+    """``fit(budget)``, whose ``.text`` stdout ends with a line break: counted with it, so what is
+    printed is within ``budget`` (the estimate counted 2,001 tokens for 2,000 with the newline)."""
+    from ..tokens import count_tokens
+
+    b = budget
+    while True:
+        res = fit(b)
+        over = int(count_tokens([res.text + "\n"], counter)[0]) - budget
+        if over <= 0 or b <= 1:
+            return res
+        b = max(1, b - over)
 
 
 def _write(args: argparse.Namespace, out: str) -> int:
@@ -300,7 +317,11 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
         try:
             if args.budget is not None:  # a page within the ceiling; the next one's offset on stderr
                 counter = _token_counter(args.token_counter)
-                page = store.page(args.retrieve, budget=args.budget, token_counter=counter, **kw)
+                page = _with_newline(
+                    lambda b: store.page(args.retrieve, budget=b, token_counter=counter, **kw),
+                    args.budget,
+                    counter,
+                )
                 out = page.text
                 if page.next_offset is not None:
                     sys.stderr.write(

@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -343,3 +344,23 @@ def test_records_passed_through_are_the_input_lines_unchanged(tmp_path, capsys, 
     path.write_text("\n".join(lines) + "\r\n")
     assert main([a.format(path=path) for a in argv]) == 0
     assert capsys.readouterr().out.splitlines() == [lines[0], lines[2]]
+
+
+@pytest.mark.skipif(not Path("/var/log/dpkg.log").exists(), reason="no /var/log/dpkg.log on this machine")
+def test_crush_stdout_with_its_line_break_is_within_the_budget(tmp_path, capsys):
+    """The crush was fitted to the budget and the CLI then printed a line break after it: this
+    machine's dpkg.log as records printed 2,001 estimate tokens at --budget 2000 (1,901 at 1,900).
+    What stdout holds is counted now."""
+    from scwo_evals.logs import dpkg_records
+    from scwo_np.tokens import count_tokens
+
+    lines = Path("/var/log/dpkg.log").read_text(encoding="utf-8", errors="replace").splitlines()
+    path = tmp_path / "dpkg.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in dpkg_records(lines)))
+    over = []
+    for budget in range(1900, 2100, 7):
+        assert main(["crush", str(path), "--budget", str(budget), "--no-store"]) == 0
+        out = capsys.readouterr().out
+        if int(count_tokens([out], "estimate")[0]) > budget:
+            over.append(budget)
+    assert not over
