@@ -135,7 +135,10 @@ class CrushResult(TypedDict):
         Field(description="Kept positions as inclusive [first, last] runs (as the marker's dropped ranges)."),
     ]
     form: Annotated[
-        str, Field(description="'whole' (unchanged), 'lossless' (columnar, nothing dropped) or 'crushed'.")
+        str,
+        Field(
+            description="'whole' (unchanged), 'compact' (the same JSON without its indentation and spaces), 'lossless' (columnar, nothing dropped) or 'crushed'."
+        ),
     ]
     tokens: Annotated[int, Field(description="Tokens of the text block by token_counter.")]
     budget: int | None

@@ -130,11 +130,15 @@ def test_must_keep_items_too_big_for_the_budget_leave_it_to_the_items_that_fit(t
 
 def test_the_whole_document_and_the_lossless_form_come_first():
     items = [{"id": i, "svc": "api", "ok": True} for i in range(50)]
-    text = json.dumps(items)
+    text = json.dumps(items, separators=(",", ":"))
     whole = crush_json(text, budget=10**6)
     assert json.loads(whole) == items  # fits: every item, as it was
     out = crush_json(text, budget=count_tokens([whole])[0] - 1)
     assert '"_columnar"' in out and json.loads(lossless_decode(out)) == items  # nothing dropped
+    # json.dumps' ", " and ": " (or indentation): the same values without the spaces come before
+    spaced = json.dumps(items, indent=1)
+    out = crush_json(spaced, budget=count_tokens([text])[0])
+    assert out == text and json.loads(out) == items
     dropped = crush_json(text, budget=60, lossless=False)
     assert is_marker(json.loads(dropped)[-1])
 
@@ -179,3 +183,21 @@ def test_bad_arguments_are_named():
         crush_json(text, budget=100, marker=False)
     with pytest.raises(ValueError, match=r"budget=3 is too small.*give budget >= \d+"):
         crush_json(json.dumps({"a long preamble " * 5: _logs(10)}), budget=3)
+
+
+def test_indented_output_is_crushed_compact():
+    """``findmnt -J``'s indented output: at 600 tokens it was refused ("the text around the array ...
+    take 633 tokens"), compact it is 541. Indented or spaced JSON is crushed without its spaces:
+    the same values, more of them in the budget."""
+    mounts = [{"target": f"/srv/vol{i}", "source": f"/dev/sd{chr(97 + i % 26)}{i % 9 + 1}", "fstype": "ext4",
+               "options": "rw,relatime,errors=remount-ro",
+               "children": [{"target": f"/srv/vol{i}/sub{j}", "source": "tmpfs", "fstype": "tmpfs",
+                             "options": "rw,nosuid,nodev"} for j in range(3)]}
+              for i in range(40)]  # fmt: skip
+    doc = {"filesystems": [{"target": "/", "source": "/dev/sda1", "fstype": "ext4", "children": mounts}]}
+    pretty, compact = json.dumps(doc, indent=3), json.dumps(doc, separators=(",", ":"))
+    budget = count_tokens([compact])[0] // 2
+    out = crush_json(pretty, budget=budget, path="filesystems.0.children")
+    assert count_tokens([out])[0] <= budget and "\n" not in out and ": " not in out
+    kept = json.loads(out)["filesystems"][0]["children"]
+    assert len(kept) - 1 >= 15 and all(m in mounts for m in kept[:-1]) and is_marker(kept[-1])
