@@ -36,13 +36,15 @@ _MALFORMED = re.compile(r"^malformed JSON at character (\d+)(?: \([^)]*\))?: (.*
 def _bad(exc: Exception, raw: bytes, path: str) -> SystemExit:
     """The library's error as one line; a JSON syntax error gets the file, line and column, whole."""
     m = _MALFORMED.match(str(exc))
+    where = "standard input" if path == "-" else path
     if m is None:
+        if str(exc).startswith("text is "):  # empty, or not UTF-8: the file is what it is about
+            return SystemExit(f"scwo: {where}: {exc}")
         return SystemExit(f"scwo: {exc}")
     pos, msg = int(m.group(1)), m.group(2).rstrip(".")
     text = raw.decode("utf-8", errors="replace")
     line = text.count("\n", 0, pos) + 1
     col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    where = "standard input" if path == "-" else path
     hint = ""
     if not text.lstrip().startswith(("[", "{")):  # text, not JSON at all
         hint = " (crush reads JSON: an array, an object holding one, or JSON Lines; for a text log use `scwo mcp proxy`)"

@@ -364,3 +364,12 @@ def test_crush_stdout_with_its_line_break_is_within_the_budget(tmp_path, capsys)
         if int(count_tokens([out], "estimate")[0]) > budget:
             over.append(budget)
     assert not over
+
+
+@pytest.mark.parametrize("raw, said", [(b"", "text is empty"), (b"\xff\xfe[1]", "text is not valid UTF-8")])
+def test_crush_names_the_file_that_is_empty_or_not_utf8(tmp_path, capsys, raw, said):
+    """ "text is empty" named no file, where every other input error says FILE: or FILE:LINE:."""
+    path = tmp_path / "tool.json"
+    path.write_bytes(raw)
+    assert main(["crush", str(path), "--budget", "100"]) == 2
+    assert f"scwo crush: {path}: {said}" in capsys.readouterr().err
