@@ -370,7 +370,11 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
             ),
         ] = None,
         max_items: Annotated[
-            int | None, Field(description="The most array items to keep (items). Default: no item cap.", ge=1)
+            Annotated[int, Field(ge=1)] | Literal["auto"] | None,
+            Field(
+                description="The most array items to keep (items), or 'auto': the fewest that cover the array's "
+                "facts (as scwo crush --max-items auto). Default: no item cap."
+            ),
         ] = None,
         query: Annotated[
             str | None,

@@ -292,7 +292,7 @@ class Tools:
         self,
         json: str,
         budget: int | None = None,
-        max_items: int | None = None,
+        max_items: int | str | None = None,
         query: str | None = None,
         token_counter: str = "estimate",
     ) -> Answer:
@@ -309,7 +309,7 @@ class Tools:
         COUNTERS.lookup(token_counter)
         doc = read_document(json)
         self._count("json", len(doc.items))
-        if max_items is not None:
+        if max_items is not None and max_items != "auto":
             max_items = check_int(max_items, name="max_items", low=1)
         ceiling = 2**62 if budget is None else check_budget(budget)  # items only: no token ceiling
         if ceiling < 1:

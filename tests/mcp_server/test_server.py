@@ -131,6 +131,9 @@ def test_every_tool_over_stdio(tmp_path):
             assert LOGS[17] in out and LOGS[230] in out and len(out) == s["kept"]
             kept = [x["i"] for x in out]
             assert [i for a, b in s["kept_ranges"] for i in range(a, b + 1)] == kept
+            # max_items="auto", as the library and `scwo crush --max-items auto` take it (it was refused)
+            r = await c.call_tool("crush_json", {"json": json.dumps(LOGS), "max_items": "auto"})
+            assert not r.is_error and 0 < r.structured_content["kept"] < 400
 
             info = [x for x in LOGS if x["level"] == "INFO"]
             got, offset = [], 0
