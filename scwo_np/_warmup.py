@@ -34,11 +34,14 @@ def _selection() -> None:
         select_batch(E, E[:3], c, 200, offsets=[0, 100, 250, 300])
         topk_relevance(E, E[0], c, 400)
         coverage(E[:5], E[0])
-        # The threaded first pass (above _dot.PARALLEL_MIN_ELEMENTS elements).
-        n = -(-_dot.PARALLEL_MIN_ELEMENTS // 64)
-        big = rng.standard_normal((n, 64)).astype(dtype)
-        mmr_select(big, big[0], np.full(n, 10), 300)
-        mmr_select(big, big[-1], np.full(n, 10), 300)
+        # The threaded first pass (above _dot.PARALLEL_MIN_ELEMENTS elements), on a small matrix.
+        saved, _dot.PARALLEL_MIN_ELEMENTS = _dot.PARALLEL_MIN_ELEMENTS, 0
+        try:
+            big = rng.standard_normal((4096, 64)).astype(dtype)
+            mmr_select(big, big[0], np.full(4096, 10), 300)
+            mmr_select(big, big[-1], np.full(4096, 10), 300)
+        finally:
+            _dot.PARALLEL_MIN_ELEMENTS = saved
     truncate(c, 400)
 
 

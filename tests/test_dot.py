@@ -34,9 +34,10 @@ def test_dots_match_reference_to_the_bit(args):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_parallel_pass_equals_serial(dtype):
+def test_parallel_pass_equals_serial(dtype, monkeypatch):
+    monkeypatch.setattr(_dot, "PARALLEL_MIN_ELEMENTS", 1 << 21)  # the threaded pass at a small size
     rng = np.random.default_rng(0)
-    E = rng.standard_normal((6000, 401)).astype(dtype)  # above the threading threshold
+    E = rng.standard_normal((6000, 401)).astype(dtype)  # above that threshold
     v = rng.standard_normal(401).astype(dtype)
     assert _dot._nchunks(E) > 0 or _dot.numba.get_num_threads() < 2
     d1, n1 = _dot.dots_norms(E, v)

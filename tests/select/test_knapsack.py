@@ -110,13 +110,14 @@ def test_the_fused_preparation_equals_the_validating_one(problem):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_threaded_fused_preparation_equals_the_validating_one(dtype):
+def test_the_threaded_fused_preparation_equals_the_validating_one(dtype, monkeypatch):
     """Above PARALLEL_MIN_ELEMENTS the fused preparation runs its pass on threads: same bits;
     a NaN row still falls back to the validating path's error."""
     import scwo_np._dot
     from scwo_np.select._common import prepare
 
     rng = np.random.default_rng(2)
+    monkeypatch.setattr(scwo_np._dot, "PARALLEL_MIN_ELEMENTS", 1 << 18)  # a threaded size, small
     n = -(-scwo_np._dot.PARALLEL_MIN_ELEMENTS // 16) + 5
     E = rng.standard_normal((n, 16)).astype(dtype)
     q = rng.standard_normal(16).astype(dtype)

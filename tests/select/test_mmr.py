@@ -91,6 +91,7 @@ def test_threaded_fused_path_equals_validating_path_at_threaded_size(dtype, monk
     import scwo_np.select._mmr as mmr_module
 
     rng = np.random.default_rng(5)
+    monkeypatch.setattr(scwo_np._dot, "PARALLEL_MIN_ELEMENTS", 1 << 18)  # a threaded size, small
     n = -(-scwo_np._dot.PARALLEL_MIN_ELEMENTS // 32) + 3
     E = rng.standard_normal((n, 32)).astype(dtype)
     q = rng.standard_normal(32)
@@ -103,6 +104,7 @@ def test_threaded_fused_path_equals_validating_path_at_threaded_size(dtype, monk
         np.testing.assert_array_equal(fast[0], want[0])
         np.testing.assert_array_equal(fast[1], want[1])
     monkeypatch.undo()
+    monkeypatch.setattr(scwo_np._dot, "PARALLEL_MIN_ELEMENTS", 1 << 18)  # the threaded path's checks
     E[n - 7, 3] = np.nan
     with pytest.raises(ValueError, match=f"row {n - 7}"):
         mmr_select(E, q, costs, 5_000)
