@@ -40,7 +40,8 @@ SELECTORS = {
 @pytest.mark.parametrize("name", SELECTORS)
 @pytest.mark.parametrize("costs", HUGE_COSTS, ids=["1e30", "2^63 float", "2^62", "MAX_COST+1"])
 def test_costs_too_large_are_rejected_not_wrapped(name, costs):
-    with pytest.raises(ValueError, match=r"costs\[0\] = .* more than one chunk can hold"):
+    # select_batch's padded (1, n) input names the problem and the row: costs[0, 0]
+    with pytest.raises(ValueError, match=r"costs\[0(, 0)?\] = .* more than one chunk can hold"):
         SELECTORS[name](costs, 10)
 
 
@@ -101,3 +102,12 @@ def test_cli_quiet_on_a_closed_pipe(tmp_path):
     )
     assert r.returncode == 0
     assert r.stderr == ""
+
+
+def test_lsa_without_a_corpus_says_where_the_texts_go():
+    """as_embedder("lsa") said only "corpus must hold at least 2 non-empty texts" (a new user's
+    first try): it names the argument and the alternative now."""
+    from scwo_np.embed import as_embedder
+
+    with pytest.raises(ValueError, match=r"as_embedder\('lsa', corpus\) fits the space on corpus.*'minilm'"):
+        as_embedder("lsa")

@@ -101,7 +101,8 @@ def _bench_quality(args: argparse.Namespace) -> int:
             raise
         said = str(exc).split("; pass split=")[0]  # the CLI's own spelling of the fix
         raise SystemExit(
-            f"scwo bench: --split {args.split}: {said}; use another --split, or --split both."
+            f"scwo bench: --split {split}{'' if args.split else ' (the default)'}: {said}; use another --split, "
+            "or --split both."
         ) from None
     _out(json.dumps(rows, indent=1) if args.json else format_quality(rows))
     if args.plot is not None:

@@ -85,9 +85,16 @@ def as_embedder(
     if cache is True:
         cache = None
     if isinstance(embedder, str):
-        emb = EMBEDDERS.lookup(embedder, hint="Pass one of those names or a callable texts -> (n, d) array.")(
-            corpus
-        )
+        make = EMBEDDERS.lookup(embedder, hint="Pass one of those names or a callable texts -> (n, d) array.")
+        try:
+            emb = make(corpus)
+        except ValueError as exc:
+            if embedder != "lsa" or "corpus" not in str(exc):
+                raise
+            raise ValueError(  # an LSA space is fitted on texts: say where they go
+                f"{exc} as_embedder('lsa', corpus) fits the space on corpus: pass the texts you will embed "
+                "(or a sample of their kind), or use 'minilm'."
+            ) from None
     else:
         embedder_name(embedder)  # a TypeError naming the problem when it is not a usable callable
         emb = embedder

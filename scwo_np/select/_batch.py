@@ -9,6 +9,7 @@ Numba kernel, spread over threads, and returns exactly what
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -286,9 +287,14 @@ def select_batch(
         starts = off[:-1].astype(np.int64)
         stops = off[1:].astype(np.int64)
         B = starts.shape[0]
-    E = check_embeddings(E)
-    N, dim = E.shape
-    c = check_costs(c, N)
+    try:
+        E = check_embeddings(E)
+        N, dim = E.shape
+        c = check_costs(c, N)
+    except ValueError as exc:
+        if offsets is not None or not n:
+            raise
+        raise ValueError(_padded_position(str(exc), n)) from None
     Q = check_queries(queries, dim, dtype=E.dtype, name="queries") if B else np.zeros((0, dim), E.dtype)
     if Q.shape[0] != B:
         raise ValueError(f"queries must have one row per problem ({B}); got {Q.shape[0]}.")
@@ -348,10 +354,22 @@ def select_batch(
         mask = np.zeros(N, dtype=bool)
         for b in range(B):
             mask[starts[b] : stops[b]] = True
-        check_row_norms(np.where(mask, nrm, 1.0), E)
+        try:
+            check_row_norms(np.where(mask, nrm, 1.0), E)
+        except ValueError as exc:
+            if offsets is not None or not n:
+                raise
+            raise ValueError(_padded_position(str(exc), n)) from None
 
     res_off = np.zeros(B + 1, dtype=np.int64)
     np.cumsum(counts, out=res_off[1:])
     owner = np.repeat(np.arange(B, dtype=np.int64), counts)  # the set of each result row
     take = starts[owner] + (np.arange(res_off[-1], dtype=np.int64) - res_off[owner])
     return BatchSelection(out_idx[take], res_off, out_gain[take], out_lam)
+
+
+def _padded_position(message: str, n: int) -> str:
+    """A flat row of padded ``(B, n, d)`` input as the problem and row the user indexes by: "zero
+    vector at row 54" of (2, 50, 384) is problem 1, row 4; ``costs[50]`` is ``costs[1, 0]``."""
+    message = re.sub(r"\brow (\d+)\b", lambda m: f"problem {int(m[1]) // n}, row {int(m[1]) % n}", message)
+    return re.sub(r"\bcosts\[(\d+)\]", lambda m: f"costs[{int(m[1]) // n}, {int(m[1]) % n}]", message)

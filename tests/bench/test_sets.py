@@ -267,11 +267,16 @@ def test_scwo_bench_quality_set(capsys, tmp_path, faq_file):
             r"--split tune: no question has split 'tune': the questions of 'ok' are 'held_out' .*"
             r"use another --split, or --split both\.$",
         ),
+        (  # it said "--split None" where the user gave no --split
+            ["--set", "{tuned}"],
+            r"--split held_out \(the default\): no question has split 'held_out'.* or --split both\.$",
+        ),
     ],
 )
 def test_scwo_bench_quality_bad_input_is_one_line_and_status_2(tmp_path, extra, says):
     names = dict(tmp=tmp_path, bad=_write(tmp_path / "bad.jsonl", [OK, {**OK, "gold": [5]}]),
-                 missing=tmp_path / "missing.jsonl", ok=_write(tmp_path / "ok.jsonl", [OK]))  # fmt: skip
+                 missing=tmp_path / "missing.jsonl", ok=_write(tmp_path / "ok.jsonl", [OK]),
+                 tuned=_write(tmp_path / "tuned.jsonl", [{**OK, "split": "tune"}]))  # fmt: skip
     argv = ["bench", "--quality", *(a.format(**names) for a in extra)]
     status, err = _cli(argv)
     assert status == 2 and "Traceback" not in err and err.count("\n") == 1, err

@@ -68,5 +68,24 @@ def test_batch_errors():
         select_batch(np.ones((3, 4)), np.ones((1, 4)), np.ones(3, int), 5, offsets=[1, 3])
     bad = np.ones((2, 3, 4))
     bad[1, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN or inf at row 5"):
+    with pytest.raises(ValueError, match="NaN or inf at problem 1, row 2 "):  # flat row 5 of (2, 3, 4)
         select_batch(bad, np.ones((2, 4)), np.ones((2, 3), int), 5)
+
+
+def test_padded_input_errors_name_the_problem_and_its_row():
+    """(2, 50, d) input with a zero row at problem 1, row 4 said "zero vector at row 54", and a
+    negative cost at [1, 0] "costs[50]": the positions the user indexes by are given now."""
+    rng = np.random.default_rng(0)
+    E, Q, c = rng.standard_normal((2, 50, 16)), rng.standard_normal((2, 16)), np.ones((2, 50), dtype=np.int64)
+    zero = E.copy()
+    zero[1, 4] = 0
+    with pytest.raises(ValueError, match=r"zero vector at problem 1, row 4 "):
+        select_batch(zero, Q, c, 10)
+    nan = E.copy()
+    nan[1, 7, 2] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or inf at problem 1, row 7 "):
+        select_batch(nan, Q, c, 10)
+    neg = c.copy()
+    neg[1, 0] = -5
+    with pytest.raises(ValueError, match=r"costs\[1, 0\] = -5"):
+        select_batch(E, Q, neg, 10)
