@@ -10,6 +10,7 @@ from ..optimize import KB_CAMEL_CASE, MORAG_LAYOUTS
 from ..validation import renamed_message
 from ._io import (
     _json_object_option,
+    _output,
     _put,
     _read_jsonl,
     _renamed_flag,
@@ -56,7 +57,8 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             )
             ctx = opt.optimize(chunks, args.query, args.strategy)
             if args.format == "text":
-                _put(sys.stdout, opt.format_context(ctx, args.query) + "\n")
+                with _output(args.output) as fh:  # -o as for JSONL (the text went to stdout whatever -o said)
+                    _put(fh, opt.format_context(ctx, args.query) + "\n")
             else:
                 _write_jsonl(
                     ({"id": c.id, field: c.content, "priority": c.relevance_score, "source": c.source_document}
@@ -77,9 +79,13 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def _at_line(message: str, records) -> str:
-    """The library's "matches[k] …" (KB: the k-th record) or "chunk N …" (MoRAG: N is the line)
+    """The library's "matches[k] …" (KB: the k-th record), "chunks[k].field …" or "chunk N …" (MoRAG: N is the line)
     as "FILE:LINE: the record …", as every other input error names a record."""
     where = _where(records.path)
+    m = re.match(r"chunks\[(\d+)\]\.(\w+) (.*)", message, re.S)  # MoRAG's checks of a chunk's field
+    if m and int(m[1]) < len(records.lines):
+        field = "score" if m[2] == "relevance_score" else m[2]
+        return f"{where}:{records.lines[int(m[1])]}: the record's {field} {m[3]}"
     m = re.match(r"(?:matches\[(\d+)\]|chunk (\d+)(:?)) (has |is )?(.*)", message, re.S)
     if m is None:
         return message

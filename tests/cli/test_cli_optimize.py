@@ -78,6 +78,7 @@ def test_kb_says_why_the_budget_step_left_a_chunk_out(chunks, tmp_path, capsys):
         ("kb", {"text": "x", "score": 0.4, "tokens": -4}, ["--budget", "10"],
          "c.jsonl:3: the record's tokens must be a non-negative token count; got -4."),
         ("morag", {"text": "x"}, [], "c.jsonl:3: the record has no 'relevance_score' or 'score' field."),
+        ("morag", {"text": "x", "score": "high"}, [], "c.jsonl:3: the record's score must be a number; got str."),
         ("morag", {"text": "x", "score": 0.5, "entities": "x"}, [],
          "c.jsonl:3: the record's entities must be a list of strings; got str."),
     ],
@@ -90,3 +91,11 @@ def test_a_bad_record_is_named_by_its_file_and_line(tmp_path, capsys, pipeline, 
     assert main(["optimize", str(path), "--pipeline", pipeline, *flags]) == 2
     err = capsys.readouterr().err
     assert err.strip().endswith(message) and err.count("\n") == 1
+
+
+def test_morag_text_goes_where_o_says(chunks, tmp_path, capsys):
+    """--format text wrote to stdout whatever -o said (exit 0, no file)."""
+    out = tmp_path / "context.txt"
+    assert main(["optimize", chunks, "--pipeline", "morag", "--query", "read a file", "--format", "text",
+                 "-o", str(out)]) == 0  # fmt: skip
+    assert capsys.readouterr().out == "" and out.read_text().startswith("# Context for Query: read a file")
