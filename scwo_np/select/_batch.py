@@ -114,7 +114,13 @@ def _batch_by_set(E, starts, stops, Q, c, bud, strategy, lam, options) -> BatchS
     idx, gains, offs = [], [], [0]
     for b in range(starts.shape[0]):
         s, e = int(starts[b]), int(stops[b])
-        p, g = fn(E[s:e], Q[b], c[s:e], int(bud[b]), return_gains=True, **kw)
+        try:
+            p, g = fn(E[s:e], Q[b], c[s:e], int(bud[b]), return_gains=True, **kw)
+        except ValueError as exc:  # the set's own rows: say which set
+            msg = re.sub(r"\brow (\d+)\b", lambda m, b=b: f"problem {b}, row {m[1]}", str(exc))
+            raise ValueError(
+                re.sub(r"\bcosts\[(\d+)\]", lambda m, b=b: f"costs of problem {b}[{m[1]}]", msg)
+            ) from None
         idx.append(p)
         gains.append(g)
         offs.append(offs[-1] + p.shape[0])

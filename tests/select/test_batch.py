@@ -89,3 +89,7 @@ def test_padded_input_errors_name_the_problem_and_its_row():
     neg[1, 0] = -5
     with pytest.raises(ValueError, match=r"costs\[1, 0\] = -5"):
         select_batch(E, Q, neg, 10)
+
+    # the other strategies run set by set: the set is named too (it said "row 7")
+    with pytest.raises(ValueError, match=r"zero vector at problem 1, row 4 "):
+        select_batch(zero, Q, c, 10, strategy="dpp")
