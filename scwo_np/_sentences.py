@@ -326,9 +326,11 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
 
 
 def _wrapped_runs(lines: list[tuple[int, int]], bodies: list[str]) -> list[tuple[int, int, str]]:
-    """A paragraph of lines, each a span of its own, but for runs of three or more lines at one
-    indent that are running text wrapped at a width (a Debian control file's or a changelog's
-    indented description under its ``Key: value`` lines): a run is one span of prose."""
+    """A paragraph of lines, each a span of its own, but for runs of lines at one indent that are
+    running text wrapped at a width: a run is one span of prose. A Debian control file's or
+    copyright file's description indented under its ``Key: value`` lines; a README's paragraph
+    under its heading and underline. A run ends at a line shorter than three quarters of the
+    widest (a paragraph's last line, a heading, Debian's ``" ."``)."""
     out: list[tuple[int, int, str]] = []
     i, n = 0, len(lines)
     while i < n:
@@ -336,12 +338,36 @@ def _wrapped_runs(lines: list[tuple[int, int]], bodies: list[str]) -> list[tuple
         j = i + 1
         while j < n and bodies[j].strip() and len(bodies[j]) - len(bodies[j].lstrip()) == indent:
             j += 1
-        if j - i >= 3 and j - i < n and _filled(bodies[i:j]):
-            out.append((lines[i][0], lines[j - 1][1], "prose"))
-        else:
-            out.extend((a, b, "line") for a, b in lines[i:j])
+        width = max(len(x.strip()) for x in bodies[i:j])
+        k = i
+        while k < j:  # the run's pieces, each ending at a short line
+            m = k
+            while m < j - 1 and len(bodies[m].strip()) >= 0.75 * width:
+                m += 1
+            if m - k >= 2 and m - k + 1 < n and _filled(bodies[k : m + 1]) and _broke(bodies[k : m + 1]):
+                out.append((lines[k][0], lines[m][1], "prose"))
+            else:
+                out.extend((a, b, "line") for a, b in lines[k : m + 1])
+            k = m + 1
         i = j
     return out
+
+
+def _broke(bodies: list[str]) -> bool:
+    """Whether lines were broken where the next word no longer fitted (seven breaks in ten) in text
+    that ends a sentence somewhere: the width a text was wrapped at, not a list of items of about
+    one length (a changelog's "top: ..." lines, a diffstat, a list of paths)."""
+    body = [x.strip() for x in bodies]
+    if not _SENTENCE_END.search("\n".join(body)) or any("\t" in x or " | " in x for x in body):
+        return False  # prose ends a sentence somewhere; lists and diffstats of items do not
+    width = max(map(len, body))
+    broke = [len(a) + 1 + len(b.split()[0]) > width for a, b in zip(body, body[1:], strict=False) if b]
+    return bool(broke) and sum(broke) >= 0.7 * len(broke)
+
+
+#: A sentence's end in running text: a word's last letter (or a closing bracket or quote), then
+#: a sentence mark, then a space or the line's end (not ".hpp", not "1.0.2").
+_SENTENCE_END = re.compile(r"[A-Za-z)\]'\"’”][.!?](?=\s|$)", re.M)
 
 
 #: What a wrapped sentence's next line may start with besides a lower-case letter: a quote or an

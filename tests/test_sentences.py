@@ -114,6 +114,45 @@ def test_a_wrapped_description_under_key_value_lines_is_cut_at_its_sentences():
     assert len(_pieces(names)) == 6
 
 
+def test_a_wrapped_paragraph_under_a_heading_or_between_debian_dots_is_prose():
+    """A re-trial on /usr/share/doc: gzip's copyright gave "under the terms of the GNU Free
+    Documentation License, Version 1.3 or" as a sentence (its description runs on to " ." and
+    another paragraph), and adduser's README "configuration options and stating what the default
+    is that adduser and" (the paragraph shares its block with a heading and its underline). A
+    diffstat stays lines."""
+    gfdl = (
+        "License: GFDL-1.3+-no-invariant\n"
+        " Permission is granted to copy, distribute and/or modify this document\n"
+        " under the terms of the GNU Free Documentation License, Version 1.3 or\n"
+        " any later version published by the Free Software Foundation; with no\n"
+        " Invariant Sections, with no Front-Cover Texts, and with no Back-Cover\n"
+        " Texts.\n"
+        " .\n"
+        " On Debian GNU/Linux systems, the complete text of the GNU Free Documentation\n"
+        " License can be found in `/usr/share/common-licenses/GFDL-3'."
+    )
+    got = [" ".join(p.split()) for p in _pieces(gfdl)]
+    assert got[1].startswith("Permission is granted") and got[1].endswith("Back-Cover Texts.")
+    readme = (
+        "Configuration files\n"
+        "-------------------\n"
+        "adduser and deluser have configuration files, /etc/adduser.conf and\n"
+        "/etc/deluser.conf, respectively. In a freshly installed package, both\n"
+        "files only contain comments, giving terse explanation about available\n"
+        "configuration options and stating what the default is that adduser and\n"
+        "deluser will use if not otherwise configured."
+    )
+    got = [" ".join(p.split()) for p in _pieces(readme)]
+    assert got[-1] == (
+        "In a freshly installed package, both files only contain comments, giving terse explanation about "
+        "available configuration options and stating what the default is that adduser and deluser will use "
+        "if not otherwise configured."
+    )
+    diffstat = " configure.ac        | 23 +++++++++++++++++++++-\n gen.tab/Makefile.am | 20 ++++++++++-----\n"
+    diffstat += " lib/fribidi.c       | 11 +++++++----\n 3 files changed, 34 insertions(+), 11 deletions(-)"
+    assert len(_pieces(diffstat)) == 4
+
+
 def test_units_keep_what_a_sentence_needs():
     text = "Sets are fast. However, they are unordered. Lists keep order. Tuples hash."
     assert _pieces(text, sentence_units) == [
