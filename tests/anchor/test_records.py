@@ -5,6 +5,7 @@ exactly what was left out."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -310,3 +311,29 @@ def test_prose_and_man_pages_are_not_tables():
         "       List information about the FILEs (the current directory by default), sorted by name.\n" * 12
     )
     assert split_records(page) is None or split_records(page).shape != "table"
+
+
+DPKG_STATUS = "/var/lib/dpkg/status"
+
+
+@pytest.mark.skipif(not os.path.exists(DPKG_STATUS), reason="no /var/lib/dpkg/status on this machine")
+def test_package_paragraphs_are_whole_records_and_a_description_is_not_an_error():
+    """/var/lib/dpkg/status (hundreds of blank-line-separated ``key: value`` paragraphs): a paragraph
+    whose Description is folded over indented lines was "not a block" (209 of 735 here), so the file
+    was cut into 10,072 lines, a kept line rarely a ``Package:`` one, and valgrind's "a memory error
+    detector" made 9 of them "errors". Each paragraph is one record; an error word in a field that
+    describes a thing (the JSON crush's rule) is not an error, one in another field is."""
+    with open(DPKG_STATUS, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    r = split_records(text)
+    assert r is not None and r.shape == "blocks" and len(r) == len(paragraphs)
+    assert all(x.startswith("Package: ") for x in r.records)
+    assert not any(r.level)
+    for budget in (500, 2000):
+        fit = fit_records(r, budget)
+        assert fit.tokens <= budget and fit.text.count("Package: ") == len(fit.kept) >= 1
+        assert "error" not in fit.text.splitlines()[-1]
+    # a real error in a field that is not a description still counts
+    broken = r.records[: len(r) // 2] + [r.records[0].replace("Status: ", "Status: error ", 1)]
+    assert split_records("".join(broken)).level[-1] == "error"

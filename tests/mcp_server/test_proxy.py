@@ -307,6 +307,39 @@ def test_the_config_file_excludes_sets_budgets_and_modes(tmp_path):
     assert proc.returncode != 0 and "unknown key 'budjet'" in proc.stderr
 
 
+# -- this machine's files and command outputs through the proxy ----------------------------------
+
+DPKG_STATUS = Path("/var/lib/dpkg/status")
+
+
+@pytest.mark.skipif(not DPKG_STATUS.exists(), reason="no /var/lib/dpkg/status on this machine")
+def test_the_package_database_is_kept_by_whole_paragraphs(tmp_path):
+    """A new user read /var/lib/dpkg/status through the proxy at 500 tokens: "kept 10 of 10072
+    records", no ``Package:`` line, and "9 of them errors" for descriptions holding the word ("a
+    memory error detector"); at 2,000 with --mode records, 2 ``Package:`` lines among 171."""
+    paragraphs = [
+        p.strip() for p in re.split(r"\n\s*\n", DPKG_STATUS.read_text(errors="replace")) if p.strip()
+    ]
+
+    async def go():
+        for budget, mode in ((500, "auto"), (2000, "records")):
+            async with _proxy(tmp_path, "--budget", str(budget), "--mode", mode, upstream=UPSTREAM) as c:
+                r = await c.call_tool("read_file", {"path": str(DPKG_STATUS)})
+                text, meta = _text(r), r.meta["scwo_np/proxy"]
+                assert meta["form"] == "records" and meta["of"] == len(paragraphs) and _tokens(text) <= budget
+                body = text[: text.rindex("[scwo:")]  # the records, without the marker line
+                cut = re.search(r"\n\[scwo: record \d+ cut after [^\n]*\n", body)  # a record's first lines
+                if cut is not None:
+                    first = body[: cut.start()].rsplit("\n\n", 1)[-1].strip()
+                    assert any(p.startswith(first) for p in paragraphs)
+                    body = body[: cut.start()].rsplit("\n\n", 1)[0] + "\n\n" + body[cut.end() :]
+                shown = [p.strip() for p in re.split(r"\n\s*\n", body) if p.strip()]
+                assert len(shown) == meta["kept"] >= 1 and all(p in paragraphs for p in shown)
+                assert "error" not in text.splitlines()[-1]
+
+    anyio.run(go)
+
+
 # -- the reference servers from PyPI ---------------------------------------------------------------
 
 

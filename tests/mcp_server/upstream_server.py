@@ -4,13 +4,17 @@ Its tools misbehave on request: ``crash`` ends the process mid-call, ``hang`` ne
 ``progress`` reports progress before answering, ``wait_for_cancel`` writes to a file when its
 call is cancelled, ``logs`` returns log lines, ``failing_logs`` fails with them, ``rows`` returns a
 structured result (its text the same JSON), ``broken_json`` text that starts like JSON and is
-not; it also has a resource and a prompt.  ``python upstream_server.py`` serves stdio;
-``--http PORT`` serves streamable HTTP.
+not; ``read_file``, ``run`` and ``json_items`` give this machine's files, command outputs and JSON
+arrays as a real server would (a file's carriage returns kept; a list one text block per item); it
+also has a resource and a prompt.  ``python upstream_server.py`` serves stdio; ``--http PORT``
+serves streamable HTTP.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -97,6 +101,25 @@ def broken_json(n: int = 300) -> str:
     return "[" + ", ".join(
         f'{{"id": {i}, "note": "unterminated' if i == n // 2 else f'{{"id": {i}}}' for i in range(n)
     )
+
+
+@server.tool(description="A file's text, as its bytes say (no newline translation: a carriage return stays).")
+def read_file(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+@server.tool(description="Run a command (argv, no shell) and return its standard output, as written.")
+def run(argv: list[str]) -> str:
+    return subprocess.run(argv, capture_output=True, check=False).stdout.decode("utf-8", errors="replace")
+
+
+@server.tool(
+    description="The JSON array in the file at path, as the SDK returns a list: one text block per item."
+)
+def json_items(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 @server.resource("test://readme", description="A small text resource.")
