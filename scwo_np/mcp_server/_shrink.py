@@ -242,6 +242,12 @@ def _shrink_json(
     ws = sum(text.count(c) for c in " \n\t\r")
     if doc.form in ("array", "object") and before * (len(text) - ws) <= 1.1 * budget * len(text):
         lossless.append(("compact", _squeeze(text.strip()) if got[1] is None else doc.render(doc.pieces)))
+    elif (
+        doc.form in ("jsonl", "concatenated")
+        and n > 1
+        and before * (len(text) - ws) <= 1.1 * budget * len(text)
+    ):
+        lossless.append(("compact", "\n".join(_squeeze(p) for p in doc.pieces)))  # one compact item a line
     if isinstance(value, list) and value and _csv_may_fit(value, before, budget, count):
         lossless.append(("csv", _csv(value)))
     if n and _lossless_may_fit(doc, before, budget, count):
@@ -267,9 +273,13 @@ def _shrink_json(
     if not n:
         return None
     if got[1] is None and doc.form in ("array", "object") and ws > 0.02 * len(text):
-        # spaces between tokens (an SDK server's list result indented by 2; json.dumps' ", " and
-        # ": "): the kept items are crushed and shown compact, the same values in fewer tokens
+        # spaces between tokens (json.dumps' ", " and ": ", an indented array): the kept items are
+        # crushed and shown compact, the same values in fewer tokens
         doc = read_document(_squeeze(text.strip()))
+    elif doc.form in ("jsonl", "concatenated") and n > 1 and ws > n + 0.02 * len(text):
+        # an SDK server's list result: one text block per item, each indented by 2 (the blocks joined
+        # by line breaks): the same, one compact item a line
+        doc = dataclasses.replace(doc, pieces=[_squeeze(p) for p in doc.pieces])
     # An array an upstream crushed already (``scwo mcp`` behind the proxy) ends with its marker: the
     # count of what it left out and the key that gets it back. Kept, last, as the item it is not (so
     # the proxy's own marker counts the upstream's items alone), and without its ranges and field

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from realdata import DPKG_LOG, dpkg_records
 
 from scwo_np.anchor._diff import _parts, split_diff
 from scwo_np.tokens import as_token_counter, count_tokens
@@ -336,6 +337,31 @@ def test_the_package_database_is_kept_by_whole_paragraphs(tmp_path):
                 shown = [p.strip() for p in re.split(r"\n\s*\n", body) if p.strip()]
                 assert len(shown) == meta["kept"] >= 1 and all(p in paragraphs for p in shown)
                 assert "error" not in text.splitlines()[-1]
+
+    anyio.run(go)
+
+
+@pytest.mark.skipif(not Path(DPKG_LOG).exists(), reason="no /var/log/dpkg.log on this machine")
+def test_a_list_result_of_one_block_per_item_is_kept_compact(tmp_path):
+    """The SDK returns a tool's list[dict] as one text block per item, each indented by 2: the kept
+    items came as they were (12 items, 493 tokens of 500 at a new user's; compact, 432)."""
+    records = dpkg_records()[:5000]
+    path = tmp_path / "dpkg.json"
+    path.write_text(json.dumps(records))
+
+    async def go():
+        async with _direct(UPSTREAM) as d:
+            r = await d.call_tool("json_items", {"path": str(path)})
+            assert len(r.content) == len(records) and "\n  " in r.content[0].text  # as the SDK sends it
+        async with _proxy(tmp_path / "store", "--budget", "500", upstream=UPSTREAM) as c:
+            r = await c.call_tool("json_items", {"path": str(path)})
+            text, meta = _text(r), r.meta["scwo_np/proxy"]
+            assert meta["form"] == "crushed" and _tokens(text) <= 500 and meta["of"] == len(records)
+            lines = text.splitlines()
+            assert len(lines) == meta["kept"] + 1 and '"_omitted"' in lines[-1]  # one item a line, the marker
+            for line in lines[:-1]:
+                item = json.loads(line)
+                assert item in records and line == json.dumps(item, separators=(",", ":"))
 
     anyio.run(go)
 
