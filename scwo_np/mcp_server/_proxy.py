@@ -33,7 +33,7 @@ import anyio
 
 from ..anchor import CrushStore
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ._shrink import MIN_BUDGET, MODES, call_query, shrink_result, shrink_text
+from ._shrink import MIN_BUDGET, MODES, BudgetTooSmall, call_query, shrink_result, shrink_text
 from ._upstream import Upstream, UpstreamError
 
 __all__ = ["ProxyConfig", "ToolConfig", "build_proxy", "read_config"]
@@ -431,6 +431,10 @@ def build_proxy(upstream: Upstream, config: ProxyConfig, store: CrushStore, capa
             out, _ = shrink_result(result, tc.budget, query=call_query(name, args, tc.query), mode=tc.mode,
                                    token_counter=counter, store=store, hint=tc.query)  # fmt: skip
             return out
+        except (
+            BudgetTooSmall
+        ) as exc:  # JSON that no crush fits as JSON: an error naming the budget, not broken JSON
+            return _error(f"{name}: {exc}")
         except Exception as exc:  # noqa: BLE001 - malformed output: passed on unchanged, with a warning
             log.warning("tool %s: result passed on unchanged, it could not be shrunk (%s: %s)", name,
                         type(exc).__name__, exc)  # fmt: skip

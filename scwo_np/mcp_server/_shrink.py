@@ -9,7 +9,9 @@
    (``"csv"``) and TOON (``"toon"``, when the ``toon-format`` library is installed and its text
    decodes back to the same data); else the token-budgeted crush of :func:`scwo_np.anchor` with the call's
    arguments as the query (``"crushed"``: errors, anomalies, query matches and the newest
-   items first, the omission marker inside the JSON);
+   items first, the omission marker inside the JSON); when the text around that array is over the
+   budget, its arrays crushed in turn (:func:`_shrink_nested`); JSON is never shrunk as text, and
+   JSON that does not fit as JSON raises :class:`BudgetTooSmall`, naming the budget that holds it;
 3. a unified diff (``git diff``, ``git show``, ``git log -p``, ``diff -u``:
    :func:`scwo_np.anchor._diff.split_diff`): the commit's text first, whole hunks under their
    file's header, each file's first hunk offered before any file's second, the files left
@@ -62,7 +64,7 @@ from ..select import select_texts
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
 
-__all__ = ["MODES", "Shrunk", "call_query", "shrink_result", "shrink_text"]
+__all__ = ["MODES", "BudgetTooSmall", "Shrunk", "call_query", "shrink_result", "shrink_text"]
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +311,100 @@ def _shrink_json(
     return Shrunk(text, "crushed", tokens, before, res.key, len(res.kept), res.n, "items")
 
 
+class BudgetTooSmall(ValueError):
+    """A JSON result that no crush puts within the budget as JSON: the message names the budget that
+    would do (the proxy answers the call with it as a tool error, never with broken JSON)."""
+
+
+#: Arrays a JSON result may have crushed one after another (:func:`_shrink_nested`).
+MAX_NESTED = 32
+
+
+def _open_arrays(value: Any) -> list[tuple[int, list[str | int]]]:
+    """``(elements, path)`` of every array in ``value`` not crushed yet (its last element is not a
+    marker) with an element, in document order."""
+    out: list[tuple[int, list[str | int]]] = []
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            if node and not is_marker(node[-1]):
+                out.append((len(node), path))
+            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
+    return out
+
+
+def _rows_as_objects(doc):
+    """``doc`` with its items that are arrays (rows: ``[[1, "a"], [2, "b"]]``) read by the crush as
+    objects of their positions; the texts shown and stored stay the rows' own."""
+    if not any(isinstance(x, list) for x in doc.items):
+        return doc
+    items = [{str(k): v for k, v in enumerate(x)} if isinstance(x, list) else x for x in doc.items]
+    return dataclasses.replace(doc, items=items)
+
+
+def _shrink_nested(text: str, budget: int, count, query: str, store, before: int, counter) -> Shrunk | None:
+    """A JSON array or object whose largest array's crush leaves too much around it (``findmnt -J``:
+    a tree of mounts, each with its ``children``), as JSON still: its arrays crushed one after
+    another, the one of most elements first, each to its marker (and at most one item, when one
+    fits in a few dozen tokens; the rest stored) while the text around it is over the budget, and
+    the first whose text around it fits, within the budget. None when ``text`` is not a JSON array
+    or object.
+
+    Raises
+    ------
+    BudgetTooSmall
+        When every array crushed to its marker still leaves the text over ``budget``: it names
+        the budget that holds it.
+    """
+    got = _read_json(text)
+    if got is None or got[0].form not in ("array", "object"):
+        return None
+    cur = (
+        _squeeze(text.strip())
+        if got[1] is None
+        else json.dumps(got[1], ensure_ascii=False, separators=(",", ":"))
+    )
+    if f'"{COLUMNAR_KEY}"' in cur:  # the columnar form: the array it stands for
+        cur = json.dumps(json.loads(lossless_decode(cur)), ensure_ascii=False, separators=(",", ":"))
+    skip: set[tuple] = set()  # arrays the crush cannot take (of arrays), or not smaller as a marker
+    need = count(cur)
+    for _ in range(MAX_NESTED):
+        arrays = [a for a in _open_arrays(json.loads(cur)) if tuple(a[1]) not in skip]
+        if not arrays:
+            break
+        path = max(arrays, key=lambda a: a[0])[1]  # the most elements, the first of equals
+        doc = _rows_as_objects(read_document(cur, path=path or None))
+        try:
+            res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
+            return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+        except TypeError:  # items the crush cannot read: not crushed
+            skip.add(tuple(path))
+            continue
+        except ValueError:  # too much around it: this one to its marker, then the next
+            pass
+        frame = count(doc.render([]))
+        for room in (48, 96, 192, 384, 768):
+            try:
+                res = fit_tokens(doc, frame + room, store=store, query=query, token_counter=counter,
+                                 lossless=False, max_items=1)  # fmt: skip
+            except ValueError:
+                continue
+            if res.tokens < need:
+                cur, need = res.text, res.tokens
+            else:  # three numbers are shorter than the marker that stands for them
+                skip.add(tuple(path))
+            break
+        else:
+            skip.add(tuple(path))
+    raise BudgetTooSmall(
+        f"the result is JSON of {before:,} tokens; with its arrays crushed to their markers it still takes "
+        f"{need:,}, over the budget of {budget:,}: give budget >= {need:,} for this tool."
+    )
+
+
 def _toon_module():
     """``toon_format`` (TOON's official Python library, in the mcp extra), or None when it is not installed."""
     try:
@@ -491,6 +587,12 @@ def shrink_text(
     Shrunk
         The text within ``budget`` and what was done.
 
+    Raises
+    ------
+    BudgetTooSmall
+        When ``text`` is a JSON array or object that does not fit as JSON even with every array in
+        it crushed to its marker (the message names the budget that holds it).
+
     Examples
     --------
     >>> import json
@@ -512,9 +614,9 @@ def shrink_text(
     if mode in ("auto", "json"):
         try:
             got = _shrink_json(text, budget, count, query, store, before, token_counter)
-        except (ValueError, TypeError) as exc:  # no array of objects to crush, or one item over the budget
-            log.info("JSON result not crushed as JSON (%s); shrinking it as text", exc)
-            got = None
+        except (ValueError, TypeError) as exc:  # too much around its largest array: its arrays one by one
+            log.info("JSON result not crushed by its largest array (%s); crushing its arrays in turn", exc)
+            got = _shrink_nested(text, budget, count, query, store, before, token_counter)
         if got is not None:
             return got
     if mode in ("auto", "diff"):

@@ -366,6 +366,46 @@ def test_a_list_result_of_one_block_per_item_is_kept_compact(tmp_path):
     anyio.run(go)
 
 
+@pytest.mark.skipif(shutil.which("findmnt") is None, reason="no findmnt on this machine")
+def test_json_whose_largest_array_leaves_too_much_around_it_stays_json(tmp_path):
+    """``findmnt -J`` at 300 tokens: its largest array (10 cgroup mounts) left 306 tokens around it,
+    and the proxy fell back to prose, " … " spliced between fields of different mounts (with --mode
+    json too); ``pip inspect`` at 100 likewise. Valid JSON, its arrays crushed in turn, or a tool
+    error naming the budget that holds it as JSON; and that budget does."""
+    findmnt = subprocess.run(["findmnt", "-J"], capture_output=True, text=True).stdout
+    if _tokens(findmnt) <= 400:
+        pytest.skip("findmnt -J is short on this machine")
+
+    def mounts(value) -> list[dict]:  # every mount shown, at any depth (not the markers)
+        out = []
+        for m in value.get("filesystems", value.get("children", [])):
+            if "target" in m:
+                out += [m, *mounts(m)]
+        return out
+
+    async def go():
+        whole = {m["target"] + m["options"] for m in mounts(json.loads(findmnt))}
+        for mode in ("auto", "json"):
+            async with _proxy(tmp_path / mode, "--budget", "300", "--mode", mode, upstream=UPSTREAM) as c:
+                r = await c.call_tool("run", {"argv": ["findmnt", "-J"]})
+                text, meta = _text(r), r.meta["scwo_np/proxy"]
+                assert not r.is_error and meta["form"] == "crushed" and _tokens(text) <= 300
+                shown = mounts(json.loads(text))
+                assert shown and {m["target"] + m["options"] for m in shown} <= whole and " … " not in text
+                assert meta["key"] in text
+        async with _proxy(tmp_path / "pip", "--budget", "100", upstream=UPSTREAM) as c:
+            r = await c.call_tool("run", {"argv": [sys.executable, "-m", "pip", "inspect"]})
+            text = _text(r)
+            assert r.is_error and _tokens(text) <= 100, text
+            need = int(re.search(r"give budget >= ([\d,]+)", text)[1].replace(",", ""))
+        async with _proxy(tmp_path / "pip2", "--budget", str(need), upstream=UPSTREAM) as c:
+            r = await c.call_tool("run", {"argv": [sys.executable, "-m", "pip", "inspect"]})
+            text = _text(r)
+            assert not r.is_error and _tokens(text) <= need and json.loads(text)["installed"][-1]["_omitted"]
+
+    anyio.run(go)
+
+
 # -- the reference servers from PyPI ---------------------------------------------------------------
 
 
