@@ -145,3 +145,34 @@ def test_wordpiece_counts_a_lone_surrogate_instead_of_failing():
     """Issue 32: the tokenizer refused text with a lone surrogate (from errors='surrogateescape')."""
     c = WordPieceCounter()
     assert c.count(["ok \ud800 ok"]).tolist() == c.count(["ok ? ok"]).tolist()  # encoded as "?"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["wordpiece", "cl100k_base"])
+def test_tokens_over_is_the_count_or_a_bound_above_the_budget(texts, name):
+    """tokens_over: the exact count when the text may fit, else a lower bound above the budget, on
+    prose, compact JSON (few spaces: the words alone are no bound there) and a long joined text."""
+    import json
+
+    from scwo_np.tokens import tokens_over
+
+    counter = as_token_counter(name)
+    records = json.dumps([{"text": t, "n": i, "tags": t.split()[:3]} for i, t in enumerate(texts)])
+    samples = [texts[0], " ".join(texts), records, records.replace(" ", ""), "{}" * 5000, "ab1_cd" * 900]
+    for text in samples:
+        exact = counter(text)
+        for budget in (1, 50, 500, 5000, exact - 1, exact, exact + 1, 10**6):
+            got = tokens_over(text, counter, budget)
+            assert got == exact or budget < got <= exact, (name, len(text), budget, got, exact)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["wordpiece", "cl100k_base"])
+def test_counted_in_batches_as_in_one(texts, name, monkeypatch):
+    """The counters encode batches of about a megabyte: the counts are those of one batch."""
+    import scwo_np.tokens as tokens
+
+    counter = as_token_counter(name)
+    whole = counter.count(texts)
+    monkeypatch.setattr(tokens, "_BATCH_CHARS", 700)  # many small batches, some of one text
+    np.testing.assert_array_equal(counter.count(texts), whole)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..tokens import as_token_counter, count_tokens
+from ..tokens import as_token_counter, count_tokens, tokens_over
 from ..validation import check_int, renamed_keywords
 from ._columns import Columns, _check_items, _columns
 from ._config import CrushReport
@@ -87,6 +87,9 @@ def fit_tokens(
     def count(text: str) -> int:
         return int(count_tokens([text], counter)[0])
 
+    def fits(text: str) -> int:  # its tokens, or, when it is surely over the budget, a bound above it
+        return tokens_over(text, counter, budget)
+
     n = len(doc.items)
     everything = np.arange(n, dtype=np.int64)
     cols = _columns(_check_items(doc.items))  # once, for "auto" and every size tried
@@ -98,7 +101,7 @@ def fit_tokens(
     t = 0
     if fits_all:
         whole = doc.render(doc.pieces)
-        t = count(whole)
+        t = fits(whole)
         if t <= budget:
             return FitResult(whole, t, everything, n, None, "whole")
     squeezed = _compacted(doc)
@@ -106,13 +109,13 @@ def fit_tokens(
         doc = squeezed
         if fits_all:
             whole = doc.render(doc.pieces)
-            t = count(whole)
+            t = fits(whole)
             if t <= budget:
                 return FitResult(whole, t, everything, n, None, "compact")
     if fits_all:
         if lossless and _lossless_may_fit(doc, t, budget, count):
             enc = _encode_document(doc)
-            t = count(enc)
+            t = fits(enc)
             if t <= budget:
                 return FitResult(enc, t, everything, n, None, "lossless")
     key = array_key(doc.pieces) if store is not None else None  # stored with the kept positions at the end

@@ -30,6 +30,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from here o
 
 from .. import __version__
 from .._config import _user_cache_root
+from .._deadline import deadline
 from .._registry import Registry
 from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS
 from ..embed import EMBEDDERS
@@ -647,7 +648,9 @@ def _tool(fn: Callable, result: type, annotations: ToolAnnotations, description:
     async def call(**kwargs: Any) -> Any:
         try:
             with anyio.fail_after(limit):
-                ans = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+                ans = await anyio.to_thread.run_sync(
+                    functools.partial(_within, limit, fn, kwargs), abandon_on_cancel=True
+                )
         except TimeoutError:
             raise ToolError(
                 f"{fn.__name__} took longer than this server's limit of {limit:g} s; send less, or start "
@@ -669,6 +672,14 @@ def _tool(fn: Callable, result: type, annotations: ToolAnnotations, description:
                               structured_output=True)  # fmt: skip
     tool.parameters = _tidy(tool.parameters)
     return tool
+
+
+def _within(limit: float, fn: Callable, kwargs: dict[str, Any]) -> Any:
+    """``fn(**kwargs)`` under a deadline of ``limit`` seconds that its long work checks: the
+    caller gives up at the limit and cannot stop this thread, so the work stops itself (its memory
+    freed) rather than run on beside the client's retry (:mod:`scwo_np._deadline`)."""
+    with deadline(limit):
+        return fn(**kwargs)
 
 
 def _tidy(schema: dict[str, Any]) -> dict[str, Any]:

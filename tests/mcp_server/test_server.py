@@ -443,3 +443,40 @@ def test_cli_checks_its_arguments(tmp_path):
         with contextlib.redirect_stderr(err):
             assert main(argv + ["--store", str(tmp_path)]) == 2
         assert match in err.getvalue()
+
+
+def test_a_call_past_the_time_limit_stops_its_work(tmp_path, monkeypatch):
+    """The server gives up at the time limit, and the thread doing the work, which nothing can kill,
+    stops at its next check of the deadline (scwo_np._deadline) rather than run on beside the
+    client's retry: 28 MB counted by WordPiece ran on to 12.7 GB over three retries."""
+    import threading
+
+    import scwo_np.tokens
+    from scwo_np import load_sample
+    from scwo_np.mcp_server._server import build_server
+    from scwo_np.mcp_server._tools import Limits
+
+    texts = list(load_sample().texts)
+    big = json.dumps([{"id": i, "text": texts[i % len(texts)]} for i in range(6000)])
+    stopped = threading.Event()
+    check = scwo_np.tokens.check_deadline
+
+    def watched():  # the real check, watched for the deadline it enforces
+        try:
+            check()
+        except TimeoutError:
+            stopped.set()
+            raise
+
+    monkeypatch.setattr(scwo_np.tokens, "check_deadline", watched)
+    server = build_server(tmp_path, Limits(time_limit=0.5))
+
+    async def go():
+        async with Client(server) as c:
+            r = await c.call_tool("crush_json", {"json": big, "budget": 500, "token_counter": "wordpiece"})
+            assert r.is_error and "took longer than this server's limit of 0.5 s" in _text(r)
+            r = await c.call_tool("count_tokens", {"texts": ["fine"]})
+            assert not r.is_error
+
+    _run(go)
+    assert stopped.wait(120), "the abandoned call's counting did not stop at its deadline"
