@@ -337,3 +337,33 @@ def test_package_paragraphs_are_whole_records_and_a_description_is_not_an_error(
     # a real error in a field that is not a description still counts
     broken = r.records[: len(r) // 2] + [r.records[0].replace("Status: ", "Status: error ", 1)]
     assert split_records("".join(broken)).level[-1] == "error"
+
+
+TERM_LOG = "/var/log/apt/term.log"
+
+
+@pytest.mark.skipif(not os.path.exists(TERM_LOG), reason="no /var/log/apt/term.log on this machine")
+def test_a_progress_line_is_one_record_shown_in_its_last_state_and_copies_are_kept_once():
+    """apt's terminal log: "(Reading database ... \\r(Reading database ... 5%\\r ..." was cut at every
+    carriage return into records ("(Reading database ... 90%"), and at 500 tokens "debconf: unable to
+    initialize frontend: Dialog" and "...: Readline" were kept 4 times each (8 of 33 lines), where the
+    JSON crush keeps one copy of identical items."""
+    with open(TERM_LOG, "rb") as f:
+        text = f.read().decode("utf-8", errors="replace")
+    if not re.search(r"\r(?!\n)", text):
+        pytest.skip("this term.log has no progress line")
+    r = split_records(text, shape="lines")
+    starts = np.cumsum([0, *map(len, r.records)])[:-1]
+    assert all(text[s - 1] == "\n" for s in starts[1:])  # every record starts a line
+    for budget, query in ((500, ""), (300, "Reading database")):
+        fit = fit_records(r, budget, query=query)
+        lines = [ln for ln in fit.text.splitlines() if ln.strip()]
+        kept = [r.records[k].strip() for k in fit.kept.tolist()]
+        assert fit.tokens <= budget and len(lines) == len(set(lines)) and len(kept) == len(set(kept)) > 10
+        assert not re.search(r"\r(?!\n)", fit.text)  # a progress line in its last state
+        assert not any(re.match(r"\(Reading database \.\.\. \d+%", ln) for ln in lines)
+    assert any("files and directories currently installed" in ln for ln in lines)  # the query's, last states
+    # read with Python's newline translation (as the user's server did), each state is a line; still one copy each
+    plain = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = [ln for ln in fit_records(split_records(plain), 500).text.splitlines() if ln.strip()]
+    assert len(lines) == len(set(lines)) > 10

@@ -366,6 +366,29 @@ def test_a_list_result_of_one_block_per_item_is_kept_compact(tmp_path):
     anyio.run(go)
 
 
+TERM_LOG = Path("/var/log/apt/term.log")
+
+
+@pytest.mark.skipif(not TERM_LOG.exists(), reason="no /var/log/apt/term.log on this machine")
+def test_a_terminal_log_keeps_one_copy_of_a_line_and_progress_in_its_last_state(tmp_path):
+    """apt's term.log at 500 tokens kept "debconf: unable to initialize frontend: Dialog" and
+    "...: Readline" 4 times each (8 of 33 lines), and cut "(Reading database ... 5%\r..." at its
+    carriage returns into records."""
+    if b"%\r(" not in TERM_LOG.read_bytes():
+        pytest.skip("this term.log has no progress line")
+
+    async def go():
+        async with _proxy(tmp_path, "--budget", "500", upstream=UPSTREAM) as c:
+            r = await c.call_tool("read_file", {"path": str(TERM_LOG)})
+            text, meta = _text(r), r.meta["scwo_np/proxy"]
+            assert meta["form"] == "records" and _tokens(text) <= 500
+            lines = [ln for ln in text.splitlines() if ln.strip()]
+            assert len(lines) == len(set(lines)) > 10 and not re.search(r"\r(?!\n)", text)
+            assert not any(re.match(r"\(Reading database \.\.\. \d+%", ln) for ln in lines)
+
+    anyio.run(go)
+
+
 @pytest.mark.skipif(shutil.which("findmnt") is None, reason="no findmnt on this machine")
 def test_json_whose_largest_array_leaves_too_much_around_it_stays_json(tmp_path):
     """``findmnt -J`` at 300 tokens: its largest array (10 cgroup mounts) left 306 tokens around it,
