@@ -15,20 +15,50 @@ can still map every sentence to its turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-__all__ = ["ELISION", "SEPARATOR", "citation", "join_blocks", "kept_text", "run_citation"]
+from ._types import ContextPiece, citation
+
+__all__ = [
+    "ELISION",
+    "ELISION_LINES",
+    "SEPARATOR",
+    "citation",
+    "join_blocks",
+    "kept_text",
+    "line_spans",
+    "run_citation",
+]
 
 #: What joins two kept units of one turn that were not adjacent in it.
 ELISION = " … "
+
+#: What joins two kept lines of an excerpt that were not adjacent in its turn.
+ELISION_LINES = "\n…\n"
 
 #: What separates the blocks of the context, and the turns of a run (as in the conversation).
 SEPARATOR = "\n\n"
 
 
-def citation(turn: int, snapshot: int | None) -> str:
-    """A block's citation: ``"turn 12, snapshot 3"``, or ``"turn 40"`` for a turn of the open beat."""
-    return f"turn {turn}" + (f", snapshot {snapshot}" if snapshot is not None else "")
+def line_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The non-blank lines of ``text[a:b]`` as spans of ``text``, without their line breaks and the
+    white space at their ends (what an excerpt of a large unit keeps).
+
+    Examples
+    --------
+    >>> text = "x" + chr(10) + "  if a:" + chr(10) * 2 + "    b" + chr(10)
+    >>> [text[a:b] for a, b in line_spans(text, 0, len(text))]
+    ['x', 'if a:', 'b']
+    """
+    out, start = [], a
+    for line in text[a:b].split("\n"):
+        stripped = line.strip()
+        if stripped:
+            lead = len(line) - len(line.lstrip())
+            out.append((start + lead, start + lead + len(stripped)))
+        start += len(line) + 1
+    return out
 
 
 def run_citation(first: int, last: int) -> str:
@@ -38,14 +68,22 @@ def run_citation(first: int, last: int) -> str:
     return f"turns {first}-{last}"
 
 
-def kept_text(text: str, spans: list[tuple[int, int]]) -> str:
+def kept_text(text: str, spans: list[tuple[int, int]], *, lines: bool = False) -> str:
     """The kept spans of ``text`` in order: adjacent ones with the text between them (white
-    space), the others joined by :data:`ELISION`."""
+    space), the others joined by :data:`ELISION` (with ``lines``, the lines of an excerpt, by
+    :data:`ELISION_LINES`, so code keeps its lines).
+
+    Examples
+    --------
+    >>> text = "a = 1" + chr(10) + "b = 2" + chr(10) + "c = 3"
+    >>> kept_text(text, [(0, 5), (12, 17)]), kept_text(text, [(0, 5), (12, 17)], lines=True).split(chr(10))
+    ('a = 1 … c = 3', ['a = 1', '…', 'c = 3'])
+    """
     out: list[str] = []
     for k, (a, b) in enumerate(spans):
         if k:
             gap = text[spans[k - 1][1] : a]
-            out.append(gap if not gap.strip() else ELISION)
+            out.append(gap if not gap.strip() else ELISION_LINES if lines else ELISION)
         out.append(text[a:b])
     return "".join(out)
 
@@ -73,3 +111,36 @@ def join_blocks(blocks: Sequence[tuple[int, str, str]], *, runs: bool = False) -
     return SEPARATOR.join(
         f"[{cite if a == b else run_citation(a, b)}] {SEPARATOR.join(texts)}" for a, b, cite, texts in heads
     )
+
+
+def as_pieces(
+    picks: dict[int, dict[int, float]],
+    reasons: dict[int, str],
+    turn_text: Callable[[int], str],
+    turn_meta: Callable[[int], tuple[str, str | None, int | None]],
+    index: Any,
+    extra: dict[int, tuple[list[tuple[int, int]], float]] | None = None,
+) -> list[ContextPiece]:
+    """The kept units, turn by turn in conversation order, as pieces; ``extra`` adds to a turn the
+    lines of an excerpt (their spans and the excerpted unit's relevance), which flags its piece."""
+    extra = extra or {}
+    out = []
+    for t in sorted(set(picks) | set(extra)):
+        spans = sorted([index.unit_span[u] for u in picks.get(t, {})] + list(extra.get(t, ((), 0.0))[0]))
+        text = turn_text(t)
+        chunk_id, snapshot_id, snapshot = turn_meta(t)
+        score = max([*picks.get(t, {}).values(), *([extra[t][1]] if t in extra else [])], default=0.0)
+        out.append(
+            ContextPiece(
+                t + 1,
+                chunk_id,
+                snapshot_id,
+                snapshot,
+                spans,
+                kept_text(text, spans, lines=t in extra),
+                score,
+                reasons[t],
+                t in extra,
+            )
+        )
+    return out

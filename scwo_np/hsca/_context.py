@@ -82,21 +82,19 @@ import math
 import zlib
 from collections import Counter
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..text import STOPWORDS, WORD, sentence_units, stem, words
+from ..text import STOPWORDS, WORD, sentence_units, stem
 from ..tokens import TokenCounter
-from ._blocks import citation, join_blocks, kept_text
+from ._blocks import as_pieces, citation, join_blocks, kept_text, line_spans
+from ._layer1 import CJK, query_terms, stem_counts, word_terms
+from ._types import REASONS, ContextPiece, HSCAContext
 
 __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
 
-#: Why a piece is in the context: it is among the newest turns, the map ranked it
-#: for the query, or (without a query) it is central to its snapshot.
-REASONS = ("recent", "query", "central")
 
 #: The longest citation a context is allowed beyond the conversation's own tokens.
 ONE_CITATION = "[turn 9999, snapshot 9999] "
@@ -126,11 +124,6 @@ LAYER1_SHARE = 0.25
 #: 400 tokens 0.730 -> 0.746 without an embedder, 0.893 -> 0.908 with MiniLM).
 RECENT = 0.1
 
-#: How much a query word's rarity in general English weighs its terms (see :func:`query_terms`):
-#: 1 against 0 (every word alike) moved the hit rate at 400 tokens from 0.749 to 0.763 on the
-#: tune sources and from 0.822 to 0.836 held out, without an embedder ("several" in "squash
-#: several commits" no longer outweighs "squash"); 0.5 gave 0.754 / 0.839, 2 gave 0.745 / 0.829.
-BACKGROUND_SHARE = 1.0
 #: A unit's surroundings (turn, snapshot, domain) lift it only when it shares a word with the
 #: query or holds at least this many content words: added to every unit of a matching turn, they
 #: made a "Yes." or a lone ``$ find .`` cheap picks.
@@ -152,184 +145,21 @@ RELATED_STEP = 0.2
 #: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
 LAM = 0.7
 
+#: The newest exchange: the newest message, and the question and answer before it that a follow-up
+#: ("Was it enabled by default?") refers to.  These newest turns take the budget first, whole,
+#: newest first, as many as fit, beyond the ``recent`` share (at 10% of 200 tokens, the exchange
+#: before a follow-up was dropped for older changelog entries that matched "enabled" and "default").
+EXCHANGE = 3
 
-@dataclass(frozen=True)
-class ContextPiece:
-    """What the context keeps of one turn, with where it came from (for citation).
+#: A limit no count reaches.
+INFINITE = 1 << 62
 
-    Parameters
-    ----------
-    turn : int
-        The turn's number in the session, from 1.
-    chunk_id : str
-        The turn's chunk id (:class:`~scwo_np.hsca.WeightedChunk`).
-    snapshot_id : str or None
-        The id of the snapshot that holds the turn; None while the turn is in the open beat.
-    snapshot : int or None
-        That snapshot's number in the session, from 1 (its ``conversation_position + 1``).
-    spans : list of (int, int)
-        The character spans of the turn's text that are kept, in order.
-    text : str
-        The kept text, without the citation (units not adjacent in the turn joined by ``" … "``).
-    score : float
-        The highest relevance among its kept units (0 for a recent turn picked for its recency).
-    reason : str
-        ``"recent"``, ``"query"`` or ``"central"`` (:data:`REASONS`).
+#: The least room worth an excerpt of a unit too large for it (:func:`surface`).
+EXCERPT_MIN = 16
 
-    Examples
-    --------
-    >>> from scwo_np.hsca import HSCAEngine
-    >>> eng = HSCAEngine()
-    >>> _ = eng.ingest_turn("The court ruled that the contract was void.")
-    >>> piece = eng.context("contract", budget=50).pieces[0]
-    >>> piece.turn, piece.text, piece.reason
-    (1, 'The court ruled that the contract was void.', 'query')
-    """
-
-    turn: int
-    chunk_id: str
-    snapshot_id: str | None
-    snapshot: int | None
-    spans: list[tuple[int, int]]
-    text: str
-    score: float
-    reason: str
-
-    @property
-    def citation(self) -> str:
-        """The piece's citation as the context writes it: ``"turn 12, snapshot 3"`` or ``"turn 40"``."""
-        return citation(self.turn, self.snapshot)
-
-    def to_dict(self) -> dict:
-        """The piece as a JSON-ready dict.
-
-        Returns
-        -------
-        dict
-            The fields by name.
-
-        Examples
-        --------
-        >>> ContextPiece(3, "c3", None, None, [(0, 4)], "Yes.", 0.0, "recent").to_dict()["spans"]
-        [[0, 4]]
-        """
-        return {
-            "turn": self.turn,
-            "chunk_id": self.chunk_id,
-            "snapshot_id": self.snapshot_id,
-            "snapshot": self.snapshot,
-            "spans": [list(s) for s in self.spans],
-            "text": self.text,
-            "score": round(self.score, 6),
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class HSCAContext:
-    """The context :meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>` surfaces.
-
-    Parameters
-    ----------
-    text : str
-        What the model reads: one block per piece, ``[turn 12, snapshot 3] ...``, in
-        conversation order, separated by blank lines; within ``budget`` tokens.  When the budget
-        holds the whole conversation, consecutive pieces make one block, ``[turns 1-6] ...``, their
-        texts separated by blank lines too.
-    pieces : list of ContextPiece
-        The pieces, in conversation order.
-    tokens : int
-        Tokens of ``text`` by the engine's counter.
-    budget : int
-        The budget asked for.
-    token_counter : str
-        The name of the counter.
-    turns : int
-        How many turns the session holds.
-    query : str or None
-        The query the context is for.
-
-    Examples
-    --------
-    >>> from scwo_np.hsca import HSCAEngine
-    >>> eng = HSCAEngine()
-    >>> for turn in ["The court ruled that the contract was void.",
-    ...              "The telescope recorded the spectrum of a distant galaxy."]:
-    ...     _ = eng.ingest_turn(turn)
-    >>> ctx = eng.context("What did the court decide?", budget=20)
-    >>> print(ctx)
-    [turn 1, snapshot 1] The court ruled that the contract was void.
-    >>> ctx.tokens <= ctx.budget, ctx.turns
-    (True, 2)
-
-    A budget that holds the whole conversation and one citation gives all of it, consecutive turns
-    under one citation (each piece still cites its own turn; turn 2 is in the open beat):
-
-    >>> ctx = eng.context("What did the court decide?", budget=40)
-    >>> print(ctx)
-    [turns 1-2] The court ruled that the contract was void.
-    <BLANKLINE>
-    The telescope recorded the spectrum of a distant galaxy.
-    >>> [p.citation for p in ctx.pieces]
-    ['turn 1, snapshot 1', 'turn 2']
-    """
-
-    text: str
-    pieces: list[ContextPiece] = field(default_factory=list)
-    tokens: int = 0
-    budget: int = 0
-    token_counter: str = "estimate"
-    turns: int = 0
-    query: str | None = None
-
-    def __str__(self) -> str:
-        return self.text
-
-    def to_dict(self) -> dict:
-        """The context as a JSON-ready dict.
-
-        Returns
-        -------
-        dict
-            The fields by name, pieces as dicts.
-
-        Examples
-        --------
-        >>> HSCAContext("", budget=100).to_dict()["budget"]
-        100
-        """
-        return {
-            "text": self.text,
-            "pieces": [p.to_dict() for p in self.pieces],
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "token_counter": self.token_counter,
-            "turns": self.turns,
-            "query": self.query,
-        }
-
-
-def stem_counts(text: str) -> Counter:
-    """Snowball stems of the content words (3+ letters, not stop words) of ``text``, counted."""
-    return Counter(stem(w) for w in words(text, min_chars=3, stopwords=False))
-
-
-def query_terms(query: str) -> dict[str, float]:
-    """The query's content stems, each weighted by how rare its word is in general English:
-    ``(log(2 + rank) / log(2 + V)) ** BACKGROUND_SHARE``, ``rank`` the word's frequency rank in
-    layer 1's background corpus (:mod:`~scwo_np.hsca._background`: its words are stored most
-    frequent first), ``V`` its vocabulary size; a word it never saw weighs 1."""
-    from ._background import background
-
-    vocab = background().vocab
-    top = math.log(2.0 + len(vocab))
-    out: dict[str, float] = {}
-    for w in words(query, min_chars=3, stopwords=False):
-        rank = vocab.get(w.lower())
-        weight = 1.0 if rank is None else (math.log(2.0 + rank) / top) ** BACKGROUND_SHARE
-        key = stem(w)
-        out[key] = max(out.get(key, 0.0), weight)
-    return out
+#: How many smaller budgets a context tries so that a larger budget never gives fewer tokens
+#: (:func:`surface`; only the budgets above what the first try used can give more).
+MONOTONE_PROBES = 64
 
 
 def _hashed(counts: Counter, fallback: str) -> NDArray[np.float32]:
@@ -430,11 +260,16 @@ class ContextIndex:
         k = 0
         for m in WORD.finditer(text):  # one pass over the turn (stem_counts of each unit, in effect)
             w = m.group().lower()
-            if len(w) < 3 or w in STOPWORDS:
-                continue
+            if w.isascii() or not CJK.search(w):
+                if len(w) < 3 or w in STOPWORDS:
+                    continue
+                terms = (stem(w),)
+            else:
+                terms = word_terms(w)
             while m.start() >= units[k][1] and k + 1 < len(units):
                 k += 1
-            per_unit[k][stem(w)] += 1
+            for term in terms:
+                per_unit[k][term] += 1
         whole = Counter()
         for (a, b), counts in zip(units, per_unit, strict=True):
             self.unit_turn.append(t)
@@ -500,29 +335,6 @@ def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return x / top if top > 0 else x
 
 
-def as_pieces(
-    picks: dict[int, dict[int, float]],
-    reasons: dict[int, str],
-    turn_text: Callable[[int], str],
-    turn_meta: Callable[[int], tuple[str, str | None, int | None]],
-    index: ContextIndex,
-) -> list[ContextPiece]:
-    """The kept units, turn by turn in conversation order, as pieces."""
-    out = []
-    for t in sorted(picks):
-        units = sorted(picks[t])
-        spans = [index.unit_span[u] for u in units]
-        text = turn_text(t)
-        chunk_id, snapshot_id, snapshot = turn_meta(t)
-        score = max(picks[t].values()) if picks[t] else 0.0
-        out.append(
-            ContextPiece(
-                t + 1, chunk_id, snapshot_id, snapshot, spans, kept_text(text, spans), score, reasons[t]
-            )
-        )
-    return out
-
-
 def once_each(index: ContextIndex, units: range) -> list[int]:
     """``units`` without those whose text (:attr:`ContextIndex.unit_keys`) an earlier one says."""
     first: dict[str, int] = {}
@@ -532,31 +344,45 @@ def once_each(index: ContextIndex, units: range) -> list[int]:
 
 
 def recent_units(
-    index: ContextIndex, reserve: int, taken: Collection = (), said: set | None = None, cite: int = 0
+    index: ContextIndex,
+    reserve: int,
+    taken: Collection = (),
+    said: set | None = None,
+    cite: int = 0,
+    *,
+    exchange: int = 0,
+    limit: int = 0,
+    skip: bool = False,
 ) -> list[int]:
     """The newest turns' units not ``taken`` and not ``said`` (their keys, :attr:`ContextIndex.unit_keys`),
     within ``reserve`` tokens: whole turns, newest first, each unit +1 token for its join and a turn
-    none of whose units is ``taken`` ``cite`` more (its citation); when the first turn with something
-    new does not fit whole, its last units that do.  A sentence is taken once: ``said`` gains the
-    keys taken."""
+    none of whose units is ``taken`` ``cite`` more (its citation); the first ``exchange`` turns with
+    something new (the newest exchange) may take up to ``limit`` tokens in all, the later ones what
+    is left of ``reserve``.  When the first turn with something new does not fit whole, its last
+    units that do; a later turn that does not fit ends the walk (with ``skip``, it is passed over
+    and older turns that fit still come).  A sentence is taken once: ``said`` gains the keys taken."""
     said = set() if said is None else said
     present = {index.unit_turn[u] for u in taken}
     keys = index.unit_keys
     out: list[int] = []
-    left = reserve
+    spent = whole_turns = 0
     for t in range(len(index) - 1, -1, -1):
         units = [u for u in once_each(index, index.turn_units[t]) if u not in taken and keys[u] not in said]
         if not units:  # nothing new to say
             continue
         extra = 0 if t in present else cite
         cost = sum(index.unit_cost[u] + 1 for u in units) + extra
-        if cost <= left:
+        room = (max(limit, reserve) if whole_turns < exchange else reserve) - spent
+        if cost <= room:
             out.extend(units)
             said.update(keys[u] for u in units)
-            left -= cost
+            spent += cost
+            whole_turns += 1
+            continue
+        if skip:
             continue
         if not out:  # the newest turn, too long: its last units
-            left -= extra
+            left = room - extra
             for u in reversed(units):
                 if index.unit_cost[u] + 1 > left:
                     break
@@ -677,19 +503,20 @@ def _beat_summary(engine: Any) -> dict[str, float]:
 
 
 def whole_talk(
-    index: ContextIndex, rel: NDArray, once: NDArray, cap: int, recent: float, query: str | None, measure
+    index: ContextIndex, rel: NDArray, cap: int, recent: float, query: str | None, measure
 ) -> tuple | None:
-    """The context when the budget holds the whole conversation: every turn, each sentence once, in
-    runs of consecutive turns under one citation (``measure`` renders them so), and when even those
-    citations do not fit they make room for themselves by whole turns.  The newest turns that fit whole in
-    ``recent`` of the cap stay; the newest turn says its sentences first; the other turns go first
-    that have no content word, then (with a query) the least related to it (in steps of
-    :data:`RELATED_STEP` of the highest relevance; the newest turn last in its step), then the
-    shortest (the least text lost for a citation), the oldest first, and the older of the newest
-    turns kept last; then what the drops freed beyond the overflow takes back the dropped turns
-    that fit, the last dropped first.  None when even the newest turns kept do not fit (a counter
-    whose counts do not add up): the budgeted selection decides.  Returns the kept units by turn,
-    each turn's reason, the text and its tokens; ``measure`` gives the text of units by turn and its
+    """The context when the budget holds the whole conversation: every turn whole, in order, in runs
+    of consecutive turns under one citation (``measure`` renders them so), repeats and all (a turn
+    said twice is two turns of the talk).  When even those citations do not fit, they make room for
+    themselves by whole turns: the newest exchange and the newest turns that fit in ``recent`` of
+    the cap stay; the other turns go first that only repeat what other turns say (an "ok" said
+    twice), then those that have no content word, then (with a query) the least related to it (in
+    steps of :data:`RELATED_STEP` of the highest relevance; the newest turn last in its step), then
+    the shortest (the least text lost for a citation), the oldest first, and the older of the newest
+    turns kept last; then what the drops freed beyond the overflow takes back the dropped turns that
+    fit, the last dropped first.  None when even the newest turns kept do not fit (a counter whose
+    counts do not add up): the budgeted selection decides.  Returns the kept units by turn, each
+    turn's reason, the text and its tokens; ``measure`` gives the text of units by turn and its
     tokens.
 
     The steps of :data:`RELATED_STEP`: on 60 five-turn question/answer talks of the Python FAQ
@@ -701,31 +528,24 @@ def whole_talk(
     n, costs = len(index), np.asarray(index.unit_cost, dtype=np.int64) + 1
     per_turn = int(index.counter.count([ONE_CITATION])[0]) + 1  # a block's citation and separator
     keys, lengths = index.unit_keys, index.units.lengths
-    last = once_each(index, index.turn_units[n - 1])  # the newest turn, each sentence once
-    said: set[str] = set()
-    units_of: dict[int, list[int]] = {}
-    if int(costs[last].sum()) + per_turn <= int(recent * cap):  # (else no newest turn fits whole)
-        for u in recent_units(index, int(recent * cap), said=said, cite=per_turn):
-            units_of.setdefault(index.unit_turn[u], []).append(u)
-    kept_recent = sorted(units_of)
-    if not units_of:
-        units_of[n - 1] = last
-        said.update(keys[u] for u in last)
-    fixed = set(units_of)
-    for u in np.flatnonzero(once).tolist():  # the other turns: each sentence where the map ranks it highest
-        t = index.unit_turn[u]
-        if t not in fixed and keys[u] not in said:
-            units_of.setdefault(t, []).append(u)
+    units_of = {t: list(index.turn_units[t]) for t in range(n)}
+    exchange = EXCHANGE if recent > 0 else 0
+    recents = recent_units(index, int(recent * cap), cite=per_turn, exchange=exchange, limit=cap)
+    kept_recent = sorted({index.unit_turn[u] for u in recents})
+    in_turns = Counter(k for t in range(n) for k in {keys[u] for u in units_of[t]})
     reasons = {t: "central" if query is None else "query" for t in units_of}
     reasons.update((t, "recent") for t in kept_recent)
-    if n - 1 not in kept_recent and (query is None or not rel[last].max() > 0):
+    last = units_of[n - 1]
+    if query is None or not rel[last].max() > 0:
         reasons[n - 1] = "recent"  # kept as the newest (with a query it relates to: "query")
     size = {t: int(costs[us].sum()) + per_turn for t, us in units_of.items()}
     top = float(rel.max()) if query is not None and len(rel) else 0.0
 
     def value(t: int) -> tuple:  # the order in which the turns go
         related = math.floor(max(float(rel[u]) for u in units_of[t]) / top / RELATED_STEP) if top > 0 else 0
-        return (t == n - 1 or any(lengths[u] > 0 for u in units_of[t]), related, t == n - 1, size[t], t)
+        repeats = all(in_turns[keys[u]] > 1 for u in units_of[t])
+        has_words = t == n - 1 or any(lengths[u] > 0 for u in units_of[t])
+        return (not repeats, has_words, related, t == n - 1, size[t], t)
 
     order = sorted((t for t in units_of if t not in kept_recent), key=value) + kept_recent[:-1]
     keep, dropped = set(units_of), []
@@ -772,6 +592,7 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     rel = _relevance(engine, query, V, qv)
     turn_group, groups = _turn_snapshots(engine)
     costs = np.asarray(index.unit_cost, dtype=np.int64) + 1  # + the join to the next unit
+    lengths = np.asarray(index.units.lengths)
 
     def meta(t: int) -> tuple[str, str | None, int | None]:
         g = groups[turn_group[t]]
@@ -791,8 +612,8 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     if budget >= int(costs.sum()) - 2 * len(costs):
         whole = index.whole_tokens()
         cap = min(budget, whole + one)
-    # A sentence said in several turns is a candidate once: where the map ranks it highest (the
-    # newest of equals), and not at all when a newest turn already holds it.
+    # Below the whole conversation a sentence said in several turns is a candidate once: where the
+    # map ranks it highest (the newest of equals), and not at all when a newest turn already holds it.
     keys = index.unit_keys
     best: dict[str, int] = {}
     for u in np.lexsort((np.arange(len(rel)), rel)).tolist():  # ascending: the last one seen wins
@@ -800,74 +621,166 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     once = np.zeros(len(rel), dtype=bool)
     once[list(best.values())] = True
     per_turn = one + 1  # what a block's citation and its separator add, at most
+    exchange = EXCHANGE if recent > 0 else 0
+    terms = query_terms(query) if query is not None else {}
+    by_rel = np.argsort(-rel, kind="stable")
 
-    def measure(picks: dict[int, list[int]], runs: bool = False) -> tuple[str, int]:
-        """The text of the kept units (by turn) and its tokens (with ``runs``, consecutive turns
-        under one citation: :func:`~scwo_np.hsca._blocks.join_blocks`)."""
-        spans = {t: [index.unit_span[u] for u in sorted(us)] for t, us in picks.items()}
-        blocks = [
-            (t + 1, citation(t + 1, meta(t)[2]), kept_text(chunks[t].text, spans[t])) for t in sorted(picks)
-        ]
+    def measure(
+        picks: dict[int, list[int]], runs: bool = False, extra: dict | None = None
+    ) -> tuple[str, int]:
+        """The text of the kept units (by turn) and of an excerpt's lines (``extra``: turn -> its line
+        spans and score), and its tokens (with ``runs``, consecutive turns under one citation:
+        :func:`~scwo_np.hsca._blocks.join_blocks`)."""
+        extra = extra or {}
+        blocks = []
+        for t in sorted(set(picks) | set(extra)):
+            spans = sorted([index.unit_span[u] for u in picks.get(t, ())] + list(extra.get(t, ((), 0))[0]))
+            cite = citation(t + 1, meta(t)[2], excerpt=t in extra)
+            blocks.append((t + 1, cite, kept_text(chunks[t].text, spans, lines=t in extra)))
         text = join_blocks(blocks, runs=runs)
         return text, (int(counter.count([text])[0]) if text else 0)
 
-    def done(picks: dict[int, list[int]], reasons: dict[int, str], text: str, tokens: int) -> HSCAContext:
+    def done(
+        picks: dict[int, list[int]],
+        reasons: dict[int, str],
+        text: str,
+        tokens: int,
+        extra: dict | None = None,
+    ) -> HSCAContext:
         scored = {t: {u: float(rel[u]) for u in us} for t, us in picks.items()}
-        pieces = as_pieces(scored, reasons, lambda t: chunks[t].text, meta, index)
+        pieces = as_pieces(scored, reasons, lambda t: chunks[t].text, meta, index, extra)
         return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
 
-    def newest_end() -> HSCAContext:
+    def newest_end(c: int) -> HSCAContext:
         """When nothing fits by the costs (each a little over), the most of the newest turn's last
         units that fit by the count."""
         units = once_each(index, index.turn_units[n_turns - 1])
         fit = empty
         for k in range(1, len(units) + 1):
             picks = {n_turns - 1: units[-k:]}
-            if (last := measure(picks))[1] > cap:
+            if (last := measure(picks))[1] > c:
                 break
             fit = done(picks, {n_turns - 1: "recent"}, *last)
         return fit
 
-    if whole is not None and budget >= whole:  # it all fits but the citations
-        talk = whole_talk(index, rel, once, cap, recent, query, lambda p: measure(p, runs=True))
-        if talk is not None:
-            return done(*talk)
-    inner = cap
-    while True:
-        said: set[str] = set()
-        recents = recent_units(index, int(recent * inner), said=said)
-        left = inner - int(costs[recents].sum()) if recents else inner
-        picks: dict[int, list[int]] = {}
-        reasons: dict[int, str] = {}
-        for u in recents:
-            picks.setdefault(index.unit_turn[u], []).append(u)
-            reasons[index.unit_turn[u]] = "recent"
-        mask = once.copy()
-        mask[recents] = False
-        if said:
-            mask &= np.fromiter((k not in said for k in keys), dtype=bool, count=len(keys))
-        if query is not None:  # with a query, what the map does not relate to it is not surfaced
-            mask &= rel > 0
-        mask &= np.asarray(index.units.lengths) > 0  # a unit without a content word says nothing alone
-        cand = np.flatnonzero(mask)
-        if left > 0 and len(cand):
-            chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)
-            for u in cand[chosen].tolist():
-                t = index.unit_turn[u]
-                picks.setdefault(t, []).append(u)
-                reasons.setdefault(t, "query" if query is not None else "central")
+    def excerpt(picks: dict[int, list[int]], said: set[str], c: int, tokens: int) -> tuple | None:
+        """The lines that match the query of the most relevant unit left out for its size (a pasted
+        file), within the room the text leaves: ``(extra, the unit, text, tokens)`` or None."""
+        room = c - tokens
+        if not terms or room < EXCERPT_MIN:
+            return None
+        taken = {u for us in picks.values() for u in us}
+        tried = 0
+        for u in by_rel.tolist():
+            if rel[u] <= 0 or tried == 3:
+                break
+            if u in taken or costs[u] <= room or not lengths[u] or keys[u] in said:
+                continue
+            tried += 1
+            t, (a, b) = index.unit_turn[u], index.unit_span[u]
+            text = chunks[t].text
+            lines = line_spans(text, a, b)
+            score = [sum(terms.get(k, 0.0) for k in stem_counts(text[x:y])) for x, y in lines]
+            ranked = sorted((k for k in range(len(lines)) if score[k] > 0), key=lambda k: (-score[k], k))
+            if len(lines) < 2 or not ranked:
+                continue
+            line_costs = counter.count([text[x:y] for x, y in lines]).tolist()
+            left = room - (0 if t in picks else per_turn)
+            chosen: list[int] = []
+            # the matching lines, best first, then the lines around them, nearest first
+            near = sorted(range(len(lines)), key=lambda k: (min(abs(k - j) for j in ranked[:50]), k))
+            for k in dict.fromkeys(ranked + near):
+                cost = line_costs[k] + 1 + (0 if {k - 1, k + 1} & set(chosen) else 3)  # (an elision)
+                if cost <= left:
+                    chosen.append(k)
+                    left -= cost
+            while chosen:
+                extra = {t: (sorted(lines[k] for k in chosen), float(rel[u]))}
+                if (fit := measure(picks, extra=extra))[1] <= c:
+                    return extra, u, *fit
+                chosen.pop()
+        return None
+
+    def newest_exchange(c: int) -> int:
+        """How many of the newest turns (those with something new to say, up to :data:`EXCHANGE`)
+        fit whole within ``c`` tokens by the count: they come first, whatever the ``recent`` share."""
+        k = 0
+        for j in range(1, exchange + 1):
+            units = recent_units(index, 0, said=set(), exchange=j, limit=INFINITE)
+            picks: dict[int, list[int]] = {}
+            for u in units:
+                picks.setdefault(index.unit_turn[u], []).append(u)
+            if len(picks) < j or measure(picks)[1] > c:
+                break
+            k = j
+        return k
+
+    def at(c: int) -> HSCAContext:
+        """The context within ``c`` tokens."""
+        if whole is not None and c >= whole:  # it all fits but the citations
+            talk = whole_talk(index, rel, c, recent, query, lambda p: measure(p, runs=True))
+            if talk is not None:
+                return done(*talk)
+        k = newest_exchange(c)
+        inner = c
+        while True:
+            said: set[str] = set()
+            recents = recent_units(
+                index, int(recent * inner), said=said, cite=per_turn, exchange=k, limit=INFINITE
+            )
+            picks: dict[int, list[int]] = {}
+            reasons: dict[int, str] = {}
+            for u in recents:
+                picks.setdefault(index.unit_turn[u], []).append(u)
+                reasons[index.unit_turn[u]] = "recent"
+            left = inner - int(costs[recents].sum()) - per_turn * len(picks)
+            mask = once.copy()
+            mask[recents] = False
+            if said:
+                mask &= np.fromiter((k not in said for k in keys), dtype=bool, count=len(keys))
+            if query is not None:  # with a query, what the map does not relate to it is not surfaced
+                mask &= rel > 0
+            mask &= lengths > 0  # a unit without a content word says nothing alone
+            cand = np.flatnonzero(mask)
+            if left > 0 and len(cand):
+                chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)
+                for u in cand[chosen].tolist():
+                    t = index.unit_turn[u]
+                    picks.setdefault(t, []).append(u)
+                    reasons.setdefault(t, "query" if query is not None else "central")
+                    said.add(keys[u])
+            text, tokens = measure(picks)
+            if tokens > c:
+                inner = max(0, inner - (tokens - c))
+                continue
+            taken = {u for us in picks.values() for u in us}
+            extra = None
+            if (cut := excerpt(picks, said, c, tokens)) is not None:  # part of a unit too large
+                extra, u, text, tokens = cut
+                taken.add(u)
                 said.add(keys[u])
-        # The room the text leaves goes to the newest turns too (no query match, a small budget).
-        text, tokens = measure(picks)
-        taken = frozenset(u for us in picks.values() for u in us)
-        more = recent_units(index, cap - tokens, taken, said, per_turn)
-        if more:
-            fuller = {t: list(us) for t, us in picks.items()}
-            for u in more:
-                fuller.setdefault(index.unit_turn[u], []).append(u)
-                reasons.setdefault(index.unit_turn[u], "recent")
-            if (filled := measure(fuller))[1] <= cap:  # (else a counter whose counts do not add up)
-                return done(fuller, reasons, *filled)
-        if tokens <= cap:
-            return done(picks, reasons, text, tokens) if picks else newest_end()
-        inner = max(0, inner - (tokens - cap))
+                reasons.setdefault(index.unit_turn[u], "query")
+            # The room the text leaves goes to the newest turns that fit (no query match, a small budget).
+            if more := recent_units(index, c - tokens, taken, said, per_turn, skip=True):
+                fuller = {t: list(us) for t, us in picks.items()}
+                for u in more:
+                    fuller.setdefault(index.unit_turn[u], []).append(u)
+                    reasons.setdefault(index.unit_turn[u], "recent")
+                if (filled := measure(fuller, extra=extra))[
+                    1
+                ] <= c:  # (else a counter whose counts do not add up)
+                    return done(fuller, reasons, *filled, extra)
+            return done(picks, reasons, text, tokens, extra) if picks or extra else newest_end(c)
+
+    # A larger budget never gives less: the budgets between what this one used and it are tried too
+    # (only they could give more), and the fullest context is kept, unless it lost one of the
+    # newest turns this budget holds (the newest exchange comes first).
+    best_ctx = at(cap)
+    newest = set(range(n_turns - newest_exchange(cap) + 1, n_turns + 1)) & {p.turn for p in best_ctx.pieces}
+    for c in range(cap - 1, max(best_ctx.tokens, cap - 1 - MONOTONE_PROBES), -1):
+        if c <= best_ctx.tokens:
+            break
+        other = at(c)
+        if other.tokens > best_ctx.tokens and newest <= {p.turn for p in other.pieces}:
+            best_ctx = other
+    return best_ctx

@@ -632,7 +632,10 @@ class HSCAEngine:
         conversation but not that gives all of it but the turns the citations displace:
         those with no content word first, then the least related to ``query``, the shortest
         first, the newest turn last (with a query, last among the turns as related as it).  A
-        sentence said in several turns is surfaced once.  See
+        sentence said in several turns is surfaced once below that (a budget that holds the
+        conversation gives every turn as said).  A pasted file or code block too large for the room
+        left gives its lines that match the query (and those around them), cited
+        ``[turn 2, snapshot 1, excerpt]``.  A larger budget never gives fewer tokens.  See
         :mod:`scwo_np.hsca._context` for how each signal is computed.
 
         Parameters
@@ -643,7 +646,10 @@ class HSCAEngine:
             Most tokens of the returned text, by the engine's ``token_counter``.
         recent : float, default 0.1
             Share of the budget that goes first to the newest turns, whole, newest first (a newest
-            turn longer than that gives its last sentences).
+            turn longer than that gives its last sentences).  Before that share, the newest
+            exchange (the last three turns: the new message, and the question and answer a
+            follow-up refers to) takes what it needs, as many of them as fit whole, newest first.
+            0 turns both off: relevance alone.
         lam : float, default 0.7
             MMR's trade-off between relevance and redundancy among the picked sentences.
 
@@ -665,14 +671,24 @@ class HSCAEngine:
         ...     _ = eng.ingest_turn(turn)
         >>> ctx = eng.context("Which statute did the judge cite?", budget=60)
         >>> print(ctx.text)
+        [turn 1, snapshot 1] The judge cited the statute.
+        <BLANKLINE>
+        [turn 3, snapshot 2] The telescope recorded the spectrum of a distant galaxy overnight.
+        <BLANKLINE>
+        [turn 4] Its redshift puts the galaxy ten billion light years away.
+        >>> ctx.tokens <= 60, [(p.turn, p.reason) for p in ctx.pieces]
+        (True, [(1, 'query'), (3, 'recent'), (4, 'recent')])
+
+        The newest exchange (turns 3 and 4) comes first; the rest goes to the sentence that answers
+        the query.  With ``recent=0`` the newest turns have no precedence:
+
+        >>> print(eng.context("Which statute did the judge cite?", budget=60, recent=0).text)
         [turn 1, snapshot 1] The court ruled that the contract was void. The judge cited the statute.
         <BLANKLINE>
         [turn 2, snapshot 1] On appeal the court upheld the ruling that the contract was void.
-        >>> ctx.tokens <= 60, [(p.turn, p.reason) for p in ctx.pieces]
-        (True, [(1, 'query'), (2, 'query')])
 
         Turn 2 shares no word with the query: it follows the turn that answers it, in the
-        snapshot about it.  The newest turn (4) is longer than its share of so small a budget.
+        snapshot about it.
         """
         if query is not None:
             query = check_text(query, name="query")

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["DomainTag", "NuanceFlag", "WeightedChunk", "ContextSnapshot"]
+__all__ = [
+    "REASONS",
+    "ContextPiece",
+    "ContextSnapshot",
+    "DomainTag",
+    "HSCAContext",
+    "NuanceFlag",
+    "WeightedChunk",
+]
 
 
 class DomainTag(str, Enum):
@@ -322,4 +330,281 @@ class ContextSnapshot:
             created_at=_finite(
                 _get(d, "created_at", (int, float), default=0.0, what=what), "created_at", what
             ),
+        )
+
+
+def citation(turn: int, snapshot: int | None, *, excerpt: bool = False) -> str:
+    """A block's citation: ``"turn 12, snapshot 3"``, or ``"turn 40"`` for a turn of the open beat;
+    ``", excerpt"`` after it when the block holds only some lines of a unit too large for the room
+    (:func:`scwo_np.hsca._context.surface`).
+
+    Examples
+    --------
+    >>> citation(12, 3), citation(40, None), citation(2, 1, excerpt=True)
+    ('turn 12, snapshot 3', 'turn 40', 'turn 2, snapshot 1, excerpt')
+    """
+    head = f"turn {turn}" + (f", snapshot {snapshot}" if snapshot is not None else "")
+    return head + (", excerpt" if excerpt else "")
+
+
+#: Why a piece is in the context: it is among the newest turns, the map ranked it
+#: for the query, or (without a query) it is central to its snapshot.
+REASONS = ("recent", "query", "central")
+
+
+@dataclass(frozen=True)
+class ContextPiece:
+    """What the context keeps of one turn, with where it came from (for citation).
+
+    Parameters
+    ----------
+    turn : int
+        The turn's number in the session, from 1.
+    chunk_id : str
+        The turn's chunk id (:class:`~scwo_np.hsca.WeightedChunk`).
+    snapshot_id : str or None
+        The id of the snapshot that holds the turn; None while the turn is in the open beat.
+    snapshot : int or None
+        That snapshot's number in the session, from 1 (its ``conversation_position + 1``).
+    spans : list of (int, int)
+        The character spans of the turn's text that are kept, in order.
+    text : str
+        The kept text, without the citation (spans not adjacent in the turn joined by ``" … "``).
+    score : float
+        The highest relevance among its kept units (0 for a recent turn picked for its recency).
+    reason : str
+        ``"recent"``, ``"query"`` or ``"central"`` (:data:`REASONS`).
+    excerpt : bool, default False
+        True when the piece is an excerpt of a sentence unit too large for the room left (a pasted
+        file, a long code block): its lines that match the query.  The context cites it
+        ``[turn 2, snapshot 1, excerpt]``.
+
+    Examples
+    --------
+    >>> from scwo_np.hsca import HSCAEngine
+    >>> eng = HSCAEngine()
+    >>> _ = eng.ingest_turn("The court ruled that the contract was void.")
+    >>> piece = eng.context("contract", budget=50).pieces[0]
+    >>> piece.turn, piece.text, piece.reason
+    (1, 'The court ruled that the contract was void.', 'query')
+    """
+
+    turn: int
+    chunk_id: str
+    snapshot_id: str | None
+    snapshot: int | None
+    spans: list[tuple[int, int]]
+    text: str
+    score: float
+    reason: str
+    excerpt: bool = False
+
+    @property
+    def citation(self) -> str:
+        """The piece's citation as the context writes it: ``"turn 12, snapshot 3"``, ``"turn 40"``,
+        or ``"turn 2, snapshot 1, excerpt"``."""
+        return citation(self.turn, self.snapshot, excerpt=self.excerpt)
+
+    def to_dict(self) -> dict:
+        """The piece as a JSON-ready dict (``score`` rounded to 6 places).
+
+        Returns
+        -------
+        dict
+            The fields by name.
+
+        Examples
+        --------
+        >>> ContextPiece(3, "c3", None, None, [(0, 4)], "Yes.", 0.0, "recent").to_dict()["spans"]
+        [[0, 4]]
+        """
+        return {
+            "turn": self.turn,
+            "chunk_id": self.chunk_id,
+            "snapshot_id": self.snapshot_id,
+            "snapshot": self.snapshot,
+            "spans": [list(s) for s in self.spans],
+            "text": self.text,
+            "score": round(self.score, 6),
+            "reason": self.reason,
+            "excerpt": self.excerpt,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ContextPiece:
+        """A piece from :meth:`to_dict`'s form, every field checked (``excerpt`` defaults to False).
+
+        Parameters
+        ----------
+        d : dict
+            The fields by name.
+
+        Returns
+        -------
+        ContextPiece
+            The piece (``score`` as rounded by :meth:`to_dict`).
+
+        Examples
+        --------
+        >>> p = ContextPiece(3, "c3", None, None, [(0, 4)], "Yes.", 0.0, "recent")
+        >>> ContextPiece.from_dict(p.to_dict()) == p
+        True
+        """
+        what = "ContextPiece.from_dict"
+        turn = _get(d, "turn", int, what=what)
+        if turn < 1:
+            raise ValueError(f"{what}: field 'turn' must be >= 1 (turns count from 1); got {turn}.")
+        snapshot = _get(d, "snapshot", (int, type(None)), default=None, what=what)
+        spans = _get(d, "spans", list, what=what)
+        for s in spans:
+            if (
+                not isinstance(s, list | tuple)
+                or len(s) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in s)
+                or not 0 <= s[0] <= s[1]
+            ):
+                raise ValueError(
+                    f"{what}: field 'spans' must hold [start, end] pairs, 0 <= start <= end; got {s!r}."
+                )
+        reason = _get(d, "reason", str, what=what)
+        if reason not in REASONS:
+            raise ValueError(
+                f"{what}: field 'reason' must be one of {', '.join(map(repr, REASONS))}; got {reason!r}."
+            )
+        return cls(
+            turn=turn,
+            chunk_id=_get(d, "chunk_id", str, what=what),
+            snapshot_id=_get(d, "snapshot_id", (str, type(None)), default=None, what=what),
+            snapshot=snapshot,
+            spans=[(int(a), int(b)) for a, b in spans],
+            text=_get(d, "text", str, what=what),
+            score=_finite(_get(d, "score", (int, float), default=0.0, what=what), "score", what),
+            reason=reason,
+            excerpt=_get(d, "excerpt", bool, default=False, what=what),
+        )
+
+
+@dataclass(frozen=True)
+class HSCAContext:
+    """The context :meth:`HSCAEngine.context <scwo_np.hsca.HSCAEngine.context>` surfaces.
+
+    Parameters
+    ----------
+    text : str
+        What the model reads: one block per piece, ``[turn 12, snapshot 3] ...``, in
+        conversation order, separated by blank lines; within ``budget`` tokens.  When the budget
+        holds the whole conversation, consecutive pieces make one block, ``[turns 1-6] ...``, their
+        texts separated by blank lines too.
+    pieces : list of ContextPiece
+        The pieces, in conversation order.
+    tokens : int
+        Tokens of ``text`` by the engine's counter.
+    budget : int
+        The budget asked for.
+    token_counter : str
+        The name of the counter.
+    turns : int
+        How many turns the session holds.
+    query : str or None
+        The query the context is for.
+
+    Examples
+    --------
+    >>> from scwo_np.hsca import HSCAEngine
+    >>> eng = HSCAEngine()
+    >>> for turn in ["The court ruled that the contract was void.",
+    ...              "The telescope recorded the spectrum of a distant galaxy."]:
+    ...     _ = eng.ingest_turn(turn)
+    >>> ctx = eng.context("What did the court decide?", budget=20)
+    >>> print(ctx)
+    [turn 2] The telescope recorded the spectrum of a distant galaxy.
+    >>> ctx.tokens <= ctx.budget, ctx.turns
+    (True, 2)
+
+    The newest turn comes first (the newest exchange); ``recent=0`` leaves the budget to relevance:
+
+    >>> print(eng.context("What did the court decide?", budget=20, recent=0))
+    [turn 1, snapshot 1] The court ruled that the contract was void.
+
+    A budget that holds the whole conversation and one citation gives all of it, consecutive turns
+    under one citation (each piece still cites its own turn; turn 2 is in the open beat):
+
+    >>> ctx = eng.context("What did the court decide?", budget=40)
+    >>> print(ctx)
+    [turns 1-2] The court ruled that the contract was void.
+    <BLANKLINE>
+    The telescope recorded the spectrum of a distant galaxy.
+    >>> [p.citation for p in ctx.pieces]
+    ['turn 1, snapshot 1', 'turn 2']
+    >>> HSCAContext.from_dict(ctx.to_dict()).to_dict() == ctx.to_dict()  # (scores to 6 places)
+    True
+    """
+
+    text: str
+    pieces: list[ContextPiece] = field(default_factory=list)
+    tokens: int = 0
+    budget: int = 0
+    token_counter: str = "estimate"
+    turns: int = 0
+    query: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict:
+        """The context as a JSON-ready dict (each piece's ``score`` rounded to 6 places).
+
+        Returns
+        -------
+        dict
+            The fields by name, pieces as dicts.
+
+        Examples
+        --------
+        >>> HSCAContext("", budget=100).to_dict()["budget"]
+        100
+        """
+        return {
+            "text": self.text,
+            "pieces": [p.to_dict() for p in self.pieces],
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "token_counter": self.token_counter,
+            "turns": self.turns,
+            "query": self.query,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> HSCAContext:
+        """A context from :meth:`to_dict`'s form, every field checked.
+
+        Parameters
+        ----------
+        d : dict
+            The fields by name, pieces as dicts (:meth:`ContextPiece.from_dict`).
+
+        Returns
+        -------
+        HSCAContext
+            The context; equal to the one :meth:`to_dict` was called on when its scores have at
+            most 6 decimals.
+
+        Examples
+        --------
+        >>> HSCAContext.from_dict({"text": "", "budget": 100}).budget
+        100
+        """
+        what = "HSCAContext.from_dict"
+        counts = {}
+        for key in ("tokens", "budget", "turns"):
+            counts[key] = _get(d, key, int, default=0, what=what)
+            if counts[key] < 0:
+                raise ValueError(f"{what}: field {key!r} must be >= 0; got {counts[key]}.")
+        pieces = _get(d, "pieces", list, default=[], what=what)
+        return cls(
+            text=_get(d, "text", str, what=what),
+            pieces=[ContextPiece.from_dict(p) for p in pieces],
+            token_counter=_get(d, "token_counter", str, default="estimate", what=what),
+            query=_get(d, "query", (str, type(None)), default=None, what=what),
+            **counts,
         )

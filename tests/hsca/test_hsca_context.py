@@ -15,6 +15,7 @@ from scwo_np.hsca._layer2 import domain_scores
 from scwo_np.text import split_sentences
 from scwo_np.tokens import count_tokens
 from tests import naive
+from tests.hsca import naive_context
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Real text no one here wrote: the Python FAQ's answer paragraphs (PSF-2.0, data/README.md).
@@ -134,11 +135,12 @@ def _naive_context(eng, query, budget, recent):
         return f"turn {t + 1}" + (f", snapshot {s.conversation_position + 1}" if s else "")
 
     rel = _context._relevance(eng, query, index.vectors(), None)
-    return naive.hsca_context(
+    return naive_context.hsca_context(
         [c.text for c in chunks], units, index.unit_cost,
         [sum(_context.stem_counts(c.text[a:b]).values()) for c, spans in zip(chunks, units, strict=True) for a, b in spans],
         rel.tolist(), index.vectors().tolist(), budget,
         recent, _context.LAM, query, cite, lambda s: int(count_tokens([s])[0]), _context.RELATED_STEP,
+        _context.query_terms(query) if query is not None else {}, _context.stem_counts,
     )  # fmt: skip
 
 
@@ -159,16 +161,19 @@ SAID_AGAIN = ["-- Sent from the support desk.", "Thanks!", "ok", "Could you expl
 def test_each_sentence_once_and_equal_to_the_plain_reference(talk, budget, recent, query):
     """Turns that repeat sentences (a signature, a question asked again), at budgets from none to
     more than the whole conversation: the context equals its plain reference, says each sentence
-    once, and when the budget holds the conversation and a citation it holds the newest turn (with a
-    query, unless the query is about other turns and they need the room)."""
+    once below the conversation's size, and when the budget holds the conversation and a citation it
+    is the whole conversation, every turn in order (a repeated turn is a turn of the talk)."""
     eng = HSCAEngine(max_buffer_chunks=3)
     for sentences in talk:
         eng.ingest_turn(" ".join(sentences))
     ctx = eng.context(query, budget, recent=recent)
     assert ctx.text == _naive_context(eng, query, budget, recent)
-    assert _said_twice(eng, ctx) == {}
     whole = eng._index.whole_tokens()
     one = int(count_tokens([_context.ONE_CITATION])[0])
+    if budget < whole:
+        assert _said_twice(eng, ctx) == {}
+    if budget >= whole + one:  # the whole conversation, repeats and all, in order
+        assert [p.text for p in ctx.pieces] == [" ".join(s) for s in talk]
     assert ctx.tokens <= min(budget, whole + one)
     if budget >= whole + one and (query is None or "zzz" in query):
         assert ctx.pieces[-1].turn == len(talk) and ctx.pieces[-1].reason == "recent"
@@ -355,11 +360,17 @@ def test_a_sentence_said_in_many_turns_is_surfaced_once():
         signed = k % 3 == 0 and text.endswith(".")
         eng.ingest_turn(ask if k % 10 == 9 else f"{text}\n\n{sign}" if signed else text)
     whole = eng._index.whole_tokens()
-    for budget in (2000, 5000, whole, 3 * whole):
+    for budget in (2000, 5000, whole - 1, 3 * whole):
         for query in (None, "How do I share global variables across modules?"):
             ctx = eng.context(query, budget)
-            assert ctx.text.count(sign) <= 1 and ctx.text.count(ask) <= 1, (budget, query)
-            assert _said_twice(eng, ctx) == {} and ctx.tokens <= budget
+            if budget < whole:
+                assert ctx.text.count(sign) <= 1 and ctx.text.count(ask) <= 1, (budget, query)
+                assert _said_twice(eng, ctx) == {} and ctx.tokens <= budget
+            else:  # a budget that holds it all gives it all, as said (before: each once)
+                talk = [c.text for c in eng.get_micro_context()]
+                assert [p.turn for p in ctx.pieces] == list(range(1, 131)), (budget, query)
+                assert ctx.text == "[turns 1-130] " + "\n\n".join(talk)
+                assert ctx.text.count(sign) == sum(s.count(sign) for s in talk) == 22
 
 
 def test_the_newest_turn_is_kept_when_the_budget_holds_the_conversation():
