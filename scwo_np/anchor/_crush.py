@@ -33,8 +33,8 @@ from ._patterns import (
     split_slots,
     timeline_order,
 )
+from ._timeline import SPREAD_RUNS, choose_must, dropped_by_kind, timeline_crush, timeline_slots
 from ._timeline import _take_tiers as take_tiers
-from ._timeline import choose_must, dropped_by_kind, timeline_crush, timeline_slots
 
 # ----------------------------------------------------------------------------------------
 # crush
@@ -163,10 +163,15 @@ def crush(
     if cfg.keep_rare_categories:
         groups = rare_groups(c, cfg.rare_share)
         rare_mask = (groups >= 0) & (sev == 0) & ~ano_mask
+    pat = pattern or detect_pattern(c)
+    timeline = pat in ("logs", "time_series") and cfg.strategy != "static"
     if auto:  # the information the data carries, and never fewer than what must be kept
         must_mask = (sev > 0) | ano_mask | (qm > 0) | rare_mask
         must_n = len(set(c.item_code[must_mask].tolist()) - set(c.item_code[prot].tolist()))
-        max_items = max(auto_size(c, bias=bias, upper=upper), must_n + prot.size + cfg.min_anchor_slots)
+        # records in time order also keep the newest and one in each run of the timeline beside them
+        # (dpkg.log: 158 rare records, 161 slots, and the spread's ten took the room of eight)
+        around = cfg.min_anchor_slots + (SPREAD_RUNS + 1 if timeline else 0)
+        max_items = max(auto_size(c, bias=bias, upper=upper), must_n + prot.size + around)
         if n <= max_items:
             return _passthrough(n, n, pattern, report, c)
     if prot.size > max_items:
@@ -178,7 +183,6 @@ def crush(
         rep = CrushReport(n, max_items, pattern or "generic", AnchorWeights(0.5, 0.5, 0.0), (), (0, 0, 0),
                           protected=int(prot.size), columns=c, kept=prot)  # fmt: skip
         return (prot, rep) if report else prot
-    pat = pattern or detect_pattern(c)
     intents = query_intents(query, cfg)
     use_learned = learned is not None and cfg.use_learned_positions
     w = (
@@ -196,7 +200,8 @@ def crush(
     qry = ar[qm > 0]
     lean = "latest" if "recency" in intents and "historical" not in intents else None
     lean = "earliest" if "historical" in intents and "recency" not in intents else lean
-    if qry.size > max(1, max_items // 2):  # the best matches; among equals, the intent's end or a spread
+    # The best matches; among equals, the intent's end or a spread ("auto" sized itself to hold them all).
+    if not auto and qry.size > max(1, max_items // 2):
         tiers = [qry[qm[qry] == v] for v in np.unique(qm[qry])[::-1]]
         qry = np.sort(np.asarray(take_tiers(tiers, max(1, max_items // 2), lean), dtype=np.int64))
     ano = ar[ano_mask]
@@ -207,7 +212,6 @@ def crush(
         "anomalies": (ano, None),
         "rare": (rare, None),
     }
-    timeline = pat in ("logs", "time_series") and cfg.strategy != "static"
     fs = bs = ms = 0
     if timeline:  # records in time order: the newest, the must-keep across the timeline, a spread
         order = timeline_order(c)
@@ -239,7 +243,11 @@ def crush(
         # 3. Fill the rest along the same position weights.
         kept += _fill(c, max_items - len(kept), w, taken)
     idx = np.unique(np.asarray(kept, dtype=np.int64))[:max_items]
-    by_kind = dropped_by_kind(kinds, idx, c)
+    # Announced as left out: every query match as good as the worst one taken above, not only
+    # those taken (the best 11 of the records naming postgresql-15 and "installed" were must-keep,
+    # and the rest of them were dropped unsaid).
+    told = kinds | {"query_matches": (ar[qm >= qm[qry].min()] if qry.size else qry, None)}
+    by_kind = dropped_by_kind(told, idx, c)
     if timeline:
         fs, bs, ms = timeline_slots(idx, order)
     if not report:
@@ -247,8 +255,8 @@ def crush(
     rep = CrushReport(
         n, max_items, pat, w, intents, (fs, bs, ms), errors=int(err.size), anomalies=int(ano.size),
         query_matches=int(qry.size), must_keep_dropped=sum(by_kind.values()), learned=use_learned, kept=idx,
-        must_keep_by_kind=by_kind, must_keep_counts=dropped_by_kind(kinds, np.empty(0, np.int64), c),
-        rare=int(rare.size), must_keep={name: np.asarray(v[0], np.int64) for name, v in kinds.items()},
+        must_keep_by_kind=by_kind, must_keep_counts=dropped_by_kind(told, np.empty(0, np.int64), c),
+        rare=int(rare.size), must_keep={name: np.asarray(v[0], np.int64) for name, v in told.items()},
         protected=int(prot.size), columns=c,
     )  # fmt: skip
     return idx, rep

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from ..anchor import ANCHOR_STRATEGIES, PATTERNS
+from ..anchor import ANCHOR_STRATEGIES, COLUMNAR_KEY, PATTERNS
 from ..tokens import COUNTERS
 from ._io import (
     _count,
@@ -100,6 +100,13 @@ def _cmd_crush(args: argparse.Namespace) -> int:
                 f"anomalies {rep.anomalies}, query matches {rep.query_matches}, protected {rep.protected}, "
                 f"must-keep dropped {rep.must_keep_dropped}\n"
             )
+        elif (
+            not args.marker and len(rep.kept) < rep.n
+        ):  # what is dropped is announced, here if not in the output
+            sys.stderr.write(
+                f"scwo crush: kept {len(rep.kept):,} of {rep.n:,} items; the output does not say so "
+                "(--marker puts the omission in it, --report says more)\n"
+            )
     except (ValueError, TypeError) as exc:
         raise _bad(exc, text, args.file) from None
     return _write(args, out)
@@ -108,12 +115,18 @@ def _cmd_crush(args: argparse.Namespace) -> int:
 def _crush_kw(args: argparse.Namespace) -> dict:
     from ..anchor import AnchorConfig
 
+    for flag in ("bias", "upper"):  # "auto" sizes the crush by them; a number or a budget does not
+        if getattr(args, flag) is not None and args.max_items != "auto":
+            raise SystemExit(
+                f"scwo: --{flag} goes with --max-items auto (it sizes that choice); leave it out"
+            )
     try:
         bias = float(args.bias)
-    except ValueError:
-        bias = args.bias
+    except (TypeError, ValueError):
+        bias = "balanced" if args.bias is None else args.bias
+    upper = 100 if args.upper is None else args.upper
     return dict(query=args.query, pattern=args.pattern, config=AnchorConfig(strategy=args.strategy),
-                protect=args.protect or None, bias=bias, upper=args.upper,
+                protect=args.protect or None, bias=bias, upper=upper,
                 protect_overflow="keep" if args.keep_protected else "error")  # fmt: skip
 
 
@@ -158,6 +171,12 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
             )
     counter = _token_counter(args.token_counter) if args.report else None  # before any work
     raw = _read(args.file)
+    if args.expand and COLUMNAR_KEY.encode() not in raw:  # lossless_decode gives such text back as it is
+        where = "standard input" if args.file == "-" else args.file
+        raise SystemExit(
+            f"scwo: {where} holds no --lossless output (no {COLUMNAR_KEY!r} key) to expand; it is "
+            "already the array"
+        )
     try:
         out = lossless_encode(raw, path=args.path) if args.lossless else lossless_decode(raw)
         if counter is not None:
@@ -364,10 +383,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument(
         "--bias",
-        default="balanced",
-        help="with --max-items auto: conservative, balanced, aggressive, or a share",
+        help="with --max-items auto: conservative, balanced (the default), aggressive, or a share",
     )
-    c.add_argument("--upper", type=int, default=100, help="with --max-items auto: at most this many (100)")
+    c.add_argument("--upper", type=int, help="with --max-items auto: at most this many (100)")
     c.add_argument("--query", default="", help="the user's request (position intents, terms to keep)")
     c.add_argument("--path", help="where the array is inside an object, e.g. data.items")
     c.add_argument("--pattern", choices=list(PATTERNS), help="override detection")

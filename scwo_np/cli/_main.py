@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import os
 import re
 import sys
@@ -255,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
 
         where = f" {exc.filename}" if exc.filename else ""
         verb = "write" if isinstance(exc, _WriteError) else "use"
+        if not exc.filename and exc.errno in (
+            errno.ENOSPC,
+            errno.EFBIG,
+            errno.EDQUOT,
+        ):  # a full disk: our output
+            verb, where = "write", " standard output"
         sys.stderr.write(f"scwo {args.command}: cannot {verb}{where}: {exc.strerror or exc}\n")
         return 1
     except KeyboardInterrupt:

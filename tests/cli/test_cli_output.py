@@ -373,3 +373,52 @@ def test_crush_names_the_file_that_is_empty_or_not_utf8(tmp_path, capsys, raw, s
     path.write_bytes(raw)
     assert main(["crush", str(path), "--budget", "100"]) == 2
     assert f"scwo crush: {path}: {said}" in capsys.readouterr().err
+
+
+def test_crush_max_items_announces_on_stderr_what_stdout_does_not_say(logs):
+    """Every drop is announced: without --marker the output holds no omission, so stderr says it."""
+    status, out, err = _run(["crush", str(logs), "--max-items", "5"])
+    assert status == 0 and len(out.splitlines()) == 5
+    assert (
+        err
+        == "scwo crush: kept 5 of 50 items; the output does not say so (--marker puts the omission in it, --report says more)\n"
+    )
+    status, out, err = _run(["crush", str(logs), "--max-items", "5", "--marker", "--no-store"])
+    assert status == 0 and err == "" and '"_omitted"' in out.splitlines()[-1]
+    status, out, err = _run(["crush", str(logs), "--max-items", "60"])  # nothing dropped, nothing said
+    assert status == 0 and err == "" and len(out.splitlines()) == 50
+
+
+@pytest.mark.parametrize("flag", [["--bias", "wrong"], ["--bias", "0.3"], ["--upper", "7"]])
+def test_crush_bias_and_upper_go_with_auto_only(logs, flag):
+    """They size "auto": with a number of items or a budget they did nothing, silently."""
+    for mode in (["--max-items", "10"], ["--budget", "500"]):
+        status, out, err = _run(["crush", str(logs), *mode, *flag])
+        assert status == 2 and out == ""
+        assert (
+            err == f"scwo crush: {flag[0]} goes with --max-items auto (it sizes that choice); leave it out\n"
+        )
+    assert _run(["crush", str(logs), "--max-items", "auto", *flag])[0] == (2 if flag[1] == "wrong" else 0)
+
+
+def test_crush_expand_refuses_what_is_no_lossless_output(logs):
+    status, out, err = _run(["crush", str(logs), "--expand"])
+    assert status == 2 and out == ""
+    assert (
+        err
+        == f"scwo crush: {logs} holds no --lossless output (no '_columnar' key) to expand; it is already the array\n"
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_standard_output_is_named(logs):
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "scwo_np.cli", "crush", str(logs), "--max-items", "3", "--marker", "--no-store"],
+            stdout=full, stderr=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+    assert p.returncode == 1
+    assert p.stderr == "scwo crush: cannot write standard output: No space left on device\n"
