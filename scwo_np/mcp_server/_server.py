@@ -37,7 +37,7 @@ from ..embed import EMBEDDERS
 from ..select import GRANULARITIES, ORDERS, STRATEGIES
 from ..tokens import COUNTERS
 from ..validation import renamed_message
-from ._tools import Answer, Limits, Tools
+from ._tools import HSCA_BUDGET, Answer, Limits, Tools
 
 __all__ = ["RENAMED", "build_server", "default_data_dir"]
 
@@ -198,30 +198,26 @@ class ContextPiece(TypedDict):
 
 
 class ContextResult(TypedDict, total=False):
-    """With budget: the pieces of the text block (which is the context itself).  Without: the
-    stored snapshots and the open beat (the earlier form)."""
+    """The pieces of the text block (which is the context itself); with ``last``, for inspecting:
+    the stored snapshots and the open beat."""
 
     pieces: Annotated[
         list[ContextPiece],
-        Field(description="With budget: one per block of the text, in conversation order."),
+        Field(description="One per block of the text, in conversation order."),
     ]
-    tokens: Annotated[
-        int, Field(description="With budget: tokens of the text block by token_counter (<= budget).")
-    ]
+    tokens: Annotated[int, Field(description="Tokens of the text block by token_counter (<= budget).")]
     budget: int
     token_counter: str
-    turns: Annotated[int, Field(description="With budget: turns the session holds.")]
+    turns: Annotated[int, Field(description="Turns the session holds.")]
     query: str | None
     note: Annotated[
         str,
         Field(description="Why the text block is empty (a budget too small for any piece, no turn matched)."),
     ]
     snapshots: Annotated[
-        list[dict[str, Any]], Field(description="Without budget: the stored snapshots (the last 'last').")
+        list[dict[str, Any]], Field(description="With last: the last 'last' stored snapshots.")
     ]
-    buffered_turns: Annotated[
-        list[str], Field(description="Without budget: the turns since the last snapshot.")
-    ]
+    buffered_turns: Annotated[list[str], Field(description="With last: the turns since the last snapshot.")]
 
 
 def default_data_dir() -> str:
@@ -473,21 +469,29 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
             int | None,
             Field(
                 description="The most tokens the returned context may take, citations and separators included, by "
-                "token_counter (tokens). Give it to get the context for the model. Default: none (the "
-                "earlier form: the stored snapshots as JSON).",
+                f"token_counter (tokens). Default: {HSCA_BUDGET}.",
                 ge=0,
             ),
         ] = None,
         last: Annotated[
             int | None,
             Field(
-                description="Without budget only: the last this many snapshots (snapshots). Default: all.",
+                description="For inspecting, instead of the context: the last this many stored snapshots and the "
+                "turns since, as JSON (snapshots); goes without budget, query and recent. Default: none.",
                 ge=1,
             ),
         ] = None,
         token_counter: TokenCounter = "estimate",
+        recent: Annotated[
+            float | None,
+            Field(
+                description="The share of the budget for the newest turns, from 0 to 1 (a share). Default: 0.1.",
+                ge=0,
+                le=1,
+            ),
+        ] = None,
     ) -> Answer:
-        return tools.hsca_context(session, query, budget, last, token_counter)
+        return tools.hsca_context(session, query, budget, last, token_counter, recent)
 
     return [
         (select_context, SelectResult, READ_ONLY,

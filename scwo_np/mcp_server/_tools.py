@@ -37,6 +37,11 @@ _FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 #: restored from the store when hsca_context asks for one).
 _INGEST_COUNTER = "estimate"
 
+#: ``hsca_context``'s budget when the call names none (tokens): a model asking for the
+#: conversation's context gets that, not the stored snapshots as JSON (three times the
+#: conversation's own text on a 79-turn chat, before 2026-11-29).
+HSCA_BUDGET = 2000
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -431,28 +436,27 @@ class Tools:
         budget: int | None = None,
         last: int | None = None,
         token_counter: str = "estimate",
+        recent: float | None = None,
     ) -> Answer:
         """What the model should read about ``session`` so far for ``query``, within ``budget`` tokens.
 
-        With ``budget``: the text is :attr:`HSCAContext.text` itself (the cited sentences the map
-        ranks highest for ``query``, and the newest turns), within ``budget`` tokens of
-        ``token_counter``; the data gives each piece's turn, snapshot, ids, spans, score and reason.
-        Without ``budget`` (the earlier form): the session's stored snapshots (the last ``last``)
-        and the turns since the last one, as JSON.
+        The text is :attr:`HSCAContext.text` itself (the cited sentences the map ranks highest for
+        ``query``, and the newest turns), within ``budget`` tokens of ``token_counter``
+        (:data:`HSCA_BUDGET` when not given: a call that names no budget still gets text for the
+        model, never more than the conversation); ``recent`` is the share of the budget for the
+        newest turns (:meth:`HSCAEngine.context`'s); the data gives each piece's turn, snapshot,
+        ids, spans, score and reason.  With ``last`` and neither budget nor query (for inspecting):
+        the session's last ``last`` stored snapshots and the turns since the last one, as JSON.
         """
         self._check_session(session)
-        if budget is None:
-            if query is not None:
+        if last is not None:
+            if budget is not None or query is not None or recent is not None:
                 raise ValueError(
-                    "query goes with budget: give budget (tokens) to get the context for query, "
-                    "or leave query out for the stored snapshots."
+                    "last goes with the snapshot listing (no budget, query or recent); with a budget the "
+                    "map chooses what fits. Leave last out, or leave the others out."
                 )
             return self._hsca_snapshots(session, last)
-        if last is not None:
-            raise ValueError(
-                "last goes with the snapshot listing (no budget); with budget the map chooses what "
-                "fits. Leave last out, or leave budget out."
-            )
+        budget = HSCA_BUDGET if budget is None else budget
         budget = check_budget(budget)
         if query is not None:
             if not isinstance(query, str) or not query.strip():
@@ -464,7 +468,8 @@ class Tools:
         COUNTERS.lookup(token_counter)
         with self._lock:
             eng = self._engine(session, token_counter, restore=False)
-            ctx = eng.context(query, budget) if eng is not None else None
+            more = {} if recent is None else {"recent": recent}
+            ctx = eng.context(query, budget, **more) if eng is not None else None
         if ctx is None:  # a tool error, so the model reads it (a typo must not look like an empty talk)
             known = ", ".join(repr(s) for s in self.snapshots.sessions()[:20]) or "none yet"
             raise ValueError(
@@ -486,13 +491,10 @@ class Tools:
             )
         return Answer(ctx.text, data)
 
-    def _hsca_snapshots(self, session: str, last: int | None) -> Answer:
-        """The earlier ``hsca_context``: the stored snapshots (the last ``last``) and the open beat."""
-        if last is not None:
-            last = check_int(last, name="last", low=1)
-        stored = self.snapshots.load(session)
-        if last is not None:
-            stored = stored[-last:]
+    def _hsca_snapshots(self, session: str, last: int) -> Answer:
+        """The earlier ``hsca_context``: the last ``last`` stored snapshots and the open beat."""
+        last = check_int(last, name="last", low=1)
+        stored = self.snapshots.load(session)[-last:]
         with self._lock:
             eng = self._engines.get((session, _INGEST_COUNTER))
             buffered = [c.text for c in eng.buffer] if eng is not None else None

@@ -75,7 +75,7 @@ def test_the_text_block_is_within_the_budget_by_the_counter(tmp_path, counter):
         async with _stdio(tmp_path) as c:
             tool = {t.name: t for t in (await c.list_tools()).tools}["hsca_context"]
             assert "budget" in tool.description and "query" in tool.description
-            assert {"session", "query", "budget", "last", "token_counter"} == set(
+            assert {"session", "query", "budget", "last", "token_counter", "recent"} == set(
                 tool.input_schema["properties"]
             )
             ingested = await _ingest(c, "faq", TURNS)
@@ -120,17 +120,17 @@ def test_a_restarted_server_keeps_the_session_and_goes_on(tmp_path):
             ingested = await _ingest(c, "faq", TURNS)
             assert ingested[-1]["buffered_turns"] >= 1  # an open beat the restart must not lose
             got = [await c.call_tool("hsca_context", a) for a in calls]
-            old = await c.call_tool("hsca_context", {"session": "faq"})
+            old = await c.call_tool("hsca_context", {"session": "faq", "last": 10**6})
             return ingested, [(_text(r), r.structured_content) for r in got], old.structured_content
 
     async def second():
         async with _stdio(tmp_path) as c:  # a new server process on the same data folder
             got = [await c.call_tool("hsca_context", a) for a in calls]
-            old = await c.call_tool("hsca_context", {"session": "faq"})
+            old = await c.call_tool("hsca_context", {"session": "faq", "last": 10**6})
             last = await c.call_tool("hsca_context", {"session": "faq", "last": 2})
             more = await _ingest(c, "faq", FAQ.texts[136:140])
             after = await c.call_tool("hsca_context", {"session": "faq", "budget": 1500})
-            listing = await c.call_tool("hsca_context", {"session": "faq"})
+            listing = await c.call_tool("hsca_context", {"session": "faq", "last": 10**6})
             return [(_text(r), r.structured_content) for r in got], old, last, more, after, listing
 
     ingested, before, old_before = anyio.run(first)
@@ -157,8 +157,10 @@ def test_bad_hsca_context_arguments_are_tool_errors(tmp_path):
         async with _stdio(tmp_path) as c:
             await _ingest(c, "faq", TURNS[:3])
             for args, match in [
-                ({"session": "faq", "query": "x"}, "query goes with budget"),
                 ({"session": "faq", "budget": 100, "last": 2}, "last goes with the snapshot listing"),
+                ({"session": "faq", "query": "x", "last": 2}, "last goes with the snapshot listing"),
+                ({"session": "faq", "recent": 0.5, "last": 2}, "last goes with the snapshot listing"),
+                ({"session": "faq", "budget": 100, "recent": 2}, "recent"),
                 ({"session": "faq", "budget": 100, "query": "  "}, "query must be a non-empty string"),
                 ({"session": "faq", "budget": -1}, "budget"),
                 ({"session": "faq", "budget": 100, "token_counter": "bpe"}, "token_counter must be one of"),
@@ -171,3 +173,35 @@ def test_bad_hsca_context_arguments_are_tool_errors(tmp_path):
             assert not r.is_error  # and it answers on
 
     anyio.run(go)
+
+
+def test_without_a_budget_the_model_gets_context_not_more_than_the_conversation(tmp_path):
+    """A call naming no budget gets the context within HSCA_BUDGET, never more text than the talk:
+    it got the stored snapshots as JSON, three times the conversation's text on a 79-turn chat.
+    ``recent`` is the Python argument's: a larger share gives the newest turns more of the room."""
+    from scwo_np.mcp_server._tools import HSCA_BUDGET
+
+    async def go():
+        async with _stdio(tmp_path) as c:
+            await _ingest(c, "faq", TURNS)
+            plain = await c.call_tool("hsca_context", {"session": "faq"})
+            asked = await c.call_tool("hsca_context", {"session": "faq", "query": QUERIES[1]})
+            small = await c.call_tool("hsca_context", {"session": "faq", "query": QUERIES[1], "budget": 600})
+            more = await c.call_tool(
+                "hsca_context", {"session": "faq", "query": QUERIES[1], "budget": 600, "recent": 0.8}
+            )
+            return plain, asked, small, more
+
+    plain, asked, small, more = anyio.run(go)
+    talk = "\n\n".join(TURNS)
+    for r in (plain, asked):
+        _check(r, HSCA_BUDGET, "estimate", TURNS)
+        assert len(_text(r)) <= len(talk) + 40  # the conversation and one citation at most
+        assert "snapshots" not in r.structured_content
+    _check(small, 600, "estimate", TURNS)
+    _check(more, 600, "estimate", TURNS)
+
+    def newest(r):
+        return sum(len(p["spans"]) for p in r.structured_content["pieces"] if p["reason"] == "recent")
+
+    assert newest(more) > newest(small)

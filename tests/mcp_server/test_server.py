@@ -171,7 +171,7 @@ def test_every_tool_over_stdio(tmp_path):
                          "Meanwhile the patient's fever rose after the dose.", "The doctor changed the drug."]:  # fmt: skip
                 r = await c.call_tool("hsca_ingest", {"session": "alice", "text": turn})
                 assert not r.is_error and r.structured_content["domain_tags"] is not None
-            r = await c.call_tool("hsca_context", {"session": "alice"})
+            r = await c.call_tool("hsca_context", {"session": "alice", "last": 5})
             ctx = r.structured_content
             assert len(ctx["snapshots"]) + len(ctx["buffered_turns"]) >= 1
 
