@@ -70,17 +70,28 @@ def _cmd_hsca_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
     from ..hsca import HSCAEngine, SnapshotStore
     from ._io import _write_jsonl
 
     texts, _ = _read_texts(args.file, "jsonl", args.text_field, "hsca ingest")
+    if not texts:  # (a session is made by its turns: an empty one could not be asked for its context)
+        raise SystemExit(
+            f"scwo: {args.file} holds no turns (no JSONL records); give a conversation, one turn per line "
+            'as {"text": ...}'
+        )
+    parent = os.path.dirname(os.path.abspath(args.store))
+    if not os.path.isdir(parent):
+        raise SystemExit(f"scwo: --store {args.store}: directory {parent} does not exist; create it first")
     store = SnapshotStore(args.store)
     try:
         # a session the store holds goes on: its snapshots, its open beat, the next positions
         eng = HSCAEngine.from_store(store, args.session, cooccurrence_window=args.window)
         before = len(eng.get_macro_context())
         earlier = sum(len(s.chunks) for s in eng.get_macro_context())  # turns before this run's snapshots
-        for text in texts:
+        quiet = args.quiet or not sys.stderr.isatty()
+        for text in tqdm(texts, desc="scwo hsca ingest", unit="turn", disable=quiet, leave=False):
             eng.ingest_turn(text)
         if eng.buffer and not args.open:  # the conversation (or this part of it) ends: freeze the last beat
             eng.take_snapshot()
@@ -101,10 +112,11 @@ def _cmd_hsca_ingest(args: argparse.Namespace) -> int:
     else:
         _write_jsonl((s.to_dict() for s in snaps), args.output)
     is_open = f", {len(eng.buffer)} in the open beat" if eng.buffer else ""
-    sys.stderr.write(
-        f"scwo hsca ingest: {_n(len(texts), 'turn')} -> {_n(len(snaps), 'new snapshot')}; session {args.session!r} in "
-        f"{args.store} holds {_n(total, 'turn')} in {_n(before + len(snaps), 'snapshot')}{is_open}\n"
-    )
+    if not args.quiet:
+        sys.stderr.write(
+            f"scwo hsca ingest: {_n(len(texts), 'turn')} -> {_n(len(snaps), 'new snapshot')}; session {args.session!r} in "
+            f"{args.store} holds {_n(total, 'turn')} in {_n(before + len(snaps), 'snapshot')}{is_open}\n"
+        )
     return 0
 
 
@@ -121,6 +133,17 @@ def _window(value: str) -> int:
     if n < 2:
         raise argparse.ArgumentTypeError(f"takes a whole number of at least 2 (words seen together); got {n}")
     return n
+
+
+def _share(value: str) -> float:
+    """``--recent``: a number in [0, 1] (the share of the budget for the newest turns)."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a number from 0 to 1; got {value!r}") from None
+    if not 0.0 <= x <= 1.0:
+        raise argparse.ArgumentTypeError(f"takes a number from 0 to 1 (a share of the budget); got {value}")
+    return x
 
 
 def _cmd_hsca_context(args: argparse.Namespace) -> int:
@@ -146,15 +169,16 @@ def _cmd_hsca_context(args: argparse.Namespace) -> int:
         eng = HSCAEngine.from_store(store, args.session, token_counter=counter)
     finally:
         store.close()
-    ctx = eng.context(args.query, args.budget)
+    ctx = eng.context(args.query, args.budget, recent=args.recent)
     if args.json:
         _out(json.dumps(ctx.to_dict(), ensure_ascii=False))
     elif ctx.text:
         _out(ctx.text)
-    sys.stderr.write(
-        f"scwo hsca context: {len(ctx.pieces)} pieces of {ctx.turns} turns, {ctx.tokens} tokens of "
-        f"{ctx.budget} ({args.token_counter})\n"
-    )
+    if not args.quiet:
+        sys.stderr.write(
+            f"scwo hsca context: {len(ctx.pieces)} pieces of {ctx.turns} turns, {ctx.tokens} tokens of "
+            f"{ctx.budget} ({args.token_counter})\n"
+        )
     return 0
 
 
@@ -205,6 +229,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--macro", action="store_true", help="print the macro map instead of the snapshots")
     g.add_argument("-o", "--output", default="-", help="output JSONL of snapshots (default stdout)")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line on stderr")
     g.set_defaults(func=_cmd_hsca_ingest)
     c = hs.add_parser(
         "context",
@@ -229,6 +254,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"how tokens are counted ({', '.join(COUNTERS)}; default estimate)",
     )
     c.add_argument(
+        "--recent",
+        type=_share,
+        default=0.1,
+        help="share of the budget for the newest turns, after the newest exchange (the last 3 turns, "
+        "as many as fit whole); 0 turns both off (default 0.1, as HSCAEngine.context's recent)",
+    )
+    c.add_argument(
         "--json", action="store_true", help="print the context as JSON (text, pieces, tokens, ...)"
     )
+    c.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     c.set_defaults(func=_cmd_hsca_context)

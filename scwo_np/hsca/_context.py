@@ -399,6 +399,11 @@ def check_embedder(embedder: object) -> Callable | None:
     and a conversation grows."""
     if embedder is None:
         return None
+    if isinstance(embedder, str) and embedder not in ("lsa", "minilm"):
+        raise ValueError(  # (as_embedder's list names 'lsa' too, which the engine refuses)
+            f"embedder must be None (the map's own lexical signals), 'minilm', or an embedder already "
+            f"fitted (a callable texts -> (n, d) array, such as an LSAEmbedder instance); got {embedder!r}."
+        )
     if isinstance(embedder, str) and embedder == "lsa":
         raise ValueError(
             "embedder='lsa' is fitted to a fixed corpus and a conversation grows; pass embedder=None (the "

@@ -108,7 +108,8 @@ class SessionState:
     context_snapshots: list[ContextSnapshot] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        """The session as a JSON-ready dict.
+        """The session as a JSON-ready dict (its snapshots rounded as :meth:`ContextSnapshot.to_dict`:
+        scores to 4 places).
 
         Returns
         -------

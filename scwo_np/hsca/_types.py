@@ -264,7 +264,8 @@ class ContextSnapshot:
     created_at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict:
-        """The snapshot as a JSON-ready dict (its chunks too).
+        """The snapshot as a JSON-ready dict (``macro_weight`` and ``domain_summary`` rounded to 4
+        places; its chunks too, rounded as :meth:`WeightedChunk.to_dict`).
 
         Returns
         -------

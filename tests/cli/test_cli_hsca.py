@@ -188,3 +188,42 @@ def test_context_usage_errors_are_one_line_and_status_2(tmp_path, monkeypatch, c
     out, err = capsys.readouterr()
     assert out == "" and match in err and err.count("\n") == 1 and err.startswith("scwo hsca:")
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+def test_ingest_refuses_an_empty_conversation_and_a_missing_directory(tmp_path, capsys):
+    """A new user's trial: ``ingest /dev/null`` said the session "holds 0 turns" and ``context``
+    then said it was not in the store; a store in a missing directory exited 1, not 2."""
+    store = str(tmp_path / "s.sqlite")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert main(["hsca", "ingest", str(empty), "--store", store, "--session", "empty"]) == 2
+    assert "holds no turns" in capsys.readouterr().err
+    conv = tmp_path / "talk.jsonl"
+    conv.write_text(
+        "".join(json.dumps({"text": t["text"]}) + "\n" for t in real_texts()[:3]), encoding="utf-8"
+    )
+    missing = str(tmp_path / "nowhere" / "s.sqlite")
+    assert main(["hsca", "ingest", str(conv), "--store", missing]) == 2
+    assert "does not exist; create it first" in capsys.readouterr().err
+
+
+def test_context_takes_recent_as_the_python_argument(tmp_path, capsys):
+    """``--recent`` has HSCAEngine.context's name and meaning; out of [0, 1] is refused."""
+    from scwo_np.hsca import HSCAEngine
+
+    texts = [t["text"] for t in real_texts()[:12]]
+    conv = tmp_path / "talk.jsonl"
+    conv.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    store = str(tmp_path / "s.sqlite")
+    assert main(["hsca", "ingest", str(conv), "--store", store, "--open", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    eng = HSCAEngine()
+    for t in texts:
+        eng.ingest_turn(t)
+    for share in ("0", "0.5"):
+        argv = ["hsca", "context", "--store", store, "--session", "default", "--budget", "300"]
+        assert main([*argv, "--query", "love", "--recent", share, "-q"]) == 0
+        out, err = capsys.readouterr()
+        assert out[:-1] == eng.context("love", 300, recent=float(share)).text and err == ""
+    assert main([*argv, "--recent", "1.5"]) == 2
+    assert "from 0 to 1" in capsys.readouterr().err

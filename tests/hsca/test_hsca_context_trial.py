@@ -163,3 +163,26 @@ def test_a_japanese_query_finds_a_japanese_turn():
     assert 7 in {p.turn for p in ctx.pieces if p.reason == "query"}
     assert _context.word_terms("変更") == ["変更"] and _context.word_terms("cats") == ["cat"]
     assert "変更" in _context.query_terms("ログインシェルを変更するには？")
+
+
+# -- 6. the embedder's message ---------------------------------------------------------------------
+
+
+def test_an_unknown_embedder_names_only_what_the_engine_takes():
+    """It said "must be one of 'lsa', 'minilm'", and 'lsa' was then refused."""
+    with pytest.raises(ValueError, match="embedder must be None .*'minilm'.*got 'nope'") as err:
+        HSCAEngine(embedder="nope")
+    assert "'lsa'" not in str(err.value)
+    with pytest.raises(ValueError, match="fitted to a fixed corpus"):
+        HSCAEngine(embedder="lsa")
+
+
+def test_importing_hsca_does_not_import_scipy_stats():
+    """scipy.stats took 0.51 s of the 1.57 s import; the tuner imports it when it ranks."""
+    import subprocess
+    import sys
+
+    code = "import sys, scwo_np.hsca; print('scipy.stats' in sys.modules)"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    )
