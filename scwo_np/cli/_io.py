@@ -110,7 +110,7 @@ def _put(fh, text: str) -> None:
 def _kind(value: object) -> str:
     """A JSON value's kind in words: "an array", "a number", "a string"."""
     names = {list: "an array", str: "a string", bool: "true or false", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), f"a {type(value).__name__}")
+    return "null" if value is None else names.get(type(value), _a(type(value).__name__))
 
 
 def _out(line: str = "") -> None:
@@ -218,13 +218,18 @@ def _text_field(records: _Records, given: str | None, command: str) -> str:
     return "text"
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its article: "an int", "a list"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def _texts(records: _Records, field: str) -> list[str]:
     """Each record's text from ``field``; a missing, empty or non-string one is an error naming its line."""
     out = []
     for line, r in zip(records.lines, records, strict=True):
         t = r.get(field)
         if not isinstance(t, str) or not t.strip():
-            what = "missing" if t is None else ("empty" if isinstance(t, str) else f"a {type(t).__name__}")
+            what = "missing" if t is None else ("empty" if isinstance(t, str) else _a(type(t).__name__))
             raise SystemExit(
                 f"scwo: {_where(records.path)}:{line}: text field {field!r} is {what} (choose the field with --text-field)"
             )

@@ -195,6 +195,13 @@ class ContextPiece(TypedDict):
             description="'recent' (a newest turn), 'query' (ranked for the query) or 'central' (no query: central to its snapshot)."
         ),
     ]
+    excerpt: Annotated[
+        bool,
+        Field(
+            description="True when the piece holds only the lines of a turn too large for the room left (a pasted "
+            "file) that match the query and those around them; its citation ends ', excerpt'."
+        ),
+    ]
 
 
 class ContextResult(TypedDict, total=False):
@@ -485,7 +492,9 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
         recent: Annotated[
             float | None,
             Field(
-                description="The share of the budget for the newest turns, from 0 to 1 (a share). Default: 0.1.",
+                description="The share of the budget for the newest turns beyond the newest exchange (the last 3 "
+                "turns, which come first as far as they fit whole), from 0 to 1 (a share); 0 turns both off. "
+                "Default: 0.1.",
                 ge=0,
                 le=1,
             ),

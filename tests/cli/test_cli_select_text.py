@@ -99,7 +99,7 @@ def test_bad_text_input_is_one_line_and_writes_nothing(tmp_path):
     bad.write_text('{"text": "csv.reader reads rows"}\n{"text": "  "}\n')
     _fails([*base, "--query", "csv"], r"bad.jsonl:2: text field 'text' is empty")
     bad.write_text('{"text": "csv.reader reads rows"}\n{"text": 7}\n')
-    _fails([*base, "--query", "csv"], r"bad.jsonl:2: text field 'text' is a int")
+    _fails([*base, "--query", "csv"], r"bad.jsonl:2: text field 'text' is an int")
     bad.write_text('{"text": "csv.reader reads rows"}\n{"text": "json.load parses JSON"}\n')
     _fails([*base, "--query", " "], "--query is empty")
     _fails([*base, "--query-index", "0", "--embedder", "lsa"], "--embedder goes with --query")
