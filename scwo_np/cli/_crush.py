@@ -164,8 +164,8 @@ def _cmd_lossless(args: argparse.Namespace) -> int:
 
     if args.lossless and args.expand:
         raise SystemExit("scwo: --lossless encodes and --expand decodes; pass one")
-    for flag in ("max_items", "budget", "marker", "protect", "query"):
-        if getattr(args, flag):
+    for flag in ("max_items", "budget", "marker", "protect", "query", "bias", "upper"):
+        if getattr(args, flag) not in (None, False, "", []):
             raise SystemExit(
                 f"scwo: --{flag.replace('_', '-')} does not go with --{'lossless' if args.lossless else 'expand'}"
             )

@@ -508,7 +508,13 @@ def _beat_summary(engine: Any) -> dict[str, float]:
 
 
 def whole_talk(
-    index: ContextIndex, rel: NDArray, cap: int, recent: float, query: str | None, measure
+    index: ContextIndex,
+    rel: NDArray,
+    cap: int,
+    recent: float,
+    query: str | None,
+    measure,
+    exchange: int = EXCHANGE,
 ) -> tuple | None:
     """The context when the budget holds the whole conversation: every turn whole, in order, in runs
     of consecutive turns under one citation (``measure`` renders them so), repeats and all (a turn
@@ -534,7 +540,7 @@ def whole_talk(
     per_turn = int(index.counter.count([ONE_CITATION])[0]) + 1  # a block's citation and separator
     keys, lengths = index.unit_keys, index.units.lengths
     units_of = {t: list(index.turn_units[t]) for t in range(n)}
-    exchange = EXCHANGE if recent > 0 else 0
+    exchange = exchange if recent > 0 else 0
     recents = recent_units(index, int(recent * cap), cite=per_turn, exchange=exchange, limit=cap)
     kept_recent = sorted({index.unit_turn[u] for u in recents})
     in_turns = Counter(k for t in range(n) for k in {keys[u] for u in units_of[t]})
@@ -572,7 +578,9 @@ def whole_talk(
     return (picks, reasons, *fit) if picks else None
 
 
-def surface(engine: Any, query: str | None, budget: int, recent: float, lam: float) -> HSCAContext:
+def surface(
+    engine: Any, query: str | None, budget: int, recent: float, lam: float, exchange: int = EXCHANGE
+) -> HSCAContext:
     """:meth:`HSCAEngine.context`'s work (see the module documentation)."""
     from ..select import mmr_with_relevance
 
@@ -626,7 +634,7 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     once = np.zeros(len(rel), dtype=bool)
     once[list(best.values())] = True
     per_turn = one + 1  # what a block's citation and its separator add, at most
-    exchange = EXCHANGE if recent > 0 else 0
+    exchange = exchange if recent > 0 else 0
     terms = query_terms(query) if query is not None else {}
     by_rel = np.argsort(-rel, kind="stable")
 
@@ -723,7 +731,7 @@ def surface(engine: Any, query: str | None, budget: int, recent: float, lam: flo
     def at(c: int) -> HSCAContext:
         """The context within ``c`` tokens."""
         if whole is not None and c >= whole:  # it all fits but the citations
-            talk = whole_talk(index, rel, c, recent, query, lambda p: measure(p, runs=True))
+            talk = whole_talk(index, rel, c, recent, query, lambda p: measure(p, runs=True), exchange)
             if talk is not None:
                 return done(*talk)
         k = newest_exchange(c)

@@ -615,7 +615,13 @@ class HSCAEngine:
     # -- the context the map surfaces ----------------------------------------------------
 
     def context(
-        self, query: str | None, budget: int, *, recent: float = _context.RECENT, lam: float = _context.LAM
+        self,
+        query: str | None,
+        budget: int,
+        *,
+        recent: float = _context.RECENT,
+        lam: float = _context.LAM,
+        exchange: int = _context.EXCHANGE,
     ) -> HSCAContext:
         """What the model should read about the conversation so far, within ``budget`` tokens.
 
@@ -652,6 +658,11 @@ class HSCAEngine:
             0 turns both off: relevance alone.
         lam : float, default 0.7
             MMR's trade-off between relevance and redundancy among the picked sentences.
+        exchange : int, default 3
+            How many of the newest turns make the newest exchange.  A caller that shows the
+            newest messages itself passes 0 (the LangChain middleware keeps its last ``keep``
+            messages verbatim after the context: the exchange before them would only take the
+            query's room).
 
         Returns
         -------
@@ -702,7 +713,8 @@ class HSCAEngine:
             recent, name="recent", meaning="the share of the budget for the newest turns"
         )
         lam = check_unit_interval(lam, name="lam", meaning="MMR's relevance/diversity trade-off")
-        return _context.surface(self, query, budget, float(recent), float(lam))
+        exchange = check_int(exchange, name="exchange", low=0)
+        return _context.surface(self, query, budget, float(recent), float(lam), exchange)
 
     @classmethod
     def from_store(cls, store: SnapshotStore, session: str, **options: Any) -> HSCAEngine:

@@ -399,6 +399,8 @@ def test_crush_bias_and_upper_go_with_auto_only(logs, flag):
             err == f"scwo crush: {flag[0]} goes with --max-items auto (it sizes that choice); leave it out\n"
         )
     assert _run(["crush", str(logs), "--max-items", "auto", *flag])[0] == (2 if flag[1] == "wrong" else 0)
+    status, _, err = _run(["crush", str(logs), "--lossless", *flag])  # it took them and did nothing
+    assert status == 2 and err == f"scwo crush: {flag[0]} does not go with --lossless\n"
 
 
 def test_crush_expand_refuses_what_is_no_lossless_output(logs):

@@ -186,3 +186,24 @@ def test_importing_hsca_does_not_import_scipy_stats():
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
     )
+
+
+def test_exchange_zero_gives_the_newest_turns_no_precedence_but_their_share():
+    """A caller that shows the newest messages itself (the LangChain middleware) passes exchange=0:
+    the turns before them no longer take the query's room first; recent's share still applies."""
+    from scwo_np.hsca import HSCAEngine
+
+    eng = HSCAEngine()
+    for t in ["The deploy key for staging is kept in vault path ops/staging.",
+              "Noted: the staging deploy key lives in vault at ops/staging.",
+              "The build cache lives in a bucket called ci-cache-eu.",
+              "Noted: the build cache is the ci-cache-eu bucket.",
+              "Lunch is at noon on Fridays.", "Noted."]:  # fmt: skip
+        eng.ingest_turn(t)
+    q = "Where is the staging deploy key kept?"
+    first = eng.context(q, 40)
+    assert {p.turn for p in first.pieces} >= {5, 6}  # the newest exchange came first
+    asked = eng.context(q, 40, exchange=0)
+    assert "ops/staging" in asked.text and asked.tokens <= 40
+    with pytest.raises(ValueError, match="exchange"):
+        eng.context(q, 40, exchange=-1)
