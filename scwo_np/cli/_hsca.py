@@ -169,7 +169,7 @@ def _cmd_hsca_context(args: argparse.Namespace) -> int:
         eng = HSCAEngine.from_store(store, args.session, token_counter=counter)
     finally:
         store.close()
-    ctx = eng.context(args.query, args.budget, recent=args.recent)
+    ctx = eng.context(args.query, args.budget, recent=args.recent, exchange=args.exchange)
     if args.json:
         _out(json.dumps(ctx.to_dict(), ensure_ascii=False))
     elif ctx.text:
@@ -257,8 +257,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--recent",
         type=_share,
         default=0.1,
-        help="share of the budget for the newest turns, after the newest exchange (the last 3 turns, "
-        "as many as fit whole); 0 turns both off (default 0.1, as HSCAEngine.context's recent)",
+        help="share of the budget for the newest turns, after the newest --exchange turns; 0 turns both "
+        "off (default 0.1, as HSCAEngine.context's recent)",
+    )
+    c.add_argument(
+        "--exchange",
+        type=_count,
+        default=0,
+        help="the newest turns that come first, whole, as many as fit: 3 for a chat whose next message may "
+        "be a follow-up (default 0, as HSCAEngine.context's exchange)",
     )
     c.add_argument(
         "--json", action="store_true", help="print the context as JSON (text, pieces, tokens, ...)"

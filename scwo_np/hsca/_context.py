@@ -145,10 +145,11 @@ RELATED_STEP = 0.2
 #: MMR's trade-off over the units (relevance vs redundancy with what is already picked).
 LAM = 0.7
 
-#: The newest exchange: the newest message, and the question and answer before it that a follow-up
-#: ("Was it enabled by default?") refers to.  These newest turns take the budget first, whole,
-#: newest first, as many as fit, beyond the ``recent`` share (at 10% of 200 tokens, the exchange
-#: before a follow-up was dropped for older changelog entries that matched "enabled" and "default").
+#: The newest exchange with ``exchange=3``: the newest message, and the question and answer before
+#: it that a follow-up ("Was it enabled by default?") refers to, first, whole, newest first, as
+#: many as fit, beyond the ``recent`` share (at 10% of 200 tokens the exchange before a follow-up
+#: was dropped for older entries matching "enabled" and "default").  Off by default (the engine's
+#: ``exchange=0``): questions about earlier turns lost their room to it (docs/user_guide/hsca.md).
 EXCHANGE = 3
 
 #: A limit no count reaches.
@@ -508,13 +509,7 @@ def _beat_summary(engine: Any) -> dict[str, float]:
 
 
 def whole_talk(
-    index: ContextIndex,
-    rel: NDArray,
-    cap: int,
-    recent: float,
-    query: str | None,
-    measure,
-    exchange: int = EXCHANGE,
+    index: ContextIndex, rel: NDArray, cap: int, recent: float, query: str | None, measure, exchange: int
 ) -> tuple | None:
     """The context when the budget holds the whole conversation: every turn whole, in order, in runs
     of consecutive turns under one citation (``measure`` renders them so), repeats and all (a turn
@@ -539,8 +534,7 @@ def whole_talk(
     n, costs = len(index), np.asarray(index.unit_cost, dtype=np.int64) + 1
     per_turn = int(index.counter.count([ONE_CITATION])[0]) + 1  # a block's citation and separator
     keys, lengths = index.unit_keys, index.units.lengths
-    units_of = {t: list(index.turn_units[t]) for t in range(n)}
-    exchange = exchange if recent > 0 else 0
+    units_of = {t: list(index.turn_units[t]) for t in range(n)}  # exchange: 0 when recent is
     recents = recent_units(index, int(recent * cap), cite=per_turn, exchange=exchange, limit=cap)
     kept_recent = sorted({index.unit_turn[u] for u in recents})
     in_turns = Counter(k for t in range(n) for k in {keys[u] for u in units_of[t]})

@@ -518,14 +518,15 @@ class HSCAContext:
     ...     _ = eng.ingest_turn(turn)
     >>> ctx = eng.context("What did the court decide?", budget=20)
     >>> print(ctx)
-    [turn 2] The telescope recorded the spectrum of a distant galaxy.
+    [turn 1, snapshot 1] The court ruled that the contract was void.
     >>> ctx.tokens <= ctx.budget, ctx.turns
     (True, 2)
 
-    The newest turn comes first (the newest exchange); ``recent=0`` leaves the budget to relevance:
+    With ``exchange=3`` the newest turns come first (the newest exchange, for a chat whose next
+    message may be a follow-up):
 
-    >>> print(eng.context("What did the court decide?", budget=20, recent=0))
-    [turn 1, snapshot 1] The court ruled that the contract was void.
+    >>> print(eng.context("What did the court decide?", budget=20, exchange=3))
+    [turn 2] The telescope recorded the spectrum of a distant galaxy.
 
     A budget that holds the whole conversation and one citation gives all of it, consecutive turns
     under one citation (each piece still cites its own turn; turn 2 is in the open beat):

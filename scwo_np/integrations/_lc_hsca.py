@@ -243,10 +243,6 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 "trigger is 4 * budget)."
             )
         self.keep = _size(keep, "keep")[1]
-        # the newest messages stay verbatim after the context: the engine's newest exchange (the
-        # turns before them) takes no room first, the query has it ("Where is the staging deploy
-        # key kept?" at 60 tokens got the three turns before the kept ones and not the key)
-        self._exchange = {"exchange": 0} if self.keep else {}
         self.token_counter = as_token_counter(token_counter)
         self.recent = float(check_unit_interval(recent, name="recent", meaning="a share of the budget"))
         if session is not None and (not isinstance(session, str) or not session or "/" in session):
@@ -325,7 +321,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         room = self.budget - tokens(HEADER + "\n\n")
         text, ctx = "", None
         while room >= 1:
-            ctx = engine.context(query, room, recent=self.recent, **self._exchange)
+            ctx = engine.context(query, room, recent=self.recent)
             if not ctx.text:
                 break
             text = f"{HEADER}\n\n{ctx.text}"
@@ -334,7 +330,7 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 break
             text, room = "", room - over  # the join counted more than its parts: shrink and redo
         if not text:  # no room for the header beside a piece: the context alone
-            ctx = engine.context(query, self.budget, recent=self.recent, **self._exchange)
+            ctx = engine.context(query, self.budget, recent=self.recent)
             text = ctx.text
         if not text:
             return None

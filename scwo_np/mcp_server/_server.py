@@ -492,15 +492,22 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
         recent: Annotated[
             float | None,
             Field(
-                description="The share of the budget for the newest turns beyond the newest exchange (the last 3 "
-                "turns, which come first as far as they fit whole), from 0 to 1 (a share); 0 turns both off. "
-                "Default: 0.1.",
+                description="The share of the budget for the newest turns after the newest 'exchange' turns, from "
+                "0 to 1 (a share); 0 turns both off. Default: 0.1.",
                 ge=0,
                 le=1,
             ),
         ] = None,
+        exchange: Annotated[
+            int,
+            Field(
+                description="The newest turns that come first, whole, as many as fit (turns): 3 for a chat whose "
+                "next message may be a follow-up. Default: 0.",
+                ge=0,
+            ),
+        ] = 0,
     ) -> Answer:
-        return tools.hsca_context(session, query, budget, last, token_counter, recent)
+        return tools.hsca_context(session, query, budget, last, token_counter, recent, exchange)
 
     return [
         (select_context, SelectResult, READ_ONLY,

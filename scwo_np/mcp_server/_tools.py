@@ -437,6 +437,7 @@ class Tools:
         last: int | None = None,
         token_counter: str = "estimate",
         recent: float | None = None,
+        exchange: int = 0,
     ) -> Answer:
         """What the model should read about ``session`` so far for ``query``, within ``budget`` tokens.
 
@@ -444,13 +445,14 @@ class Tools:
         ``query``, and the newest turns), within ``budget`` tokens of ``token_counter``
         (:data:`HSCA_BUDGET` when not given: a call that names no budget still gets text for the
         model, never more than the conversation); ``recent`` is the share of the budget for the
-        newest turns (:meth:`HSCAEngine.context`'s); the data gives each piece's turn, snapshot,
+        newest turns and ``exchange`` the newest turns that come first (:meth:`HSCAEngine.context`'s);
+        the data gives each piece's turn, snapshot,
         ids, spans, score and reason.  With ``last`` and neither budget nor query (for inspecting):
         the session's last ``last`` stored snapshots and the turns since the last one, as JSON.
         """
         self._check_session(session)
         if last is not None:
-            if budget is not None or query is not None or recent is not None:
+            if budget is not None or query is not None or recent is not None or exchange:
                 raise ValueError(
                     "last goes with the snapshot listing (no budget, query or recent); with a budget the "
                     "map chooses what fits. Leave last out, or leave the others out."
@@ -468,7 +470,7 @@ class Tools:
         COUNTERS.lookup(token_counter)
         with self._lock:
             eng = self._engine(session, token_counter, restore=False)
-            more = {} if recent is None else {"recent": recent}
+            more = {"exchange": exchange} | ({} if recent is None else {"recent": recent})
             ctx = eng.context(query, budget, **more) if eng is not None else None
         if ctx is None:  # a tool error, so the model reads it (a typo must not look like an empty talk)
             known = ", ".join(repr(s) for s in self.snapshots.sessions()[:20]) or "none yet"

@@ -98,7 +98,7 @@ def _lines(text, a, b):
 
 def hsca_context(
     turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count, step=0.2,
-    terms=None, line_terms=None,
+    terms=None, line_terms=None, exchange=0,
 ):  # fmt: skip
     """HSCA's context: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs`` and ``rel``
     (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's citation),
@@ -129,7 +129,7 @@ def hsca_context(
     whole = count("\n\n".join(turns))
     cap = min(budget, whole + one)
     per_turn = one + 1
-    exchange = EXCHANGE if recent > 0 else 0
+    exchange = exchange if recent > 0 else 0
     key = [" ".join(turns[owner[u]][a:b].lower().split()) for u, (a, b) in enumerate(spans)]
     keeper = {}
     for u in range(len(spans)):

@@ -123,7 +123,7 @@ def test_relevance_and_context_equal_their_plain_reference(general, short, qid):
         assert got.tokens == (int(count_tokens([got.text])[0]) if got.text else 0) <= budget
 
 
-def _naive_context(eng, query, budget, recent):
+def _naive_context(eng, query, budget, recent, exchange=0):
     """The plain reference's context of the engine's turns, from the engine's relevance."""
     index = eng._index
     chunks = eng.get_micro_context()
@@ -140,7 +140,7 @@ def _naive_context(eng, query, budget, recent):
         [sum(_context.stem_counts(c.text[a:b]).values()) for c, spans in zip(chunks, units, strict=True) for a, b in spans],
         rel.tolist(), index.vectors().tolist(), budget,
         recent, _context.LAM, query, cite, lambda s: int(count_tokens([s])[0]), _context.RELATED_STEP,
-        _context.query_terms(query) if query is not None else {}, _context.stem_counts,
+        _context.query_terms(query) if query is not None else {}, _context.stem_counts, exchange,
     )  # fmt: skip
 
 
@@ -157,8 +157,9 @@ SAID_AGAIN = ["-- Sent from the support desk.", "Thanks!", "ok", "Could you expl
     budget=st.integers(0, 600),
     recent=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
     query=st.sampled_from([None, "Who created Python?", "support desk", "zzz qqq"]),
+    exchange=st.sampled_from([0, 3]),
 )
-def test_each_sentence_once_and_equal_to_the_plain_reference(talk, budget, recent, query):
+def test_each_sentence_once_and_equal_to_the_plain_reference(talk, budget, recent, query, exchange):
     """Turns that repeat sentences (a signature, a question asked again), at budgets from none to
     more than the whole conversation: the context equals its plain reference, says each sentence
     once below the conversation's size, and when the budget holds the conversation and a citation it
@@ -166,8 +167,8 @@ def test_each_sentence_once_and_equal_to_the_plain_reference(talk, budget, recen
     eng = HSCAEngine(max_buffer_chunks=3)
     for sentences in talk:
         eng.ingest_turn(" ".join(sentences))
-    ctx = eng.context(query, budget, recent=recent)
-    assert ctx.text == _naive_context(eng, query, budget, recent)
+    ctx = eng.context(query, budget, recent=recent, exchange=exchange)
+    assert ctx.text == _naive_context(eng, query, budget, recent, exchange)
     whole = eng._index.whole_tokens()
     one = int(count_tokens([_context.ONE_CITATION])[0])
     if budget < whole:

@@ -89,7 +89,7 @@ def test_the_newest_exchange_survives_a_long_conversation():
     need = sum(_tokens(t) + 1 for t in turns[-3:]) + 3 * (_tokens(_context.ONE_CITATION) + 1)
     for query in (follow, None):
         for budget in (need, need + 40, 200, 400):
-            ctx = eng.context(query, budget)
+            ctx = eng.context(query, budget, exchange=3)
             assert {n - 2, n - 1, n} <= {p.turn for p in ctx.pieces}, (query, budget)
             assert ctx.tokens <= budget
     # recent=0 turns the newest turns' precedence off (relevance alone)
@@ -189,8 +189,8 @@ def test_importing_hsca_does_not_import_scipy_stats():
 
 
 def test_exchange_zero_gives_the_newest_turns_no_precedence_but_their_share():
-    """A caller that shows the newest messages itself (the LangChain middleware) passes exchange=0:
-    the turns before them no longer take the query's room first; recent's share still applies."""
+    """exchange=3 puts the newest exchange first; the default (0) leaves the query the room (the
+    LangChain middleware's example lost its answer with 3); recent's share still applies."""
     from scwo_np.hsca import HSCAEngine
 
     eng = HSCAEngine()
@@ -201,9 +201,9 @@ def test_exchange_zero_gives_the_newest_turns_no_precedence_but_their_share():
               "Lunch is at noon on Fridays.", "Noted."]:  # fmt: skip
         eng.ingest_turn(t)
     q = "Where is the staging deploy key kept?"
-    first = eng.context(q, 40)
+    first = eng.context(q, 40, exchange=3)
     assert {p.turn for p in first.pieces} >= {5, 6}  # the newest exchange came first
-    asked = eng.context(q, 40, exchange=0)
+    asked = eng.context(q, 40)  # exchange=0, the default
     assert "ops/staging" in asked.text and asked.tokens <= 40
     with pytest.raises(ValueError, match="exchange"):
         eng.context(q, 40, exchange=-1)

@@ -75,7 +75,7 @@ def test_the_text_block_is_within_the_budget_by_the_counter(tmp_path, counter):
         async with _stdio(tmp_path) as c:
             tool = {t.name: t for t in (await c.list_tools()).tools}["hsca_context"]
             assert "budget" in tool.description and "query" in tool.description
-            assert {"session", "query", "budget", "last", "token_counter", "recent"} == set(
+            assert {"session", "query", "budget", "last", "token_counter", "recent", "exchange"} == set(
                 tool.input_schema["properties"]
             )
             ingested = await _ingest(c, "faq", TURNS)
@@ -190,9 +190,14 @@ def test_without_a_budget_the_model_gets_context_not_more_than_the_conversation(
             more = await c.call_tool(
                 "hsca_context", {"session": "faq", "query": QUERIES[1], "budget": 600, "recent": 0.8}
             )
-            return plain, asked, small, more
+            ex = await c.call_tool(
+                "hsca_context", {"session": "faq", "query": QUERIES[1], "budget": 600, "exchange": 3}
+            )
+            return plain, asked, small, more, ex
 
-    plain, asked, small, more = anyio.run(go)
+    plain, asked, small, more, ex = anyio.run(go)
+    _check(ex, 600, "estimate", TURNS)
+    assert {34, 35, 36} <= {p["turn"] for p in ex.structured_content["pieces"]}  # the newest exchange
     talk = "\n\n".join(TURNS)
     for r in (plain, asked):
         _check(r, HSCA_BUDGET, "estimate", TURNS)
