@@ -105,12 +105,24 @@ def _mmr(E, queries, costs, budget, lam, weights, cost_aware, cost_exponent, shi
     n = len(E)
     picks, gains = [], []
     remaining = budget
+    sim, lengths = {}, {}  # each pair's cosine and each row's norm once per call: the same values
+
+    def length(i):
+        if i not in lengths:
+            lengths[i] = norm(E[i], dtype)
+        return lengths[i]
+
+    def cos(i, j):  # cosine(E[i], E[j], dtype), the same expression
+        if (i, j) not in sim:
+            sim[i, j] = dot(E[i], E[j], dtype) / (length(i) * length(j))
+        return sim[i, j]
+
     while True:
         best, best_key, best_score = None, None, None
         for i in range(n):
             if i in picks or costs[i] > remaining:
                 continue
-            m = max((cosine(E[i], E[j], dtype) for j in picks), default=0.0)
+            m = max((cos(i, j) for j in picks), default=0.0)
             score = lam * rel[i] - (1.0 - lam) * m
             # The default cost-aware mode (exponent < 1) ranks by the score until half the budget is used.
             if cost_aware and (cost_exponent == 1.0 or 2 * (budget - remaining) >= budget):

@@ -131,8 +131,8 @@ def test_a_pasted_file_too_large_for_the_room_gives_its_matching_lines_as_an_exc
     [
         (REPEATS, None),
         (REPEATS, "Which command lists the files of a package?"),
-        (_T[300:330], None),
-        (_T[300:330], "How do I find which package a file belongs to?"),
+        pytest.param(_T[300:330], None, marks=pytest.mark.volume),
+        pytest.param(_T[300:330], "How do I find which package a file belongs to?", marks=pytest.mark.volume),
     ],
 )
 def test_a_larger_budget_never_gives_fewer_tokens(turns, query):
