@@ -242,24 +242,24 @@ def _shrink_json(
     # Lossless first, each form built only when a cheap bound says it may fit.
     lossless: list[tuple[str, str | None]] = []
     ws = sum(text.count(c) for c in " \n\t\r")
-    if doc.form in ("array", "object") and before * (len(text) - ws) <= 1.1 * budget * len(text):
+    # The compact JSON's tokens, estimated: the forms below are sized against the compact JSON of a
+    # sample, so an indented text (findmnt -J: 1,232 tokens, 541 compact) is not taken at its size
+    # (which left TOON at 532 unbuilt for budgets of 541-649, the compact form given instead).
+    flat = before * (len(text) - ws) / max(len(text), 1)
+    if doc.form in ("array", "object") and flat <= 1.1 * budget:
         lossless.append(("compact", _squeeze(text.strip()) if got[1] is None else doc.render(doc.pieces)))
-    elif (
-        doc.form in ("jsonl", "concatenated")
-        and n > 1
-        and before * (len(text) - ws) <= 1.1 * budget * len(text)
-    ):
+    elif doc.form in ("jsonl", "concatenated") and n > 1 and flat <= 1.1 * budget:
         lossless.append(("compact", "\n".join(_squeeze(p) for p in doc.pieces)))  # one compact item a line
-    if isinstance(value, list) and value and _csv_may_fit(value, before, budget, count):
+    if isinstance(value, list) and value and _csv_may_fit(value, flat, budget, count):
         lossless.append(("csv", _csv(value)))
-    if n and _lossless_may_fit(doc, before, budget, count):
+    if n and _lossless_may_fit(doc, flat, budget, count):
         lossless.append(("lossless", _encode_document(doc)))
     toon = _toon_module()
     if (
         toon is not None
         and n
         and doc.form in ("array", "object")
-        and _toon_may_fit(toon, doc, before, budget, count)
+        and _toon_may_fit(toon, doc, flat, budget, count)
     ):
         data = value if doc.form == "array" or got[1] is not None else json.loads(text)
         lossless.append(("toon", _toon(toon, data)))
@@ -430,7 +430,7 @@ def _toon_reads_back(toon, text: str, data: Any) -> bool:
         return False
 
 
-def _toon_may_fit(toon, doc, before: int, budget: int, count) -> bool:
+def _toon_may_fit(toon, doc, before: float, budget: int, count) -> bool:
     """Whether TOON might fit: the first 64 items' TOON against their compact JSON, scaled, with a 25% margin."""
     head = doc.items[:64]
     sample = _toon(toon, head)
@@ -439,7 +439,7 @@ def _toon_may_fit(toon, doc, before: int, budget: int, count) -> bool:
     return count(sample) * before <= 1.25 * budget * max(count(json.dumps(head, separators=(",", ":"))), 1)
 
 
-def _csv_may_fit(value: list, before: int, budget: int, count) -> bool:
+def _csv_may_fit(value: list, before: float, budget: int, count) -> bool:
     """Whether CSV might fit: the first 64 rows' CSV against their JSON, scaled, with a 25% margin."""
     head = value[:64]
     sample = _csv(head)

@@ -75,6 +75,25 @@ def test_toon_when_it_is_the_cheapest_lossless_form():
     assert s.form != "toon"
 
 
+def test_an_indented_tree_gets_toon_when_it_is_cheaper_than_compact_json():
+    """findmnt -J (a tree indented by 3): 1,232 tokens, 541 compact, TOON 532; at budgets of 541 to
+    649 the compact form came back, TOON's size estimated from the indented text's and not built;
+    here (583 tokens, 279 compact, TOON 171) a budget of 171 crushed the tree, dropping mounts."""
+    mounts = [
+        {"target": f"/srv/vol{i}", "source": f"/dev/sd{'abc'[i % 3]}{i}", "fstype": ["ext4", "xfs"][i % 2],
+         "options": "rw,relatime" if i % 4 else "ro,nosuid,nodev"}
+        for i in range(12)
+    ]  # fmt: skip
+    tree = {"filesystems": [{"target": "/", "source": "/dev/sda1", "fstype": "ext4", "options": "rw",
+                             "children": mounts}]}  # fmt: skip
+    compact, toon = _tokens(json.dumps(tree, separators=(",", ":"))), _tokens(toon_format.dumps(tree))
+    assert toon < compact
+    # before: crushed at the first budget (mounts lost), the columnar form at the second
+    for budget in (toon, toon + 30, compact):
+        s = shrink_text(json.dumps(tree, indent=3), budget)
+        assert s.form == "toon" and s.tokens < compact and toon_format.loads(s.text) == tree, budget
+
+
 def test_errors_and_the_newest_survive_the_json_crush():
     s = shrink_text(json.dumps(ROWS), 250)
     kept = [x for x in json.loads(s.text) if "_omitted" not in x]
