@@ -9,7 +9,9 @@ The splitter, in order:
 1. **Blocks.** Fenced code (```` ``` ```` or ``~~~`` to the closing fence), doctest lines
    (``>>>`` and the lines after them up to a blank line) and indented lines after a blank
    line or a line ending in ``::`` (reStructuredText's literal blocks) are code: one span
-   each, never split.
+   each, never split.  Indented lines after a blank line that read as prose (eight words or
+   more, a sentence's end, under 3% brackets and operators: a man page's paragraphs) are
+   prose, unless a ``::`` announced them; a block not announced ends before such a paragraph.
 2. **Paragraphs.** Lines up to a blank line. A paragraph whose lines start with list markers
    (``-``, ``*``, ``+``, ``•``, ``1.``, ``1)``, ``a)``) gives one span per item (an item's
    indented continuation lines included). A paragraph of short lines that mostly end without
@@ -20,8 +22,9 @@ The splitter, in order:
    quotes or brackets) followed by white space and then anything but a lower-case letter,
    except after an abbreviation (``e.g.``, ``Dr.``, ``vs.``, ``Fig.``, ``et al.``... and any
    word with an inner dot, ``U.S.``), after a single capital (an initial, ``J. Smith``), and
-   inside an inline code span (````...````).  Decimals (``3.14``) and version numbers never
-   qualify, as no white space follows their dot.
+   inside an inline code span (````...````), and after a list's label alone (``b.``, ``aa.``,
+   ``iv.``, ``12.``: bash's NEWS numbers its items so).  Decimals (``3.14``) and version
+   numbers never qualify, as no white space follows their dot.
 
 A unit glues a span to the one before it (in the same text) when the span
 
@@ -87,6 +90,9 @@ _END = re.compile(r"([.!?…]+[\"'”’)\]}»]*)\s+")
 # one question in two places; reading "It's" as "it" too, 169 do and the Django held-out hit
 # at 200 tokens drops from 0.458 to 0.375.  So units keep this definition.
 _LEAD = re.compile(r"[\w'’-]+")
+#: A list's label alone ("b.", "aa.", "iv.", "2)", "(c)"): not a sentence, the start of its item's
+#: first one (bash's NEWS labels its items "a." to "zz."; cut off, the labels filled contexts).
+_LABEL = re.compile(r"\(?(?:\d{1,3}|[a-z]{1,2}|[ivxlc]{1,6}|[A-Z])[.)]")
 _LINE_END_MARK = (".", "!", "?", ":", ";", "…", '"', "”", "'", "’", ")")
 
 
@@ -276,7 +282,8 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
             i, after_blank, literal_next = j + 1, False, False
             continue
         indented = line[:1] in (" ", "\t") and (len(line) - len(line.lstrip())) >= 4
-        if stripped.startswith(">>>") or (indented and (after_blank or literal_next) and not para):
+        announced = literal_next or (after_blank and not _indented_prose(text, lines, i))
+        if stripped.startswith(">>>") or (indented and announced and not para):
             flush()
             j = i + 1
             while j < n:
@@ -289,6 +296,8 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
                     while k < n and not text[lines[k][0] : lines[k][1]].strip():
                         k += 1
                     if k < n and text[lines[k][0] : lines[k][1]][:1] in (" ", "\t"):
+                        if not literal_next and _indented_prose(text, lines, k):
+                            break  # not a literal block (none was announced): prose follows
                         j = k
                         continue
                     break
@@ -304,6 +313,28 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
         i += 1
     flush()
     return out
+
+
+_WORDISH = re.compile(r"[^\W\d_]{2,}")  # a word, roughly: two letters or more
+#: What code has and prose rarely does: brackets, operators, shell and template marks.
+_CODE_MARKS = frozenset("{}[]()=<>;$#|\\`")
+
+
+def _indented_prose(text: str, lines: list[tuple[int, int]], i: int) -> bool:
+    """Whether the indented lines from ``lines[i]`` to the next blank line read as prose, not code:
+    eight words or more, a sentence's end among them, and code's marks under 3% of their
+    characters.  A man page (``man -P cat``) indents all its text by 7 and its options' text by
+    14: read as code, ``grep(1)``'s option list was one block of 15,883 characters, never cut."""
+    body: list[str] = []
+    for a, b in lines[i:]:
+        line = text[a:b].strip()
+        if not line:
+            break
+        body.append(line)
+    joined = " ".join(body)
+    if len(_WORDISH.findall(joined)) < 8 or not _SENTENCE_END.search(joined):
+        return False
+    return sum(c in _CODE_MARKS for c in joined) < 0.03 * len(joined)
 
 
 def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
@@ -437,6 +468,8 @@ def _prose(text: str, start: int, end: int) -> list[tuple[int, int]]:
             if _abbreviation(word):
                 continue
         piece = _trim(text, s, cut)
+        if piece and _LABEL.fullmatch(text[piece[0] : piece[1]]):  # "b. There is a new option."
+            continue
         if piece:
             spans.append(piece)
         s = cut

@@ -202,3 +202,61 @@ def test_spans_cover_the_text_in_order(text):
     units = sentence_units(text)
     assert [u for u in units] == sorted(units)
     assert {a for a, _ in units} <= {a for a, _ in spans} and {b for _, b in units} <= {b for _, b in spans}
+
+
+# A man page as `man -P cat` prints it: sections at column 0, text indented by 7, an option's text by 14.
+MAN = """NAME
+       lookup - find lines in files
+
+DESCRIPTION
+       lookup reads each named file and prints the lines that hold the
+       pattern.
+
+       With no file, it reads standard input. Exit status is 0 when a line
+       was found, and 1 otherwise.
+
+OPTIONS
+       -r, --recursive
+              Read every file under each directory, recursively. Symbolic
+              links are followed only when named on the command line. This is
+              the same as the -d recurse option.
+
+       --color=WHEN
+              Mark the matches with colour. WHEN is never, always or auto;
+              the default is auto.
+
+EXAMPLES
+       Find the calls of main in a tree:
+
+           lookup -r 'main(' src/ | sort > hits.txt
+"""
+
+
+def test_a_man_page_is_prose_not_one_code_block():
+    """Its indented paragraphs read as code: grep(1)'s option list was one span of 15,883 characters."""
+    got = [MAN[a:b] for a, b in split_sentences(MAN)]
+    flat = [" ".join(s.split()) for s in got]
+    assert (
+        "With no file, it reads standard input." in flat
+        and "--color=WHEN Mark the matches with colour." in flat
+    )
+    assert "Read every file under each directory, recursively." in flat
+    assert max(map(len, got)) < 200
+    # code stays code: an indented command line (its marks), and a block a "::" announced
+    assert "lookup -r 'main(' src/ | sort > hits.txt" in got
+    rst = "Run this::\n\n    Read every file under each directory, recursively. Then stop here now.\n"
+    assert [rst[a:b] for a, b in split_sentences(rst)][-1].startswith("Read every file") and len(
+        split_sentences(rst)
+    ) == 2
+
+
+@pytest.mark.parametrize("label", ["b.", "aa.", "iv.", "2)", "(c)", "12."])
+def test_a_list_label_starts_its_sentence(label):
+    """bash's NEWS labels its items "a." to "zz.": cut off, the labels filled contexts (15 of 21 texts)."""
+    text = f"{label} There is a new option to list completions. It is off by default."
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        f"{label} There is a new option to list completions.",
+        "It is off by default.",
+    ]
+    other = "See item b. There it is."
+    assert [other[a:b] for a, b in split_sentences(other)] == ["See item b.", "There it is."]

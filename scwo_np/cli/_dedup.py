@@ -63,6 +63,12 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
                 )
             except ImportError as exc:
                 raise SystemExit(f"scwo: {exc}") from None
+    named, args.score_field = args.score_field is not None, args.score_field or "score"
+    if named and records and not any(args.score_field in r for r in records):
+        raise SystemExit(  # a misspelt field kept the first of each group, silently
+            f"scwo: {_where(path)}: no record has a {args.score_field!r} field; name the field that holds "
+            "the scores, or leave --score-field out"
+        )
     if any(args.score_field in r for r in records):
         # every record scored or none: a record without one was scored 0 silently
         missing = next((ln for ln, r in zip(lines, records, strict=True) if args.score_field not in r), None)
@@ -136,7 +142,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--text-field",
         help="the records' text (default text; records with only content are read from content)",
     )
-    dd.add_argument("--score-field", default="score", help="keep the best-scoring of each group")
+    dd.add_argument(
+        "--score-field",
+        default=None,
+        help="keep the best-scoring of each group (default score, when present)",
+    )
     dd.add_argument("--entities-field", default=None, help="for --method sequence (default entities)")
     dd.add_argument(
         "--embedder",

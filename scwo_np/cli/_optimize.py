@@ -33,6 +33,8 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             KBContextOptimizer().optimize([], opts)
         except (ValueError, TypeError) as exc:
             raise SystemExit(f"scwo: {exc}") from None
+    elif not args.query.strip():  # MoRAG ranks by the query's words and names it in the context
+        raise SystemExit("scwo: --pipeline morag needs --query (the question the context is for)")
     records = _read_jsonl(args.file)
     lines = records.lines
     field = _text_field(records, args.text_field, "optimize")

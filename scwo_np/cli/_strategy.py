@@ -13,7 +13,12 @@ def _by_strategy(args: argparse.Namespace, E, q, costs, lam):
     params = inspect.signature(STRATEGIES[args.strategy]).parameters
     opts = {}
     if "lam" in params:
-        opts["lam"] = 0.7 if lam == "auto" else lam
+        if args.lam == "auto":  # MMR's rule: the strategy's lam means something else
+            raise ValueError(
+                f"--lam auto chooses MMR's trade-off; --strategy {args.strategy} takes a number in [0, 1] "
+                "(or leave --lam out)."
+            )
+        opts["lam"] = lam
     elif args.lam != 0.7:
         raise ValueError(f"--strategy {args.strategy} takes no --lam; leave it out.")
     if args.cost_aware:

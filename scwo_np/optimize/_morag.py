@@ -227,6 +227,11 @@ class MoragContextOptimizer:
         """
         if not isinstance(query, str):
             raise TypeError(f"query must be a str; got {type(query).__name__}.")
+        if not query.strip():  # it ran, ranking without the query's words, and said nothing
+            raise ValueError(
+                "query is empty: MoRAG ranks the chunks by their overlap with the query's words "
+                "(and the formatted context names it); pass the question."
+            )
         MORAG_LAYOUTS.lookup(strategy)
         check_unit_interval(self.min_chunk_relevance, name="min_chunk_relevance")
         chunks = _check_chunks(chunks)

@@ -248,6 +248,10 @@ def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk
     for k, c in enumerate(chunks):
         if not isinstance(c.content, str):
             raise TypeError(f"chunks[{k}].content is {type(c.content).__name__}, not str.")
+        if not c.content.strip():  # it was kept and laid out as an empty chunk
+            raise ValueError(
+                f"chunks[{k}].content is empty or only white space; drop the chunk or give its text."
+            )
         for attr in ("entities", "relationships"):
             v = getattr(c, attr)
             if v is not None and (

@@ -418,6 +418,11 @@ def select_texts(
             "sentences (their relevance is not a cosine)."
         )
     check_strategy_options(strategy, options)
+    if strategy != "mmr" and check_lam(lam, auto=True) == "auto":  # the others' lam means something else
+        raise ValueError(
+            f"lam='auto' chooses MMR's trade-off; strategy={strategy!r} takes a number in [0, 1] "
+            "(or leave lam out), or use strategy='mmr'."
+        )
     if lexical is None:
         lexical = LEXICAL[granularity] if strategy == "mmr" else 0.0
     lexical = check_unit_interval(
@@ -450,7 +455,6 @@ def select_texts(
     costs = count_tokens(texts, counter) if costs is None else check_costs(costs, len(texts))
     budget = check_budget(budget)
     if not texts:
-        check_lam(lam, auto=True)
         MMR_METHODS.lookup(method)
         return _nothing(budget, counter_name, embedder, order, "chunk", separator)
     store, own = _open_cache(cache)

@@ -55,6 +55,14 @@ def test_select_takes_every_strategy_of_the_registry(chunks, capsys, strategy):
     assert [r["id"] for r in out] == [f"c{i}" for i in want]
 
 
+def test_select_refuses_lam_auto_for_another_strategy(chunks, capsys):
+    """It exited 0, MMR's rule's lam passed into the DPP's objective."""
+    path, _, _ = chunks
+    argv = ["select", str(path), "--query-index", "3", "--budget", "120", "--strategy", "dpp", "--lam", "auto"]
+    assert main(argv) == 2
+    assert "--lam auto chooses MMR's trade-off; --strategy dpp takes a number" in capsys.readouterr().err
+
+
 def test_select_query_embedding_and_output_file(chunks, tmp_path):
     path, E, costs = chunks
     out = tmp_path / "out.jsonl"

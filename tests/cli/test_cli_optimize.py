@@ -77,9 +77,10 @@ def test_kb_says_why_the_budget_step_left_a_chunk_out(chunks, tmp_path, capsys):
         ("kb", {"text": "x", "score": "high"}, [], "c.jsonl:3: the record has score 'high'; a score must be a number."),
         ("kb", {"text": "x", "score": 0.4, "tokens": -4}, ["--budget", "10"],
          "c.jsonl:3: the record's tokens must be a non-negative token count; got -4."),
-        ("morag", {"text": "x"}, [], "c.jsonl:3: the record has no 'relevance_score' or 'score' field."),
-        ("morag", {"text": "x", "score": "high"}, [], "c.jsonl:3: the record's score must be a number; got str."),
-        ("morag", {"text": "x", "score": 0.5, "entities": "x"}, [],
+        ("morag", {"text": "x"}, ["--query", "x"], "c.jsonl:3: the record has no 'relevance_score' or 'score' field."),
+        ("morag", {"text": "x", "score": "high"}, ["--query", "x"],
+         "c.jsonl:3: the record's score must be a number; got str."),
+        ("morag", {"text": "x", "score": 0.5, "entities": "x"}, ["--query", "x"],
          "c.jsonl:3: the record's entities must be a list of strings; got str."),
     ],
 )  # fmt: skip
@@ -91,6 +92,13 @@ def test_a_bad_record_is_named_by_its_file_and_line(tmp_path, capsys, pipeline, 
     assert main(["optimize", str(path), "--pipeline", pipeline, *flags]) == 2
     err = capsys.readouterr().err
     assert err.strip().endswith(message) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("query", [[], ["--query", "  "]])
+def test_morag_without_a_query_is_refused(chunks, capsys, query):
+    """It ran, ranking without the query's words, and printed "# Context for Query: " (exit 0)."""
+    assert main(["optimize", chunks, "--pipeline", "morag", "--format", "text", *query]) == 2
+    assert "--pipeline morag needs --query" in capsys.readouterr().err
 
 
 def test_morag_text_goes_where_o_says(chunks, tmp_path, capsys):

@@ -85,7 +85,7 @@ def test_select_optimize_and_hsca_name_records_by_their_line(tmp_path, docs):
 @pytest.mark.parametrize(
     "argv",
     [["dedup"], ["select", "--query", "json", "--budget", "200", "--no-cache"], ["optimize", "--pipeline", "kb"],
-     ["optimize", "--pipeline", "morag"], ["hsca", "score", "--format", "jsonl"]],
+     ["optimize", "--pipeline", "morag", "--query", "json"], ["hsca", "score", "--format", "jsonl"]],
 )  # fmt: skip
 def test_one_text_field_rule_in_every_command(tmp_path, docs, argv):
     """``text`` by default; ``--text-field NAME`` everywhere; ``content`` read with a note when no record has ``text``."""

@@ -196,6 +196,16 @@ def test_bad_input(chunks, kwargs, exc, match):
         MoragContextOptimizer().optimize(chunks, "q", **kwargs)
 
 
+@pytest.mark.parametrize("query", ["", "  \n"])
+def test_an_empty_query_or_blank_chunk_is_refused(query):
+    """Both ran: the ranking without the query's words, a blank chunk kept and laid out."""
+    chunks = [ContextChunk("1", "The cache keeps entries.", 0.5, "d", [], [])]
+    with pytest.raises(ValueError, match="query is empty"):
+        MoragContextOptimizer().optimize(chunks, query)
+    with pytest.raises(ValueError, match=r"chunks\[1\].content is empty or only white space"):
+        MoragContextOptimizer().optimize([*chunks, ContextChunk("2", query, 0.9, "d", [], [])], "cache")
+
+
 def test_missing_entities_count_as_empty_and_empty_input():
     c = [
         ContextChunk("1", "alpha beta", 0.9, "d", None, []),

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import selection_problems
-from scwo_np import STRATEGIES, mmr_select_multi, select_batch
+from scwo_np import STRATEGIES, mmr_select_multi, select_batch, select_texts
 from scwo_np.select import select_by_strategy
 
 REFERENCE = {
@@ -71,6 +71,14 @@ def test_a_batch_is_each_set_alone(strategy):
         np.testing.assert_array_equal(
             picks, select_by_strategy(E[s:e], Q[b], costs[s:e], 40, strategy=strategy, **opts)
         )
+
+
+def test_select_texts_refuses_auto_lam_for_another_strategy():
+    """It ran with MMR's rule's lam (0.9) passed into the DPP's objective."""
+    texts = ["The cache keeps the newest entries.", "Old entries are evicted first.", "Logs rotate daily."]
+    with pytest.raises(ValueError, match="lam='auto' chooses MMR's trade-off; strategy='dpp' takes a number"):
+        select_texts(texts, "cache eviction", 100, strategy="dpp", lam="auto")
+    assert select_texts(texts, "cache eviction", 100, lam="auto").lam >= 0
 
 
 def test_batch_options_are_checked():
