@@ -58,8 +58,8 @@ def test_select_takes_every_strategy_of_the_registry(chunks, capsys, strategy):
 def test_select_refuses_lam_auto_for_another_strategy(chunks, capsys):
     """It exited 0, MMR's rule's lam passed into the DPP's objective."""
     path, _, _ = chunks
-    argv = ["select", str(path), "--query-index", "3", "--budget", "120", "--strategy", "dpp", "--lam", "auto"]
-    assert main(argv) == 2
+    argv = ["select", str(path), "--query-index", "3", "--budget", "120", "--strategy", "dpp"]
+    assert main([*argv, "--lam", "auto"]) == 2
     assert "--lam auto chooses MMR's trade-off; --strategy dpp takes a number" in capsys.readouterr().err
 
 
