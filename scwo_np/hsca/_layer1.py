@@ -61,7 +61,7 @@ from ._background import _is_association, background
 
 __all__ = [
     "Tokens", "Layer1", "runs", "tokenize", "relational_weights", "beat_weights",
-    "word_terms", "stem_counts", "query_terms",
+    "word_terms", "stem_counts", "query_terms", "NUMBER",
 ]  # fmt: skip
 
 _PARA = re.compile(r"\n\s*\n")
@@ -646,17 +646,26 @@ def word_terms(w: str) -> list[str]:
     return out + (word_terms(w[pos:]) if pos < len(w) else [])
 
 
+#: Numbers are terms too: digits joined by dots (a version, "2.4.5"; an address) or three digits or
+#: more (a bug, "#1968154"; a status, "404"; a year).  As words only, "What changed in apt 2.4.5?"
+#: matched every changelog entry alike (the answer in a 400-token context for 2 of 20 such questions).
+NUMBER = re.compile(r"\d+(?:\.\d+)+|\d{3,}")
+
+
 def stem_counts(text: str) -> Counter:
-    """The index terms (:func:`word_terms`: content-word stems, CJK bigrams) of ``text``, counted."""
-    return Counter(term for w in find_words(text.lower()) for term in word_terms(w))
+    """The index terms (:func:`word_terms`: content-word stems, CJK bigrams; :data:`NUMBER`'s
+    numbers) of ``text``, counted."""
+    out = Counter(term for w in find_words(text.lower()) for term in word_terms(w))
+    out.update(NUMBER.findall(text))
+    return out
 
 
 def query_terms(query: str) -> dict[str, float]:
     """The query's content stems, each weighted by how rare its word is in general English:
     ``(log(2 + rank) / log(2 + V)) ** BACKGROUND_SHARE``, ``rank`` the word's frequency rank in
     layer 1's background corpus (:mod:`~scwo_np.hsca._background`: its words are stored most
-    frequent first), ``V`` its vocabulary size; a word it never saw weighs 1, and so does a CJK
-    bigram (:func:`word_terms`)."""
+    frequent first), ``V`` its vocabulary size; a word it never saw weighs 1, and so do a CJK
+    bigram (:func:`word_terms`) and a number (:data:`NUMBER`)."""
     vocab = background().vocab
     top = math.log(2.0 + len(vocab))
     out: dict[str, float] = {}
@@ -665,4 +674,6 @@ def query_terms(query: str) -> dict[str, float]:
         weight = 1.0 if rank is None else (math.log(2.0 + rank) / top) ** BACKGROUND_SHARE
         for key in word_terms(w):
             out[key] = max(out.get(key, 0.0), weight)
+    for number in NUMBER.findall(query):  # rare in general English: weighs 1
+        out[number] = 1.0
     return out

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -65,6 +66,8 @@ def _naive_relevance(eng, query):
         rank = vocab.get(word.lower())
         weight = 1.0 if rank is None else math.log(2 + rank) / math.log(2 + len(vocab))
         terms[stem(word)] = max(terms.get(stem(word), 0.0), weight)
+    for number in re.findall(r"\d+(?:\.\d+)+|\d{3,}", query):  # a version, a bug's number: weighs 1
+        terms[number] = 1.0
 
     def scaled(x):
         top = max(x, default=0.0)

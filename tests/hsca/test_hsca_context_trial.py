@@ -165,6 +165,48 @@ def test_a_japanese_query_finds_a_japanese_turn():
     assert "変更" in _context.query_terms("ログインシェルを変更するには？")
 
 
+# -- 5b. numbers in the query ----------------------------------------------------------------------
+
+#: A changelog's entries, alike but for their versions and bugs (as a package's entries are).
+CHANGES = [
+    f"tool (2.{k // 4}.{k % 4}) unstable; urgency=medium\n\n"
+    f"  * Fix the handling of the cache when the index is rebuilt (Closes: #{1004400 + 17 * k})\n"
+    f"  * Update the translations of the manual pages\n\n -- A Maintainer <m@example.org>  Mon, {k + 1} Jan 2024"
+    for k in range(16)
+]
+
+
+def test_a_version_or_a_bug_number_in_the_query_finds_its_turn():
+    """Numbers were not terms: "What changed in apt 2.4.5?" got the same context as any version
+    (the asked entry in a 400-token context for 0 of 20 versions of apt's changelog; now 20)."""
+    eng = _engine(CHANGES)
+    for k in (3, 9, 14):
+        version, bug = f"2.{k // 4}.{k % 4}", f"#{1004400 + 17 * k}"
+        ctx = eng.context(f"What changed in tool {version}?", 120)
+        assert f"tool ({version})" in ctx.text and ctx.tokens <= 120
+        assert bug in eng.context(f"Which entry closes bug {bug}?", 120).text
+    assert _context.query_terms("bug #1968154 in 2.4.5 or 42")["1968154"] == 1.0
+    assert {"2.4.5", "1968154"} <= set(_context.query_terms("bug #1968154 in 2.4.5 or 42")) and "42" not in (
+        _context.query_terms("42 of them")
+    )
+
+
+@pytest.mark.system
+def test_versions_of_apts_own_changelog():
+    """The trial's case, on this machine's apt changelog (Debian's, not bundled)."""
+    path = Path("/usr/share/doc/apt/changelog.gz")
+    if not path.exists():
+        pytest.skip("no /usr/share/doc/apt/changelog.gz here")
+    import re
+
+    text = gzip.open(path, "rt").read()
+    entries = [e.strip() for e in re.split(r"\n(?=apt \()", text) if e.strip()][:60]
+    eng = _engine(entries)
+    for e in entries[::6]:
+        version = re.match(r"apt \(([^)]+)\)", e).group(1)
+        assert f"apt ({version})" in eng.context(f"What changed in apt {version}?", 400).text
+
+
 # -- 6. the embedder's message ---------------------------------------------------------------------
 
 
