@@ -90,23 +90,25 @@ _END = re.compile(r"([.!?…]+[\"'”’)\]}»]*)\s+")
 # one question in two places; reading "It's" as "it" too, 169 do and the Django held-out hit
 # at 200 tokens drops from 0.458 to 0.375.  So units keep this definition.
 _LEAD = re.compile(r"[\w'’-]+")
-#: A list's label alone ("b.", "aa.", "iv.", "2)", "(c)"): not a sentence, the start of its item's
-#: first one (bash's NEWS labels its items "a." to "zz."; cut off, the labels filled contexts).
-_LABEL = re.compile(r"\(?(?:\d{1,3}|[a-z]{1,2}|[ivxlc]{1,6}|[A-Z])[.)]")
+#: A list's label alone ("b.", "aa.", "aaa.", "iv.", "2)", "(c)"): not a sentence, the start of its
+#: item's first one (bash's NEWS and CHANGES label items "a." to "zzzz."; cut off, labels filled contexts).
+_LABEL = re.compile(r"\(?(?:\d{1,3}|[a-z]{1,2}|([a-z])\1{2,4}|[ivxlc]{1,6}|[A-Z])[.)]")
 _LINE_END_MARK = (".", "!", "?", ":", ";", "…", '"', "”", "'", "’", ")")
 
 
-def split_sentences(text: str, *, wrapped: bool = False) -> list[tuple[int, int]]:
+def split_sentences(text: str, *, wrapped: bool | None = None) -> list[tuple[int, int]]:
     r"""Character spans of the sentences (or lines, list items, code blocks) of ``text``.
 
     Parameters
     ----------
     text : str
         Any text.
-    wrapped : bool
+    wrapped : bool, optional
         Read ``text`` as hard-wrapped prose (a man page, a plain-text manual): every paragraph
         (its lines up to a blank line) is running text, cut at its sentence marks only, whatever
-        its indentation and line lengths (which the default reads as code or as a list of lines).
+        its indentation and line lengths (which ``False`` reads as code or as a list of lines).
+        By default (``None``), when nine in ten of its non-blank lines (two or more) are
+        indented by three spaces or more: a man page as ``man -P cat`` prints it, or a piece of one.
 
     Returns
     -------
@@ -127,11 +129,51 @@ def split_sentences(text: str, *, wrapped: bool = False) -> list[tuple[int, int]
     ['Bash is an sh-compatible command language\n       interpreter.', 'It reads commands\n       from files.']
     """
     text = check_text(text)
-    if not isinstance(wrapped, bool):
-        raise TypeError(f"wrapped must be True or False; got {type(wrapped).__name__} {wrapped!r}.")
-    if wrapped:
-        return [span for a, b in _paragraphs(text) for span in _prose(text, a, b)]
-    return [(a, b) for a, b, _ in _segments(text)]
+    if wrapped is not None and not isinstance(wrapped, bool):
+        raise TypeError(f"wrapped must be True, False or None; got {type(wrapped).__name__} {wrapped!r}.")
+    return [(a, b) for a, b, _ in _segments(text, wrapped)]
+
+
+def _wrapped_segments(text: str) -> list[tuple[int, int, str]]:
+    """Hard-wrapped text's spans: each paragraph, cut where a line is indented less than the one
+    before (a man page's next option or variable after the text of the last, which may start in
+    lower case: ``comment-begin``) or follows one at column 0 (a section's name), is prose cut at
+    its sentence marks; a piece of three lines or
+    more that ends no sentence and whose lines are short (40 characters on average: a list of
+    names) is a span per line."""
+    out: list[tuple[int, int, str]] = []
+    for p, q in _paragraphs(text):
+        lines = _lines(text[p:q])
+        pieces, start = [], 0
+        for k in range(1, len(lines)):
+            a, b = lines[k]
+            before = text[p + lines[k - 1][0] : p + lines[k - 1][1]]
+            now = text[p + a : p + b]
+            indent = len(before) - len(before.lstrip())
+            if len(now) - len(now.lstrip()) < indent or not indent:  # a dedent, or after a heading
+                pieces.append(lines[start:k])
+                start = k
+        pieces.append(lines[start:])
+        for piece in pieces:
+            a, b = p + piece[0][0], p + piece[-1][1]
+            bodies = [text[p + x : p + y].strip() for x, y in piece]
+            listed = len(piece) >= 3 and sum(map(len, bodies)) <= 40 * len(piece)
+            if listed and not _SENTENCE_END.search(text, a, b):
+                out += [(p + x + len(t) - len(t.lstrip()), p + y, "line") for (x, y), t in
+                        zip(piece, (text[p + x : p + y] for x, y in piece), strict=True)]  # fmt: skip
+            else:
+                out += [(x, y, "prose") for x, y in _prose(text, a, b)]
+    return out
+
+
+def _indented_throughout(text: str) -> bool:
+    """Whether nine in ten of the text's non-blank lines (two or more) are indented (by three spaces
+    or more, or a tab; a diffstat's and a Debian field's one space are not): a man page as
+    ``man -P cat`` prints it (its sections' names alone at column 0) or a piece of one.  Read with
+    the rules for unwrapped text, its option lists were one code block (ls(1): 3,441 characters)
+    and its paragraphs a span per line, cut mid-sentence (359 cuts on 14 pages)."""
+    body = [line for line in text.splitlines() if line.strip()]
+    return len(body) >= 2 and sum(line.startswith(("   ", "\t")) for line in body) >= 0.9 * len(body)
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:
@@ -192,9 +234,12 @@ def units_and_sentences(text: str) -> tuple[list[tuple[int, int]], list[tuple[in
     return [(a, b) for a, b in units], sentences, first
 
 
-def _segments(text: str) -> list[tuple[int, int, str]]:
+def _segments(text: str, wrapped: bool | None = None) -> list[tuple[int, int, str]]:
     """Every span with its kind: ``prose``, ``item`` (a list item's first sentence), ``more``
-    (a list item's later sentences), ``line`` or ``code``."""
+    (a list item's later sentences), ``line`` or ``code``; with ``wrapped`` (by default when
+    :func:`_indented_throughout`), every paragraph's sentences, as prose."""
+    if wrapped or (wrapped is None and _indented_throughout(text)):
+        return _wrapped_segments(text)
     out: list[tuple[int, int, str]] = []
     for start, end, kind in _blocks(text):
         if kind in ("prose", "item"):

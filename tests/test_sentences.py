@@ -260,3 +260,38 @@ def test_a_list_label_starts_its_sentence(label):
     ]
     other = "See item b. There it is."
     assert [other[a:b] for a, b in split_sentences(other)] == ["See item b.", "There it is."]
+
+
+def test_a_text_indented_throughout_reads_as_wrapped():
+    """A man page's option list was one block (ls(1): 3,441 characters, its -t inside), a paragraph
+    under an option a span per line cut mid-sentence, a list of names one span of 3,362."""
+    page = (
+        "NAME\n       lookup - find lines\n\nOPTIONS\n"
+        "       -S     sort by size, largest first\n\n"
+        "       --si   likewise, but use powers of 1000 not 1024\n\n"
+        "       -I pkcs11\n              Specify the shared library lookup should use to communicate\n"
+        "              with a token providing keys.  It is read once.\n"
+        "       comment-begin (``#'')\n              The string that is inserted first.\n\n"
+        "       Options understood:\n\n           AddKeysToAgent\n           AddressFamily\n"
+        "           BatchMode\n           BindAddress\n"
+    ) + "       More text here that is indented like the rest of the page.\n" * 30
+    got = [" ".join(page[a:b].split()) for a, b in split_sentences(page)]
+    assert "-S sort by size, largest first" in got and "--si likewise, but use powers of 1000 not 1024" in got
+    assert (
+        "-I pkcs11 Specify the shared library lookup should use to communicate with a token providing keys."
+        in got
+    )
+    assert "comment-begin (``#'') The string that is inserted first." in got  # a dedent starts an item
+    assert {"AddKeysToAgent", "AddressFamily", "BatchMode", "BindAddress"} <= set(got)
+    assert split_sentences(page, wrapped=False) != split_sentences(page)
+    with pytest.raises(TypeError, match="wrapped must be True, False or None"):
+        split_sentences(page, wrapped="yes")
+
+
+def test_labels_of_one_letter_said_again():
+    """bash's CHANGES labels items "aaa." to "zzzz." (211 bare labels came out, 'nnn.' in contexts)."""
+    text = "aaa. Fixed a bug that caused the shell to crash.\n\nbbbb. The read builtin now times out.\n"
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "aaa. Fixed a bug that caused the shell to crash.",
+        "bbbb. The read builtin now times out.",
+    ]

@@ -91,7 +91,7 @@ from numpy.typing import NDArray
 from ..text import STOPWORDS, WORD, sentence_units, stem
 from ..tokens import TokenCounter
 from ._blocks import as_pieces, citation, join_blocks, kept_text, line_spans
-from ._layer1 import CJK, NUMBER, query_terms, stem_counts, word_terms
+from ._layer1 import CJK, NUMBER, NUMBER_WEIGHT, number_terms, query_terms, stem_counts, word_terms
 from ._types import REASONS, ContextPiece, HSCAContext
 
 __all__ = ["ContextPiece", "HSCAContext", "REASONS"]
@@ -271,7 +271,7 @@ class ContextIndex:
                 per_unit[k][term] += 1
         ends = [b for _, b in units]
         for m in NUMBER.finditer(text):  # and its numbers (stem_counts' terms, in effect)
-            per_unit[min(bisect_right(ends, m.start()), len(units) - 1)][m.group()] += 1
+            per_unit[min(bisect_right(ends, m.start()), len(units) - 1)].update(number_terms(m.group()))
         whole = Counter()
         for (a, b), counts in zip(units, per_unit, strict=True):
             self.unit_turn.append(t)
@@ -476,6 +476,8 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
         rel = w["unit"] * own + np.where((own > 0) | (lengths >= GATE_WORDS), near, 0.0)
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
+        if numbers := {k: v for k, v in terms.items() if k[:1].isdigit()}:  # a version, a bug named
+            rel += NUMBER_WEIGHT * scaled(index.units.bm25(numbers))
     layer1 = np.array([c.layer1_score for c in chunks])
     factor = 1.0 - LAYER1_SHARE + LAYER1_SHARE * layer1
     if engine.nuance_weights:
@@ -610,11 +612,9 @@ def surface(
             (g.conversation_position + 1 if g else None),
         )
 
-    # Never more than the conversation itself and one citation (the least a context can say, one
-    # cited turn): with a budget that holds it all, the citations take the place of some of its
-    # turns (whole_talk; the context was 26,663 tokens of a 24,796-token talk).
-    # (Counted only when the budget could reach it: a text counts at least its units' tokens less one
-    # a join, by a counter whose counts nearly add up, so a budget below that is the cap itself.)
+    # Never more than the conversation and one citation (a context of 26,663 tokens for a talk of
+    # 24,796 was), counted only when the budget could reach it (a text counts at least its units'
+    # tokens less a join each, by a counter whose counts nearly add up); else the cap is the budget.
     one = int(counter.count([ONE_CITATION])[0])
     cap, whole = budget, None
     if budget >= int(costs.sum()) - 2 * len(costs):

@@ -61,7 +61,7 @@ from ._background import _is_association, background
 
 __all__ = [
     "Tokens", "Layer1", "runs", "tokenize", "relational_weights", "beat_weights",
-    "word_terms", "stem_counts", "query_terms", "NUMBER",
+    "word_terms", "stem_counts", "query_terms", "NUMBER", "NUMBER_WEIGHT", "number_terms",
 ]  # fmt: skip
 
 _PARA = re.compile(r"\n\s*\n")
@@ -649,14 +649,33 @@ def word_terms(w: str) -> list[str]:
 #: Numbers are terms too: digits joined by dots (a version, "2.4.5"; an address) or three digits or
 #: more (a bug, "#1968154"; a status, "404"; a year).  As words only, "What changed in apt 2.4.5?"
 #: matched every changelog entry alike (the answer in a 400-token context for 2 of 20 such questions).
-NUMBER = re.compile(r"\d+(?:\.\d+)+|\d{3,}")
+#: A version's suffix is part of it ("5.93-5", "6.10~rc1"), and its dotted part a term too (so
+#: "5.93-5" matches its own entry first, and "5.93" every entry of 5.93).
+NUMBER = re.compile(r"\d+(?:[.~+:-][0-9A-Za-z]+)+|\d{3,}")
+_CORE = re.compile(r"\d+(?:\.\d+)+|\d{3,}")
+#: What a unit holding a number the query names gains, besides its BM25 among the query's terms:
+#: with an embedder the words weigh 0.04 (MiniLM's cosine 0.9), and a changelog's entries all read
+#: alike to it ("Which entry closes bug #982300?" found the entry for 6 of 15 bugs, 15 without it).
+NUMBER_WEIGHT = 0.5
+
+
+def number_terms(number: str) -> list[str]:
+    """The terms of one :data:`NUMBER` match: itself, and its leading dotted number when shorter.
+
+    Examples
+    --------
+    >>> number_terms("5.93-5"), number_terms("2.4.5"), number_terms("10:30:01")
+    (['5.93-5', '5.93'], ['2.4.5'], ['10:30:01'])
+    """
+    core = _CORE.match(number)
+    return [number, core.group()] if core and core.end() < len(number) else [number]
 
 
 def stem_counts(text: str) -> Counter:
     """The index terms (:func:`word_terms`: content-word stems, CJK bigrams; :data:`NUMBER`'s
     numbers) of ``text``, counted."""
     out = Counter(term for w in find_words(text.lower()) for term in word_terms(w))
-    out.update(NUMBER.findall(text))
+    out.update(term for n in NUMBER.findall(text) for term in number_terms(n))
     return out
 
 
@@ -675,5 +694,5 @@ def query_terms(query: str) -> dict[str, float]:
         for key in word_terms(w):
             out[key] = max(out.get(key, 0.0), weight)
     for number in NUMBER.findall(query):  # rare in general English: weighs 1
-        out[number] = 1.0
+        out.update(dict.fromkeys(number_terms(number), 1.0))
     return out

@@ -66,8 +66,11 @@ def _naive_relevance(eng, query):
         rank = vocab.get(word.lower())
         weight = 1.0 if rank is None else math.log(2 + rank) / math.log(2 + len(vocab))
         terms[stem(word)] = max(terms.get(stem(word), 0.0), weight)
-    for number in re.findall(r"\d+(?:\.\d+)+|\d{3,}", query):  # a version, a bug's number: weighs 1
+    for number in re.findall(r"\d+(?:[.~+:-][0-9A-Za-z]+)+|\d{3,}", query):  # a version, a bug: weighs 1
         terms[number] = 1.0
+        core = re.match(r"\d+(?:\.\d+)+|\d{3,}", number)  # and a version's dotted part
+        if core and core.group() != number:
+            terms[core.group()] = 1.0
 
     def scaled(x):
         top = max(x, default=0.0)
@@ -81,6 +84,10 @@ def _naive_relevance(eng, query):
         return scaled([sum(col) for col in zip(*per_term, strict=True)] if per_term else [0.0] * len(docs))
 
     u, tr, g = bm25(unit_stems), bm25(turn_stems), bm25(group_stems)
+    numbers = {t: w for t, w in terms.items() if t[:1].isdigit()}  # a unit holding a named number
+    lists = [[k for k, v in d.items() for _ in range(v)] for d in unit_stems]
+    num = scaled([sum(col) for col in zip(*[[w * x for x in naive.bm25(lists, [t])] for t, w in numbers.items()],
+                                           strict=True)]) if numbers else [0.0] * len(unit_stems)  # fmt: skip
     tr = [
         max(v, _context.NEXT * tr[t - 1]) if t else v for t, v in enumerate(tr)
     ]  # an answer after its question
@@ -92,6 +99,7 @@ def _naive_relevance(eng, query):
             near += w["domain"] * _cosine(qd, summaries[group_of[t]])
         lifted = u[k] > 0 or sum(unit_stems[k].values()) >= _context.GATE_WORDS
         r = w["unit"] * u[k] + (near if lifted else 0.0)  # the surroundings lift a unit that matches
+        r += _context.NUMBER_WEIGHT * num[k]
         out.append(max(r, 0.0) * (1 - _context.LAYER1_SHARE + _context.LAYER1_SHARE * chunks[t].layer1_score))
     return out
 
