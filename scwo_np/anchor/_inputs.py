@@ -31,7 +31,13 @@ _WS = re.compile(r"[ \t\n\r]*")
 _DEC = json.JSONDecoder()
 # Bytes to '0' (digits) or ' ' (the rest): a run of 19 digits is then one memmem away.
 _DIGIT_RUNS = bytes.maketrans(bytes(range(256)), b" " * 48 + b"0" * 10 + b" " * 198)
-FORMS = ("array", "object", "jsonl", "concatenated")
+FORMS = ("array", "object", "mapping", "jsonl", "concatenated")
+#: An object with at least this many entries and no entry holding most of its text is a
+#: collection itself (``"mapping"``: records keyed by name); a smaller one is the frame
+#: around its largest array (``{"took": 3, "total": 2, "hits": [...]}``).
+MIN_MAPPING = 8
+#: A child holding more than this share of its parent's text is where the collection is.
+_DOMINANT = 0.5
 
 
 @dataclass
@@ -47,15 +53,20 @@ class Document:
     pieces : sequence of str
         Each element's text, verbatim (a list, or :class:`Pieces`, which cuts
         each from the array's text when asked).
-    form : {"array", "object", "jsonl", "concatenated"}
+    form : {"array", "object", "mapping", "jsonl", "concatenated"}
         ``array``: the text is the array; ``object``: the array sits inside an
         object (or array) at ``path``, and ``head``/``tail`` are the text around
-        it; ``jsonl``: one JSON value per line; ``concatenated``: JSON values one
+        it; ``mapping``: the collection is an object's entries (records keyed by
+        name: ``{"pkg-a": {...}, "pkg-b": {...}}``), at ``path`` (``()`` for the
+        whole text), each item ``{"key": name, **record}`` (``{"key": name,
+        "value": v}`` when the value is not an object; ``"_key"`` when a record
+        has a ``"key"`` field) and each piece the entry's text, ``"name": value``;
+        ``jsonl``: one JSON value per line; ``concatenated``: JSON values one
         after another (``{..} {..}``).
     path : tuple of str and int
-        Where the array is (``()`` unless ``form == "object"``).
+        Where the array (or the mapping) is.
     head, tail : str
-        The text before and after the array (``form == "object"``).
+        The text before and after the array (or the mapping's braces).
 
     Examples
     --------
@@ -92,7 +103,49 @@ class Document:
         """
         if self.form in ("jsonl", "concatenated"):
             return "\n".join(pieces)
+        if self.form == "mapping":
+            return self.head + "{" + ",".join(pieces) + "}" + self.tail
         return self.head + "[" + ",".join(pieces) + "]" + self.tail
+
+    def entry(self, value: Any) -> str:
+        """``value`` (an omission marker, a dict of one key) as one more piece, compact.
+
+        Parameters
+        ----------
+        value : dict
+            A JSON object; in a mapping, its one entry becomes an entry of the mapping.
+
+        Returns
+        -------
+        str
+            Its text as an element of the array (or an entry of the mapping).
+
+        Examples
+        --------
+        >>> doc = read_document('{"a": {"n": 1}, "b": {"n": 2}}', path="")
+        >>> doc.render([doc.pieces[0], doc.entry({"_omitted": {"count": 1}})])
+        '{"a": {"n": 1},"_omitted":{"count":1}}'
+        """
+        if self.form == "mapping":
+            return ",".join(json.dumps(k, ensure_ascii=False) + ":" + _compact(v) for k, v in value.items())
+        return _compact(value)
+
+    def values(self) -> Sequence[str]:
+        """Each item's text as a JSON value: the pieces, or in a mapping each entry as ``{"name": value}``.
+
+        Returns
+        -------
+        sequence of str
+            What a :class:`CrushStore` keeps and gives back for the items.
+
+        Examples
+        --------
+        >>> read_document('{"a": 1, "b": 2}', path="").values()
+        ['{"a": 1}', '{"b": 2}']
+        """
+        if self.form == "mapping":
+            return ["{" + p + "}" for p in self.pieces]
+        return self.pieces
 
 
 def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None = None) -> Document:
@@ -103,11 +156,13 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
     text : str or bytes
         A JSON array; an object holding an array (``{"results": [...]}``: the
         largest array inside, by number of elements, the first of equals in
-        document order, unless ``path`` names one); JSON Lines; or JSON values
+        document order, unless ``path`` names one) or records keyed by name
+        (form ``"mapping"``; where the collection is found: see :class:`Document`
+        and ``docs/user_guide/anchoring.md``); JSON Lines; or JSON values
         written one after another. Bytes are decoded as UTF-8 (a BOM is skipped).
     path : str or sequence of str/int, optional
-        The array's place inside the object: ``"data.items"``, ``"results/0/hits"``
-        or ``("results", 0, "hits")``.
+        The array's (or the object's) place inside the document: ``"data.items"``,
+        ``"results/0/hits"`` or ``("results", 0, "hits")``; ``""`` for the whole text.
 
     Returns
     -------
@@ -118,8 +173,8 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
     ------
     ValueError
         Invalid UTF-8, malformed JSON, a path that leads nowhere or to something
-        other than an array.  (One JSON value with no array in it is a
-        one-element document: there is nothing to crush and it is kept whole.)
+        other than an array or an object.  (One JSON value with no collection in
+        it is a one-element document: there is nothing to crush and it is kept whole.)
 
     Examples
     --------
@@ -130,6 +185,9 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
     '{"took": 3, "results": [{"a": 2}]}'
     >>> read_document(b'{"a": 1}\n{"a": 2}\n').form
     'jsonl'
+    >>> d = read_document('{"name": "app", "dependencies": {"semver": {"version": "7.6"}, "tar": {"version": "7.4"}}}')
+    >>> d.form, d.path, d.items[0], d.pieces[1]
+    ('mapping', ('dependencies',), {'key': 'semver', 'version': '7.6'}, '"tar": {"version": "7.4"}')
     """
     text = _as_text(text)
     keys = _parse_path(path)
@@ -155,11 +213,14 @@ def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None =
         items, pieces = _array_pieces(text[start:end], whole)
         return Document(items, pieces, "array")
     if keys is None:
-        keys = _largest_array(whole)
-        if keys is None:  # one value with no array in it: nothing to crush, kept as it is
+        keys = _collection(text[start:end], whole)
+        if keys is None:  # one value with no collection in it: nothing to crush, kept as it is
             return Document([whole], [text[start:end]], "concatenated")
     target = _follow(whole, keys)
-    a, b = _span(text, start, keys)
+    a, b = _span(text, start, keys) if keys else (start, end)
+    if isinstance(target, dict):
+        items, pieces = _mapping_pieces(text[a:b], target)
+        return Document(items, pieces, "mapping", tuple(keys), text[:a], text[b:])
     items, pieces = _array_pieces(text[a:b], target)
     if not keys:
         return Document(items, pieces, "array")
@@ -234,9 +295,49 @@ def _follow(doc: Any, keys: Sequence[str | int]) -> list:
         else:
             raise ValueError(f"path: {where} is a {type(node).__name__}; cannot take {k!r} of it.")
         node = node[k]
-    if not isinstance(node, list):
-        raise ValueError(f"path {'/'.join(map(str, keys))} leads to a {type(node).__name__}, not an array.")
+    if not isinstance(node, list | dict):
+        raise ValueError(
+            f"path {'/'.join(map(str, keys))} leads to a {type(node).__name__}, not an array or an object."
+        )
     return node
+
+
+def _collection(text: str, doc: Any) -> list[str | int] | None:
+    """Path of what to crush in the JSON value ``doc`` (``text``, its text), or None for nothing.
+
+    From the top, into the entry holding most of an object's text (over half of it) or the one
+    element of an array, while that is a non-empty object or array: where the text is.  There,
+    an array is the collection; so is an object of :data:`MIN_MAPPING` entries or more (records
+    keyed by name, as ``npm ls --json``'s dependencies, a policy table, a schema's properties);
+    in a smaller object, the largest array inside it (by number of elements, the first of equals
+    in document order: the object is the frame around it, ``{"took": 3, "hits": [...]}``), and
+    with no array there, the object's own entries if it has two or more.
+    """
+    path: list[str | int] = []
+    raw = text.encode("utf-8", "surrogatepass")
+    node = doc
+    while isinstance(node, dict | list) and len(node):
+        starts, colons, ends, ok = _spans(np.frombuffer(raw, dtype=np.uint8))
+        if not ok or starts.shape[0] != len(node):  # duplicate keys: their texts and the parse differ
+            break
+        if isinstance(node, list):
+            if len(node) > 1 or not isinstance(node[0], dict | list) or not node[0]:
+                break
+            i, key, value_start = 0, 0, starts[0]
+        else:
+            sizes = ends - colons
+            i = int(np.argmax(sizes))
+            key, value_start = list(node)[i], colons[i] + 1
+            if sizes[i] <= _DOMINANT * len(raw) or not isinstance(node[key], dict | list) or not node[key]:
+                break
+        path.append(key)
+        raw, node = raw[value_start : ends[i]].strip(b" \t\n\r"), node[key]
+    if isinstance(node, list) or (isinstance(node, dict) and len(node) >= MIN_MAPPING):
+        return path
+    inner = _largest_array(node)
+    if inner is not None:
+        return path + inner
+    return path if isinstance(node, dict) and len(node) >= 2 else None
 
 
 def _largest_array(doc: Any) -> list[str | int] | None:
@@ -383,7 +484,7 @@ def _join_spans(b, starts, ends):
 def _array_pieces(segment: str, parsed: list) -> tuple[list[Any], Sequence[str]]:
     """Elements of the array ``segment`` (already parsed as ``parsed``) and their texts, verbatim."""
     raw = segment.encode("utf-8", "surrogatepass")  # a lone surrogate has no UTF-8 form; carried as is
-    starts, ends, ok = _element_spans(np.frombuffer(raw, dtype=np.uint8))
+    starts, _, ends, ok = _spans(np.frombuffer(raw, dtype=np.uint8))
     if ok and starts.shape[0] == len(parsed):
         return parsed, Pieces(segment, raw, starts, ends)
     pos = _WS.match(segment, 1).end()
@@ -395,15 +496,60 @@ def _array_pieces(segment: str, parsed: list) -> tuple[list[Any], Sequence[str]]
     return parsed, pieces
 
 
-@njit(**JIT)
-def _element_spans(b):
-    """Byte spans of the top-level elements of a JSON array (strings and escapes respected).
+def _mapping_pieces(segment: str, parsed: dict) -> tuple[list[dict], list[str]]:
+    """Entries of the object ``segment`` (parsed as ``parsed``) as items, and their texts verbatim.
 
-    Returns ``(starts, ends, ok)``; ``ok`` is False when the bytes are not a
-    single well-nested array (the caller then walks the array with the parser).
+    Each item is the entry's value with its name as a field (see :class:`Document`); a name that
+    appears twice is two items, as it is two entries of the text.
+    """
+    raw = segment.encode("utf-8", "surrogatepass")
+    starts, colons, ends, ok = _spans(np.frombuffer(raw, dtype=np.uint8))
+    if ok and starts.shape[0] == len(parsed):
+        keys, values = list(parsed), list(parsed.values())
+        if segment.isascii():
+            pieces = [segment[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        else:
+            pieces = [
+                raw[a:b].decode("utf-8", "surrogatepass")
+                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+            ]
+    else:  # duplicate names (json keeps the last): the entries one by one
+        keys, values, pieces = [], [], []
+        pos = _WS.match(segment, 1).end()
+        while segment[pos] != "}":
+            key, after = _DEC.raw_decode(segment, pos)
+            value, end = _DEC.raw_decode(
+                segment, _WS.match(segment, _WS.match(segment, after).end() + 1).end()
+            )
+            keys.append(key), values.append(value), pieces.append(segment[pos:end])
+            pos = _WS.match(segment, end).end()
+            if segment[pos] == ",":
+                pos = _WS.match(segment, pos + 1).end()
+    name = "key"
+    while any(isinstance(v, dict) and name in v for v in values):
+        name = "_" + name
+    items = [
+        {name: k, **v} if isinstance(v, dict) else {name: k, "value": v}
+        for k, v in zip(keys, values, strict=True)
+    ]
+    return items, pieces
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@njit(**JIT)
+def _spans(b):
+    """Byte spans of the top-level elements of a JSON array, or entries of an object (strings and
+    escapes respected), and where each entry's value starts (its ``:``; objects only).
+
+    Returns ``(starts, colons, ends, ok)``; ``ok`` is False when the bytes are not a
+    single well-nested array or object (the caller then walks it with the parser).
     """
     n = b.shape[0]
     starts = np.empty(n // 2 + 1, np.int64)
+    colons = np.full(n // 2 + 1, -1, np.int64)
     ends = np.empty(n // 2 + 1, np.int64)
     m = 0
     depth = 0
@@ -412,6 +558,7 @@ def _element_spans(b):
     start = -1
     last = -1  # last non-space byte inside the current element
     seen_open = False
+    close = 93
     for i in range(n):
         ch = b[i]
         if in_str:
@@ -426,24 +573,27 @@ def _element_spans(b):
         if ch == 32 or ch == 10 or ch == 13 or ch == 9:
             continue
         if not seen_open:
-            if ch != 91:
-                return starts[:0], ends[:0], False
+            if ch != 91 and ch != 123:
+                return starts[:0], colons[:0], ends[:0], False
+            close = 93 if ch == 91 else 125
             seen_open = True
             depth = 1
             continue
         if depth == 0:
-            return starts[:0], ends[:0], False  # data after the array
+            return starts[:0], colons[:0], ends[:0], False  # data after the array
         if ch == 34:
             in_str = True
-        if depth == 1 and (ch == 44 or ch == 93):  # ',' or the closing ']'
+        if depth == 1 and (ch == 44 or ch == close):  # ',' or the closing bracket
             if start >= 0:
                 starts[m] = start
                 ends[m] = last + 1
                 m += 1
                 start = -1
-            if ch == 93:
+            if ch == close:
                 depth = 0
             continue
+        if depth == 1 and ch == 58 and colons[m] < 0:  # an entry's ':'
+            colons[m] = i
         if ch == 91 or ch == 123:
             depth += 1
         elif ch == 93 or ch == 125:
@@ -451,4 +601,4 @@ def _element_spans(b):
         if start < 0:
             start = i
         last = i
-    return starts[:m], ends[:m], seen_open and depth == 0 and not in_str
+    return starts[:m], colons[:m], ends[:m], seen_open and depth == 0 and not in_str

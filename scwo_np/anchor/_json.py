@@ -13,7 +13,6 @@ returned that the counter puts above ``budget``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,13 +111,13 @@ def fit_tokens(
             t = fits(whole)
             if t <= budget:
                 return FitResult(whole, t, everything, n, None, "compact")
-    if fits_all:
+    if fits_all and doc.form != "mapping":  # the columnar form is of arrays
         if lossless and _lossless_may_fit(doc, t, budget, count):
             enc = _encode_document(doc)
             t = fits(enc)
             if t <= budget:
                 return FitResult(enc, t, everything, n, None, "lossless")
-    key = array_key(doc.pieces) if store is not None else None  # stored with the kept positions at the end
+    key = array_key(doc.values()) if store is not None else None  # stored with the kept positions at the end
     cap = n if max_items is None else min(n, max_items)
     costs = count_tokens(list(doc.pieces), counter) + 1  # each item and its separator
     frame = count(doc.render([]))
@@ -164,7 +163,7 @@ def _compacted(doc: Document) -> Document | None:
     over 2% of its text (``findmnt -J``'s and ``lsblk -J``'s indentation, ``json.dumps``' ", "):
     the frame and the items kept cost that much less (``findmnt -J`` at 600 tokens was refused:
     its indented frame alone took 633). ``None`` when it is compact already, or JSON Lines."""
-    if doc.form not in ("array", "object"):
+    if doc.form not in ("array", "object", "mapping"):
         return None
     text = doc.render(doc.pieces)
     squeezed = _squeeze(text.strip())
@@ -190,9 +189,9 @@ def _store(store: CrushStore | str | os.PathLike | None, doc: Document, kept=Non
     if store is None:
         return None
     if isinstance(store, CrushStore):
-        return store.put(doc.pieces, kept=kept)
+        return store.put(doc.values(), kept=kept)
     with CrushStore(store) as s:
-        return s.put(doc.pieces, kept=kept)
+        return s.put(doc.values(), kept=kept)
 
 
 def _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw, tries: int = _FILL_TRIES):
@@ -277,7 +276,7 @@ def _layout(
     text, t = "", 0
     for fields in (12, 0):  # the full marker, else the short one (no field summary)
         m = omission_marker(cols, n, idx, key=key, max_fields=fields, must_keep=must)
-        text = doc.render([*pieces, json.dumps(m, ensure_ascii=False, separators=_COMPACT)])
+        text = doc.render([*pieces, doc.entry(m)])
         t = count(text)
         if t <= limit:
             break
@@ -304,8 +303,10 @@ def crush_json(
     text : str or bytes
         A JSON array, an object holding one (``{"results": [...]}``: the largest
         array inside, or the one at ``path``; the object around it is returned
-        unchanged), JSON Lines or concatenated JSON values (returned one per
-        line), as ``str`` or UTF-8 ``bytes`` (see :func:`read_document`).
+        unchanged), records keyed by name (``{"semver": {...}, "tar": {...}}``:
+        the object's entries are the items), JSON Lines or concatenated JSON
+        values (returned one per line), as ``str`` or UTF-8 ``bytes`` (see
+        :func:`read_document`).
     max_items : int or "auto", optional
         The most items kept (``"auto"``: the fewest that cover the array's facts, see
         :func:`auto_size`).  Give it, ``budget``, or both.
@@ -356,6 +357,7 @@ def crush_json(
     '{"took": 7, "hits": [{"id": 1},{"id": 3}]}'
     >>> crush_json('[{"id": 1}, {"id": 2}, {"id": 3}]', 2, marker=True)
     '[{"id": 1},{"id": 3},{"_omitted":{"count":1,"of":3,"ranges":[[1,1]],"fields":{"id":{"count":1,"distinct":1,"min":2,"max":2}}}}]'
+    >>> import json
     >>> logs = [{"id": i, "level": "ERROR" if i == 70 else "INFO", "msg": f"GET /item/{7 * i} took {i % 13} ms"}
     ...         for i in range(100)]
     >>> out = crush_json(json.dumps(logs), budget=300)  # the estimate: 4 characters a token
@@ -392,11 +394,7 @@ def _crush_document(
     pieces = [doc.pieces[i] for i in idx.tolist()]
     if marker and idx.size < len(doc.items):
         key = None
-        if isinstance(store, CrushStore):
-            key = store.put(doc.pieces, kept=idx)
-        elif store is not None:
-            with CrushStore(store) as s:
-                key = s.put(doc.pieces, kept=idx)
+        key = _store(store, doc, idx)
         m = omission_marker(rep.columns, len(doc.items), idx, key=key, must_keep=rep.must_keep_by_kind)
-        pieces.append(json.dumps(m, ensure_ascii=False, separators=_COMPACT))
+        pieces.append(doc.entry(m))
     return doc.render(pieces), rep

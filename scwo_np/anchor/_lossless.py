@@ -165,6 +165,8 @@ def _encode_document(doc: Document) -> str:
         if len(doc.items) == 1 and not isinstance(doc.items[0], list):
             return doc.pieces[0]  # one value with no array in it: nothing to encode
         return _encode_pieces(doc.pieces)
+    if doc.form == "mapping":  # the columnar form is of arrays: an object's entries stay as they are
+        return doc.render(doc.pieces)
     encoded = _encode_pieces(doc.pieces)
     return doc.head + encoded + doc.tail if doc.form == "object" else encoded
 

@@ -367,8 +367,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser(
         "crush",
         help="shrink a JSON array to the items an LLM will need (SmartCrusher); get dropped items back",
-        description="Keep at most N items of a JSON array (or of the largest array inside an object, JSON "
-        "Lines, concatenated JSON): errors, anomalies, query matches and protected items first, then "
+        description="Keep at most N items of a JSON array (or of the largest array inside an object, of an "
+        "object of records keyed by name, JSON Lines, concatenated JSON): errors, anomalies, query matches and protected items first, then "
         "position anchors. --marker says what was dropped and stores the whole array; --retrieve KEY "
         "gives items back.",
     )

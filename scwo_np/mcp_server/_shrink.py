@@ -48,6 +48,7 @@ from .._lexical import hashed_tfidf, lexical_relevance, word_lists
 from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, MARKER_KEY, CrushStore, is_marker, lossless_decode, read_document
 from ..anchor._diff import fit_diff, split_diff
+from ..anchor._inputs import MIN_MAPPING
 from ..anchor._json import _lossless_may_fit, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import (
@@ -246,19 +247,19 @@ def _shrink_json(
     # sample, so an indented text (findmnt -J: 1,232 tokens, 541 compact) is not taken at its size
     # (which left TOON at 532 unbuilt for budgets of 541-649, the compact form given instead).
     flat = before * (len(text) - ws) / max(len(text), 1)
-    if doc.form in ("array", "object") and flat <= 1.1 * budget:
+    if doc.form in ("array", "object", "mapping") and flat <= 1.1 * budget:
         lossless.append(("compact", _squeeze(text.strip()) if got[1] is None else doc.render(doc.pieces)))
     elif doc.form in ("jsonl", "concatenated") and n > 1 and flat <= 1.1 * budget:
         lossless.append(("compact", "\n".join(_squeeze(p) for p in doc.pieces)))  # one compact item a line
     if isinstance(value, list) and value and _csv_may_fit(value, flat, budget, count):
         lossless.append(("csv", _csv(value)))
-    if n and _lossless_may_fit(doc, flat, budget, count):
+    if n and doc.form != "mapping" and _lossless_may_fit(doc, flat, budget, count):
         lossless.append(("lossless", _encode_document(doc)))
     toon = _toon_module()
     if (
         toon is not None
         and n
-        and doc.form in ("array", "object")
+        and doc.form in ("array", "object", "mapping")
         and _toon_may_fit(toon, doc, flat, budget, count)
     ):
         data = value if doc.form == "array" or got[1] is not None else json.loads(text)
@@ -274,7 +275,7 @@ def _shrink_json(
             return Shrunk(out, form, t, before, None, n, n, "items")
     if not n:
         return None
-    if got[1] is None and doc.form in ("array", "object") and ws > 0.02 * len(text):
+    if got[1] is None and doc.form in ("array", "object", "mapping") and ws > 0.02 * len(text):
         # spaces between tokens (json.dumps' ", " and ": ", an indented array): the kept items are
         # crushed and shown compact, the same values in fewer tokens
         doc = read_document(_squeeze(text.strip()))
@@ -322,7 +323,8 @@ MAX_NESTED = 32
 
 def _open_arrays(value: Any) -> list[tuple[int, list[str | int]]]:
     """``(elements, path)`` of every array in ``value`` not crushed yet (its last element is not a
-    marker) with an element, in document order."""
+    marker) with an element, and of every object of records keyed by name (``MIN_MAPPING`` entries
+    or more, none of them a marker), in document order."""
     out: list[tuple[int, list[str | int]]] = []
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:
@@ -332,6 +334,8 @@ def _open_arrays(value: Any) -> list[tuple[int, list[str | int]]]:
                 out.append((len(node), path))
             stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
         elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
+            if len(node) >= MIN_MAPPING and MARKER_KEY not in node:  # records keyed by name, not crushed yet
+                out.append((len(node), path))
             stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
     return out
 
@@ -360,7 +364,7 @@ def _shrink_nested(text: str, budget: int, count, query: str, store, before: int
         the budget that holds it.
     """
     got = _read_json(text)
-    if got is None or got[0].form not in ("array", "object"):
+    if got is None or got[0].form not in ("array", "object", "mapping"):
         return None
     cur = (
         _squeeze(text.strip())
@@ -376,7 +380,7 @@ def _shrink_nested(text: str, budget: int, count, query: str, store, before: int
         if not arrays:
             break
         path = max(arrays, key=lambda a: a[0])[1]  # the most elements, the first of equals
-        doc = _rows_as_objects(read_document(cur, path=path or None))
+        doc = _rows_as_objects(read_document(cur, path=path))
         try:
             res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
             return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")

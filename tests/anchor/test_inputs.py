@@ -31,8 +31,10 @@ def test_the_largest_array_wins_and_a_path_overrides_it():
     assert read_document(text, path="tags").items == ["a", "b", "c"]
     assert read_document(text, path="more/0").items == LOG[:5]
     assert read_document(text, path=("more", 0)).path == ("more", 0)
-    with pytest.raises(ValueError, match="leads to a dict, not an array"):
-        read_document(text, path="data")
+    named = read_document(text, path="data")  # an object named by the path: its entries
+    assert named.form == "mapping" and named.items == [{"key": "items", "value": LOG}]
+    with pytest.raises(ValueError, match="leads to a str, not an array or an object"):
+        read_document(text, path="tags/0")
     with pytest.raises(ValueError, match="index 3 is out of range"):
         read_document(text, path="more.3")
     with pytest.raises(ValueError, match="cannot take 'x' of it"):
@@ -222,3 +224,99 @@ def test_pieces_behave_as_the_list_of_element_texts(values, pretty, ascii_only):
         assert pieces[-1] == plain[-1] and pieces[0] == plain[0]
     assert _body(pieces) == _body(plain)  # the compact text from the byte spans, as from the list
     assert pickle.loads(pickle.dumps(pieces)) == plain
+
+
+# ----------------------------------------------------------------------------------------
+# Records keyed by name: an object's entries as the items (the "mapping" form)
+# ----------------------------------------------------------------------------------------
+
+
+def _config_vars() -> str:
+    """This interpreter's build configuration, as ``sysconfig`` gives it (~900 names): real data
+    no one here wrote, a JSON object of values keyed by name with no array in it."""
+    import sysconfig
+
+    return json.dumps(sysconfig.get_config_vars(), indent=1, default=str)
+
+
+def test_an_object_of_values_keyed_by_name_is_crushed_by_its_entries():
+    """Such an object was one item: at any budget below it, the marker alone came back."""
+    text = _config_vars()
+    names = json.loads(text)
+    doc = read_document(text)
+    assert doc.form == "mapping" and doc.path == () and len(doc.items) == len(names)
+    assert doc.items[0] == {"key": next(iter(names)), "value": names[next(iter(names))]}
+    assert json.loads(doc.render(doc.pieces)) == names
+    for budget in (100, 300, 1000):
+        out = crush_json(text, budget=budget, query="py_version_nodot")
+        assert -(-len(out) // 4) <= budget
+        got = json.loads(out)
+        marker = got.pop("_omitted")
+        assert got and all(names[k] == v for k, v in got.items())
+        assert "py_version_nodot" in got  # the entry the query names
+        assert marker["count"] + len(got) == len(names) == marker["of"]
+
+
+def test_the_collection_is_where_the_text_is():
+    deps = {f"pkg-{i}": {"version": f"1.{i}.0", "dependencies": {"x": {"version": "2"}}} for i in range(12)}
+    npm_like = {
+        "version": "1.0.0",
+        "name": "app",
+        "problems": ["missing: a", "missing: b"],
+        "dependencies": deps,
+    }
+    doc = read_document(json.dumps(npm_like, indent=2))
+    assert doc.form == "mapping" and doc.path == ("dependencies",) and len(doc.items) == 12
+    assert doc.items[3] == {"key": "pkg-3", **deps["pkg-3"]}
+    # through objects of one entry, and arrays of one element, to where most of the text is
+    wrapped = {"ok": True, "data": {"result": [{"rows": deps}]}}
+    assert read_document(json.dumps(wrapped)).path == ("data", "result", 0, "rows")
+    # a small object is the frame around its largest array, as before, even beside an object of records
+    frame = {"took": 3, "hits": [{"id": i} for i in range(20)], "facets": {"a": {"n": 1}, "b": {"n": 2}}}
+    assert read_document(json.dumps(frame)).path == ("hits",)
+    # a small object with no array: its entries; one entry: one value, kept whole
+    assert read_document('{"a": {"n": 1}, "b": {"n": 2}}').form == "mapping"
+    assert read_document('{"a": {"n": 1}}').form == "concatenated"
+
+
+def test_mapping_entries_keep_their_text_names_and_duplicates():
+    text = '{ "é": {"key": 1, "v": 1.50} , "b": 2,\n "b": [3] }'
+    doc = read_document(text, path="")
+    assert doc.pieces == ['"é": {"key": 1, "v": 1.50}', '"b": 2', '"b": [3]']
+    assert doc.items == [
+        {"_key": "é", "key": 1, "v": 1.5},
+        {"_key": "b", "value": 2},
+        {"_key": "b", "value": [3]},
+    ]
+    assert doc.render(doc.pieces[1:]) == '{"b": 2,"b": [3]}'
+    assert doc.values() == ['{"é": {"key": 1, "v": 1.50}}', '{"b": 2}', '{"b": [3]}']
+    assert doc.render([doc.entry({"_omitted": {"count": 3}})]) == '{"_omitted":{"count":3}}'
+
+
+def test_dropped_entries_come_back_from_the_store_with_their_names(tmp_path):
+    from scwo_np.anchor import CrushStore
+
+    records = {
+        f"host-{i:02d}": {"state": "down" if i == 30 else "up", "load": round(0.1 * (i % 7), 1)}
+        for i in range(60)
+    }
+    with CrushStore(tmp_path / "s.sqlite") as store:
+        out = json.loads(crush_json(json.dumps(records), budget=150, store=store))
+        marker = out.pop("_omitted")
+        assert "host-30" in out  # the error keeps its place
+        back = store.retrieve(marker["key"])
+        assert len(back) == marker["count"] and not {next(iter(b)) for b in back} & set(out)
+        assert all(records[name] == value for b in back for name, value in b.items())
+
+
+@given(
+    st.dictionaries(st.text('abé"\\', min_size=1, max_size=3), json_value, min_size=2, max_size=12),
+    st.booleans(),
+)
+def test_any_mapping_round_trips_through_read_and_render(mapping, pretty):
+    text = json.dumps({"n": 1, "records": mapping}, indent=2 if pretty else None, ensure_ascii=False)
+    d = read_document(text, path="records")
+    assert d.form == "mapping" and [next(iter(json.loads(v))) for v in d.values()] == list(mapping)
+    assert [json.loads(v) for v in d.values()] == [{k: v} for k, v in mapping.items()]
+    assert json.loads(d.render(d.pieces)) == {"n": 1, "records": mapping}
+    assert json.loads(d.render(d.pieces[:1])) == {"n": 1, "records": dict(list(mapping.items())[:1])}

@@ -393,8 +393,9 @@ def test_a_terminal_log_keeps_one_copy_of_a_line_and_progress_in_its_last_state(
 def test_json_whose_largest_array_leaves_too_much_around_it_stays_json(tmp_path):
     """``findmnt -J`` at 300 tokens: its largest array (10 cgroup mounts) left 306 tokens around it,
     and the proxy fell back to prose, " … " spliced between fields of different mounts (with --mode
-    json too); ``pip inspect`` at 100 likewise. Valid JSON, its arrays crushed in turn, or a tool
-    error naming the budget that holds it as JSON; and that budget does."""
+    json too); ``pip inspect`` at 100 likewise. Valid JSON, its arrays (and objects of records keyed
+    by name: pip's ``environment``) crushed in turn, or a tool error naming the budget that holds it
+    as JSON (a long text beside the array); and that budget does."""
     findmnt = subprocess.run(["findmnt", "-J"], capture_output=True, text=True).stdout
     if _tokens(findmnt) <= 400:
         pytest.skip("findmnt -J is short on this machine")
@@ -416,15 +417,32 @@ def test_json_whose_largest_array_leaves_too_much_around_it_stays_json(tmp_path)
                 shown = mounts(json.loads(text))
                 assert shown and {m["target"] + m["options"] for m in shown} <= whole and " … " not in text
                 assert meta["key"] in text
+        pip = [sys.executable, "-m", "pip", "inspect"]
         async with _proxy(tmp_path / "pip", "--budget", "100", upstream=UPSTREAM) as c:
-            r = await c.call_tool("run", {"argv": [sys.executable, "-m", "pip", "inspect"]})
+            r = await c.call_tool("run", {"argv": pip})
+            text = _text(r)
+            assert not r.is_error and _tokens(text) <= 100, text
+            got, env = (
+                json.loads(text),
+                json.loads(subprocess.run(pip, capture_output=True, text=True).stdout),
+            )
+            assert got["installed"][-1]["_omitted"]["of"] == len(env["installed"])
+            assert got["environment"].pop("_omitted")["of"] == len(env["environment"])
+            assert got["environment"].items() <= env["environment"].items()
+        note = [
+            sys.executable,
+            "-c",
+            "import json; print(json.dumps({'note': 'word ' * 600, 'rows': list(range(500))}))",
+        ]
+        async with _proxy(tmp_path / "long", "--budget", "100", upstream=UPSTREAM) as c:
+            r = await c.call_tool("run", {"argv": note})
             text = _text(r)
             assert r.is_error and _tokens(text) <= 100, text
             need = int(re.search(r"give budget >= ([\d,]+)", text)[1].replace(",", ""))
-        async with _proxy(tmp_path / "pip2", "--budget", str(need), upstream=UPSTREAM) as c:
-            r = await c.call_tool("run", {"argv": [sys.executable, "-m", "pip", "inspect"]})
+        async with _proxy(tmp_path / "long2", "--budget", str(need), upstream=UPSTREAM) as c:
+            r = await c.call_tool("run", {"argv": note})
             text = _text(r)
-            assert not r.is_error and _tokens(text) <= need and json.loads(text)["installed"][-1]["_omitted"]
+            assert not r.is_error and _tokens(text) <= need and json.loads(text)["rows"][-1]["_omitted"]
 
     anyio.run(go)
 

@@ -341,3 +341,37 @@ def test_a_few_text_blocks_are_each_held_to_a_share_of_the_budget():
     assert (
         texts[0] == "exit status 0" and sum(count_tokens(texts)) <= 600 and count_tokens([texts[1]])[0] > 500
     )
+
+
+def _npm_ls() -> str:
+    """``npm ls --all --json`` of the npm that Debian installs (real output no one here wrote: its
+    dependencies are an object keyed by package name, each holding its own), or a skip."""
+    root = Path("/usr/lib/node_modules/npm")
+    if shutil.which("npm") is None or not root.is_dir():
+        pytest.skip("npm (Debian's package) is not installed")
+    out = subprocess.run(
+        ["npm", "ls", "--all", "--json"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    if not out.stdout.strip().startswith("{"):
+        pytest.skip(f"npm ls gave no JSON: {out.stderr[:200]}")
+    return out.stdout
+
+
+@pytest.mark.parametrize("budget", [400, 1000, 3000])
+def test_records_keyed_by_name_are_crushed_as_records(budget):
+    """``npm ls --all --json`` (8,900 tokens): its only array is 17 strings, and its crush left the
+    dependencies whole, over any budget below 4,888 (a tool error); the dependencies are the items."""
+    text = _npm_ls()
+    whole = json.loads(text)
+    store = CrushStore(":memory:")
+    s = shrink_text(text, budget, query="semver", store=store)
+    assert s.form == "crushed" and _tokens(s.text) == s.tokens <= budget
+    got = json.loads(s.text)
+    deps = dict(got["dependencies"])
+    marker = deps.pop("_omitted")
+    assert deps and all(whole["dependencies"][name] == value for name, value in deps.items())
+    assert marker["count"] + len(deps) == marker["of"] == len(whole["dependencies"])
+    if budget >= 1000:
+        assert "semver" in deps and got["problems"] == whole["problems"]
+        back = store.retrieve(marker["key"])
+        assert {next(iter(b)) for b in back} == set(whole["dependencies"]) - set(deps)
