@@ -621,6 +621,14 @@ def shrink_text(
         except (ValueError, TypeError) as exc:  # too much around its largest array: its arrays one by one
             log.info("JSON result not crushed by its largest array (%s); crushing its arrays in turn", exc)
             got = _shrink_nested(text, budget, count, query, store, before, token_counter)
+        else:
+            if got is not None and got.form == "crushed" and got.kept == 0:
+                # every item over the budget (botocore's endpoints: 8 partitions of 10,000+ tokens
+                # each, the marker alone at 1,000 tokens): the collections inside them, in turn
+                try:
+                    got = _shrink_nested(text, budget, count, query, store, before, token_counter) or got
+                except (ValueError, TypeError) as exc:
+                    log.info("JSON result not crushed inside its items (%s); its marker alone", exc)
         if got is not None:
             return got
     if mode in ("auto", "diff"):

@@ -375,3 +375,34 @@ def test_records_keyed_by_name_are_crushed_as_records(budget):
         assert "semver" in deps and got["problems"] == whole["problems"]
         back = store.retrieve(marker["key"])
         assert {next(iter(b)) for b in back} == set(whole["dependencies"]) - set(deps)
+
+
+def test_items_each_over_the_budget_are_crushed_inside():
+    """Every item over the budget (botocore's endpoints.json: 8 partitions of 10,000+ tokens each)
+    gave the marker alone at 1,000 tokens; the collections inside the items are crushed in turn."""
+    import importlib
+
+    modules = ("os", "pathlib", "subprocess", "inspect", "shutil", "tarfile", "logging", "socket")
+    docs = [
+        {
+            "module": m,
+            "members": {k: str(getattr(mod, k).__doc__ or "")[:300] for k in dir(mod) if not k.startswith("_")},
+        }
+        for m in modules
+        for mod in [importlib.import_module(m)]
+    ]  # the standard library's own docstrings, each module well over 1,000 tokens
+    text = json.dumps({"modules": docs})
+    assert all(_tokens(json.dumps(d)) > 1000 for d in docs)
+    s = shrink_text(text, 1000, query="subprocess run")
+    got = json.loads(s.text)
+    assert s.form == "crushed" and _tokens(s.text) == s.tokens <= 1000
+    shown = [
+        (d["module"], k, v)
+        for d in got["modules"]
+        if "members" in d
+        for k, v in d["members"].items()
+        if k != "_omitted"
+    ]
+    assert len(shown) >= 3 and all(
+        v == next(x for x in docs if x["module"] == m)["members"][k] for m, k, v in shown
+    )
