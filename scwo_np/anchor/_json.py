@@ -4,7 +4,18 @@ To a token budget (``budget``): :func:`crush` keeps a number of *items*; an agen
 :func:`fit_tokens` finds the item count whose output fits: the document unchanged when it
 fits; else its lossless columnar form when that fits (nothing dropped); else the largest
 item count, searched from the items' own token counts (two to four :func:`crush` calls in
-practice), whose output with its omission marker fits.  Kept items are verbatim, every field
+practice), whose output with its omission marker fits.
+
+:func:`fit_json` goes further where one crush cannot fit: when the text around the collection is
+over the budget (``findmnt -J``: a tree of mounts, each with its ``children``; a JSON schema's
+``definitions`` beside its ``properties``; ``pip inspect``'s packages beside its ``environment``),
+or when every item is over the budget alone (botocore's ``endpoints.json``: 8 partitions of
+10,000 tokens and more, the marker alone), the document's collections are crushed in turn
+(:func:`fit_nested`), the one of most elements first, each to its marker (and at most one item,
+when one fits in a few dozen tokens; the rest stored under the marker's key) while the text
+around the next is over the budget, and the first whose text around it fits within the budget:
+still JSON, a marker in each collection crushed, or :class:`JSONTooLarge` naming the budget that
+holds it.  Kept items are verbatim, every field
 of them; the marker counts every dropped item, lists every dropped position (as runs), and
 says how many errors, anomalies, query matches or rare kinds did not fit
 (``must_keep_dropped``, and per kind ``must_keep_by_kind``) when even those are too many.  Nothing is
@@ -13,6 +24,8 @@ returned that the counter puts above ``budget``.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,13 +39,13 @@ from ..validation import check_int, renamed_keywords
 from ._columns import Columns, _check_items, _columns
 from ._config import CrushReport
 from ._crush import crush
-from ._inputs import Document, read_document
+from ._inputs import MIN_MAPPING, Document, read_document
 from ._lossless import _encode_document, _encode_pieces, _squeeze, lossless_encode
-from ._marker import omission_marker
+from ._marker import MARKER_KEY, is_marker, omission_marker
 from ._store import CrushStore, _crush_key, array_key
 from ._timeline import dropped_by_kind
 
-__all__ = ["FitResult", "crush_json", "fit_tokens"]
+__all__ = ["FitResult", "JSONTooLarge", "crush_json", "fit_json", "fit_nested", "fit_tokens"]
 
 #: A first guess of the marker's size, in tokens, before it is built.
 _MARKER_GUESS = 80
@@ -374,9 +387,7 @@ def crush_json(
         budget = check_int(budget, name="budget", low=1)
         if marker is False:
             raise ValueError("marker=False does not go with budget: every drop is announced.")
-        return fit_tokens(
-            doc, budget, token_counter=token_counter, max_items=max_items, store=store, **kw
-        ).text
+        return fit_json(doc, budget, token_counter=token_counter, max_items=max_items, store=store, **kw).text
     marker = store is not None if marker is None else bool(marker)
     return _crush_document(doc, max_items, marker=marker, store=store, **kw)[0]
 
@@ -398,3 +409,135 @@ def _crush_document(
         m = omission_marker(rep.columns, len(doc.items), idx, key=key, must_keep=rep.must_keep_by_kind)
         pieces.append(doc.entry(m))
     return doc.render(pieces), rep
+
+
+# ----------------------------------------------------------------------------------------
+# JSON that one crush cannot fit: its collections crushed one after another
+# ----------------------------------------------------------------------------------------
+
+#: Collections a document may have crushed one after another.
+MAX_NESTED = 32
+#: Rooms beside the text around a collection tried when crushing it to its marker (and one item).
+_ROOMS = (48, 96, 192, 384, 768)
+
+
+class JSONTooLarge(ValueError):
+    """JSON that no crush puts within the budget as JSON; ``need`` is the budget that holds it."""
+
+    def __init__(self, message: str, need: int):
+        super().__init__(message)
+        self.need = need
+
+
+def open_collections(value: Any) -> list[tuple[int, list[str | int]]]:
+    """``(elements, path)`` of every array in ``value`` not crushed yet (its last element is not a
+    marker) with an element, and of every object of records keyed by name (``MIN_MAPPING`` entries
+    or more, none of them a marker), in document order."""
+    out: list[tuple[int, list[str | int]]] = []
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            if node and not is_marker(node[-1]):
+                out.append((len(node), path))
+            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
+            if len(node) >= MIN_MAPPING and MARKER_KEY not in node:  # records keyed by name, not crushed yet
+                out.append((len(node), path))
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
+    return out
+
+
+def rows_as_objects(doc: Document) -> Document:
+    """``doc`` with its items that are arrays (rows: ``[[1, "a"], [2, "b"]]``) read by the crush as
+    objects of their positions; the texts shown and stored stay the rows' own."""
+    if not any(isinstance(x, list) for x in doc.items):
+        return doc
+    items = [{str(k): v for k, v in enumerate(x)} if isinstance(x, list) else x for x in doc.items]
+    return dataclasses.replace(doc, items=items)
+
+
+def fit_nested(
+    text: str,
+    budget: int,
+    *,
+    token_counter: object = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    **kw: Any,
+) -> FitResult:
+    """``text`` (a JSON array or object) within ``budget``, its collections crushed in turn (see the
+    module; ``**kw`` go to :func:`crush`). Raises :class:`JSONTooLarge` when every collection as its
+    marker is still over."""
+    counter = as_token_counter(token_counter)
+
+    def count(t: str) -> int:
+        return int(count_tokens([t], counter)[0])
+
+    cur = _squeeze(text.strip())
+    skip: set[tuple] = set()  # collections the crush cannot take (of arrays), or not smaller as a marker
+    need = count(cur)
+    for _ in range(MAX_NESTED):
+        found = [a for a in open_collections(json.loads(cur)) if tuple(a[1]) not in skip]
+        if not found:
+            break
+        path = max(found, key=lambda a: a[0])[1]  # the most elements, the first of equals
+        doc = rows_as_objects(read_document(cur, path=path))
+        try:
+            res = fit_tokens(doc, budget, store=store, token_counter=counter, lossless=False, **kw)
+            if res.kept.size or not doc.items:
+                return res
+        except TypeError:  # items the crush cannot read: not crushed
+            skip.add(tuple(path))
+            continue
+        except ValueError:  # too much around it: this one to its marker, then the next
+            pass
+        frame = count(doc.render([]))
+        for room in _ROOMS:
+            try:
+                res = fit_tokens(doc, frame + room, store=store, token_counter=counter, lossless=False,
+                                 max_items=1, **kw)  # fmt: skip
+            except ValueError:
+                continue
+            if res.tokens < need:
+                cur, need = res.text, res.tokens
+            else:  # three numbers are shorter than the marker that stands for them
+                skip.add(tuple(path))
+            break
+        else:
+            skip.add(tuple(path))
+    raise JSONTooLarge(
+        f"budget={budget} is too small for this document: with its collections crushed to their markers "
+        f"it still takes {need} tokens; give budget >= {need}",
+        need,
+    )
+
+
+def fit_json(
+    doc: Document,
+    budget: int,
+    *,
+    token_counter: object = None,
+    max_items: int | str | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
+    **kw: Any,
+) -> FitResult:
+    """:func:`fit_tokens`, and where it is refused or keeps no item of a JSON array or object, its
+    collections crushed in turn (:func:`fit_nested`; ``max_items`` caps the first crush only).
+
+    Raises ``ValueError`` (:class:`JSONTooLarge` for an array or object) when neither fits.
+    """
+    nested = doc.form in ("array", "object", "mapping")
+    try:
+        res = fit_tokens(doc, budget, token_counter=token_counter, max_items=max_items, store=store, **kw)
+    except ValueError:
+        if not nested:
+            raise
+        res = None
+    if res is not None and (res.kept.size or not res.n or not nested):
+        return res
+    try:
+        return fit_nested(doc.render(doc.pieces), budget, token_counter=token_counter, store=store, **kw)
+    except JSONTooLarge:
+        if res is not None:  # the marker alone, which fits
+            return res
+        raise

@@ -539,7 +539,12 @@ def fit_records(
     ]
     # Records that read the same are copies (dpkg's "debconf: unable to initialize frontend: Dialog",
     # once per package): the crush keeps one of them, as it keeps one of identical JSON items.
-    same = np.unique([x.strip() for x in shown], return_inverse=True)[1].astype(np.int64).ravel()
+    # (codes by first appearance through a dict: np.unique made one array as wide as the longest
+    # record, 8 GiB for pip inspect's 15,000 lines of which one is 143,144 characters)
+    codes: dict[str, int] = {}
+    same = np.fromiter(
+        (codes.setdefault(x.strip(), len(codes)) for x in shown), dtype=np.int64, count=len(shown)
+    )
     frame = count(recs.head)
     # A record longer than the room the budget leaves can never be kept whole: the crushes choose
     # among the others (else a huge newest record, which every crush keeps, left the text empty

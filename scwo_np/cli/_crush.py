@@ -133,7 +133,7 @@ def _crush_kw(args: argparse.Namespace) -> dict:
 def _cmd_budget(args: argparse.Namespace) -> int:
     """``scwo crush --budget N``: the output, marker included, within N tokens of --token-counter."""
     from ..anchor import read_document
-    from ..anchor._json import fit_tokens
+    from ..anchor._json import fit_json
 
     counter = _token_counter(args.token_counter)
     text = _read(args.file)
@@ -143,7 +143,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         max_items = _max_items(args.max_items) if args.max_items is not None else None
         store = None if args.no_store else _store(args)
         res = _with_newline(
-            lambda b: fit_tokens(doc, b, token_counter=counter, max_items=max_items, store=store, **kw),
+            lambda b: fit_json(doc, b, token_counter=counter, max_items=max_items, store=store, **kw),
             args.budget, counter,
         )  # fmt: skip
         if args.report:
@@ -196,12 +196,21 @@ def _with_newline(fit, budget: int, counter):
     printed is within ``budget`` (the estimate counted 2,001 tokens for 2,000 with the newline)."""
     from ..tokens import count_tokens
 
-    b = budget
+    b, need = budget, budget
     while True:
-        res = fit(b)
+        try:
+            res = fit(b)
+        except ValueError:
+            if b == budget:
+                raise
+            raise ValueError(  # the budget asked for, not the one tried to leave room for the line break
+                f"budget={budget} is too small for this document with the line break stdout ends with: "
+                f"give budget >= {need}"
+            ) from None
         over = int(count_tokens([res.text + "\n"], counter)[0]) - budget
         if over <= 0 or b <= 1:
             return res
+        need = max(need, budget + over)
         b = max(1, b - over)
 
 

@@ -48,11 +48,13 @@ Examples
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
@@ -60,9 +62,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage, ToolMessage
 from pydantic import ConfigDict, Field
 
-from ..anchor import CrushStore, read_document
-from ..anchor._json import FitResult, fit_tokens
-from ..anchor._records import MIN_BUDGET, chunk_records, fit_records
+from ..anchor import MARKER_KEY, CrushStore, read_document
+from ..anchor._json import FitResult, fit_json
+from ..anchor._records import MIN_BUDGET
 from ..dedup import DEDUP_METHODS, deduplicate
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
@@ -482,9 +484,11 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     the model does not read.  The dropped items go to ``store``
     (``CrushStore.retrieve(key)`` gives them back).  A result whose content is a list of
     text blocks is read as their joined text.  Other results (small, or not JSON) pass
-    unchanged.  JSON whose text around the array leaves no room for a marker within
-    ``budget`` is cut as plain text, in pieces (``form`` ``"pieces"``): never an exception in
-    the middle of the agent's run.
+    unchanged.  JSON whose text around the array is itself over ``budget``, or whose every
+    item is, has its collections crushed in turn (``scwo_np.anchor.crush_json`` does the same);
+    JSON that does not fit even with every collection crushed to its marker becomes that
+    marker alone, the whole result stored under its key (``form`` ``"marker"``): never an
+    exception in the middle of the agent's run, and never JSON cut as text.
 
     Parameters
     ----------
@@ -559,17 +563,28 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         except ValueError:
             return message  # not JSON: not ours to cut
         try:
-            res = fit_tokens(
-                doc, self.budget, token_counter=self.token_counter, store=self.store, query=query
-            )
-        except ValueError:  # the text around the array and a marker alone are over: cut as plain text
-            res = fit_records(chunk_records(text), self.budget, token_counter=self.token_counter, store=self.store,
-                              what="pieces")  # fmt: skip
-            res = FitResult(res.text, res.tokens, res.kept, res.n, res.key, "pieces")
+            res = fit_json(doc, self.budget, token_counter=self.token_counter, store=self.store, query=query)
+        except ValueError as exc:  # not JSON within the budget even with every collection as its marker
+            res = self._marker_alone(doc, exc)
         scwo = {"kept": len(res.kept), "of": res.n, "key": res.key, "form": res.form, "tokens": res.tokens,
                 "budget": self.budget, "kept_ranges": _ranges(res.kept)}  # fmt: skip
         meta = {**message.response_metadata, "scwo": scwo}
         return message.model_copy(update={"content": res.text, "response_metadata": meta})
+
+    def _marker_alone(self, doc: Any, exc: ValueError) -> FitResult:
+        """Every item stored, and in their place a marker that says so and what budget holds the JSON
+        (cut as text, lines of different records were spliced together: not JSON, and misleading)."""
+        n = len(doc.items)
+        key = self.store.put(doc.values(), kept=[])
+        need = getattr(exc, "need", None)
+        mark = {"count": n, "of": n, "ranges": [[0, n - 1]] if n else [], "key": key,
+                "note": f"over {self.budget} tokens as JSON" + (f"; it needs {need}" if need else "")}  # fmt: skip
+        text = json.dumps({MARKER_KEY: mark}, ensure_ascii=False, separators=(",", ":"))
+        tokens = int(count_tokens([text], self.token_counter)[0])
+        if tokens > self.budget:  # a counter of very long tokens: the count alone
+            text = json.dumps({MARKER_KEY: {"count": n, "of": n, "key": key}}, separators=(",", ":"))
+            tokens = int(count_tokens([text], self.token_counter)[0])
+        return FitResult(text, tokens, np.empty(0, np.int64), n, key, "marker")
 
     @staticmethod
     def _query(request: Any) -> str:

@@ -48,8 +48,7 @@ from .._lexical import hashed_tfidf, lexical_relevance, word_lists
 from .._registry import Registry
 from ..anchor import COLUMNAR_KEY, MARKER_KEY, CrushStore, is_marker, lossless_decode, read_document
 from ..anchor._diff import fit_diff, split_diff
-from ..anchor._inputs import MIN_MAPPING
-from ..anchor._json import _lossless_may_fit, fit_tokens
+from ..anchor._json import JSONTooLarge, _lossless_may_fit, fit_nested, fit_tokens
 from ..anchor._lossless import _encode_document, _squeeze
 from ..anchor._records import (
     MIN_BUDGET,
@@ -317,96 +316,32 @@ class BudgetTooSmall(ValueError):
     would do (the proxy answers the call with it as a tool error, never with broken JSON)."""
 
 
-#: Arrays a JSON result may have crushed one after another (:func:`_shrink_nested`).
-MAX_NESTED = 32
-
-
-def _open_arrays(value: Any) -> list[tuple[int, list[str | int]]]:
-    """``(elements, path)`` of every array in ``value`` not crushed yet (its last element is not a
-    marker) with an element, and of every object of records keyed by name (``MIN_MAPPING`` entries
-    or more, none of them a marker), in document order."""
-    out: list[tuple[int, list[str | int]]] = []
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, list):
-            if node and not is_marker(node[-1]):
-                out.append((len(node), path))
-            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
-        elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
-            if len(node) >= MIN_MAPPING and MARKER_KEY not in node:  # records keyed by name, not crushed yet
-                out.append((len(node), path))
-            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
-    return out
-
-
-def _rows_as_objects(doc):
-    """``doc`` with its items that are arrays (rows: ``[[1, "a"], [2, "b"]]``) read by the crush as
-    objects of their positions; the texts shown and stored stay the rows' own."""
-    if not any(isinstance(x, list) for x in doc.items):
-        return doc
-    items = [{str(k): v for k, v in enumerate(x)} if isinstance(x, list) else x for x in doc.items]
-    return dataclasses.replace(doc, items=items)
-
-
 def _shrink_nested(text: str, budget: int, count, query: str, store, before: int, counter) -> Shrunk | None:
-    """A JSON array or object whose largest array's crush leaves too much around it (``findmnt -J``:
-    a tree of mounts, each with its ``children``), as JSON still: its arrays crushed one after
-    another, the one of most elements first, each to its marker (and at most one item, when one
-    fits in a few dozen tokens; the rest stored) while the text around it is over the budget, and
-    the first whose text around it fits, within the budget. None when ``text`` is not a JSON array
+    """A JSON array or object whose collection's crush leaves too much around it (``findmnt -J``), or
+    keeps none of its items (every one over the budget), as JSON still: its collections crushed one
+    after another (:func:`scwo_np.anchor._nested.fit_nested`). None when ``text`` is not a JSON array
     or object.
 
     Raises
     ------
     BudgetTooSmall
-        When every array crushed to its marker still leaves the text over ``budget``: it names
+        When every collection crushed to its marker still leaves the text over ``budget``: it names
         the budget that holds it.
     """
     got = _read_json(text)
     if got is None or got[0].form not in ("array", "object", "mapping"):
         return None
-    cur = (
-        _squeeze(text.strip())
-        if got[1] is None
-        else json.dumps(got[1], ensure_ascii=False, separators=(",", ":"))
-    )
+    cur = text if got[1] is None else json.dumps(got[1], ensure_ascii=False, separators=(",", ":"))
     if f'"{COLUMNAR_KEY}"' in cur:  # the columnar form: the array it stands for
         cur = json.dumps(json.loads(lossless_decode(cur)), ensure_ascii=False, separators=(",", ":"))
-    skip: set[tuple] = set()  # arrays the crush cannot take (of arrays), or not smaller as a marker
-    need = count(cur)
-    for _ in range(MAX_NESTED):
-        arrays = [a for a in _open_arrays(json.loads(cur)) if tuple(a[1]) not in skip]
-        if not arrays:
-            break
-        path = max(arrays, key=lambda a: a[0])[1]  # the most elements, the first of equals
-        doc = _rows_as_objects(read_document(cur, path=path))
-        try:
-            res = fit_tokens(doc, budget, store=store, query=query, token_counter=counter, lossless=False)
-            return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
-        except TypeError:  # items the crush cannot read: not crushed
-            skip.add(tuple(path))
-            continue
-        except ValueError:  # too much around it: this one to its marker, then the next
-            pass
-        frame = count(doc.render([]))
-        for room in (48, 96, 192, 384, 768):
-            try:
-                res = fit_tokens(doc, frame + room, store=store, query=query, token_counter=counter,
-                                 lossless=False, max_items=1)  # fmt: skip
-            except ValueError:
-                continue
-            if res.tokens < need:
-                cur, need = res.text, res.tokens
-            else:  # three numbers are shorter than the marker that stands for them
-                skip.add(tuple(path))
-            break
-        else:
-            skip.add(tuple(path))
-    raise BudgetTooSmall(
-        f"the result is JSON of {before:,} tokens; with its arrays crushed to their markers it still takes "
-        f"{need:,}, over the budget of {budget:,}: give budget >= {need:,} for this tool."
-    )
+    try:
+        res = fit_nested(cur, budget, token_counter=counter, query=query, store=store)
+    except JSONTooLarge as exc:
+        raise BudgetTooSmall(
+            f"the result is JSON of {before:,} tokens; with its arrays crushed to their markers it still takes "
+            f"{exc.need:,}, over the budget of {budget:,}: give budget >= {exc.need:,} for this tool."
+        ) from None
+    return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
 
 
 def _toon_module():

@@ -201,3 +201,44 @@ def test_indented_output_is_crushed_compact():
     assert count_tokens([out])[0] <= budget and "\n" not in out and ": " not in out
     kept = json.loads(out)["filesystems"][0]["children"]
     assert len(kept) - 1 >= 15 and all(m in mounts for m in kept[:-1]) and is_marker(kept[-1])
+
+
+def _module_docs(names):
+    """The standard library's own docstrings, a module's members keyed by name (real text)."""
+    import importlib
+
+    out = []
+    for m in names:
+        mod = importlib.import_module(m)
+        members = {k: str(getattr(mod, k).__doc__ or "")[:300] for k in dir(mod) if not k.startswith("_")}
+        out.append({"module": m, "members": members})
+    return out
+
+
+def _kept_leaves(node, ref, out, path=()):
+    """Every value shown in ``node`` (markers aside), checked equal to its place in ``ref``."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k != "_omitted":
+                _kept_leaves(v, ref[k], out, (*path, k))
+    elif isinstance(node, list):
+        for v in (x for x in node if not (isinstance(x, dict) and "_omitted" in x)):
+            same = next(r for r in ref if r.get("module") == v.get("module"))  # the module it came from
+            _kept_leaves(v, same, out, path)
+    else:
+        assert node == ref
+        out.append(path)
+    return out
+
+
+def test_json_one_crush_cannot_fit_has_its_collections_crushed_in_turn():
+    """The text around the collection over the budget (a schema's ``definitions`` beside its
+    ``properties``) was refused; every item over the budget alone (botocore's partitions) gave the
+    marker alone. Both are crushed collection by collection, still JSON, within the budget."""
+    docs = _module_docs(["os", "pathlib", "subprocess", "inspect", "shutil", "tarfile", "logging", "socket"])
+    deep = json.dumps({"modules": docs})
+    framed = json.dumps({"definitions": docs[0]["members"], "properties": docs[1]["members"], "n": 2})
+    for text, budget in ((deep, 1000), (framed, 300), (framed, 1000)):
+        out = crush_json(text, budget=budget, query="subprocess run")
+        assert -(-len(out) // 4) <= budget and "_omitted" in out
+        assert len(_kept_leaves(json.loads(out), json.loads(text), [])) >= 3

@@ -210,3 +210,22 @@ def test_a_larger_budget_never_keeps_fewer_items_and_the_named_package_is_kept()
     for budget in (1000, 2000):
         out = json.loads(crush_json(text, budget=budget, query=name))
         assert name in [x.get("Package") for x in out[:-1]], budget
+
+
+def test_a_term_matching_ten_times_fewer_items_goes_first():
+    """A model price table (litellm's, 4,878 entries keyed by name) asked "claude-3-5-sonnet pricing":
+    the 4 entries named so tied with the 1,450 whose source link says "pricing", and at 1,000
+    tokens none of them was kept; among matches of as many terms, the rarer term's go first."""
+    items = [
+        {
+            "model": f"vendor{i}/claude-3-5-sonnet" if i % 100 == 8 else f"vendor{i}/model-{i}",
+            "source": f"https://vendor{i % 9}.example/pricing"
+            if i % 2
+            else f"https://vendor{i % 9}.example/docs",
+            "cost": round(0.001 * (i % 17), 3),
+        }
+        for i in range(400)
+    ]
+    named = [i for i, it in enumerate(items) if it["model"].endswith("/claude-3-5-sonnet")]
+    kept = crush(items, 8, query="claude-3-5-sonnet pricing")
+    assert len(named) == 4 and set(named) <= set(kept.tolist())

@@ -327,11 +327,28 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     mw = ScwoToolOutputMiddleware(64, store=tmp_path / "s.sqlite")
     plain = ToolMessage(content="not json at all, and longer than sixty-four tokens " * 8, tool_call_id="x")
     assert mw.shrink(plain) is plain
-    # JSON whose text around the array is over the budget alone: cut as plain text, never an exception
-    # that ends the agent's run (a budget of 40 raised inside the tools node)
+    # JSON whose text around the array is over the budget alone: never an exception that ends the
+    # agent's run (a budget of 40 raised inside the tools node), and never JSON cut as text (lines of
+    # different records spliced together): the marker alone, every item under its key
     framed = json.dumps({"note": "word " * 200, "rows": [{"i": i} for i in range(50)]})
     cut = mw.shrink(ToolMessage(content=framed, tool_call_id="y"))
-    assert cut.response_metadata["scwo"]["form"] == "pieces" and count_tokens([cut.content])[0] <= 64
+    meta, mark = cut.response_metadata["scwo"], json.loads(cut.content)["_omitted"]
+    assert (
+        meta["form"] == "marker"
+        and count_tokens([cut.content])[0] <= 64
+        and mark["count"] == mark["of"] == 50
+    )
+    assert mw.store.retrieve(mark["key"]) == json.loads(framed)["rows"] and "needs" in mark["note"]
+    # a collection's text around it over the budget: the collections crushed in turn, still JSON
+    big = {
+        "note": {f"k{i}": "word " * 5 for i in range(40)},
+        "rows": [{"i": i, "v": "x" * 20} for i in range(80)],
+    }
+    cut = ScwoToolOutputMiddleware(200, store=tmp_path / "s.sqlite").shrink(
+        ToolMessage(content=json.dumps(big), tool_call_id="z")
+    )
+    got = json.loads(cut.content)
+    assert count_tokens([cut.content])[0] <= 200 and "_omitted" in got["note"] and got["rows"][-1]["_omitted"]
     with pytest.raises(ValueError, match="budget must be at least 64 tokens"):
         ScwoToolOutputMiddleware(40)
     with pytest.raises(ValueError, match="budget must be"):

@@ -380,17 +380,10 @@ def test_records_keyed_by_name_are_crushed_as_records(budget):
 def test_items_each_over_the_budget_are_crushed_inside():
     """Every item over the budget (botocore's endpoints.json: 8 partitions of 10,000+ tokens each)
     gave the marker alone at 1,000 tokens; the collections inside the items are crushed in turn."""
-    import importlib
+    from tests.anchor.test_max_tokens import _module_docs
 
     modules = ("os", "pathlib", "subprocess", "inspect", "shutil", "tarfile", "logging", "socket")
-    docs = [
-        {
-            "module": m,
-            "members": {k: str(getattr(mod, k).__doc__ or "")[:300] for k in dir(mod) if not k.startswith("_")},
-        }
-        for m in modules
-        for mod in [importlib.import_module(m)]
-    ]  # the standard library's own docstrings, each module well over 1,000 tokens
+    docs = _module_docs(modules)  # the standard library's own docstrings, each module well over 1,000 tokens
     text = json.dumps({"modules": docs})
     assert all(_tokens(json.dumps(d)) > 1000 for d in docs)
     s = shrink_text(text, 1000, query="subprocess run")
