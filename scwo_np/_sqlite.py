@@ -57,14 +57,16 @@ def _check_path(path: str) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"store path {path!r}: directory {parent!r} does not exist; create it first.")
-    if os.path.isfile(path) and os.path.getsize(path) > 0:
-        with open(path, "rb") as fh:
-            head = fh.read(len(_HEADER))
-        if head != _HEADER:
-            raise ValueError(
-                f"store path {path!r} exists and is not a SQLite database; pass a new file name or the "
-                "store's own file."
-            )
+    # (A file that is not a SQLite database is found by SQLite's own first read, in connect: opening
+    # and closing the file here would drop every POSIX lock this process's connections hold on it, and
+    # another process closing the store last would then delete the WAL under them: "disk I/O error".)
+
+
+def _sqlite_header(path: str) -> bool:
+    """Whether the file starts as a SQLite database does (read only once SQLite has refused it: no
+    connection of this process holds it then)."""
+    with open(path, "rb") as fh:
+        return fh.read(len(_HEADER)) == _HEADER
 
 
 def _retry(db: sqlite3.Connection, deadline: float, fn) -> None:
@@ -183,6 +185,11 @@ def connect(
             raise _read_only(path, kind, exc) from None
         raise StoreError(f"{kind} file {path!r} could not be opened: {exc}.") from None
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if existed and "not a database" in str(exc) and not _sqlite_header(path):
+            raise ValueError(
+                f"store path {path!r} exists and is not a SQLite database; pass a new file name or the "
+                "store's own file."
+            ) from None
         damaged = isinstance(exc, UnicodeDecodeError) or any(
             w in str(exc) for w in ("malformed", "not a database", "corrupt")
         )

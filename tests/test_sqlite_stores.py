@@ -299,3 +299,24 @@ def test_writing_a_read_only_store_file_is_a_permission_error(tmp_path):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("PermissionError") and "cannot be written" in r.stdout, r.stdout
+
+
+def test_another_process_closing_the_store_leaves_this_process_s_connections_working(tmp_path):
+    """A LangChain middleware made per call on the store ``scwo crush --store`` also writes to: the
+    fourth failed with "disk I/O error". Opening a store read the file's header with ``open()``, and
+    closing that file dropped every POSIX lock this process's connections held on it; the other
+    process, closing last as far as the locks said, deleted the WAL under them."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.sqlite"
+    other = "import sys; from scwo_np.anchor import CrushStore; s = CrushStore(sys.argv[1]); s.put(['1', '2']); s.close()"
+    held = []
+    for i in range(6):
+        subprocess.run([sys.executable, "-c", other, str(path)], check=True, timeout=120)
+        store = CrushStore(path)
+        held.append(store)
+        key = store.put([str(i), str(i + 1), str(i + 2)])
+        assert store.retrieve(key) == [i, i + 1, i + 2]
+    for s in held:
+        s.close()
