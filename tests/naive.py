@@ -1151,6 +1151,9 @@ def crush_retrieve(items, kept, *, where=None, fields=None, start=None, stop=Non
     n = len(items)
     if fields is not None and items and all(isinstance(it, str) for it in items):
         raise ValueError("fields on text items")
+    names = {k for it in items if isinstance(it, dict) for k in it}
+    if fields is not None and names and any(f not in names for f in fields):
+        raise ValueError("a field no item has")
     first, last, _ = slice(start, stop).indices(n)
     out = []
     for i in range(first, last):

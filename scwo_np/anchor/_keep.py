@@ -22,11 +22,13 @@ _STATUS_NAME = re.compile(r"^(status|level|severity|state|result|outcome|logleve
 _ERROR_NAME = re.compile(
     r"^(error|errors|error_code|error_message|exception|err|stack|stacktrace|traceback)$", re.I
 )
-#: Fields that describe a thing rather than report an event: an error word there is the thing's
-#: subject ("a fast memory error detector", valgrind's and libasan's package descriptions), not an error.
+#: Fields that describe or name a thing rather than report an event: an error word there is the
+#: thing's subject ("a fast memory error detector", valgrind's and libasan's package descriptions), or
+#: its name (the entries of an object keyed by name, "HAVE_GAI_STRERROR" among Python's build
+#: variables, are read with their names under "key"), not an error.
 _DESCRIBES = re.compile(
     r"(?:^|\.)(description|desc|summary|synopsis|title|comment|comments|homepage|url|help|doc|docs|"
-    r"documentation|about|license|licence|keywords|tags|package|name)$",
+    r"documentation|about|license|licence|keywords|tags|package|name|_*key)$",
     re.I,
 )
 _SEVERITY = {

@@ -24,6 +24,7 @@ and get the ``crushes`` table on first open (a read-only one is read as it is).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import operator
@@ -483,6 +484,8 @@ class CrushStore:
                 "fields project JSON objects; the items under this key are text (records, sentences, "
                 "hunks or pieces), given back whole: drop fields."
             )
+        if f["fields"] is not None:
+            _check_fields(f["fields"], items)
         at = filter_positions(
             items, kept, where=f["where"], start=f["start"], stop=f["stop"], dropped_only=f["dropped_only"]
         )
@@ -522,7 +525,9 @@ class CrushStore:
             ``{"error": {"exists": True}}``, ``{"msg": {"contains": "timeout"}}``); or a
             predicate on the whole item.
         fields : list of str, optional
-            Keep only these fields of each item (in this order; absent ones left out).
+            Keep only these fields of each item (in this order; absent ones left out). A field
+            that no item has is a ``ValueError`` naming the fields there are (a typo gave
+            empty objects).
         start, stop : int, optional
             A slice of positions in the whole array, as Python slices them.
         offset : int
@@ -809,6 +814,21 @@ def _flag(v: object, name: str) -> bool:
 
 def _window(at: list[int], offset: int, limit: int | None) -> list[int]:
     return at[offset:] if limit is None else at[offset : offset + limit]
+
+
+def _check_fields(fields: Sequence[str], items: list[Any]) -> None:
+    """A field of ``fields`` that no item has is a typo, not a request for empty objects."""
+    names = list(dict.fromkeys(k for it in items if isinstance(it, Mapping) for k in it))
+    for field in fields:
+        if names and field not in names:
+            close = difflib.get_close_matches(field, names, n=1, cutoff=0.6)
+            raise ValueError(
+                f"fields names {field!r}, which no item has"
+                + (f" (did you mean {close[0]!r}?)" if close else "")
+                + f"; the items' fields are {', '.join(map(repr, names[:20]))}"
+                + (" ..." if len(names) > 20 else "")
+                + "."
+            )
 
 
 def _text(

@@ -247,6 +247,14 @@ def test_an_object_of_values_keyed_by_name_is_crushed_by_its_entries():
     assert doc.form == "mapping" and doc.path == () and len(doc.items) == len(names)
     assert doc.items[0] == {"key": next(iter(names)), "value": names[next(iter(names))]}
     assert json.loads(doc.render(doc.pieces)) == names
+    from scwo_np.anchor._columns import columns
+    from scwo_np.anchor._keep import error_severity
+
+    sev = error_severity(columns(doc.items))  # a name is not an event: HAVE_GAI_STRERROR took an error's slot
+    named = [
+        i for i, it in enumerate(doc.items) if "ERR" in it["key"] and it["value"] in (0, 1, "", "no", "yes")
+    ]
+    assert named and not sev[named].any()
     for budget in (100, 300, 1000):
         out = crush_json(text, budget=budget, query="py_version_nodot")
         assert -(-len(out) // 4) <= budget

@@ -454,3 +454,17 @@ def test_where_and_fields_on_text_items_say_they_are_for_objects():
     with pytest.raises(ValueError, match="fields project JSON objects; the items under this key are text"):
         store.retrieve(key, fields=["level"])
     assert store.retrieve(key, query="disk")[0] == "2026-01-02 ERROR disk full"  # what works on text
+
+
+def test_a_field_no_item_has_is_a_typo_not_empty_objects():
+    """``scwo crush --retrieve KEY --fields pakage`` gave ``[{},{},{}]`` and exit 0, where ``--where
+    pakage=git`` said "did you mean"."""
+    store = CrushStore(":memory:")
+    key = store.put(['{"package": "git", "v": 1}', '{"package": "vim"}'])
+    assert store.retrieve(key, fields=["v", "package"]) == [{"v": 1, "package": "git"}, {"package": "vim"}]
+    with pytest.raises(
+        ValueError, match=r"fields names 'pakage', which no item has \(did you mean 'package'\?\)"
+    ):
+        store.retrieve(key, fields=["pakage"])
+    with pytest.raises(ValueError, match="the items' fields are 'package', 'v'"):
+        store.retrieve_json(key, fields=["nope"])
