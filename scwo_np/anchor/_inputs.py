@@ -131,7 +131,10 @@ class Document:
         return _compact(value)
 
     def values(self) -> Sequence[str]:
-        """Each item's text as a JSON value: the pieces, or in a mapping each entry as ``{"name": value}``.
+        """Each item's text as a JSON value: the pieces, or in a mapping each entry as its item,
+        ``{"key": name, ...record}`` (``{"key": name, "value": v}`` when the value is not an
+        object), the record's text verbatim: what ``where``, ``fields`` and ``query`` of a
+        :class:`CrushStore` filter by.
 
         Returns
         -------
@@ -140,12 +143,23 @@ class Document:
 
         Examples
         --------
-        >>> read_document('{"a": 1, "b": 2}', path="").values()
-        ['{"a": 1}', '{"b": 2}']
+        >>> read_document('{"a": {"n": 1.50}, "b": 2}', path="").values()
+        ['{"key":"a","n": 1.50}', '{"key":"b","value":2}']
         """
-        if self.form == "mapping":
-            return ["{" + p + "}" for p in self.pieces]
-        return self.pieces
+        if self.form != "mapping":
+            return self.pieces
+        out = []
+        for item, piece in zip(self.items, self.pieces, strict=True):
+            name = next(iter(item))  # "key" ("_key" when a record has a "key")
+            _, end = _DEC.raw_decode(piece, 0)  # past the entry's name
+            value = piece[_WS.match(piece, _WS.match(piece, end).end() + 1).end() :]  # past its ':'
+            head = "{" + _compact(name) + ":" + _compact(item[name])
+            if value.startswith("{"):
+                rest = value[1:].lstrip(" \t\n\r")
+                out.append(head + ("}" if rest.startswith("}") else "," + rest))
+            else:
+                out.append(head + ',"value":' + value + "}")
+        return out
 
 
 def read_document(text: str | bytes, *, path: str | Sequence[str | int] | None = None) -> Document:

@@ -572,13 +572,18 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         return message.model_copy(update={"content": res.text, "response_metadata": meta})
 
     def _marker_alone(self, doc: Any, exc: ValueError) -> FitResult:
-        """Every item stored, and in their place a marker that says so and what budget holds the JSON
-        (cut as text, lines of different records were spliced together: not JSON, and misleading)."""
-        n = len(doc.items)
-        key = self.store.put(doc.values(), kept=[])
+        """The whole result stored, and in its place a marker that says so and what budget holds the
+        JSON (cut as text, lines of different records were spliced together: not JSON, and misleading)."""
+        if doc.form in ("array", "object", "mapping"):  # the whole result, one item: nothing around it lost
+            values, what = [doc.render(doc.pieces)], "the whole result"
+        else:
+            values, what = doc.values(), "every value"
+        n = len(values)
+        key = self.store.put(values, kept=[])
         need = getattr(exc, "need", None)
         mark = {"count": n, "of": n, "ranges": [[0, n - 1]] if n else [], "key": key,
-                "note": f"over {self.budget} tokens as JSON" + (f"; it needs {need}" if need else "")}  # fmt: skip
+                "note": f"{what} stored under key: over {self.budget} tokens as JSON"
+                + (f" (it needs {need})" if need else "")}  # fmt: skip
         text = json.dumps({MARKER_KEY: mark}, ensure_ascii=False, separators=(",", ":"))
         tokens = int(count_tokens([text], self.token_counter)[0])
         if tokens > self.budget:  # a counter of very long tokens: the count alone

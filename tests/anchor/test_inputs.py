@@ -297,7 +297,11 @@ def test_mapping_entries_keep_their_text_names_and_duplicates():
         {"_key": "b", "value": [3]},
     ]
     assert doc.render(doc.pieces[1:]) == '{"b": 2,"b": [3]}'
-    assert doc.values() == ['{"é": {"key": 1, "v": 1.50}}', '{"b": 2}', '{"b": [3]}']
+    assert doc.values() == [
+        '{"_key":"é","key": 1, "v": 1.50}',
+        '{"_key":"b","value":2}',
+        '{"_key":"b","value":[3]}',
+    ]
     assert doc.render([doc.entry({"_omitted": {"count": 3}})]) == '{"_omitted":{"count":3}}'
 
 
@@ -312,9 +316,13 @@ def test_dropped_entries_come_back_from_the_store_with_their_names(tmp_path):
         out = json.loads(crush_json(json.dumps(records), budget=150, store=store))
         marker = out.pop("_omitted")
         assert "host-30" in out  # the error keeps its place
-        back = store.retrieve(marker["key"])
-        assert len(back) == marker["count"] and not {next(iter(b)) for b in back} & set(out)
-        assert all(records[name] == value for b in back for name, value in b.items())
+        back = store.retrieve(marker["key"])  # each entry as the crush read it: its name under "key"
+        assert len(back) == marker["count"] and not {b["key"] for b in back} & set(out)
+        assert all(records[b.pop("key")] == b for b in back)
+        down = store.retrieve(
+            marker["key"], where={"state": "up"}, fields=["key", "load"], dropped_only=False
+        )
+        assert [d["key"] for d in down] == [k for k, r in records.items() if r["state"] == "up"]
 
 
 @given(
@@ -324,7 +332,11 @@ def test_dropped_entries_come_back_from_the_store_with_their_names(tmp_path):
 def test_any_mapping_round_trips_through_read_and_render(mapping, pretty):
     text = json.dumps({"n": 1, "records": mapping}, indent=2 if pretty else None, ensure_ascii=False)
     d = read_document(text, path="records")
-    assert d.form == "mapping" and [next(iter(json.loads(v))) for v in d.values()] == list(mapping)
-    assert [json.loads(v) for v in d.values()] == [{k: v} for k, v in mapping.items()]
+    assert d.form == "mapping" and [json.loads(v) for v in d.values()] == d.items
+    name = next(iter(d.items[0]))
+    assert [it[name] for it in d.items] == list(mapping)
+    assert [{k: v for k, v in it.items() if k != name} for it in d.items] == [
+        v if isinstance(v, dict) else {"value": v} for v in mapping.values()
+    ]
     assert json.loads(d.render(d.pieces)) == {"n": 1, "records": mapping}
     assert json.loads(d.render(d.pieces[:1])) == {"n": 1, "records": dict(list(mapping.items())[:1])}
