@@ -311,6 +311,10 @@ def _shrink_json(
     return Shrunk(text, "crushed", tokens, before, res.key, len(res.kept), res.n, "items")
 
 
+#: Forms of a shrunk text that hold the whole result (nothing left out).
+LOSSLESS_FORMS = ("compact", "lossless", "csv", "toon")
+
+
 class BudgetTooSmall(ValueError):
     """A JSON result that no crush puts within the budget as JSON: the message names the budget that
     would do (the proxy answers the call with it as a tool error, never with broken JSON)."""
@@ -634,6 +638,8 @@ def shrink_result(
         structured = _consistent(text, structured, s)
         meta["structured_content"] = (
             "kept: the crushed JSON of the text" if structured is not None else
+            f"dropped: it held the whole result, over the budget; the text holds all of it ({s.form})"
+            if s.form in LOSSLESS_FORMS else
             "dropped: it held the whole result; the text says what was left out and the key that gives it back"
         )  # fmt: skip
     content, placed = [], False

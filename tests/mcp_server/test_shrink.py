@@ -122,6 +122,19 @@ def test_structured_content_follows_the_text_or_is_dropped_with_a_note():
     r = CallToolResult(content=[TextContent(type="text", text=LOG)], structured_content={"lines": 600})
     out, s = shrink_result(r, 300)
     assert out.structured_content is None and "dropped" in out.meta["scwo_np/proxy"]["structured_content"]
+    assert "left out" in out.meta["scwo_np/proxy"]["structured_content"]
+    # a lossless form (TOON here) holds everything: the note does not speak of what was left out
+    rows = [{"zip": f"{i:05d}", "city": "Lima"} for i in range(200)]
+    r = CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(rows, indent=2))], structured_content={"rows": rows}
+    )
+    out, s = shrink_result(r, 1200)
+    note = out.meta["scwo_np/proxy"]["structured_content"]
+    assert (
+        s.form in ("compact", "lossless", "csv", "toon")
+        and "holds all of it" in note
+        and "left out" not in note
+    )
 
 
 def test_other_blocks_stay_and_text_blocks_become_one_within_budget():
