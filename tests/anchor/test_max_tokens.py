@@ -242,3 +242,13 @@ def test_json_one_crush_cannot_fit_has_its_collections_crushed_in_turn():
         out = crush_json(text, budget=budget, query="subprocess run")
         assert -(-len(out) // 4) <= budget and "_omitted" in out
         assert len(_kept_leaves(json.loads(out), json.loads(text), [])) >= 3
+
+
+def test_a_collection_crushed_to_its_marker_keeps_the_item_the_query_names():
+    """Crushed to its marker beside a frame over the budget, a collection kept its newest item (a
+    few dozen tokens) where the query named another of 80."""
+    a = [{"id": i, "text": f"plain record {i}"} for i in range(40)]
+    a[17] = {"id": 17, "text": "needle " + "detail " * 40}
+    b = {f"k{i}": {"v": "word " * 30} for i in range(10)}
+    out = crush_json(json.dumps({"a": a, "b": b}), budget=300, query="needle")
+    assert -(-len(out) // 4) <= 300 and a[17] in json.loads(out)["a"]
