@@ -15,7 +15,10 @@ or when every item is over the budget alone (botocore's ``endpoints.json``: 8 pa
 when one fits in a few dozen tokens; the rest stored under the marker's key) while the text
 around the next is over the budget, and the first whose text around it fits within the budget:
 still JSON, a marker in each collection crushed, or :class:`JSONTooLarge` naming the budget that
-holds it.  Kept items are verbatim, every field
+holds it.  The collections are the arrays and the objects of ``MIN_MAPPING`` entries or more; when
+those as their markers are still over the budget, any object of two entries or more is, as a last
+resort (a skeleton of markers, counts and keys reads better than a refusal: ``npm ls --all --json``
+at 100 tokens, botocore's Lambda API at 100 to 1,000).  Kept items are verbatim, every field
 of them; the marker counts every dropped item, lists every dropped position (as runs), and
 says how many errors, anomalies, query matches or rare kinds did not fit
 (``must_keep_dropped``, and per kind ``must_keep_by_kind``) when even those are too many.  Nothing is
@@ -429,9 +432,9 @@ class JSONTooLarge(ValueError):
         self.need = need
 
 
-def open_collections(value: Any) -> list[tuple[int, list[str | int]]]:
+def open_collections(value: Any, minimum: int = MIN_MAPPING) -> list[tuple[int, list[str | int]]]:
     """``(elements, path)`` of every array in ``value`` not crushed yet (its last element is not a
-    marker) with an element, and of every object of records keyed by name (``MIN_MAPPING`` entries
+    marker) with an element, and of every object of records keyed by name (``minimum`` entries
     or more, none of them a marker), in document order."""
     out: list[tuple[int, list[str | int]]] = []
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
@@ -442,7 +445,7 @@ def open_collections(value: Any) -> list[tuple[int, list[str | int]]]:
                 out.append((len(node), path))
             stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
         elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
-            if len(node) >= MIN_MAPPING and MARKER_KEY not in node:  # records keyed by name, not crushed yet
+            if len(node) >= minimum and MARKER_KEY not in node:  # records keyed by name, not crushed yet
                 out.append((len(node), path))
             stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
     return out
@@ -476,8 +479,12 @@ def fit_nested(
     cur = _squeeze(text.strip())
     skip: set[tuple] = set()  # collections the crush cannot take (of arrays), or not smaller as a marker
     need = count(cur)
-    for _ in range(MAX_NESTED):
-        found = [a for a in open_collections(json.loads(cur)) if tuple(a[1]) not in skip]
+    minimum = MIN_MAPPING
+    for _ in range(2 * MAX_NESTED):
+        found = [a for a in open_collections(json.loads(cur), minimum) if tuple(a[1]) not in skip]
+        if not found and minimum > 2:  # still over: any object of two entries or more, as a last resort
+            minimum = 2
+            continue
         if not found:
             break
         path = max(found, key=lambda a: a[0])[1]  # the most elements, the first of equals

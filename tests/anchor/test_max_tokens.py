@@ -252,3 +252,12 @@ def test_a_collection_crushed_to_its_marker_keeps_the_item_the_query_names():
     b = {f"k{i}": {"v": "word " * 30} for i in range(10)}
     out = crush_json(json.dumps({"a": a, "b": b}), budget=300, query="needle")
     assert -(-len(out) // 4) <= 300 and a[17] in json.loads(out)["a"]
+
+
+def test_as_a_last_resort_any_object_s_entries_are_crushed():
+    """A long text beside an array: with the array as its marker still over the budget, refused
+    ("give budget >= 787"); the object's own entries are crushed, the text left out and announced."""
+    text = json.dumps({"note": "word " * 600, "rows": list(range(500))})
+    got = json.loads(out := crush_json(text, budget=100))
+    assert -(-len(out) // 4) <= 100 and "note" not in got and got["_omitted"]["count"] == 1
+    assert got["rows"][-1]["_omitted"]["of"] == 500

@@ -329,14 +329,20 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     assert mw.shrink(plain) is plain
     # JSON whose text around the array is over the budget alone: never an exception that ends the
     # agent's run (a budget of 40 raised inside the tools node), and never JSON cut as text (lines of
-    # different records spliced together): the marker alone, the whole result under its key
+    # different records spliced together): its collections crushed in turn, as a last resort the
+    # object itself (the long note dropped, announced, stored)
     framed = json.dumps({"note": "word " * 200, "rows": [{"i": i} for i in range(50)]})
     cut = mw.shrink(ToolMessage(content=framed, tool_call_id="y"))
-    meta, mark = cut.response_metadata["scwo"], json.loads(cut.content)["_omitted"]
-    assert (
-        meta["form"] == "marker" and count_tokens([cut.content])[0] <= 64 and mark["count"] == mark["of"] == 1
-    )
-    assert mw.store.retrieve(mark["key"]) == [json.loads(framed)] and "needs" in mark["note"]
+    got = json.loads(cut.content)
+    assert count_tokens([cut.content])[0] <= 64 and "note" not in got and got["_omitted"]["count"] >= 1
+    # and where even that is over (not with this counter): the marker alone, the whole result stored
+    from scwo_np.anchor import read_document
+    from scwo_np.anchor._json import JSONTooLarge
+
+    res = mw._marker_alone(read_document(framed), JSONTooLarge("over", 500))
+    mark = json.loads(res.text)["_omitted"]
+    assert res.form == "marker" and res.tokens <= 64 and mark["count"] == mark["of"] == 1
+    assert mw.store.retrieve(mark["key"]) == [json.loads(framed)] and "it needs 500" in mark["note"]
     # a collection's text around it over the budget: the collections crushed in turn, still JSON
     big = {
         "note": {f"k{i}": "word " * 5 for i in range(40)},
