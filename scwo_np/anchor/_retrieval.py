@@ -35,6 +35,7 @@ Document frequencies are over the candidates themselves.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import numbers
@@ -49,6 +50,7 @@ from ._config import AnchorConfig
 from ._keep import _STOP
 
 __all__ = [
+    "check_fields",
     "OPERATORS",
     "check_filters",
     "check_no_match",
@@ -68,6 +70,27 @@ _INTENT = {k.lower() for k in (*_cfg.recency_keywords, *_cfg.historical_keywords
 # ----------------------------------------------------------------------------------------
 # checking the arguments
 # ----------------------------------------------------------------------------------------
+
+
+def unknown_field(arg: str, field: object, close: list[str], names: list[str]) -> ValueError:
+    """The error for ``arg`` (``where`` or ``fields``) naming a field no item has."""
+    return ValueError(
+        f"{arg} names {'the field ' if arg == 'where' else ''}{field!r}, which no item has"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + f"; the items' fields are {', '.join(map(repr, names[:20]))}"
+        + (" ..." if len(names) > 20 else "")
+        + "."
+    )
+
+
+def check_fields(fields: Sequence[str], items: list[Any]) -> None:
+    """A field of ``fields`` that no item has is a typo, not a request for empty objects."""
+    names = list(dict.fromkeys(k for it in items if isinstance(it, Mapping) for k in it))
+    for field in fields:
+        if names and field not in names:
+            raise unknown_field(
+                "fields", field, difflib.get_close_matches(field, names, n=1, cutoff=0.6), names
+            )
 
 
 def check_filters(
@@ -235,13 +258,7 @@ def check_no_match(where: object, items: Sequence[Any]) -> None:
                 continue
             names = list(dict.fromkeys(k for it in objects[:1000] for k in it))
             close = [n for n in names if n.lower() == str(field).lower()]
-            raise ValueError(
-                f"where names the field {field!r}, which no item has"
-                + (f" (did you mean {close[0]!r}?)" if close else "")
-                + f"; the items' fields are {', '.join(map(repr, names[:20]))}"
-                + (" ..." if len(names) > 20 else "")
-                + "."
-            )
+            raise unknown_field("where", field, close, names)
         if isinstance(cond, Mapping) and not ops and not any(isinstance(v, Mapping) for v in values):
             raise ValueError(
                 f"where[{field!r}] is an object, compared as a value, but no item's {field!r} is an object; "

@@ -24,7 +24,6 @@ and get the ``crushes`` table on first open (a read-only one is read as it is).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import operator
@@ -46,7 +45,7 @@ from .._sqlite import StoreError, begin_write, connect, read_transaction
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
 from ._inputs import Pieces, read_document
-from ._retrieval import check_filters, check_no_match, filter_positions, project, rank
+from ._retrieval import check_fields, check_filters, check_no_match, filter_positions, project, rank
 
 __all__ = ["CrushStore", "Page", "array_key", "default_store_path", "json_strings"]
 
@@ -485,7 +484,7 @@ class CrushStore:
                 "hunks or pieces), given back whole: drop fields."
             )
         if f["fields"] is not None:
-            _check_fields(f["fields"], items)
+            check_fields(f["fields"], items)
         at = filter_positions(
             items, kept, where=f["where"], start=f["start"], stop=f["stop"], dropped_only=f["dropped_only"]
         )
@@ -814,21 +813,6 @@ def _flag(v: object, name: str) -> bool:
 
 def _window(at: list[int], offset: int, limit: int | None) -> list[int]:
     return at[offset:] if limit is None else at[offset : offset + limit]
-
-
-def _check_fields(fields: Sequence[str], items: list[Any]) -> None:
-    """A field of ``fields`` that no item has is a typo, not a request for empty objects."""
-    names = list(dict.fromkeys(k for it in items if isinstance(it, Mapping) for k in it))
-    for field in fields:
-        if names and field not in names:
-            close = difflib.get_close_matches(field, names, n=1, cutoff=0.6)
-            raise ValueError(
-                f"fields names {field!r}, which no item has"
-                + (f" (did you mean {close[0]!r}?)" if close else "")
-                + f"; the items' fields are {', '.join(map(repr, names[:20]))}"
-                + (" ..." if len(names) > 20 else "")
-                + "."
-            )
 
 
 def _text(
