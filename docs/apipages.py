@@ -20,6 +20,7 @@ PACKAGES = [
     ("scwo_np.dedup", "scwo_np.dedup", "Near-duplicate detection: Jaccard, MinHash, cosine, sequence."),
     ("scwo_np.optimize", "scwo_np.optimize", "The KB Labs and MoRAG context optimizers."),
     ("scwo_np.anchor", "scwo_np.anchor", "Dynamic anchoring of large JSON arrays (SmartCrusher)."),
+    ("scwo_np.shrink", "scwo_np.shrink", "Any tool output (JSON, diffs, logs, prose) within a token budget."),
     ("scwo_np.hsca", "scwo_np.hsca", "HSCA: the four-layer text pipeline and its snapshot store."),
     ("scwo_np.rerank", "scwo_np.rerank", "Batch reranking of Parquet and Arrow tables, with Dask."),
     ("scwo_np.embed", "scwo_np.embed", "Embedders (LSA, MiniLM) and the embedding cache."),

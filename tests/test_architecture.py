@@ -26,8 +26,16 @@ ALLOWED = {
     "optimize": {"select", "dedup", "embed"},
     "rerank": {"select"},
     # anchor: the tool-output middleware crushes JSON; hsca: the history middleware surfaces its context
-    "integrations": {"select", "dedup", "embed", "anchor", "hsca"},
-    "mcp_server": {"select", "dedup", "anchor", "hsca", "embed"},  # the tools are those capabilities
+    "shrink": {"select", "anchor"},  # a tool output by its shape: JSON and records crushed, prose selected
+    "integrations": {"select", "dedup", "embed", "anchor", "hsca", "shrink"},
+    "mcp_server": {
+        "select",
+        "dedup",
+        "anchor",
+        "hsca",
+        "embed",
+        "shrink",
+    },  # the tools are those capabilities
     # benchmarks and evaluation use every capability (mcp_server lazily: the mcp extra); none uses them
     "bench": {
         "select",
@@ -37,15 +45,27 @@ ALLOWED = {
         "embed",
         "optimize",
         "rerank",
+        "shrink",
         "integrations",
         "mcp_server",
     },
-    "cli": {"select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "mcp_server", "bench"},
+    "cli": {
+        "select",
+        "dedup",
+        "anchor",
+        "hsca",
+        "embed",
+        "optimize",
+        "rerank",
+        "shrink",
+        "mcp_server",
+        "bench",
+    },
     "core": set(),
 }
 CAPABILITIES = {
-    "select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "integrations", "mcp_server", "bench",
-    "cli",
+    "select", "dedup", "anchor", "hsca", "embed", "optimize", "rerank", "shrink", "integrations", "mcp_server",
+    "bench", "cli",
 }  # fmt: skip
 
 
@@ -286,3 +306,15 @@ def test_the_mmr_kernel_path_is_three_modules_and_calls_only_go_down():
     assert not [m for m in graph if m.split(".")[-1] in ("_first_pass", "_lazy_heap")]
     for user in ("scwo_np.select._mmr", "scwo_np.select._batch"):
         assert "scwo_np.select._driver" in graph[user] and "scwo_np.select._heap" not in graph[user]
+
+
+def test_the_wheel_lists_every_package():
+    """pyproject's explicit package list names every package (a new one left out installs from a
+    checkout, where the tests run, and is missing from the wheel README line 1 installs)."""
+    import tomllib
+
+    listed = set(tomllib.loads((PKG.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(PKG.parent).parts) for p in PKG.rglob("__init__.py")}
+    assert found - listed == set(), (
+        f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+    )

@@ -9,7 +9,7 @@ once behind ``scwo mcp proxy``, and talks to each with the official SDK's client
 * a 100 KB text result (``select_context`` asked for the whole of ~100 KB of the bundled
   sample's texts, then cut by the proxy to ``budget`` tokens by sentence selection): the same
   difference, the proxy's crush beside the upstream's own time;
-* in process, :func:`~scwo_np.mcp_server._shrink.shrink_text` on 100 KB of log lines (records),
+* in process, :func:`~scwo_np.shrink.shrink_text` on 100 KB of log lines (records),
   of JSON records and of prose, each to ``budget`` tokens: the shrink alone.
 
 It needs the ``mcp`` extra, imported when it runs.
@@ -84,7 +84,7 @@ def proxy_latency(calls: int = 200, budget: int = 1000) -> dict[str, Any]:
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters
 
-        from ..mcp_server._shrink import shrink_text
+        from ..shrink import shrink_text
     except ImportError as exc:
         raise ImportError(
             f"proxy_latency needs the official MCP SDK: pip install 'scwo_np[mcp]' ({exc})"

@@ -66,6 +66,7 @@ from ..anchor import MARKER_KEY, CrushStore, read_document
 from ..anchor._json import FitResult, fit_json
 from ..anchor._records import MIN_BUDGET
 from ..dedup import DEDUP_METHODS, deduplicate
+from ..shrink import shrink_text
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
     check_int,
@@ -471,7 +472,7 @@ class ScwoEmbeddings(Embeddings):
 
 
 class ScwoToolOutputMiddleware(AgentMiddleware):
-    """Crush JSON tool results above ``budget`` tokens before the model reads them.
+    """Hold every tool result to ``budget`` tokens before the model reads it: JSON crushed, text by its shape.
 
     A tool result whose text is JSON (an array, an object holding one, JSON Lines) and
     counts more than ``budget`` tokens is cut to at most ``budget``: whole if it fits, its
@@ -483,12 +484,20 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     (kept, of, key, form, tokens, kept_ranges) goes in ``response_metadata["scwo"]``, which
     the model does not read.  The dropped items go to ``store``
     (``CrushStore.retrieve(key)`` gives them back).  A result whose content is a list of
-    text blocks is read as their joined text.  Other results (small, or not JSON) pass
-    unchanged.  JSON whose text around the array is itself over ``budget``, or whose every
-    item is, has its collections crushed in turn (``scwo_np.anchor.crush_json`` does the same);
-    JSON that does not fit even with every collection crushed to its marker becomes that
-    marker alone, the whole result stored under its key (``form`` ``"marker"``): never an
-    exception in the middle of the agent's run, and never JSON cut as text.
+    text blocks is read as their joined text.  JSON whose text around the array is itself over
+    ``budget``, or whose every item is, has its collections crushed in turn
+    (``scwo_np.anchor.crush_json`` does the same); JSON that does not fit even with every
+    collection crushed to its marker becomes that marker alone, the whole result stored under its
+    key (``form`` ``"marker"``): never an exception in the middle of the agent's run, and never
+    JSON cut as text.
+
+    A result over ``budget`` that is not JSON goes through :func:`scwo_np.shrink.shrink_text`, as
+    ``scwo mcp proxy`` does with an MCP server's results: a unified diff by whole hunks, repeated
+    records (log lines, ``git log`` entries, table rows) by time, errors and anomalies kept, prose
+    by the sentences most relevant to the last human message; what is left out is stored under the
+    key the text names, and ``response_metadata["scwo"]`` says what was done (``form``, ``kept``
+    of ``of`` units, ``what`` they are).  Results within ``budget``, and content that is not text
+    (an image), pass unchanged.
 
     Parameters
     ----------
@@ -529,7 +538,7 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
     counter = renamed_property("counter", "token_counter")
 
     def shrink(self, message: Any, query: str = "") -> Any:
-        """``message`` with its JSON content crushed to ``budget`` tokens (unchanged when it fits or is not JSON).
+        """``message`` with its content within ``budget`` tokens: JSON crushed, other text by its shape.
 
         Parameters
         ----------
@@ -560,24 +569,52 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
             return message
         try:
             doc = read_document(text)
-        except ValueError:
-            return message  # not JSON: not ours to cut
+        except ValueError:  # not JSON: a log, a diff, prose ... by its shape
+            return self._shrink_text(message, text, query)
         try:
             res = fit_json(doc, self.budget, token_counter=self.token_counter, store=self.store, query=query)
         except ValueError as exc:  # not JSON within the budget even with every collection as its marker
-            res = self._marker_alone(doc, exc)
+            whole = doc.form in (
+                "array",
+                "object",
+                "mapping",
+            )  # the whole result, one item: nothing around it lost
+            res = self._marker_alone(
+                [doc.render(doc.pieces)] if whole else doc.values(),
+                "the whole result" if whole else "every value",
+                exc,
+            )
         scwo = {"kept": len(res.kept), "of": res.n, "key": res.key, "form": res.form, "tokens": res.tokens,
                 "budget": self.budget, "kept_ranges": _ranges(res.kept)}  # fmt: skip
         meta = {**message.response_metadata, "scwo": scwo}
         return message.model_copy(update={"content": res.text, "response_metadata": meta})
 
-    def _marker_alone(self, doc: Any, exc: ValueError) -> FitResult:
-        """The whole result stored, and in its place a marker that says so and what budget holds the
-        JSON (cut as text, lines of different records were spliced together: not JSON, and misleading)."""
-        if doc.form in ("array", "object", "mapping"):  # the whole result, one item: nothing around it lost
-            values, what = [doc.render(doc.pieces)], "the whole result"
+    def _shrink_text(self, message: Any, text: str, query: str) -> Any:
+        """``message`` with its text (not JSON) within ``budget`` by its shape (``shrink_text``)."""
+        name = message.name if isinstance(message.name, str) else ""
+        try:
+            s = shrink_text(
+                text, self.budget, query=query or name, token_counter=self.token_counter, store=self.store
+            )
+        except ValueError as exc:  # a Python literal that does not fit as JSON: stored whole
+            res = self._marker_alone([text], "the whole result", exc)
+            scwo = {"kept": 0, "of": 1, "key": res.key, "form": res.form, "tokens": res.tokens}
         else:
-            values, what = doc.values(), "every value"
+            scwo = {
+                "kept": s.kept,
+                "of": s.of,
+                "key": s.key,
+                "form": s.form,
+                "tokens": s.tokens,
+                "what": s.what,
+            }
+            res = s
+        meta = {**message.response_metadata, "scwo": {**scwo, "budget": self.budget}}
+        return message.model_copy(update={"content": res.text, "response_metadata": meta})
+
+    def _marker_alone(self, values: list, what: str, exc: ValueError) -> FitResult:
+        """``values`` stored, and in their place a marker that says so and what budget holds the
+        JSON (cut as text, lines of different records were spliced together: not JSON, and misleading)."""
         n = len(values)
         key = self.store.put(values, kept=[])
         need = getattr(exc, "need", None)
@@ -612,7 +649,7 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         Returns
         -------
         ToolMessage or Command
-            The tool's result, its JSON crushed when it is above ``budget`` tokens.
+            The tool's result, within ``budget`` tokens.
         """
         return self.shrink(handler(request), self._query(request))
 
@@ -629,7 +666,7 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         Returns
         -------
         ToolMessage or Command
-            The tool's result, its JSON crushed when it is above ``budget`` tokens.
+            The tool's result, within ``budget`` tokens.
         """
         return self.shrink(await handler(request), self._query(request))
 

@@ -32,8 +32,10 @@ from typing import Any
 import anyio
 
 from ..anchor import CrushStore
+from ..anchor._records import MIN_BUDGET
+from ..shrink import MODES, BudgetTooSmall, call_query, shrink_text
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ._shrink import MIN_BUDGET, MODES, BudgetTooSmall, call_query, shrink_result, shrink_text
+from ._shrink import shrink_result
 from ._upstream import Upstream, UpstreamError
 
 __all__ = ["ProxyConfig", "ToolConfig", "build_proxy", "read_config"]

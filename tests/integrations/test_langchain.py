@@ -1,6 +1,7 @@
 """ScwoCompressor, ScwoDedupTransformer, ScwoEmbeddings against the real langchain-core, offline, on real text."""
 
 import asyncio
+import os
 
 import numpy as np
 import pytest
@@ -314,7 +315,7 @@ def test_the_agent_middleware_crushes_a_large_json_tool_result(tmp_path, asynchr
     assert messages[-1].content == "The error is on request 333."
 
 
-def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
+def test_the_agent_middleware_leaves_small_results_alone_and_never_raises_on_json(tmp_path):
     import json
 
     from langchain_core.messages import ToolMessage
@@ -325,8 +326,10 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     (tm,) = [m for m in _agent_run(400, rows, tmp_path / "s.sqlite") if isinstance(m, ToolMessage)]
     assert json.loads(tm.content) == rows and "scwo" not in tm.response_metadata
     mw = ScwoToolOutputMiddleware(64, store=tmp_path / "s.sqlite")
-    plain = ToolMessage(content="not json at all, and longer than sixty-four tokens " * 8, tool_call_id="x")
-    assert mw.shrink(plain) is plain
+    small = ToolMessage(content="not json at all, and shorter than sixty-four tokens", tool_call_id="x")
+    assert mw.shrink(small) is small
+    image = ToolMessage(content=[{"type": "image", "url": "x" * 1000}], tool_call_id="x")
+    assert mw.shrink(image) is image  # not text: not the middleware's to cut
     # JSON whose text around the array is over the budget alone: never an exception that ends the
     # agent's run (a budget of 40 raised inside the tools node), and never JSON cut as text (lines of
     # different records spliced together): its collections crushed in turn, as a last resort the
@@ -339,7 +342,8 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
     from scwo_np.anchor import read_document
     from scwo_np.anchor._json import JSONTooLarge
 
-    res = mw._marker_alone(read_document(framed), JSONTooLarge("over", 500))
+    res = mw._marker_alone([read_document(framed).render(read_document(framed).pieces)], "the whole result",
+                           JSONTooLarge("over", 500))  # fmt: skip
     mark = json.loads(res.text)["_omitted"]
     assert res.form == "marker" and res.tokens <= 64 and mark["count"] == mark["of"] == 1
     assert mw.store.retrieve(mark["key"]) == [json.loads(framed)] and "it needs 500" in mark["note"]
@@ -371,6 +375,60 @@ def test_the_agent_middleware_leaves_small_and_non_json_results_alone(tmp_path):
 
 
 _RECORDS = None
+
+
+DPKG_LOG = "/var/log/dpkg.log"
+
+
+@pytest.mark.skipif(not os.path.exists(DPKG_LOG), reason="no /var/log/dpkg.log on this machine")
+@pytest.mark.parametrize("budget", [64, 300, 1000])
+def test_the_agent_middleware_holds_a_log_to_the_budget_by_time_not_its_first_lines(tmp_path, budget):
+    """A tool returning a log as text (dpkg's, 17 months, ~90,000 tokens) passed through whole before:
+    the model read every line.  Now within the budget, the newest lines and a spread over the
+    timeline kept, what was left out stored under the key the text names."""
+    from langchain_core.messages import ToolMessage
+
+    from scwo_np.anchor import CrushStore
+    from scwo_np.tokens import count_tokens
+
+    log = open(DPKG_LOG, encoding="utf-8", errors="replace").read()
+    lines = log.splitlines()
+    store = CrushStore(tmp_path / "s.sqlite")
+    messages = _agent_run(budget, None, store, raw=log)
+    (tm,) = [m for m in messages if isinstance(m, ToolMessage)]
+    scwo = tm.response_metadata["scwo"]
+    assert count_tokens([tm.content])[0] <= budget and scwo["tokens"] <= budget
+    assert scwo["form"] == "records" and scwo["of"] >= len(lines) // 2 and 0 < scwo["kept"] < scwo["of"]
+    kept = [line for line in tm.content.splitlines() if line in set(lines)]
+    assert kept and kept[-1] == lines[-1]  # the newest record, not the first minute
+    if budget >= 300:
+        assert lines.index(kept[0]) < len(lines) // 2  # and the older half is not dropped wholesale
+    assert scwo["key"] in tm.content
+    back = store.retrieve(scwo["key"])
+    assert back and not set(map(str, back)) & set(kept)  # what the model did not see, none of what it did
+    assert messages[-1].content == "The error is on request 333."
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/common-licenses/GPL-3"), reason="no common-licenses here")
+def test_the_agent_middleware_selects_the_sentences_of_prose_the_question_asks_about(tmp_path):
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from scwo_np.integrations.langchain import ScwoToolOutputMiddleware
+    from scwo_np.tokens import count_tokens
+
+    text = open("/usr/share/common-licenses/GPL-3", encoding="utf-8").read()  # ~8,900 tokens of prose
+    mw = ScwoToolOutputMiddleware(200, store=tmp_path / "s.sqlite")
+    before = ToolMessage(content=text, tool_call_id="1", name="read_licence")
+    out = mw.shrink(before, query="May I charge a fee for conveying copies?")
+    assert before.content == text and "scwo" not in before.response_metadata  # the input is not modified
+    assert count_tokens([out.content])[0] <= 200 and out.response_metadata["scwo"]["form"] == "prose"
+    assert "charge any price or no price for each copy" in out.content
+    assert out.response_metadata["scwo"]["key"] in out.content
+    # the same call through an agent: the last human message is the query
+    req = type(
+        "Req", (), {"state": {"messages": [HumanMessage("May I charge a fee for conveying copies?")]}}
+    )()
+    assert mw.wrap_tool_call(req, lambda r: before).content == out.content
 
 
 def _records():

@@ -1,0 +1,190 @@
+"""shrink_text: a text within the budget by its shape (JSON, diffs, records, prose); what was
+left out comes back from the store.  (The proxy's use of it on a CallToolResult: tests/mcp_server/test_shrink.py.)"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shrink_samples import LOG, PROSE, ROWS
+from shrink_samples import tokens as _tokens
+
+from scwo_np.anchor import CrushStore
+from scwo_np.shrink import MODES, call_query, shrink_text
+from scwo_np.tokens import count_tokens
+
+
+@pytest.mark.parametrize(
+    "text, form",
+    [(json.dumps(ROWS), "crushed"), (LOG, "records"), (PROSE, "prose"), ("x" * 20_000, "pieces")],
+    ids=["json", "records", "prose", "pieces"],
+)
+def test_each_shape_fits_and_what_was_left_out_comes_back(text, form):
+    store = CrushStore(":memory:")
+    s = shrink_text(text, 300, query="git merges errors", store=store)
+    assert s.form == form and _tokens(s.text) == s.tokens <= 300 < s.tokens_before
+    assert s.key is not None and s.key in s.text and s.kept < s.of
+    back = store.retrieve(s.key)
+    assert len(back) == s.of - s.kept
+
+
+def test_lossless_first():
+    small = [{"id": i, "name": f"item number {i}", "kind": "book"} for i in range(60)]
+    pretty = json.dumps(small, indent=4)
+    s = shrink_text(pretty, _tokens(json.dumps(small, separators=(",", ":"))) + 5)
+    assert s.form in ("compact", "lossless", "csv") and s.kept == s.of == 60 and s.key is None
+    csvable = [{"name": f"n{i}", "city": ["Oslo", "Rome", "Lima"][i % 3], "n": i} for i in range(200)]
+    s = shrink_text(str(csvable), 800)  # a Python repr, as some SQL servers print rows
+    assert s.form == "csv" and s.text.startswith("name,city,n\nn0,Oslo,0\n")
+
+
+def test_errors_and_the_newest_survive_the_json_crush():
+    s = shrink_text(json.dumps(ROWS), 250)
+    kept = [x for x in json.loads(s.text) if "_omitted" not in x]
+    assert ROWS[77] in kept and ROWS[-1] in kept
+
+
+def test_call_query_and_modes():
+    assert call_query("read_query", {"query": "SELECT *", "limit": 5}) == "read_query SELECT * 5"
+    assert list(MODES) == ["auto", "json", "diff", "records", "prose", "off"]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        shrink_text(LOG, 200, mode="lines")
+    with pytest.raises(ValueError, match="at least 64"):
+        shrink_text(LOG, 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.text(alphabet='abc de.\n{}[]":,0123', min_size=1, max_size=300), min_size=1, max_size=40),
+    st.integers(64, 600),
+    st.sampled_from(list(MODES)),
+)
+def test_any_text_fits_the_budget_in_every_mode(parts, budget, mode):
+    text = "".join(parts) * 3
+    s = shrink_text(text, budget, mode=mode)
+    if mode == "off" or s.tokens_before <= budget:
+        assert s.text == text
+    else:
+        assert _tokens(s.text) == s.tokens <= budget
+
+
+GPL = "/usr/share/common-licenses/GPL-3"  # hard-wrapped prose every Debian system has (base-files)
+
+
+@pytest.mark.skipif(not os.path.exists(GPL), reason="no /usr/share/common-licenses/GPL-3 on this machine")
+def test_hard_wrapped_prose_is_prose_by_sentences_and_every_piece_comes_back():
+    """A plain-text manual (wrapped lines, indented paragraphs) is prose, not a list of records;
+    its sentences are whole (not line fragments), none is over a quarter of the budget, and
+    paging retrieve_dropped at a small budget gives every left-out piece back."""
+    text = open(GPL, encoding="utf-8").read()
+    store = CrushStore(":memory:")
+    s = shrink_text(text, 600, query="read_doc GPL-3 conveying verbatim copies", store=store)
+    assert s.form == "prose" and s.tokens <= 600 and "verbatim" in s.text.lower()
+    assert "Conveying Verbatim Copies" in text and s.of > 100
+    back, offset = [], 0
+    while offset is not None:
+        page = store.page(s.key, budget=300, offset=offset)
+        back += page.items
+        offset = page.next_offset
+    assert len(back) == s.of - s.kept and all(_tokens(x) <= 150 + 5 for x in back)
+
+
+LICENCES = [f"/usr/share/common-licenses/{n}" for n in ("GPL-3", "GPL-2", "LGPL-2.1", "Apache-2.0")]
+
+
+@pytest.mark.skipif(not all(map(os.path.exists, LICENCES)), reason="no Debian base-files licences here")
+@pytest.mark.parametrize("share", [0.3, 0.6, 0.9])
+def test_a_large_budget_is_filled_with_prose(share):
+    """The sentences weighed grow with the budget: a budget of most of a long text is mostly used
+    (a fixed pool of 240 sentences kept 8,660 tokens of bash(1) at any budget from 10,000)."""
+    text = "\n\n".join(open(p, encoding="utf-8").read() for p in LICENCES)
+    budget = int(share * _tokens(text))
+    s = shrink_text(text, budget, query="read_doc licences")
+    assert s.form == "prose" and s.of > 500 and 0.9 * budget <= s.tokens <= budget
+
+
+def _git_show() -> str:
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git clone")
+    out = subprocess.run(["git", "show", "HEAD~1"], cwd=root, capture_output=True, text=True, check=False)
+    if out.returncode or not out.stdout:
+        pytest.skip("git show gave nothing")
+    return out.stdout
+
+
+def _licences() -> str:
+    root = Path(__file__).resolve().parents[2]
+    a = (root / "data-gpl" / "LICENSE").read_text(encoding="utf-8").splitlines(keepends=True)
+    b = (root / "data-gpl" / "LICENSE-GFDL-1.3").read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, "a/LICENSE", "b/LICENSE-GFDL-1.3", n=3))
+
+
+@pytest.mark.parametrize("budget", [64, 65, 70, 100])
+@pytest.mark.parametrize("mode", ["auto", "diff"])
+def test_the_smallest_budgets_hold_for_a_commit_and_its_diff(budget, mode):
+    text = _git_show()
+    got = shrink_text(text, budget, mode=mode, store=CrushStore(":memory:"))
+    assert got.tokens == count_tokens([got.text])[0] <= budget
+
+
+def test_the_proxy_reads_a_diff_as_a_diff():
+    text = _licences()
+    got = shrink_text(text, 500, query="git_diff")
+    assert got.form == "diff" and got.what == "hunks" and got.tokens <= 500
+    assert "--- a/LICENSE" in got.text and "+++ b/LICENSE-GFDL-1.3" in got.text
+    assert "diff" in MODES
+    assert shrink_text(text, 500, mode="records").form != "diff"
+
+
+def test_a_pretty_printed_array_is_crushed_compact():
+    """An SDK server's list result comes indented by 2: its kept items were shown as they came, half
+    of their tokens spaces."""
+    items = [{"id": i, "name": f"package-{i}", "version": f"1.{i}.0", "status": "ERROR" if i == 77 else "ok",
+              "summary": "a library for handling things"} for i in range(735)]  # fmt: skip
+    pretty, compact = shrink_text(json.dumps(items, indent=2), 300), shrink_text(json.dumps(items), 300)
+    assert pretty.form == "crushed" and pretty.tokens <= 300
+    assert pretty.text == compact.text and '", "' not in compact.text  # the same items, compact
+    kept = [x for x in json.loads(pretty.text) if "id" in x]
+    assert all(x == items[x["id"]] for x in kept) and any(x["status"] == "ERROR" for x in kept)
+
+
+def _npm_ls() -> str:
+    """``npm ls --all --json`` of the npm that Debian installs (real output no one here wrote: its
+    dependencies are an object keyed by package name, each holding its own), or a skip."""
+    root = Path("/usr/lib/node_modules/npm")
+    if shutil.which("npm") is None or not root.is_dir():
+        pytest.skip("npm (Debian's package) is not installed")
+    out = subprocess.run(
+        ["npm", "ls", "--all", "--json"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    if not out.stdout.strip().startswith("{"):
+        pytest.skip(f"npm ls gave no JSON: {out.stderr[:200]}")
+    return out.stdout
+
+
+@pytest.mark.parametrize("budget", [400, 1000, 3000])
+def test_records_keyed_by_name_are_crushed_as_records(budget):
+    """``npm ls --all --json`` (8,900 tokens): its only array is 17 strings, and its crush left the
+    dependencies whole, over any budget below 4,888 (a tool error); the dependencies are the items."""
+    text = _npm_ls()
+    whole = json.loads(text)
+    store = CrushStore(":memory:")
+    s = shrink_text(text, budget, query="semver", store=store)
+    assert s.form == "crushed" and _tokens(s.text) == s.tokens <= budget
+    got = json.loads(s.text)
+    deps = dict(got["dependencies"])
+    marker = deps.pop("_omitted")
+    assert deps and all(whole["dependencies"][name] == value for name, value in deps.items())
+    assert marker["count"] + len(deps) == marker["of"] == len(whole["dependencies"])
+    if budget >= 1000:
+        assert "semver" in deps and got["problems"] == whole["problems"]
+        back = store.retrieve(marker["key"])
+        assert {b["key"] for b in back} == set(whole["dependencies"]) - set(deps)
