@@ -1,4 +1,5 @@
-"""``scwo crush``: shrink a JSON array to the items an LLM will need, and get dropped items back."""
+"""``scwo crush``: shrink a JSON array to the items an LLM will need (any text within a budget by its
+shape), and get dropped items back."""
 
 from __future__ import annotations
 
@@ -46,8 +47,11 @@ def _bad(exc: Exception, raw: bytes, path: str) -> SystemExit:
     line = text.count("\n", 0, pos) + 1
     col = pos - (text.rfind("\n", 0, pos) + 1) + 1
     hint = ""
-    if not text.lstrip().startswith(("[", "{")):  # text, not JSON at all
-        hint = " (crush reads JSON: an array, an object holding one, or JSON Lines; for a text log use `scwo mcp proxy`)"
+    if _is_text(raw):  # text, not JSON at all
+        hint = (
+            " (--max-items reads JSON: an array, an object holding one, or JSON Lines; text, such as a"
+            " log, a diff or a manual, goes within a token budget with --budget N)"
+        )
     return SystemExit(
         f"scwo: {where}:{line}: not valid JSON: {msg}: line {line} column {col} (char {pos}){hint}"
     )
@@ -139,7 +143,12 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     text = _read(args.file)
     kw = _crush_kw(args)
     try:
-        doc = read_document(text, path=args.path)
+        try:
+            doc = read_document(text, path=args.path)
+        except ValueError as exc:
+            if _MALFORMED.match(str(exc)) is None or not _is_text(text):
+                raise
+            return _cmd_text(args, text, counter)
         max_items = _max_items(args.max_items) if args.max_items is not None else None
         store = None if args.no_store else _store(args)
         res = _with_newline(
@@ -156,6 +165,55 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise _bad(exc, text, args.file) from None
     return _write(args, res.text)
+
+
+#: Flags that choose items of a JSON array: what they mean for text is not defined.
+_JSON_ONLY = ("max_items", "path", "pattern", "protect", "keep_protected", "bias", "upper")
+
+
+#: A first line that opens with a bracketed tag and goes on in words: ``[    0.000000] Linux ...``
+#: (dmesg), ``[INFO] Building ...`` (Maven), ``[Sun Nov 29 ...] [error] ...`` (Apache): text.
+_TAGGED = re.compile(rb"\[[^\]\n]*\][ \t]*[^\s,\]\}:]")
+
+
+def _is_text(raw: bytes) -> bool:
+    """Whether input that is not valid JSON is text (a log, a diff, prose) rather than JSON with a
+    mistake in it, whose error the user should see."""
+    head = raw.lstrip()
+    return head[:1] not in (b"[", b"{") or _TAGGED.match(head) is not None
+
+
+def _cmd_text(args: argparse.Namespace, raw: bytes, counter) -> int:
+    """``scwo crush --budget N`` on text that is not JSON (a log, a diff, a manual): by its shape,
+    as the MCP proxy shrinks a tool's text (:func:`scwo_np.shrink.shrink_text`)."""
+    from ..shrink import shrink_text
+
+    given = [f for f in _JSON_ONLY if getattr(args, f) not in (None, False, [])]
+    if given:
+        raise SystemExit(
+            f"scwo: --{given[0].replace('_', '-')} chooses items of JSON, and this input is text; leave it "
+            "out (--budget puts text within the budget by its shape: records by time, a diff by hunks, "
+            "prose by sentences)"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        where = "standard input" if args.file == "-" else args.file
+        raise SystemExit(f"scwo: {where}: text is not UTF-8 (byte {err.start}): {err.reason}") from None
+    store = None if args.no_store else _store(args)
+    query = args.query or ""
+    res = _with_newline(
+        lambda b: shrink_text(text, b, query=query or "text", token_counter=counter, store=store, hint=query),
+        args.budget, counter,
+    )  # fmt: skip
+    if res.of and (args.report or res.key is not None):
+        sys.stderr.write(
+            f"scwo crush: {res.form}: kept {res.kept} of {res.of} {res.what}, {res.tokens} tokens of at most "
+            f"{args.budget} ({args.token_counter})"
+            + (f"; the rest under key {res.key} (scwo crush --retrieve KEY)" if res.key else "")
+            + "\n"
+        )
+    return _write(args, res.text.removesuffix("\n"))  # the text's own last line break is stdout's
 
 
 def _cmd_lossless(args: argparse.Namespace) -> int:
@@ -375,11 +433,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``scwo crush`` to the ``scwo`` parser."""
     c = sub.add_parser(
         "crush",
-        help="shrink a JSON array to the items an LLM will need (SmartCrusher); get dropped items back",
+        help="shrink a JSON array to the items an LLM will need (SmartCrusher), or any text (a log, a diff, "
+        "a manual) within --budget tokens; get dropped items back",
         description="Keep at most N items of a JSON array (or of the largest array inside an object, of an "
         "object of records keyed by name, JSON Lines, concatenated JSON): errors, anomalies, query matches and protected items first, then "
         "position anchors. --marker says what was dropped and stores the whole array; --retrieve KEY "
-        "gives items back.",
+        "gives items back. With --budget, text that is not JSON is shrunk by its shape, as `scwo mcp proxy` "
+        "shrinks a tool's text: log lines and other records by time (errors, the newest and a spread kept), "
+        "a diff by whole hunks, prose by the sentences --query asks about.",
     )
     c.add_argument("file", nargs="?", help="the tool output (- for stdin)")
     c.add_argument("--max-items", help="keep at most N items, or 'auto' (the data decides)")
@@ -388,7 +449,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--budget",
         type=_positive,
         help="the output, marker included, within N tokens of --token-counter: whole if it fits, else lossless "
-        "if that fits, else the most items that fit (errors first); dropped items are stored",
+        "if that fits, else the most items that fit (errors first); text by its shape; what is left out is "
+        "stored",
     )
     c.add_argument(
         "--bias",
