@@ -1,8 +1,10 @@
 """crush_json(budget=...) (issue 35): a hard ceiling, kept items whole, every drop announced."""
 
 import json
+import os
 
 import pytest
+import setuptools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -261,3 +263,35 @@ def test_as_a_last_resort_any_object_s_entries_are_crushed():
     got = json.loads(out := crush_json(text, budget=100))
     assert -(-len(out) // 4) <= 100 and "note" not in got and got["_omitted"]["count"] == 1
     assert got["rows"][-1]["_omitted"]["of"] == 500
+
+
+SCHEMA = os.path.join(os.path.dirname(setuptools.__file__), "config", "setuptools.schema.json")
+
+
+@pytest.mark.skipif(not os.path.exists(SCHEMA), reason="no setuptools JSON schema in this environment")
+@pytest.mark.parametrize("budget", [400, 700])
+def test_room_the_crush_leaves_is_filled_by_crushing_a_dropped_object_into_it(tmp_path, budget):
+    """setuptools' JSON schema (4,000 tokens): its 8 entries are the collection, ``properties``
+    (1,900 tokens) and ``definitions`` (1,000) each over the budget. At 400 and 700 tokens the crush
+    gave the 6 small entries in 208 tokens, both large ones dropped whole; they are crushed into the
+    room now, each with its own marker and key, the ceiling held."""
+    text = open(SCHEMA, encoding="utf-8").read()
+    ref = json.loads(text)
+    store = CrushStore(tmp_path / "s.sqlite")
+    out = crush_json(text, budget=budget, store=store)
+    got = json.loads(out)
+    assert count_tokens([out])[0] <= budget and count_tokens([out])[0] >= 0.6 * budget
+    inner = [k for k, v in got.items() if isinstance(v, dict) and "_omitted" in v and k != "_omitted"]
+    assert inner  # a large entry crushed inside, not dropped whole
+    for k in inner:
+        mark = got[k]["_omitted"]
+        shown = {e: v for e, v in got[k].items() if e != "_omitted"}
+        # kept entries verbatim, or (a large one) crushed in turn, its own marker inside it
+        assert all(ref[k][e] == v or "_omitted" in json.dumps(v) for e, v in shown.items())
+        back = store.retrieve(mark["key"])  # the entries left out of it, and only those
+        assert (
+            sorted(r["key"] for r in back) == sorted(set(ref[k]) - set(shown)) and len(back) == mark["count"]
+        )
+    outer = got.get("_omitted")
+    whole = {k for k in ref if k not in got}
+    assert (outer is None and not whole) or {r["key"] for r in store.retrieve(outer["key"])} == whole
