@@ -27,7 +27,8 @@ from numpy.typing import NDArray
 from .._lexical import lexical_relevance
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
-from ._records import PART_MIN, PART_SHARE, RecordsFit, _split_lines
+from ._records import PART_MIN, PART_SHARE, RecordsFit, _split_lines, gives_back
+from ._shapes import _line_texts, _lines
 from ._store import CrushStore, _crush_key, array_key, json_strings
 
 __all__ = ["Diff", "fit_diff", "split_diff"]
@@ -69,7 +70,7 @@ class Diff:
 
     def path(self, f: int) -> str:
         """File ``f``'s path, from its ``+++``/``---`` line or its ``diff`` line."""
-        lines = self.headers[f].splitlines()
+        lines = _line_texts(self.headers[f])
         for mark in ("+++ ", "--- "):
             for line in lines:
                 if line.startswith(mark):
@@ -83,7 +84,7 @@ class Diff:
 
     def change(self, f: int) -> str:
         """What file ``f``'s header says beyond its lines: renamed, binary, new, deleted, mode."""
-        lines = self.headers[f].splitlines()
+        lines = _line_texts(self.headers[f])
         out = []
         for line in lines:
             if line.startswith("rename from "):
@@ -112,7 +113,7 @@ def split_diff(text: str) -> Diff | None:
     >>> split_diff("just some text\\n") is None
     True
     """
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     head: list[str] = []
     headers: list[list[str]] = []
     preambles: list[str] = []
@@ -194,7 +195,7 @@ def _count(line: str, left: list[int]) -> bool:
 
 def _changes(hunk: str) -> tuple[int, int]:
     """The lines a hunk adds to the result and removes from it (of any parent)."""
-    lines = hunk.splitlines()
+    lines = _line_texts(hunk)
     parents = len(lines[0]) - len(lines[0].lstrip("@")) - 1 if lines else 1
     plus = minus = 0
     for x in lines[1:]:
@@ -243,10 +244,10 @@ def _cut(text: str, limit: float, counter) -> tuple[str, bool]:
     """``text``, or its first lines within ``limit`` tokens and a note, and whether it was cut."""
     if int(count_tokens([text], counter)[0]) <= limit:
         return text, False
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     costs = np.cumsum(count_tokens(lines, counter))
     keep = "".join(lines[: int(np.searchsorted(costs, limit - 12, side="right"))])
-    return keep + "[scwo: cut here; retrieve_dropped gives it whole]\n", True
+    return keep + "[scwo: cut here]\n", True
 
 
 def _order(diff: Diff, query: str) -> NDArray[np.int64]:
@@ -274,6 +275,7 @@ def fit_diff(
     token_counter: object = None,
     store: CrushStore | None = None,
     query: str = "",
+    tool: str | None = "retrieve_dropped",
 ) -> RecordsFit:
     """``diff`` within ``budget`` tokens: the text before the first file, whole hunks under their
     file's preamble and header, the files left without a hunk named, and the marker line.
@@ -292,6 +294,9 @@ def fit_diff(
         :func:`_parts`), each a JSON string.
     query : str
         Hunks of a file it names, then hunks holding its words, are offered first.
+    tool : str or None
+        The tool the marker says gives back what was left out (an MCP server's); None: the
+        marker gives the store key alone.
 
     Returns
     -------
@@ -342,7 +347,7 @@ def fit_diff(
     # commits reads as two changes, not one name twice.
     commits, current = [], None  # file f's commit: the last one named before its header
     for text in (diff.head, *diff.preambles[1:]):
-        for line in text.splitlines():
+        for line in _line_texts(text):
             if _COMMIT.match(line.strip()):
                 current = line.strip().split()[1][:7]
                 break
@@ -376,7 +381,7 @@ def fit_diff(
                 if diff.preambles[f].strip() and not preambles[f][1]:
                     whole.add(n + f)
             if part is not None and h == part[0]:
-                lines = diff.hunks[h].splitlines(keepends=True)
+                lines = _lines(diff.hunks[h])
                 out.append("".join(lines[: part[1]]))
                 out.append(f"[scwo: this hunk cut after {part[1] - 1} of {len(lines) - 1} lines]\n")
             else:
@@ -417,7 +422,7 @@ def fit_diff(
             if more > 0:
                 marker += f" (and {more} other {'part' if more == 1 else 'parts'}: commit text, file headers, text after)"
             if key is not None:
-                marker += f'; retrieve_dropped with key "{key}" gives them back'
+                marker += gives_back(key, tool)
             text = body + line + marker + "]"
             t = count(text)
             if t <= budget:
@@ -463,7 +468,7 @@ def fit_diff(
     left = [h for h in order.tolist() if h not in set(kept)]
     if left and budget - t >= max(PART_MIN, PART_SHARE * budget):  # room for the first lines of one more
         h = left[0]
-        lines = diff.hunks[h].splitlines(keepends=True)
+        lines = _lines(diff.hunks[h])
         f = int(diff.file_of[h])
         room = budget - t - (0 if f in shown_files else header_costs[f]) - 16
         k = min(

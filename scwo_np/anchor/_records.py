@@ -328,8 +328,10 @@ def records_marker(
     ranges: bool = True,
     part_of: NDArray[np.int64] | None = None,
     errors: int = 0,
+    tool: str | None = "retrieve_dropped",
 ) -> str:
-    """The one line that says what was left out of ``n`` records and how to get it back.
+    """The one line that says what was left out of ``n`` records and how to get it back: with the
+    ``tool`` that gives it back (an MCP server's), or (``tool=None``) the store key alone.
 
     With ``part_of`` (the record each stored part is of, when some record is stored in parts) the
     positions are the stored parts' (those ``retrieve_dropped``'s ``start`` and ``stop`` take);
@@ -346,6 +348,8 @@ def records_marker(
     '[scwo: 2 of 3 records left out, stored as 4 parts (positions 1-4); retrieve_dropped with key "0123456789abcdef" gives them back]'
     >>> records_marker(10, [9], None, errors=1)
     '[scwo: 9 of 10 records left out, 1 of them an error (positions 0-8)]'
+    >>> records_marker(10, [0, 9], "0123456789abcdef", tool=None)
+    '[scwo: 8 of 10 records left out (positions 1-8); stored under key "0123456789abcdef"]'
     """
     mask = np.ones(n, dtype=bool)
     mask[np.asarray(kept, dtype=np.int64)] = False
@@ -362,8 +366,13 @@ def records_marker(
         runs = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in _ranges(dropped))
         text += f" (positions {runs})"
     if key is not None:
-        text += f'; retrieve_dropped with key "{key}" gives them back'
+        text += gives_back(key, tool)
     return text + "]"
+
+
+def gives_back(key: str, tool: str | None) -> str:
+    """A marker's last clause: the ``tool`` that gives back what is stored under ``key``, or the key."""
+    return f'; {tool} with key "{key}" gives them back' if tool else f'; stored under key "{key}"'
 
 
 def _split_lines(text: str, counter) -> list[str]:
@@ -372,7 +381,7 @@ def _split_lines(text: str, counter) -> list[str]:
     if int(count_tokens([text], counter)[0]) <= PART_TOKENS:
         return [text]
     cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
-    pieces = [x[i : i + cap] for x in text.splitlines(keepends=True) for i in range(0, max(len(x), 1), cap)]
+    pieces = [x[i : i + cap] for x in _lines(text) for i in range(0, max(len(x), 1), cap)]
     groups: list[list[str]] = [[]]
     room = PART_TOKENS
     for piece, c in zip(pieces, count_tokens(pieces, counter).tolist(), strict=True):
@@ -397,7 +406,9 @@ def _record_parts(records: Sequence[str], costs, counter) -> tuple[list[str], ND
     return out, np.asarray(of, dtype=np.int64)
 
 
-def _part(idx, text, t, budget, recs, shown, costs, render, *, stored: bool) -> tuple[str, int]:
+def _part(
+    idx, text, t, budget, recs, shown, costs, render, *, stored: bool, tool: str | None
+) -> tuple[str, int]:
     """The room the whole records left, when it is at least :data:`PART_MIN` tokens and
     :data:`PART_SHARE` of the budget: the first lines of the newest record left out that could not
     fit whole, cut at a line (and, with room left, the next line cut at a character), with a note
@@ -413,7 +424,7 @@ def _part(idx, text, t, budget, recs, shown, costs, render, *, stored: bool) -> 
         return text, t
     i = left[0]
     lines = _lines(shown[i].rstrip())  # (its blank lines at the end not counted)
-    back = "; retrieve_dropped gives it back in full" if stored else ""
+    back = (f"; {tool} gives it back in full" if tool else "; stored in full") if stored else ""
 
     def shown(k: int, chars: int = 0) -> tuple[str, int]:
         """Record ``i``'s first ``k`` lines and ``chars`` characters of the next, with the note."""
@@ -472,6 +483,7 @@ def fit_records(
     store: CrushStore | None = None,
     query: str = "",
     what: str = "records",
+    tool: str | None = "retrieve_dropped",
 ) -> RecordsFit:
     """``recs`` within ``budget`` tokens: the head, the records a crush of records in time order
     keeps (errors, the newest, a spread), verbatim and in order, and the marker line; in the room
@@ -496,6 +508,9 @@ def fit_records(
         Records matching its terms are kept first.
     what : str
         What the marker calls the records.
+    tool : str or None
+        The tool the marker says gives back what was left out (an MCP server's); None: the
+        marker gives the store key alone.
 
     Returns
     -------
@@ -588,6 +603,7 @@ def fit_records(
                     ranges=ranges,
                     part_of=part_of if akey is not None else None,
                     errors=int(erring.sum() - erring[idx].sum()),
+                    tool=tool,
                 )  # fmt: skip
             )
             t = count(text)
@@ -632,7 +648,7 @@ def fit_records(
             f"they were left out take {t} tokens; give budget >= {t}."
         )
     text, t, idx = _fill(idx, text, t, budget, recs.rank, costs, render, same)
-    text, t = _part(idx, text, t, budget, recs, shown, costs, render, stored=store is not None)
+    text, t = _part(idx, text, t, budget, recs, shown, costs, render, stored=store is not None, tool=tool)
     key = None
     if store is not None and idx.size < n:
         key = store.put(pieces, kept=np.flatnonzero(np.isin(part_of, idx)))

@@ -44,8 +44,15 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-#: A line's text up to its last carriage return that does not end the line (``\r\n`` does).
-_OVERWRITTEN = re.compile(r"[^\n]*\r(?!\n|$)")
+def _line_texts(text: str) -> list[str]:
+    """The lines of ``text`` without their ends (``\n``, ``\r\n``), cut at line feeds only: a
+    form feed inside a diff's line (the GPL's page breaks) is that line's, as ``diff`` counts it."""
+    return [x.removesuffix("\n").removesuffix("\r") for x in _lines(text)]
+
+
+#: A line's text up to its last carriage return that does not end the line (``\r\n``, ``\r\r\n``
+#: and a carriage return before the end of the text do not).
+_OVERWRITTEN = re.compile(r"[^\n]*\r(?!\r*\n|\r*$)")
 
 
 def as_shown(record: str) -> str:
@@ -56,8 +63,8 @@ def as_shown(record: str) -> str:
     --------
     >>> as_shown("(Reading database ... \r(Reading database ... 5%\r(Reading database ... 10 files.)\n")
     '(Reading database ... 10 files.)\n'
-    >>> as_shown("a Windows line\r\n")
-    'a Windows line\r\n'
+    >>> as_shown("a Windows line\r\n"), as_shown("Created symlink x.timer.\r\r\n")
+    ('a Windows line\r\n', 'Created symlink x.timer.\r\r\n')
     """
     return _OVERWRITTEN.sub("", record) if "\r" in record else record
 

@@ -142,6 +142,9 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     counter = _token_counter(args.token_counter)
     text = _read(args.file)
     kw = _crush_kw(args)
+    if not text.strip():
+        where = "standard input" if args.file == "-" else args.file
+        raise SystemExit(f"scwo: {where}: text is empty (or only white space): nothing to crush")
     try:
         try:
             doc = read_document(text, path=args.path)
@@ -171,16 +174,12 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 _JSON_ONLY = ("max_items", "path", "pattern", "protect", "keep_protected", "bias", "upper")
 
 
-#: A first line that opens with a bracketed tag and goes on in words: ``[    0.000000] Linux ...``
-#: (dmesg), ``[INFO] Building ...`` (Maven), ``[Sun Nov 29 ...] [error] ...`` (Apache): text.
-_TAGGED = re.compile(rb"\[[^\]\n]*\][ \t]*[^\s,\]\}:]")
-
-
 def _is_text(raw: bytes) -> bool:
     """Whether input that is not valid JSON is text (a log, a diff, prose) rather than JSON with a
     mistake in it, whose error the user should see."""
-    head = raw.lstrip()
-    return head[:1] not in (b"[", b"{") or _TAGGED.match(head) is not None
+    from ..shrink import looks_like_json
+
+    return not looks_like_json(raw)
 
 
 def _cmd_text(args: argparse.Namespace, raw: bytes, counter) -> int:
@@ -202,10 +201,15 @@ def _cmd_text(args: argparse.Namespace, raw: bytes, counter) -> int:
         raise SystemExit(f"scwo: {where}: text is not UTF-8 (byte {err.start}): {err.reason}") from None
     store = None if args.no_store else _store(args)
     query = args.query or ""
-    res = _with_newline(
-        lambda b: shrink_text(text, b, query=query or "text", token_counter=counter, store=store, hint=query),
-        args.budget, counter,
-    )  # fmt: skip
+
+    def fit(b: int):
+        return shrink_text(text, b, query=query or "text", token_counter=counter, store=store, hint=query)
+
+    newline = True
+    try:
+        res = _with_newline(fit, args.budget, counter)
+    except ValueError:  # the smallest budget, and stdout's line break over it: the text without one
+        res, newline = fit(args.budget), False
     if res.of and (args.report or res.key is not None):
         sys.stderr.write(
             f"scwo crush: {res.form}: kept {res.kept} of {res.of} {res.what}, {res.tokens} tokens of at most "
@@ -213,7 +217,7 @@ def _cmd_text(args: argparse.Namespace, raw: bytes, counter) -> int:
             + (f"; the rest under key {res.key} (scwo crush --retrieve KEY)" if res.key else "")
             + "\n"
         )
-    return _write(args, res.text.removesuffix("\n"))  # the text's own last line break is stdout's
+    return _write(args, res.text.removesuffix("\n"), newline)  # the text's own last line break is stdout's
 
 
 def _cmd_lossless(args: argparse.Namespace) -> int:
@@ -272,9 +276,9 @@ def _with_newline(fit, budget: int, counter):
         b = max(1, b - over)
 
 
-def _write(args: argparse.Namespace, out: str) -> int:
+def _write(args: argparse.Namespace, out: str, newline: bool = True) -> int:
     with _output(args.output) as fh:
-        _put(fh, out + "\n")
+        _put(fh, out + "\n" if newline else out)
     return 0
 
 

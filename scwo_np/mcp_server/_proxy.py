@@ -35,7 +35,7 @@ from ..anchor import CrushStore
 from ..anchor._records import MIN_BUDGET
 from ..shrink import MODES, BudgetTooSmall, call_query, shrink_text
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ._shrink import shrink_result
+from ._shrink import RETRIEVE, shrink_result
 from ._upstream import Upstream, UpstreamError
 
 __all__ = ["ProxyConfig", "ToolConfig", "build_proxy", "read_config"]
@@ -43,7 +43,6 @@ __all__ = ["ProxyConfig", "ToolConfig", "build_proxy", "read_config"]
 log = logging.getLogger(__name__)
 
 #: The retrieval tool the proxy adds (``scwo mcp``'s, over the proxy's store).
-RETRIEVE = "retrieve_dropped"
 RETRIEVE_DESCRIPTION = (
     "Get back what this proxy left out of another tool's result. When a result was over its token budget, "
     "its text ends with a marker such as '[scwo: 288 of 300 records left out (positions 1-45, ...); "

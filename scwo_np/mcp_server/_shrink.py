@@ -18,7 +18,10 @@ from ..anchor._timeline import water_fill
 from ..shrink import LOSSLESS_FORMS, Shrunk, shrink_text
 from ..shrink._text import _counter, _read_json
 
-__all__ = ["shrink_result"]
+__all__ = ["RETRIEVE", "shrink_result"]
+
+#: The proxy's own tool that gives back what a shrunk result left out (the markers name it).
+RETRIEVE = "retrieve_dropped"
 
 
 def shrink_result(
@@ -54,7 +57,16 @@ def shrink_result(
     apart = _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint)
     if apart is not None:
         return apart(result)
-    s = shrink_text(text, budget, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint)
+    s = shrink_text(
+        text,
+        budget,
+        query=query,
+        mode=mode,
+        token_counter=token_counter,
+        store=store,
+        hint=hint,
+        tool=RETRIEVE,
+    )
     meta = s.meta(budget)
     structured = result.structured_content
     if structured is not None:
@@ -112,7 +124,14 @@ def _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint
         return None
     done = {
         id(b): shrink_text(
-            b.text, sh, query=query, mode=mode, token_counter=token_counter, store=store, hint=hint
+            b.text,
+            sh,
+            query=query,
+            mode=mode,
+            token_counter=token_counter,
+            store=store,
+            hint=hint,
+            tool=RETRIEVE,
         )
         for b, sh, size in zip(blocks, shares, sizes, strict=True)
         if size > sh

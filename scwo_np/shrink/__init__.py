@@ -9,6 +9,14 @@ applies it to every tool result of an MCP server, and LangChain's ``ScwoToolOutp
 every tool result of an agent.
 """
 
-from ._text import LOSSLESS_FORMS, MODES, BudgetTooSmall, Shrunk, call_query, shrink_text
+from ._text import LOSSLESS_FORMS, MODES, BudgetTooSmall, Shrunk, call_query, looks_like_json, shrink_text
 
-__all__ = ["LOSSLESS_FORMS", "MODES", "BudgetTooSmall", "Shrunk", "call_query", "shrink_text"]
+__all__ = [
+    "LOSSLESS_FORMS",
+    "MODES",
+    "BudgetTooSmall",
+    "Shrunk",
+    "call_query",
+    "looks_like_json",
+    "shrink_text",
+]

@@ -37,6 +37,8 @@ import dataclasses
 import io
 import json
 import logging
+import os
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,7 +65,15 @@ from ..select import select_texts
 from ..text import split_sentences
 from ..tokens import as_token_counter, count_tokens
 
-__all__ = ["LOSSLESS_FORMS", "MODES", "BudgetTooSmall", "Shrunk", "call_query", "shrink_text"]
+__all__ = [
+    "LOSSLESS_FORMS",
+    "MODES",
+    "BudgetTooSmall",
+    "Shrunk",
+    "call_query",
+    "looks_like_json",
+    "shrink_text",
+]
 
 log = logging.getLogger(__name__)
 
@@ -434,7 +444,7 @@ def _capped(text: str, spans: list[tuple[int, int]], budget: int) -> list[tuple[
 
 
 def _shrink_prose(
-    text: str, budget: int, count, query: str, store, before: int, token_counter
+    text: str, budget: int, count, query: str, store, before: int, token_counter, tool: str | None = None
 ) -> Shrunk | None:
     spans = split_sentences(text, wrapped=wrapped_prose(text.splitlines()))
     if len(spans) < 2:  # one sentence, or none: not prose
@@ -457,13 +467,17 @@ def _shrink_prose(
         body = "".join(parts)
         out = ""
         for ranges in (True, False):
-            out = body + ("\n" if body else "") + records_marker(n, idx, key, what="sentences", ranges=ranges)
+            out = (
+                body
+                + ("\n" if body else "")
+                + records_marker(n, idx, key, what="sentences", ranges=ranges, tool=tool)
+            )
             t = count(out)
             if t <= budget:
                 break
         return out, t
 
-    b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False)) - 2
+    b = budget - count(records_marker(n, [], "0" * 16, what="sentences", ranges=False, tool=tool)) - 2
     idx = np.empty(0, np.int64)
     out, t = render(idx)
     lists = word_lists(sents)
@@ -494,6 +508,24 @@ def _shrink_prose(
     return Shrunk(out, "prose", t, before, key, int(idx.size), n, "sentences")
 
 
+#: A first line that opens with a bracketed tag and goes on in words: ``[    0.000000] Linux ...``
+#: (dmesg), ``[INFO] Building ...`` (Maven), ``[Sun Nov 29 ...] [error] ...`` (Apache): text.
+_TAGGED = re.compile(r"\[[^\]\n]*\][ \t]*[^\s,\]\}:]")
+
+
+def looks_like_json(text: str | bytes) -> bool:
+    """Whether ``text`` opens as JSON does (``[`` or ``{``), and not as a log line of a bracketed tag
+    and words: what does not parse is then JSON with a mistake, or cut, not text.
+
+    Examples
+    --------
+    >>> looks_like_json('[{"id": 1}, {"id": 2'), looks_like_json("[    0.000000] Linux version 6.1")
+    (True, False)
+    """
+    head = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text).lstrip()[:4096]
+    return head[:1] in ("[", "{") and _TAGGED.match(head) is None
+
+
 def shrink_text(
     text: str,
     budget: int,
@@ -501,8 +533,9 @@ def shrink_text(
     query: str = "",
     mode: str = "auto",
     token_counter: object = None,
-    store: CrushStore | None = None,
+    store: CrushStore | str | os.PathLike | None = None,
     hint: str = "",
+    tool: str | None = None,
 ) -> Shrunk:
     """``text`` within ``budget`` tokens by its shape (see the module docs).
 
@@ -518,11 +551,16 @@ def shrink_text(
         One of :data:`MODES`.
     token_counter : name, TokenCounter or callable, optional
         Counts ``budget`` (default ``"estimate"``).
-    store : CrushStore, optional
-        Where what is left out goes (its key is in the text).
+    store : CrushStore or path, optional
+        Where what is left out goes (its key is in the text; ``CrushStore.retrieve(key)`` gives it
+        back).
     hint : str
         The tool's configured query hint: records matching it are kept first (records are crushed by
         time and errors, not by the call's arguments, which are mostly paths and counts).
+    tool : str, optional
+        The tool that gives back what was left out, which the marker line of text names
+        (``scwo mcp proxy``: ``"retrieve_dropped"``); None (the default): the marker gives the
+        store key alone.  JSON's marker is an object that holds the key either way.
 
     Returns
     -------
@@ -553,6 +591,8 @@ def shrink_text(
         return Shrunk(text, "whole", before, before)
     if budget < MIN_BUDGET:
         raise ValueError(f"budget must be at least {MIN_BUDGET} tokens to hold a marker; got {budget}.")
+    if store is not None and not isinstance(store, CrushStore):
+        store = CrushStore(store)  # a path
     if mode in ("auto", "json"):
         try:
             got = _shrink_json(text, budget, count, query, store, before, token_counter)
@@ -573,7 +613,7 @@ def shrink_text(
         diff = split_diff(text)
         if diff is not None:
             try:
-                fit = fit_diff(diff, budget, token_counter=token_counter, store=store, query=query)
+                fit = fit_diff(diff, budget, token_counter=token_counter, store=store, query=query, tool=tool)
             except ValueError as exc:  # not even its marker fits: as records or pieces, below
                 log.info("diff not shrunk as a diff (%s); shrinking it as text", exc)
             else:
@@ -581,17 +621,19 @@ def shrink_text(
     if mode in ("auto", "records", "diff"):
         recs = split_records(text)
         if recs is not None:
-            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=hint)
+            fit = fit_records(recs, budget, token_counter=token_counter, store=store, query=hint, tool=tool)
             return Shrunk(fit.text, "records", fit.tokens, before, fit.key, len(fit.kept), fit.n, "records")
-    if mode in ("auto", "prose", "json"):
+    if mode == "prose" or (mode in ("auto", "json") and not looks_like_json(text)):
+        # (JSON that does not parse, cut by its tool: its whole lines, never fragments spliced with " … ")
         try:
-            got = _shrink_prose(text, budget, count, query or "text", store, before, token_counter)
+            got = _shrink_prose(text, budget, count, query or "text", store, before, token_counter, tool)
         except ValueError as exc:
             log.info("prose selection failed (%s); shrinking the text by pieces", exc)
             got = None
         if got is not None:
             return got
     fit = fit_records(
-        chunk_records(text), budget, token_counter=token_counter, store=store, query=hint, what="pieces"
-    )
+        chunk_records(text), budget, token_counter=token_counter, store=store, query=hint, what="pieces",
+        tool=tool,
+    )  # fmt: skip
     return Shrunk(fit.text, "pieces", fit.tokens, before, fit.key, len(fit.kept), fit.n, "pieces")

@@ -188,3 +188,54 @@ def test_records_keyed_by_name_are_crushed_as_records(budget):
         assert "semver" in deps and got["problems"] == whole["problems"]
         back = store.retrieve(marker["key"])
         assert {b["key"] for b in back} == set(whole["dependencies"]) - set(deps)
+
+
+LGPL = ("/usr/share/common-licenses/LGPL-2.1", "/usr/share/common-licenses/LGPL-2")
+
+
+@pytest.mark.skipif(not all(map(os.path.exists, LGPL)), reason="no Debian base-files licences here")
+def test_a_diff_with_form_feeds_keeps_each_hunk_whole_and_its_own():
+    """The LGPL's page breaks (form feeds) inside a diff's lines: str.splitlines cut lines there, the
+    hunks' line counts went astray, and the last hunk shown ended with 4 lines of another."""
+    text = subprocess.run(["diff", "-u", *LGPL], capture_output=True, text=True).stdout
+    assert "\f" in text
+    for budget in (300, 1200):
+        s = shrink_text(text, budget, token_counter="estimate")
+        assert s.form == "diff" and _tokens(s.text) <= budget
+        body = s.text[: s.text.rindex("[scwo:")]
+        for hunk in body.split("\n@@ ")[1:]:
+            hunk = hunk.split("[scwo:")[0]
+            assert "\n@@ " + hunk in text  # the hunk shown is one of the diff's, whole
+
+
+def test_json_cut_by_its_tool_is_shrunk_by_whole_lines_never_spliced():
+    """A JSON document cut short (a tool that truncates its output) was read as prose: fragments of
+    different items spliced with ' … '.  Its whole lines now, in order."""
+    text = json.dumps([{"id": i, "name": f"item {i}", "flags": ["a", "b"]} for i in range(400)], indent=2)
+    cut = text[: len(text) // 2]
+    s = shrink_text(cut, 150)
+    assert s.form in ("records", "pieces") and _tokens(s.text) <= 150 and " … " not in s.text
+    lines = cut.splitlines()
+    shown = [x for x in s.text.splitlines() if not x.startswith("[scwo:")]
+    assert shown and all(x in lines for x in shown)
+    once = [lines.index(x) for x in shown if lines.count(x) == 1]  # (lines such as "{" repeat)
+    assert len(once) > 5 and once == sorted(once)
+
+
+def test_a_line_ending_in_carriage_returns_keeps_its_text():
+    log = "".join(f"2026-11-29 03:05:{i % 60:02d} Setting up pkg{i}\n" for i in range(300))
+    log += "2026-11-29 03:06:00 ERROR Created symlink /etc/x.timer.\r\r\n"  # apt's term.log writes these
+    s = shrink_text(log, 100)
+    assert "ERROR Created symlink /etc/x.timer." in s.text
+
+
+def test_the_marker_names_the_tool_that_gives_it_back_only_when_there_is_one(tmp_path):
+    """Outside MCP (the LangChain middleware, the CLI, Python) no retrieve_dropped tool exists: the
+    marker gives the key; the proxy's results name its tool."""
+    path = tmp_path / "s.sqlite"
+    s = shrink_text(LOG, 120, store=path)  # a store given by its path, as the middleware's and the CLI's are
+    assert f'stored under key "{s.key}"' in s.text and "retrieve_dropped" not in s.text
+    assert len(CrushStore(path).retrieve(s.key)) == s.of - s.kept
+    named = shrink_text(LOG, 120, store=CrushStore(":memory:"), tool="retrieve_dropped")
+    assert f'retrieve_dropped with key "{named.key}" gives them back' in named.text
+    assert "stored under key" in shrink_text(PROSE, 120, store=CrushStore(":memory:"), query="git").text
