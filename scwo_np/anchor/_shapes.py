@@ -90,7 +90,15 @@ def _table(lines: list[str]) -> tuple[str, list[str]] | None:
         width = _fields(first, delim)
         if width < 2:
             continue
-        if not _mostly(body[1:], lambda ln, d=delim, w=width: _fields(ln, d) == w, 0.9):
+        if (
+            not _mostly(body[1:], lambda ln, d=delim, w=width: _fields(ln, d) == w, 0.9)
+            and not (
+                delim != "|"
+                and width >= 3
+                and _names(first, delim)  # rows whose last fields are empty and
+                and _mostly(body[1:], lambda ln, d=delim, w=width: 2 <= _fields(ln, d) <= w, 0.9)  # left out
+            )
+        ):  # (distro-info's CSVs: 4 to 8 fields under 8 names)
             continue
         at = lines.index(first) + 1
         if delim == "|" and at < len(lines) and re.match(r"^\s*\|?[\s:|-]+\|?\s*$", lines[at]):
@@ -108,6 +116,11 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     four in ten of those fields hold a digit or a symbol. Its last column may hold spaces (a
     command line), so its rows can be long: read as prose, a row's pieces were joined with others'."""
     names = body[0].split()
+    if len(names) < 2:
+        return None
+    at = lines.index(body[0]) + 1
+    if at < len(lines) and _RULE.match(lines[at]):  # names over a rule of dashes (pip list, docker): a table
+        return "".join(lines[: at + 1]), _glue_blank(lines[at + 1 :], indented=False)
     if len(names) < 3 or sum(n[0].isupper() or n[0] == "%" for n in names) < 0.6 * len(names):
         return None
     least = len(names) - (2 if len(names) >= 6 else 1)
@@ -117,8 +130,17 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     cells = [c for r in rows for c in r[:least]]
     if sum(not c.strip(_WORD_EDGE).isalpha() for c in cells) < 0.4 * len(cells) or wrapped_prose(lines):
         return None
-    at = lines.index(body[0]) + 1
     return "".join(lines[:at]), _glue_blank(lines[at:], indented=False)  # ps's PIDs are right-aligned
+
+
+#: A header's underline of dashes, a run per column (``pip list``: ``-------- -------``).
+_RULE = re.compile(r"^[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*\r?\n?$")
+
+
+def _names(line: str, delim: str) -> bool:
+    """Whether ``line``'s fields read as column names: short, of at most three words, no empty one."""
+    fields = next(csv.reader(io.StringIO(line))) if delim == "," else line.rstrip("\r\n").split(delim)
+    return all(0 < len(f.strip()) <= 40 and len(f.split()) <= 3 for f in fields)
 
 
 def _fields(line: str, delim: str) -> int:

@@ -239,3 +239,26 @@ def test_the_marker_names_the_tool_that_gives_it_back_only_when_there_is_one(tmp
     named = shrink_text(LOG, 120, store=CrushStore(":memory:"), tool="retrieve_dropped")
     assert f'retrieve_dropped with key "{named.key}" gives them back' in named.text
     assert "stored under key" in shrink_text(PROSE, 120, store=CrushStore(":memory:"), query="git").text
+
+
+DISTRO = "/usr/share/distro-info/debian.csv"
+
+
+def _table_cases():
+    import sys
+
+    pip_list = subprocess.run([sys.executable, "-m", "pip", "list"], capture_output=True, text=True).stdout
+    cases = [("pip list", pip_list, 2)]  # its names over a rule of dashes, a column mostly empty
+    if os.path.exists(DISTRO):  # rows of 4 to 8 fields under 8 names: the last ones left out when empty
+        cases.append(("distro-info", open(DISTRO, encoding="utf-8").read(), 1))
+    return cases
+
+
+@pytest.mark.parametrize("budget", [100, 300])
+def test_a_table_keeps_its_header_when_rows_leave_columns_empty(budget):
+    """The header was read as one more record and crushed away at every budget."""
+    for name, text, head_lines in _table_cases():
+        s = shrink_text(text, budget)
+        head = "".join(text.splitlines(keepends=True)[:head_lines])
+        assert s.form == "records" and _tokens(s.text) <= budget, name
+        assert s.text.startswith(head), name
