@@ -240,13 +240,37 @@ def _parts(diff: Diff, counter) -> tuple[list[str], list[int]]:
     return out, of
 
 
+#: Tokens of room below which :func:`_cut` does not show the first words of a line that does not fit.
+_CUT_MIN = 8
+
+
 def _cut(text: str, limit: float, counter) -> tuple[str, bool]:
     """``text``, or its first lines within ``limit`` tokens and a note, and whether it was cut."""
     if int(count_tokens([text], counter)[0]) <= limit:
         return text, False
     lines = _lines(text)
-    costs = np.cumsum(count_tokens(lines, counter))
-    keep = "".join(lines[: int(np.searchsorted(costs, limit - 12, side="right"))])
+    if lines[0].startswith("commit ") and any(x.startswith("    ") for x in lines):
+        # a commit: its hash and its message's first line (indented) before its Author: and Date:
+        first = [0, next(i for i, x in enumerate(lines) if x.startswith("    "))]
+        order = first + [i for i in range(len(lines)) if i not in first]
+    else:
+        order = list(range(len(lines)))
+    costs = np.cumsum(count_tokens([lines[i] for i in order], counter))
+    k = int(np.searchsorted(costs, limit - 12, side="right"))
+    keep = "".join(lines[i] for i in sorted(order[:k]))
+    room = limit - 12 - (int(costs[k - 1]) if k else 0)
+    if k < len(lines) and room >= _CUT_MIN and order[k] > max(order[:k], default=-1):
+        line = lines[order[k]]  # the next line's first words (a commit's one long line)
+        lo, hi = 0, len(line)
+        while lo < hi:  # the most characters that fit, cut at a space
+            mid = (lo + hi + 1) // 2
+            if int(count_tokens([line[:mid]], counter)[0]) <= room:
+                lo = mid
+            else:
+                hi = mid - 1
+        head = line[:lo].rsplit(" ", 1)[0] if " " in line[:lo].strip() else line[:lo]
+        if head.strip():
+            keep += head.rstrip() + " …\n"
     return keep + "[scwo: cut here]\n", True
 
 

@@ -388,3 +388,17 @@ def test_the_names_of_files_with_no_hunk_shown_never_crowd_out_the_hunks():
     line = next(x for x in fit.text.splitlines() if "with no hunk shown" in x)
     assert count_tokens([line])[0] <= 0.2 * 2000 and fit.tokens <= 2000
     assert len(fit.kept) >= 2 or "this hunk cut after" in fit.text
+
+
+def test_a_commit_s_one_long_message_line_is_shown_before_its_author_and_date():
+    """A one-line message of 600 characters over the commit text's share: only whole lines were
+    kept, so the hash, Author: and Date: were shown and the message, the one line that says what
+    the commit does, was not."""
+    subject = "Retrieval: one error for a field no item has " + "and the reasons why, in detail " * 18
+    text = (f"commit {'cd' * 20}\nAuthor: A Person <a@example.org>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n"
+            f"    {subject}\n\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n")  # fmt: skip
+    store = CrushStore(":memory:")
+    for budget in (120, 200):
+        fit = fit_diff(split_diff(text), budget, store=store)
+        assert fit.tokens <= budget and fit.text.startswith(f"commit {'cd' * 20}\n    Retrieval: one error")
+        assert "[scwo: cut here]" in fit.text
