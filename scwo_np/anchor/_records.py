@@ -381,7 +381,7 @@ def _split_lines(text: str, counter) -> list[str]:
     if int(count_tokens([text], counter)[0]) <= PART_TOKENS:
         return [text]
     cap = PART_TOKENS * 3  # characters: a token is at least about three characters by every counter here
-    pieces = [x[i : i + cap] for x in _lines(text) for i in range(0, max(len(x), 1), cap)]
+    pieces = [p for x in _lines(text) for p in _at_spaces(x, cap)]
     groups: list[list[str]] = [[]]
     room = PART_TOKENS
     for piece, c in zip(pieces, count_tokens(pieces, counter).tolist(), strict=True):
@@ -391,6 +391,17 @@ def _split_lines(text: str, counter) -> list[str]:
         groups[-1].append(piece)
         room -= c
     return ["".join(g) for g in groups]
+
+
+def _at_spaces(line: str, cap: int) -> list[str]:
+    """``line`` in pieces of at most ``cap`` characters, each cut after a space where one is in its
+    second half (a word is not split across two stored parts), else at ``cap``."""
+    out: list[str] = []
+    while len(line) > cap:
+        cut = line.rfind(" ", cap // 2, cap) + 1 or cap
+        out.append(line[:cut])
+        line = line[cut:]
+    return [*out, line] if line or not out else out
 
 
 def _record_parts(records: Sequence[str], costs, counter) -> tuple[list[str], NDArray[np.int64]]:

@@ -428,8 +428,16 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
                 out = store.retrieve_json(args.retrieve, **kw)  # the items' text verbatim
         except KeyError as exc:
             raise SystemExit(f"scwo: {exc.args[0]}") from None
-        except (ValueError, TypeError) as exc:
-            raise SystemExit(f"scwo: {exc}") from None
+        except (
+            ValueError,
+            TypeError,
+        ) as exc:  # the library's names for these options, as the CLI spells them
+            msg = (
+                str(exc)
+                .replace("with query,", "with --query,")
+                .replace("with start and stop", "with --range")
+            )
+            raise SystemExit(f"scwo: {msg.replace('where filters', '--where filters')}") from None
     return _write(args, out)
 
 

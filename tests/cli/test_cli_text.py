@@ -70,3 +70,24 @@ def test_a_manual_gives_the_sentences_the_query_asks_about(tmp_path):
     small.write_text("A short note that fits.\n")
     status, out, err = _run(["crush", str(small), "--budget", "150"])
     assert (status, out, err) == (0, "A short note that fits.\n", "")
+
+
+@pytest.mark.skipif(not os.path.exists(GPL), reason="no /usr/share/common-licenses/GPL-3 on this machine")
+def test_retrieving_text_speaks_the_cli_s_options_and_parts_keep_their_words(tmp_path):
+    words = open(GPL, encoding="utf-8").read().split()
+    lines = [
+        f"2026-11-29 03:{i // 60:02d}:{i % 60:02d} INFO " + " ".join(words[i * 7 : i * 7 + 7])
+        for i in range(200)
+    ]
+    lines[150] = "2026-11-29 03:02:30 INFO " + " ".join(words[:2000])  # one record of ~3,000 tokens
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(lines) + "\n")
+    store = str(tmp_path / "s.sqlite")
+    status, out, err = _run(["crush", str(log), "--budget", "200", "--store", store])
+    key = err.split("under key ")[1].split()[0]
+    status, out, err = _run(["crush", "--retrieve", key, "--store", store, "--where", "level=ERROR"])
+    assert status != 0 and "--query" in err and "--range" in err and " query," not in err
+    status, out, _ = _run(["crush", "--retrieve", key, "--store", store])
+    parts = [p for p in json.loads(out) if p.startswith("[scwo: part ") or len(p) > 1000]
+    assert len(parts) > 2  # the long record stored in parts, none of them cut inside a word
+    assert all(p.endswith((" ", "\n")) or p == parts[-1] for p in parts)
