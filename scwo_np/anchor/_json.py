@@ -295,8 +295,12 @@ def _deepen(doc, cols, idx, text, t, key, counter, budget, store, kw):
         for _ in range(3):  # the outer marker changes with the item kept: the room, less what it missed
             if room < _DEEPEN_ROOM // 2:
                 break
-            try:
-                inner = fit_json(read_document(value), room, token_counter=counter, store=store, **kw)
+            try:  # a value crushed inside already (by fit_nested): its collections not crushed yet, in turn
+                inner = (
+                    fit_nested(value, room, token_counter=counter, store=store, **kw)
+                    if MARKER_KEY in value
+                    else fit_json(read_document(value), room, token_counter=counter, store=store, **kw)
+                )
             except (TypeError, ValueError):
                 break
             if not inner.kept.size:
@@ -467,9 +471,26 @@ def crush_json(
         budget = check_int(budget, name="budget", low=1)
         if marker is False:
             raise ValueError("marker=False does not go with budget: every drop is announced.")
+        whole = as_given(text)
+        if (
+            max_items is None
+            and whole is not None
+            and tokens_over(whole, as_token_counter(token_counter), budget) <= budget
+        ):
+            return whole  # within the budget: the document as it came, byte for byte
         return fit_json(doc, budget, token_counter=token_counter, max_items=max_items, store=store, **kw).text
     marker = store is not None if marker is None else bool(marker)
     return _crush_document(doc, max_items, marker=marker, store=store, **kw)[0]
+
+
+def as_given(text: str | bytes) -> str | None:
+    """``text`` as a str, as it came (bytes decoded as UTF-8), or None when it does not decode."""
+    if isinstance(text, str):
+        return text
+    try:
+        return bytes(text).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _crush_document(
@@ -524,7 +545,8 @@ def open_collections(value: Any, minimum: int = MIN_MAPPING) -> list[tuple[int, 
         elif isinstance(node, dict) and not is_marker(node):  # (a marker's ranges are not data)
             if len(node) >= minimum and MARKER_KEY not in node:  # records keyed by name, not crushed yet
                 out.append((len(node), path))
-            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
+            # (a mapping's marker is its entry MARKER_KEY: its count, ranges and key are not data)
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())) if k != MARKER_KEY)
     return out
 
 
@@ -596,7 +618,8 @@ def _to_marker(doc: Document, frame: int, counter, store, kw: dict) -> FitResult
     want: set[int] = set()
     if kw.get("query"):
         try:
-            want = set(crush(doc.items, 1, report=True, **kw)[1].must_keep["query_matches"].tolist())
+            got = crush(doc.items, 1, report=True, **kw)[1].must_keep  # (none told when one item is all)
+            want = set(got.get("query_matches", np.empty(0, np.int64)).tolist())
         except (TypeError, ValueError):
             want = set()
     first = None

@@ -137,7 +137,8 @@ def _crush_kw(args: argparse.Namespace) -> dict:
 def _cmd_budget(args: argparse.Namespace) -> int:
     """``scwo crush --budget N``: the output, marker included, within N tokens of --token-counter."""
     from ..anchor import read_document
-    from ..anchor._json import fit_json
+    from ..anchor._json import as_given, fit_json
+    from ..tokens import tokens_over
 
     counter = _token_counter(args.token_counter)
     text = _read(args.file)
@@ -153,6 +154,15 @@ def _cmd_budget(args: argparse.Namespace) -> int:
                 raise
             return _cmd_text(args, text, counter)
         max_items = _max_items(args.max_items) if args.max_items is not None else None
+        whole = as_given(text)
+        if max_items is None and whole is not None:  # within the budget: the document as it came
+            whole = whole.removesuffix("\n")
+            if tokens_over(whole + "\n", counter, args.budget) <= args.budget:
+                if args.report:
+                    sys.stderr.write(
+                        f"scwo crush: whole: within {args.budget} tokens ({args.token_counter})\n"
+                    )
+                return _write(args, whole)
         store = None if args.no_store else _store(args)
         res = _with_newline(
             lambda b: fit_json(doc, b, token_counter=counter, max_items=max_items, store=store, **kw),

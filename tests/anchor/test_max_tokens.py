@@ -295,3 +295,67 @@ def test_room_the_crush_leaves_is_filled_by_crushing_a_dropped_object_into_it(tm
     outer = got.get("_omitted")
     whole = {k for k in ref if k not in got}
     assert (outer is None and not whole) or {r["key"] for r in store.retrieve(outer["key"])} == whole
+
+
+def _api_spec() -> dict:
+    """An API description shaped as botocore's service files: metadata, operations and shapes
+    keyed by name, each operation listing the errors it may raise."""
+    words = "Returns the queue attributes for the given queue and the caller's permissions on it. ".split()
+    doc = lambda i, n: " ".join(words[(i + k) % len(words)] for k in range(n))  # noqa: E731
+    return {
+        "version": "2.0",
+        "metadata": {f"field{i}": f"value {i}" for i in range(13)},
+        "operations": {
+            f"Op{i}": {"name": f"Op{i}", "documentation": doc(i, 120), "errors": [{"shape": "E"}]}
+            for i in range(23)
+        },  # fmt: skip
+        "shapes": {f"Shape{i}": {"type": "structure", "documentation": doc(i, 30)} for i in range(114)},
+    }
+
+
+@pytest.mark.parametrize("budget", [100, 300, 1000])
+def test_a_crushed_mapping_s_marker_is_never_crushed_as_data(tmp_path, budget):
+    """The last resort read any object of two entries as a collection, and a mapping's marker (its
+    entry "_omitted": count, of, ranges, key) is one: it was crushed, and its key gave back
+    {"key": "count", "value": 113} ... instead of the 113 shapes.  A query naming items of a
+    one-item collection raised KeyError: 'query_matches'."""
+    spec = _api_spec()
+    store = CrushStore(tmp_path / "s.sqlite")
+    for query in ("", "Op7 attributes"):
+        got = json.loads(out := crush_json(json.dumps(spec), budget=budget, store=store, query=query))
+        assert count_tokens([out])[0] <= budget
+
+        def walk(node, where):
+            if isinstance(node, dict):
+                mark = node.get("_omitted")
+                if isinstance(mark, dict):
+                    assert "_omitted" not in mark and "count" in mark, where  # a marker, not crushed data
+                    if "key" in mark and where in spec and isinstance(spec[where], dict):
+                        back = store.retrieve(mark["key"])
+                        assert {r["key"] for r in back} <= set(spec[where]), where  # the collection's names
+                for k, v in node.items():
+                    if k != "_omitted":
+                        walk(v, k)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v, where)
+
+        walk(got, "")
+    one = json.dumps({"note": "word " * 600, "rows": [{"id": 1, "text": "needle " * 300}]})
+    assert count_tokens([crush_json(one, budget=budget, query="needle")])[0] <= budget
+
+
+def test_the_collections_left_to_crush_are_never_inside_a_marker():
+    from scwo_np.anchor._json import open_collections
+
+    crushed = {
+        "version": "2.0",
+        "shapes": {"Token": {"type": "string"},
+                   "_omitted": {"count": 113, "of": 114, "ranges": [[0, 109], [111, 113]],
+                                "must_keep_by_kind": {"errors": 28, "rare": 2}, "key": "0123456789abcdef"}},
+        "ops": [{"name": "a"}, {"_omitted": {"count": 5, "of": 6, "ranges": [[1, 5]]}}],
+    }  # fmt: skip
+    for minimum in (8, 2):
+        paths = [p for _, p in open_collections(crushed, minimum)]
+        assert not [p for p in paths if "_omitted" in p], paths  # (the ranges were arrays to crush)
+    assert [p for _, p in open_collections(crushed, 2)] == [[]]  # the root alone: the rest is crushed
