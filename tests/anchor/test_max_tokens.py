@@ -359,3 +359,19 @@ def test_the_collections_left_to_crush_are_never_inside_a_marker():
         paths = [p for _, p in open_collections(crushed, minimum)]
         assert not [p for p in paths if "_omitted" in p], paths  # (the ranges were arrays to crush)
     assert [p for _, p in open_collections(crushed, 2)] == [[]]  # the root alone: the rest is crushed
+
+
+def test_a_document_within_the_budget_comes_back_as_it_came(tmp_path):
+    """botocore's paginators file (91 tokens) at 3,000 came back re-joined (`},"ListQueues": {`)."""
+    text = json.dumps({"pagination": {f"List{n}": {"input_token": "NextToken", "output_token": "NextToken",
+                                                  "limit_key": "MaxResults", "result_key": n}
+                                      for n in ("Queues", "DeadLetterSourceQueues", "MessageMoveTasks")}},
+                      indent=4) + "\n"  # fmt: skip
+    assert crush_json(text, budget=3000) == text and crush_json(text.encode(), budget=3000) == text
+    from scwo_np.cli import main
+
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    assert main(["crush", str(path), "--budget", "3000", "-o", str(out)]) == 0
+    assert out.read_text() == text
