@@ -106,9 +106,34 @@ _SCALARS = (str, int, float, bool, type(None))
 
 @dataclass(frozen=True)
 class Shrunk:
-    """A text within the budget: ``text``, its ``form``, ``tokens`` (and ``tokens_before``), the
-    store ``key`` of what was left out (None when nothing was), ``kept`` of ``of`` units (``what``:
-    items, records, sentences or pieces)."""
+    """A text within the budget, and what was done to it (what :func:`shrink_text` returns).
+
+    Parameters
+    ----------
+    text : str
+        The text, within the budget, markers included.
+    form : str
+        How: ``"whole"``, ``"compact"``, ``"lossless"``, ``"csv"``, ``"toon"``, ``"crushed"``,
+        ``"diff"``, ``"records"``, ``"prose"``, ``"pieces"`` (``"blocks"`` from the proxy).
+    tokens : int
+        Its tokens.
+    tokens_before : int
+        The tokens of the text it was made from.
+    key : str, optional
+        The store key of what was left out; None when nothing was, or no store was given.
+    kept : int
+        Units kept ...
+    of : int
+        ... of this many.
+    what : str
+        What a unit is: items, records, hunks, sentences or pieces.
+
+    Examples
+    --------
+    >>> s = shrink_text("".join(f"2026-01-01 10:00:{i % 60:02d} INFO request {i}\\n" for i in range(500)), 100)
+    >>> s.form, s.tokens <= 100, s.kept < s.of == 500, s.what
+    ('records', True, True, 'records')
+    """
 
     text: str
     form: str
@@ -120,7 +145,24 @@ class Shrunk:
     what: str = ""
 
     def meta(self, budget: int) -> dict[str, Any]:
-        """The result's ``_meta["scwo_np/proxy"]``: what was done, in numbers."""
+        """What was done, in numbers (the proxy's ``_meta["scwo_np/proxy"]``).
+
+        Parameters
+        ----------
+        budget : int
+            The budget it was shrunk to.
+
+        Returns
+        -------
+        dict
+            ``form``, ``tokens``, ``tokens_before``, ``budget``; ``kept``, ``of`` and ``what`` when
+            units were counted; ``key`` when something was stored.
+
+        Examples
+        --------
+        >>> Shrunk("short", "whole", 2, 2).meta(100)
+        {'form': 'whole', 'tokens': 2, 'tokens_before': 2, 'budget': 100}
+        """
         out = {
             "form": self.form,
             "tokens": self.tokens,
@@ -143,6 +185,20 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
     that opens as JSON, is the material itself (a log or a JSON document handed to a tool), not a
     question, and is left out: its first lines would make its first records "match"; the hint
     is always whole.
+
+    Parameters
+    ----------
+    tool : str
+        The tool's name.
+    arguments : mapping, optional
+        The call's arguments.
+    hint : str
+        A query configured for the tool, added whole.
+
+    Returns
+    -------
+    str
+        The query, words separated by spaces.
 
     Examples
     --------
@@ -326,7 +382,18 @@ LOSSLESS_FORMS = ("compact", "lossless", "csv", "toon")
 
 class BudgetTooSmall(ValueError):
     """A JSON result that no crush puts within the budget as JSON: the message names the budget that
-    would do (the proxy answers the call with it as a tool error, never with broken JSON)."""
+    would do (the proxy answers the call with it as a tool error, never with broken JSON).
+
+    Examples
+    --------
+    >>> import json
+    >>> deep = json.dumps({"note": "word " * 400, "rows": [{"id": i} for i in range(500)]})
+    >>> try:
+    ...     shrink_text(deep, 64, token_counter=lambda text: len(text))  # a token per character
+    ... except BudgetTooSmall as exc:
+    ...     "give budget >=" in str(exc)
+    True
+    """
 
 
 def _shrink_nested(text: str, budget: int, count, query: str, store, before: int, counter) -> Shrunk | None:
@@ -516,6 +583,16 @@ _TAGGED = re.compile(r"\[[^\]\n]*\][ \t]*[^\s,\]\}:]")
 def looks_like_json(text: str | bytes) -> bool:
     """Whether ``text`` opens as JSON does (``[`` or ``{``), and not as a log line of a bracketed tag
     and words: what does not parse is then JSON with a mistake, or cut, not text.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The text (its first 4,096 characters are read).
+
+    Returns
+    -------
+    bool
+        True when it opens as JSON.
 
     Examples
     --------
