@@ -574,11 +574,7 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         try:
             res = fit_json(doc, self.budget, token_counter=self.token_counter, store=self.store, query=query)
         except ValueError as exc:  # not JSON within the budget even with every collection as its marker
-            whole = doc.form in (
-                "array",
-                "object",
-                "mapping",
-            )  # the whole result, one item: nothing around it lost
+            whole = doc.form in ("array", "object", "mapping")  # one item: nothing around it lost
             res = self._marker_alone(
                 [doc.render(doc.pieces)] if whole else doc.values(),
                 "the whole result" if whole else "every value",
