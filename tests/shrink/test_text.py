@@ -260,5 +260,8 @@ def test_a_table_keeps_its_header_when_rows_leave_columns_empty(budget):
     for name, text, head_lines in _table_cases():
         s = shrink_text(text, budget)
         head = "".join(text.splitlines(keepends=True)[:head_lines])
+        if _tokens(text) <= budget:  # (a fresh environment's pip list is short)
+            assert s.form == "whole", name
+            continue
         assert s.form == "records" and _tokens(s.text) <= budget, name
         assert s.text.startswith(head), name
