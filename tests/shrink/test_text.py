@@ -193,7 +193,10 @@ def test_records_keyed_by_name_are_crushed_as_records(budget):
 LGPL = ("/usr/share/common-licenses/LGPL-2.1", "/usr/share/common-licenses/LGPL-2")
 
 
-@pytest.mark.skipif(not all(map(os.path.exists, LGPL)), reason="no Debian base-files licences here")
+@pytest.mark.skipif(
+    not all(map(os.path.exists, LGPL)) or shutil.which("diff") is None,
+    reason="no Debian licences or diff here",
+)
 def test_a_diff_with_form_feeds_keeps_each_hunk_whole_and_its_own():
     """The LGPL's page breaks (form feeds) inside a diff's lines: str.splitlines cut lines there, the
     hunks' line counts went astray, and the last hunk shown ended with 4 lines of another."""
