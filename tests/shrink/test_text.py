@@ -100,6 +100,7 @@ LICENCES = [f"/usr/share/common-licenses/{n}" for n in ("GPL-3", "GPL-2", "LGPL-
 
 
 @pytest.mark.skipif(not all(map(os.path.exists, LICENCES)), reason="no Debian base-files licences here")
+@pytest.mark.volume  # thousands of sentences: 5 minutes in the no-JIT leg (tests/legs.py)
 @pytest.mark.parametrize("share", [0.3, 0.6, 0.9])
 def test_a_large_budget_is_filled_with_prose(share):
     """The sentences weighed grow with the budget: a budget of most of a long text is mostly used
