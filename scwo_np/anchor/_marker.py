@@ -146,7 +146,8 @@ def _field_summary(c: Columns, dropped: NDArray[np.int64], max_fields: int) -> d
     present = np.count_nonzero(codes >= 0, axis=1)
     order = np.lexsort((np.arange(len(c.names)), -present))  # most often present first, then field order
     out: dict[str, Any] = {}
-    for f in order[:max_fields].tolist():
+    order = order[np.asarray([c.names[f] != MARKER_KEY for f in order.tolist()], dtype=bool)]  # (an inner
+    for f in order[:max_fields].tolist():  # marker of a dropped record is not one of its fields)
         if present[f] == 0:
             continue
         col = codes[f][codes[f] >= 0]

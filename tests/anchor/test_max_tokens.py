@@ -380,3 +380,12 @@ def test_a_document_within_the_budget_comes_back_as_it_came(tmp_path):
     out = tmp_path / "out.json"
     assert main(["crush", str(path), "--budget", "3000", "-o", str(out)]) == 0
     assert out.read_text() == text
+
+
+def test_a_marker_s_field_summary_never_lists_an_inner_marker():
+    """A dropped record that held an inner marker (crushed inside before) listed "_omitted" among the
+    fields of the records left out: to a reader, a marker inside the marker."""
+    rows = [{"name": f"r{i}", "_omitted": {"count": 3}} if i % 2 else {"name": f"r{i}"} for i in range(40)]
+    out = json.loads(crush_json(json.dumps(rows), 5, marker=True))
+    fields = out[-1]["_omitted"]["fields"]
+    assert "name" in fields and "_omitted" not in fields
