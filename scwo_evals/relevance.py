@@ -66,6 +66,7 @@ DEFAULT = {
     "NEIGHBOUR": 0.3,
     "SHORT_COST": 0.03,
     "SHORT_WORDS": 7,
+    "PIECES": 0.5,
 }
 #: The settings tried: each default moved alone, and all of them off (the selection before issue 43).
 SETTINGS: dict[str, dict[str, float]] = {
@@ -83,8 +84,18 @@ SETTINGS: dict[str, dict[str, float]] = {
     "short 0.06": DEFAULT | {"SHORT_COST": 0.06},
     "short words 5": DEFAULT | {"SHORT_WORDS": 5},
     "short words 10": DEFAULT | {"SHORT_WORDS": 10},
+    "pieces 0 (before 2026-11-30)": DEFAULT | {"PIECES": 0.0},
+    "pieces 0.35": DEFAULT | {"PIECES": 0.35},
+    "pieces 0.75": DEFAULT | {"PIECES": 0.75},
     "all off (before issue 43)": DEFAULT
-    | {"lexical": 0.0, "LENGTH_COST": 0.0, "SAME_TEXT": 0.0, "NEIGHBOUR": 0.0, "SHORT_COST": 0.0},
+    | {
+        "lexical": 0.0,
+        "LENGTH_COST": 0.0,
+        "SAME_TEXT": 0.0,
+        "NEIGHBOUR": 0.0,
+        "SHORT_COST": 0.0,
+        "PIECES": 0.0,
+    },
 }
 
 
@@ -109,7 +120,7 @@ def _constants(setting: dict[str, float]):
     from scwo_np.select import _texts, _units
 
     where = {"LENGTH_COST": (_texts,), "NEIGHBOUR": (_texts,), "SAME_TEXT": (_units,), "SHORT_COST": (_texts,),
-             "SHORT_WORDS": (_units,)}  # fmt: skip
+             "SHORT_WORDS": (_units,), "PIECES": (_texts,)}  # fmt: skip
     saved = [(m, k, getattr(m, k)) for k, mods in where.items() for m in mods]
     try:
         for k, mods in where.items():

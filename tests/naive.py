@@ -591,6 +591,29 @@ def gist(E, query, costs, budget, lam=0.7, eps=0.1, cost_exponent=0.0, dtype="fl
 # --------------------------------------------------------------------------
 
 
+def quantize_piece(row):
+    """A piece vector to 8 bits: over the smallest power of two s with max|x| <= 127 s, round(x / s) * s."""
+    top = max((abs(x) for x in row), default=0.0)
+    if top == 0:
+        return [0.0 for _ in row]
+    e = math.ceil(math.log2(top / 127.0))
+    while top > 127.0 * 2.0**e:  # log2's rounding
+        e += 1
+    while top <= 127.0 * 2.0 ** (e - 1):
+        e -= 1
+    e = min(max(e, -120), 120)  # the exponents' range (int8, kept clear of float32's ends)
+    return [max(-127, min(127, round(x / 2.0**e))) * 2.0**e for x in row]
+
+
+def piece_match(query, sentences):
+    """Late interaction (MaxSim): the mean over the question's pieces of each one's best dot with a
+    piece of the text (its sentences' pieces together); 0 when either has none."""
+    text = [p for sentence in sentences for p in sentence]
+    if not query or not text:
+        return 0.0
+    return sum(max(dot(q, p) for p in text) for q in query) / len(query)
+
+
 def first_copies(texts):
     """Plainly: the index of each text's first copy, copies being the same but for white space."""
     out, seen = [], []

@@ -12,7 +12,15 @@ vectors of a named model are computed once per user, not once per call
 (:class:`CachedEmbedder`; ``cache=False`` or ``SCWO_NP_EMBEDDING_CACHE=off`` opts out).
 """
 
-from ._base import Embedder, embed_query, embed_texts, embedder_name
+from ._base import (
+    Embedder,
+    dequantize_pieces,
+    embed_pieces,
+    embed_query,
+    embed_texts,
+    embedder_name,
+    quantize_pieces,
+)
 from ._cache import CACHE_ON_ERROR, EmbeddingCache
 from ._default import DEFAULT_MAX_MB, CachedEmbedder, embedding_cache_path, user_embedding_cache
 from ._lsa import LSAEmbedder
@@ -31,6 +39,9 @@ __all__ = [
     "user_embedding_cache",
     "LSAEmbedder",
     "MiniLMEmbedder",
+    "dequantize_pieces",
+    "embed_pieces",
+    "quantize_pieces",
     "embed_query",
     "embed_texts",
     "embedder_name",

@@ -18,6 +18,13 @@ A model that embeds questions differently from passages (LangChain's ``embed_que
 "query:" prefix of E5 models, sentence-transformers' ``encode_query``) can say so: an
 embedder with an ``embed_query(text) -> vector`` method has its questions embedded by it
 (:func:`embed_query`), and its texts by the call.
+
+A transformer reads a text as word pieces and has an output vector for each.  An embedder with
+an ``embed_pieces(texts) -> (vectors, pieces)`` method gives them (:func:`embed_pieces`;
+:class:`~scwo_np.embed.MiniLMEmbedder` does, from the same pass as its vectors), and
+:func:`~scwo_np.select_texts` then also matches the question's pieces to each text's, as
+ColBERT's late interaction does.  Nothing else needs them: any embedder without the method
+works as before.
 """
 
 from __future__ import annotations
@@ -30,7 +37,15 @@ from numpy.typing import NDArray
 
 from ..validation import check_text, check_texts
 
-__all__ = ["Embedder", "embed_query", "embedder_name", "embed_texts"]
+__all__ = [
+    "Embedder",
+    "dequantize_pieces",
+    "embed_pieces",
+    "embed_query",
+    "embedder_name",
+    "embed_texts",
+    "quantize_pieces",
+]
 
 
 @runtime_checkable
@@ -152,6 +167,159 @@ def embed_texts(embedder: Callable[[list[str]], object], texts: Sequence[str]) -
             "a cosine needs a direction."
         )
     return arr
+
+
+def embed_pieces(
+    embedder: Callable[[list[str]], object], texts: Sequence[str]
+) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]] | None:
+    """The texts' vectors and their word pieces' vectors, or None for an embedder without pieces.
+
+    An embedder that can say how each piece of a text was read (a transformer's token outputs,
+    what ColBERT matches late) has an ``embed_pieces(texts) -> (vectors, pieces)`` method:
+    :class:`~scwo_np.embed.MiniLMEmbedder` has, from the same pass of the model as its
+    vectors, and a :class:`~scwo_np.embed.CachedEmbedder` keeps them beside the vectors.
+    :func:`~scwo_np.select_texts` then matches each of the question's pieces to the nearest
+    piece of each text.  Any other embedder gives None, and nothing else changes.
+
+    Pieces are kept to 8 bits: each piece's values are rounded to a multiple of a power of two
+    (:func:`quantize_pieces`), so a piece read from a cache is the same, bit for bit, as one
+    just computed, and a cached text costs a quarter of the bytes of float32.
+
+    Parameters
+    ----------
+    embedder : callable
+        ``texts -> (n, d) array`` (see :class:`Embedder`), optionally with ``embed_pieces``.
+    texts : sequence of str
+        The texts.
+
+    Returns
+    -------
+    tuple of (ndarray, list of ndarray) or None
+        The ``(n, d)`` float32 vectors (checked as :func:`embed_texts` checks them) and, for
+        each text, its ``(m_i, d)`` float32 piece vectors, rounded to 8 bits (a text may have
+        none); None when the embedder has no ``embed_pieces`` or it returns None.
+
+    Examples
+    --------
+    >>> embed_pieces(lambda ts: [[1.0, 0.0] for t in ts], ["a"]) is None
+    True
+    >>> class Pieces:
+    ...     name = "toy-pieces"
+    ...     def __call__(self, texts):
+    ...         return [[1.0, len(t)] for t in texts]
+    ...     def embed_pieces(self, texts):
+    ...         return self(texts), [[[1.0, 0.3]] * len(t.split()) for t in texts]
+    >>> V, P = embed_pieces(Pieces(), ["a b", "c"])
+    >>> V.tolist(), [p.shape for p in P], P[1].tolist()
+    ([[1.0, 3.0], [1.0, 1.0]], [(2, 2), (1, 2)], [[1.0, 0.296875]])
+    """
+    texts = check_texts(texts)
+    one = getattr(embedder, "embed_pieces", None)
+    got = one(list(texts)) if callable(one) else None
+    if got is None:
+        return None
+    name = embedder_name(embedder)
+    try:
+        vectors, pieces = got
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name}.embed_pieces must return (vectors, pieces); got {type(got).__name__}."
+        ) from None
+    V = embed_texts(_Given(name, vectors), texts)
+    if len(pieces) != len(texts):
+        raise ValueError(
+            f"{name}.embed_pieces returned pieces of {len(pieces)} text(s) for {len(texts)}; it must "
+            "return one (m, d) array per text."
+        )
+    d, out = V.shape[1], []
+    for i, p in enumerate(pieces):
+        try:
+            out.append(dequantize_pieces(*quantize_pieces(p, d)))
+        except ValueError as exc:
+            raise ValueError(f"{name}.embed_pieces returned pieces of texts[{i}] {exc}") from None
+    return V, out
+
+
+def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+    """Piece vectors to 8 bits: ``(exponents, codes)`` with ``pieces ≈ codes * 2.0**exponents[:, None]``.
+
+    Each row's scale is the smallest power of two ``s`` with ``max|row| <= 127 * s``, and its
+    codes are ``round(row / s)``: a relative error below 1/128 of the row's largest value.  The
+    rounding is idempotent: rounded pieces round to themselves, so pieces stored and read back
+    are the same bits.
+
+    Parameters
+    ----------
+    pieces : array_like, shape (m, d)
+        Finite piece vectors (``m`` may be 0).
+    d : int
+        Their length.
+
+    Returns
+    -------
+    exponents : ndarray of int8, shape (m,)
+        Each row's power of two.
+    codes : ndarray of int8, shape (m, d)
+        The rounded values over it.
+
+    Examples
+    --------
+    >>> e, c = quantize_pieces([[1.0, 0.3], [0.0, 0.0]], 2)
+    >>> e.tolist(), c.tolist()
+    ([-6, 0], [[64, 19], [0, 0]])
+    >>> dequantize_pieces(e, c).tolist()
+    [[1.0, 0.296875], [0.0, 0.0]]
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = np.asarray(pieces, dtype=np.float32)
+    if P.size == 0:
+        return np.empty(0, dtype=np.int8), np.empty((0, d), dtype=np.int8)
+    if P.ndim != 2 or P.shape[1] != d:
+        raise ValueError(f"of shape {P.shape}; each text's must be (m, {d}), as long as its vector.")
+    if not np.isfinite(P).all():
+        raise ValueError("that hold NaN or inf (or values too large for float32).")
+    top = np.abs(P).max(axis=1)
+    with np.errstate(divide="ignore"):
+        exps = np.where(top > 0, np.ceil(np.log2(top / 127.0)), 0.0)
+    exps = np.clip(exps, -120, 120)
+    codes = np.clip(np.rint(np.ldexp(P, -exps[:, None].astype(np.int32))), -127, 127)
+    return exps.astype(np.int8), codes.astype(np.int8)
+
+
+def dequantize_pieces(exponents: NDArray[np.int8], codes: NDArray[np.int8]) -> NDArray[np.float32]:
+    """Piece vectors from :func:`quantize_pieces`' ``(exponents, codes)``, as float32.
+
+    Parameters
+    ----------
+    exponents : ndarray of int8, shape (m,)
+        Each row's power of two.
+    codes : ndarray of int8, shape (m, d)
+        The rounded values.
+
+    Returns
+    -------
+    ndarray of float32, shape (m, d)
+        ``codes * 2.0**exponents[:, None]``, exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dequantize_pieces(np.array([-1], np.int8), np.array([[3, -4]], np.int8)).tolist()
+    [[1.5, -2.0]]
+    """
+    return np.ldexp(codes.astype(np.float32), exponents.astype(np.int32)[:, None]).astype(
+        np.float32, copy=False
+    )
+
+
+class _Given:
+    """Vectors already computed, as an embedder, so that :func:`embed_texts` checks them."""
+
+    def __init__(self, name: str, vectors: object) -> None:
+        self.name, self.vectors = f"{name}.embed_pieces", vectors
+
+    def __call__(self, texts: Sequence[str]) -> object:
+        return self.vectors
 
 
 class _QueryModel:

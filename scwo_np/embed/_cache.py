@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from .._registry import Registry
 from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
 from ..validation import check_int, check_texts
-from ._base import embed_texts, embedder_name
+from ._base import dequantize_pieces, embed_pieces, embed_texts, embedder_name, quantize_pieces
 
 __all__ = ["CACHE_ON_ERROR", "EmbeddingCache"]
 
@@ -44,6 +44,15 @@ CACHE_ON_ERROR: Registry[str] = Registry(
 KIND = "embedding cache"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
+    name TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (name, key)
+);
+"""
+#: Word-piece vectors (:func:`~scwo_np.embed.embed_pieces`) beside the vectors of the same key, 8
+#: bits each (:func:`~scwo_np.embed.quantize_pieces`: the ``m`` exponents, then the ``m * d`` codes);
+#: a table of their own, so that reading a vector never reads its pieces.  Made on first use (files
+#: written before it have none).
+_PIECES = """
+CREATE TABLE IF NOT EXISTS pieces (
     name TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (name, key)
 );
 """
@@ -232,6 +241,57 @@ class EmbeddingCache:
                 self._touch(name, stale, now)
         return [None if (v := found.get(k)) is None else np.frombuffer(v, dtype=np.float32) for k in keys]
 
+    def get_pieces(self, name: str, texts: Sequence[str], dim: int) -> list[NDArray[np.float32] | None]:
+        """The cached word-piece vectors of each text under embedder ``name``, or None where there are none.
+
+        Parameters
+        ----------
+        name : str
+            The embedder's name.
+        texts : sequence of str
+            The texts.
+        dim : int
+            The length of the embedder's vectors.
+
+        Returns
+        -------
+        list of ndarray or None
+            One ``(m, dim)`` float32 array per text (8 bits of each value kept: see
+            :func:`~scwo_np.embed.quantize_pieces`), None where its pieces are not cached.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cache = EmbeddingCache(":memory:")
+        >>> cache.put("m", ["a b"], np.ones((1, 2)), pieces=[[[1.0, 0.3], [0.0, 1.0]]])
+        >>> cache.get_pieces("m", ["a b", "c"], 2)
+        [array([[1.      , 0.296875],
+               [0.      , 1.      ]], dtype=float32), None]
+        """
+        name = _check_name(name)
+        keys = [_key(t) for t in check_texts(texts)]
+        dim = check_int(dim, name="dim", low=1)
+        found: dict[bytes, bytes] = {}
+        uniq = list(dict.fromkeys(keys))
+        with self._lock:
+            if not self._has_pieces():
+                return [None] * len(keys)
+            with read_transaction(self._db) as db:
+                for a in range(0, len(uniq), _CHUNK):
+                    part = uniq[a : a + _CHUNK]
+                    marks = ",".join("?" * len(part))
+                    rows = db.execute(
+                        f"SELECT key, vec FROM pieces WHERE name = ? AND key IN ({marks})", [name, *part]
+                    )
+                    found.update(rows)
+        return [_pieces_of(found.get(k), dim) for k in keys]
+
+    def _has_pieces(self) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pieces'"
+        ).fetchone()
+        return row is not None
+
     def _touch(self, name: str, keys: list[bytes], now: int) -> None:
         """Record that these entries were used now (for the LRU order); a failure only skips it."""
         try:
@@ -246,8 +306,15 @@ class EmbeddingCache:
         except sqlite3.Error:
             self._db.execute("ROLLBACK")
 
-    def put(self, name: str, texts: Sequence[str], vectors: NDArray[np.floating]) -> None:
-        """Store ``vectors[i]`` for ``texts[i]`` under ``name``, all in one transaction.
+    def put(
+        self,
+        name: str,
+        texts: Sequence[str],
+        vectors: NDArray[np.floating],
+        *,
+        pieces: Sequence[NDArray[np.floating]] | None = None,
+    ) -> None:
+        """Store ``vectors[i]`` (and ``pieces[i]``) for ``texts[i]`` under ``name``, all in one transaction.
 
         Parameters
         ----------
@@ -257,6 +324,9 @@ class EmbeddingCache:
             The texts.
         vectors : ndarray, shape (len(texts), d)
             Their vectors (finite; stored as float32).
+        pieces : sequence of ndarray, optional
+            Each text's word-piece vectors, ``(m_i, d)`` (finite; stored to 8 bits, see
+            :func:`~scwo_np.embed.quantize_pieces`).
 
         Returns
         -------
@@ -283,6 +353,7 @@ class EmbeddingCache:
                 f"vectors[{bad}] holds NaN or inf (or a value too large for float32); a cache keeps "
                 "only finite vectors: check the embedder."
             )
+        blobs = None if pieces is None else _piece_blobs(pieces, vecs.shape)
         now = int(time.time())
         rows = [(name, _key(t), vecs[i].tobytes(), now) for i, t in enumerate(texts)]
         sql = (
@@ -294,6 +365,12 @@ class EmbeddingCache:
             begin_write(self._db, self.path, KIND)
             try:
                 self._db.executemany(sql, rows if self._used else [r[:3] for r in rows])
+                if blobs is not None:
+                    self._db.execute(_PIECES)
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO pieces (name, key, vec) VALUES (?, ?, ?)",
+                        [(name, r[1], b) for r, b in zip(rows, blobs, strict=True)],
+                    )
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -313,6 +390,11 @@ class EmbeddingCache:
                     f"DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings ORDER BY {order} LIMIT ?)",
                     (drop,),
                 )
+                if self._has_pieces():  # a text's pieces go with its vector
+                    self._db.execute(
+                        "DELETE FROM pieces WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e "
+                        "WHERE e.name = pieces.name AND e.key = pieces.key)"
+                    )
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
@@ -388,6 +470,103 @@ class EmbeddingCache:
                 "different models share that name; give each its own name."
             )
         return np.stack(got)
+
+    def embed_pieces(
+        self, embedder: Callable[[list[str]], object], texts: Sequence[str], *, batch_size: int = 256
+    ) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]]:
+        """The texts' vectors and word-piece vectors: cached ones read, the others embedded and stored.
+
+        What :meth:`embed` does, for an embedder with ``embed_pieces`` (see
+        :func:`~scwo_np.embed.embed_pieces`): a text is embedded again when its vector or its
+        pieces are not cached, and both are stored in one transaction.
+
+        Parameters
+        ----------
+        embedder : callable
+            An embedder with an ``embed_pieces(texts) -> (vectors, pieces)`` method.
+        texts : sequence of str
+            The texts.
+        batch_size : int
+            New texts embedded per call of ``embedder.embed_pieces``.
+
+        Returns
+        -------
+        vectors : ndarray of float32, shape (len(texts), d)
+            One vector per text.
+        pieces : list of ndarray of float32
+            Each text's ``(m_i, d)`` word-piece vectors (to 8 bits).
+
+        Examples
+        --------
+        >>> class Pieces:
+        ...     name = "toy-pieces"
+        ...     def __call__(self, texts):
+        ...         return [[1.0, len(t)] for t in texts]
+        ...     def embed_pieces(self, texts):
+        ...         return self(texts), [[[1.0, 0.0]] * len(t.split()) for t in texts]
+        >>> cache = EmbeddingCache(":memory:")
+        >>> V, P = cache.embed_pieces(Pieces(), ["a b", "c"])
+        >>> V.tolist(), [p.shape for p in P], len(cache)
+        ([[1.0, 3.0], [1.0, 1.0]], [(2, 2), (1, 2)], 2)
+        """
+        name = embedder_name(embedder)
+        texts = check_texts(texts)
+        batch_size = check_int(batch_size, name="batch_size", low=1)
+        try:
+            got = self.get(name, texts)
+            dim = next((v.shape[0] for v in got if v is not None), None)
+            held = self.get_pieces(name, texts, dim) if dim else [None] * len(texts)
+        except _CACHE_ERRORS as exc:
+            self._failed(exc, "read")
+            got, held = [None] * len(texts), [None] * len(texts)
+        missing = list(
+            dict.fromkeys(t for t, v, p in zip(texts, got, held, strict=True) if v is None or p is None)
+        )
+        fresh: dict[str, tuple[NDArray[np.float32], NDArray[np.float32]]] = {}
+        for a in range(0, len(missing), batch_size):
+            part = missing[a : a + batch_size]
+            out = embed_pieces(embedder, part)
+            if out is None:
+                raise TypeError(f"embedder {name} has no word-piece vectors (no embed_pieces method).")
+            if self._writable:
+                try:
+                    self.put(name, part, out[0], pieces=out[1])
+                except _CACHE_ERRORS as exc:
+                    self._failed(exc, "written")
+            fresh.update(zip(part, zip(out[0], out[1], strict=True), strict=True))
+        vecs = [fresh[t][0] if t in fresh else v for t, v in zip(texts, got, strict=True)]
+        pieces = [fresh[t][1] if t in fresh else p for t, p in zip(texts, held, strict=True)]
+        if not vecs:
+            return np.empty((0, 0), dtype=np.float32), []
+        if len({v.shape[0] for v in vecs}) > 1:
+            raise ValueError(
+                f"the cache holds vectors of lengths {sorted({v.shape[0] for v in vecs})} under embedder name "
+                f"{name!r}: two different models share that name; give each its own name."
+            )
+        return np.stack(vecs), pieces
+
+
+def _piece_blobs(pieces: Sequence[object], shape: tuple[int, int]) -> list[bytes]:
+    """Each text's word-piece vectors as 8-bit bytes: its exponents, then its codes."""
+    if len(pieces) != shape[0]:
+        raise ValueError(f"pieces must hold one (m, d) array per text ({shape[0]}); got {len(pieces)}.")
+    blobs = []
+    for i, p in enumerate(pieces):
+        try:
+            exps, codes = quantize_pieces(p, shape[1])
+        except ValueError as exc:
+            raise ValueError(f"pieces[{i}] {exc}") from None
+        blobs.append(exps.tobytes() + codes.tobytes())
+    return blobs
+
+
+def _pieces_of(blob: bytes | None, d: int) -> NDArray[np.float32] | None:
+    """A text's pieces from their bytes; None for none, or for bytes not of pieces of length ``d``."""
+    if blob is None or len(blob) % (d + 1):
+        return None
+    raw = np.frombuffer(blob, dtype=np.int8)
+    m = raw.size // (d + 1)
+    return dequantize_pieces(raw[:m], raw[m:].reshape(m, d))
 
 
 def _check_name(name: object) -> str:

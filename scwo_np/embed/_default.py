@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._config import _user_cache_root
-from ._base import embed_texts, embedder_name
+from ._base import embed_pieces, embed_texts, embedder_name
 from ._cache import EmbeddingCache
 
 __all__ = ["DEFAULT_MAX_MB", "CachedEmbedder", "embedding_cache_path", "user_embedding_cache"]
@@ -201,6 +201,37 @@ class CachedEmbedder:
         if store is None:
             return embed_texts(self.embedder, texts)
         return store.embed(self.embedder, texts)
+
+    def embed_pieces(
+        self, texts: Sequence[str]
+    ) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]] | None:
+        """The texts' vectors and word-piece vectors, through the cache; None when the embedder has no pieces.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        tuple of (ndarray, list of ndarray) or None
+            What the embedder's ``embed_pieces`` gives (see :func:`~scwo_np.embed.embed_pieces`),
+            read from the cache where it holds both a text's vector and its pieces.
+
+        Examples
+        --------
+        >>> from scwo_np.embed import EmbeddingCache
+        >>> model = lambda texts: [[1.0, len(t)] for t in texts]
+        >>> model.name = "letters-v1"
+        >>> CachedEmbedder(model, EmbeddingCache(":memory:")).embed_pieces(["a"]) is None
+        True
+        """
+        if not callable(getattr(self.embedder, "embed_pieces", None)):
+            return None
+        store = self.cache if self.cache is not None else user_embedding_cache()
+        if store is None:
+            return embed_pieces(self.embedder, texts)
+        return store.embed_pieces(self.embedder, texts)
 
     def __repr__(self) -> str:
         where = "the user cache" if self.cache is None else repr(self.cache.path)

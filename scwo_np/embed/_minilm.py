@@ -27,6 +27,8 @@ from ..validation import check_int, check_texts
 __all__ = ["MiniLMEmbedder"]
 
 _MODELS: dict[str, Any] = {}
+#: The ids of BERT's ``[CLS]`` and ``[SEP]`` in MiniLM's vocabulary: not pieces of the text.
+_CLS, _SEP = 101, 102
 _LOCK = threading.Lock()
 
 
@@ -87,6 +89,50 @@ class MiniLMEmbedder:
             show_progress_bar=False,
         )
         return np.ascontiguousarray(V, dtype=np.float32)
+
+    def embed_pieces(self, texts: Sequence[str]) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]]:
+        """The texts' vectors and their word pieces' vectors, from one pass of the model.
+
+        A text's word pieces are what the model read of it (its WordPiece tokens, at most
+        256; ``[CLS]`` and ``[SEP]`` left out), each piece's output vector scaled to unit
+        length: what :func:`~scwo_np.select_texts` matches the question's pieces against (see
+        :func:`~scwo_np.embed.embed_pieces`, which keeps them to 8 bits).
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        vectors : ndarray of float32, shape (n, 384)
+            The texts' vectors, as :meth:`__call__` gives them.
+        pieces : list of ndarray of float32, shape (m_i, 384)
+            Each text's word-piece vectors, in order, unit rows.
+
+        Examples
+        --------
+        >>> V, P = MiniLMEmbedder().embed_pieces(["How do I read a CSV file?"])
+        >>> V.shape, P[0].shape, P[0].dtype.name  # how, do, i, read, a, cs, ##v, file, ?
+        ((1, 384), (9, 384), 'float32')
+        """
+        texts = check_texts(texts)
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32), []
+        out = _model(self.device).encode(
+            texts, batch_size=self.batch_size, output_value=None, show_progress_bar=False
+        )
+        V = np.empty((len(texts), self.dim), dtype=np.float32)
+        pieces = []
+        for k, o in enumerate(out):
+            v = o["sentence_embedding"].float().numpy()
+            V[k] = v / np.linalg.norm(v)
+            mask = o["attention_mask"].numpy().astype(bool)
+            ids = o["input_ids"].numpy()[mask]
+            T = o["token_embeddings"].float().numpy()[mask][(ids != _CLS) & (ids != _SEP)]
+            norms = np.linalg.norm(T, axis=1, keepdims=True)
+            pieces.append(np.ascontiguousarray(T / np.where(norms > 0, norms, 1.0), dtype=np.float32))
+        return V, pieces
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(batch_size={self.batch_size}, device={self.device!r})"

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import _dot
 from .._lexical import lexical_relevance, question_share
 from .._registry import Registry
-from ..embed import EmbeddingCache, as_embedder, embed_query, embed_texts, embedder_name
+from ..embed import EmbeddingCache, as_embedder, embed_pieces, embed_query, embed_texts, embedder_name
 from ..tokens import as_token_counter, count_tokens
 from ..validation import (
     MAX_COST,
@@ -60,12 +60,14 @@ from ._units import (
     LENGTH_COST,
     LEXICAL,
     NEIGHBOUR,
+    PIECES,
     SHORT_COST,
     Units,
     assemble,
     candidate_units,
     first_copies,
     neighbour_lift,
+    piece_match,
     short_units,
     spread_over_texts,
 )
@@ -348,7 +350,11 @@ def select_texts(
     granularity : {"chunk", "sentence"}
         Select whole texts, or sentences of them under the one budget (see
         :mod:`scwo_np.select._units`): more of what the question needs per token when only
-        part of each text matters.  Needs an embedder (every sentence is embedded once).
+        part of each text matters.  Needs an embedder (every sentence is embedded once).  With
+        an embedder that gives its word pieces' vectors (MiniLM; see
+        :func:`~scwo_np.embed.embed_pieces`) and the question as text, each text's relevance
+        also holds how well the question's pieces are matched in it, piece by piece (late
+        interaction, from the same pass of the model; kept in the cache beside the vectors).
     sentence_weight : float in [0, 1]
         With sentences: the weight of a sentence's own similarity to the query in its
         relevance; the rest is its text's similarity (0.5: chosen on the tuning half of the
@@ -604,6 +610,26 @@ def _fit(lay_out: Callable, budget: int, room: int, paid: Callable) -> tuple[tup
     return cut, cut_used
 
 
+def _embed_units(emb: Callable, wanted: list[str], sentences: list[str], query):
+    """``(V, P, q, q_pieces)``: the vectors of ``wanted`` (rows in its order) and the question's;
+    for an embedder with word pieces (:func:`~scwo_np.embed.embed_pieces`) and a question as
+    text, also the pieces of each sentence (``P``, by sentence) and of the question, else None.
+    One call for the sentences (vectors and pieces from one pass), one for the other texts."""
+    said = list(dict.fromkeys(sentences))
+    got = embed_pieces(emb, said) if isinstance(query, str) and said else None
+    if got is None:
+        q = embed_query(emb, query) if isinstance(query, str) else query
+        return embed_texts(emb, wanted), None, q, None
+    vec = dict(zip(said, got[0], strict=True))
+    pieces = dict(zip(said, got[1], strict=True))
+    rest = [t for t in wanted if t not in pieces]
+    if rest:
+        vec.update(zip(rest, embed_texts(emb, rest), strict=True))
+    asked = embed_pieces(emb, [query])
+    q = embed_query(emb, query) if callable(getattr(emb, "embed_query", None)) else asked[0][0]
+    return np.stack([vec[t] for t in wanted]), pieces, q, asked[1][0]
+
+
 def _select_sentences(
     texts,
     query,
@@ -651,8 +677,7 @@ def _select_sentences(
     wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.sentences))
     try:  # one call for every distinct text, then the query
         emb = _embedder_for(embedder, texts, query, store)
-        V = embed_texts(emb, wanted)
-        q = embed_query(emb, query) if isinstance(query, str) else query
+        V, P, q, q_pieces = _embed_units(emb, wanted, units.sentences, query)
     finally:
         if own:
             store.close()
@@ -682,6 +707,10 @@ def _select_sentences(
     )
     if lexical and isinstance(query, str):  # the question's words in the unit's text: its share of them
         rel = rel + lexical * question_share(texts, query)[units.text_of]
+    if q_pieces is not None and PIECES:  # the question's word pieces, each matched in the unit's text
+        of_sentence = np.repeat(units.text_of, np.diff(np.r_[units.start, len(units.sentences)]))
+        match = piece_match(q_pieces, [P[t] for t in units.sentences], of_sentence, len(texts))
+        rel = rel + PIECES * match[units.text_of]
     joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
     # Every unit but the first is preceded by a join: an elision mark inside its text or the
     # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.

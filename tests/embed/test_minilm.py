@@ -60,3 +60,24 @@ def test_the_demo_s_stderr_holds_no_loading_bar():
     )  # fmt: skip
     assert out.returncode == 0 and "embedded with all-MiniLM-L6-v2" in out.stdout
     assert "Loading weights" not in out.stderr and "it/s" not in out.stderr, out.stderr
+
+
+def test_word_pieces_come_from_the_same_pass_and_a_warm_call_embeds_nothing(sample, tmp_path, monkeypatch):
+    from scwo_np.embed import EmbeddingCache, embed_pieces
+
+    emb = MiniLMEmbedder()
+    texts = list(sample.texts[:6])
+    V, P = emb.embed_pieces(texts)
+    np.testing.assert_allclose(V, sample.embeddings[:6], atol=2e-6)
+    tokenizer = minilm_module._model("cpu").tokenizer
+    for t, p in zip(texts, P, strict=True):  # every piece the model read, but [CLS] and [SEP]
+        assert p.shape == (min(len(tokenizer(t)["input_ids"]), 256) - 2, 384) and p.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(p, axis=1), 1.0, atol=1e-5)
+    assert embed_pieces(emb, ["How?"])[1][0].shape == (2, 384)  # "how", "?"
+    # select_texts matches the question's pieces, and a second call reads them from the cache
+    q = sample.queries[2]
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    cold = select_texts(texts * 2, q, 120, embedder=emb, granularity="sentence", cache=cache)
+    monkeypatch.setattr(minilm_module, "_model", lambda device: pytest.fail("the model was called"))
+    warm = select_texts(texts * 2, q, 120, embedder=emb, granularity="sentence", cache=cache)
+    assert warm.context == cold.context and warm.indices.tolist() == cold.indices.tolist()

@@ -46,10 +46,12 @@ from scwo_np.select._units import (  # noqa: E402
     LENGTH_COST,
     LEXICAL,
     NEIGHBOUR,
+    PIECES,
     SAME_TEXT,
     SHORT_COST,
     SHORT_WORDS,
     first_copies,
+    piece_match,
 )
 from scwo_np.text import sentence_units  # noqa: E402
 
@@ -74,6 +76,20 @@ class Letters:
         return [[t.count(c) + 0.5 for c in "aeijosnt"] for t in texts]
 
 
+class LetterPieces(Letters):
+    """Letters with word pieces: each word (split on white space) a piece, its letter counts at unit length."""
+
+    name = "letter-pieces-v1"
+
+    def embed_pieces(self, texts):
+        return self(texts), [piece_vectors(t) for t in texts]
+
+
+def piece_vectors(text):
+    rows = [[w.count(c) + 0.5 for c in "aeijosnt"] for w in text.split()]
+    return [[x / naive.norm(r) for x in r] for r in rows]
+
+
 def words(text):
     return len(text.split())
 
@@ -96,21 +112,23 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 REPEATS = [*CHUNKS, "Tuples are immutable.\n\n42.\n\nUse a tuple as a key.  See also: 7."]
 
 
+@pytest.mark.parametrize("model", [Letters, LetterPieces])
 @pytest.mark.parametrize("chunks", [CHUNKS, REPEATS], ids=["chunks", "repeats"])
 @pytest.mark.parametrize("lexical", [None, 0.3])  # None: the sentences' default (LEXICAL["sentence"])
 @pytest.mark.parametrize(
     "lam, w, budget", [(0.6, 0.5, 25), (0.7, 0.5, 12), (1.0, 0.3, 40), (0.0, 1.0, 30), (0.5, 0.0, 18)]
 )
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
-    lam, w, budget, lexical, chunks
+    lam, w, budget, lexical, chunks, model
 ):
     """The reference: units by sentence_units (a repeated unit once, none without a word); a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
-    * (its text's share of the question's BM25 weight) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
+    * (its text's share of the question's BM25 weight) + PIECES * (with an embedder of word pieces: the mean
+    over the question's pieces of the best cosine with a piece of its text's sentences, the pieces to 8 bits) + NEIGHBOUR * (its better neighbour's best cosine above its own) - LENGTH_COST * (its tokens over the mean unit's) - SHORT_COST if it has fewer than SHORT_WORDS words; naive MMR over the unit
     vectors with SAME_TEXT on an axis of their text."""
     from scwo_np.text import split_sentences
 
-    emb = Letters()
+    emb = model()
     sel = select_texts(chunks, "read json file", budget, granularity="sentence", embedder=emb,
                        token_counter=words, lam=lam, sentence_weight=w, order="original", lexical=lexical)  # fmt: skip
     q = Letters()(["read json file"])[0]
@@ -134,6 +152,16 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
     # plus the question's words in the unit's text (its share of their BM25 weight)
     share = naive.question_share(chunks, "read json file")
     rel = [r + lexical * share[i] for r, (i, _, _) in zip(rel, units, strict=True)]
+    if model is LetterPieces:  # plus the question's word pieces matched in the unit's text
+
+        def half(text):  # the pieces as kept: 8 bits
+            return [naive.quantize_piece(row) for row in piece_vectors(text)]
+
+        match = [
+            naive.piece_match(half("read json file"), [half(t[a:b]) for a, b in split_sentences(t)])
+            for t in chunks
+        ]
+        rel = [r + PIECES * match[i] for r, (i, _, _) in zip(rel, units, strict=True)]
     # minus the length cost: its tokens over the mean unit's
     own = [words(chunks[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
@@ -240,3 +268,27 @@ def test_a_repeated_sentence_is_said_once_and_a_unit_with_no_word_never():
 @given(st.lists(st.sampled_from(["a b", "a  b", "a b\n", "c", " c", "", "\n", "d e f"]), max_size=12))
 def test_first_copies_equals_the_reference(texts):
     assert first_copies(texts).tolist() == naive.first_copies(texts)
+
+
+piece_rows = hnp.arrays(
+    np.float32,
+    st.tuples(st.integers(0, 4), st.just(3)),
+    elements=st.sampled_from([0.0, 0.5, -1.0, 1.0]) | st.floats(-1, 1, width=32),
+)
+
+
+@given(query=piece_rows, sentences=st.lists(st.tuples(st.integers(0, 3), piece_rows), max_size=8))
+def test_piece_match_equals_the_reference(query, sentences):
+    """Late interaction: per text, the mean over the question's pieces of their best dot with the
+    text's pieces; 0 for a text without pieces or a question without any (ties, zero rows, empty)."""
+    sentences = sorted(sentences, key=lambda s: s[0])  # grouped by text, in order
+    text_of = np.array([t for t, _ in sentences], dtype=np.int64)
+    pieces = [p for _, p in sentences]
+    got = piece_match(query, pieces, text_of, 4)
+    want = [
+        naive.piece_match(
+            query.tolist(), [p.tolist() for t, p in zip(text_of, pieces, strict=True) if t == i]
+        )
+        for i in range(4)
+    ]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
