@@ -12,10 +12,14 @@ manual and FAQ, the SQLAlchemy and SQLite FAQs, the Linux man pages, and lsof's 
 each over itself); the Python documentation's four sets (its FAQ, glossary comparisons and
 library overviews) count as one source, since they share one pool.
 
-The settings (:data:`SETTINGS`) are the shipped default, each of its four parts moved alone
+The settings (:data:`SETTINGS`) are the shipped default, each of its parts moved alone
 (``lexical``, the question's words; ``LENGTH_COST``, what a unit pays for its length;
 ``SAME_TEXT``, how redundant two units of one text are; ``NEIGHBOUR``, the lift toward a closer
-neighbour: ``scwo_np.select._units``), and all four off, the selection before issue 43.  For
+neighbour; ``SHORT_COST`` and ``SHORT_WORDS``, the fragment rule; ``PIECES``, since 2026-11-30,
+the question's word pieces matched in each text: ``scwo_np.select._units``), and all of them
+off, the selection before issue 43.  MiniLM's word pieces come from the embedding cache with its
+vectors (``EmbeddingCache.embed_pieces``): a cache filled before 2026-11-30 holds none, and the
+first run embeds every sentence again.  For
 each setting every question of every source is asked (both splits) through
 :func:`scwo_np.bench.quality_at_budget`: the real :func:`~scwo_np.select.select_texts` call with
 MiniLM vectors and tokens counted as ``len(text) // 4``.  Then, for each source in turn, the

@@ -16,7 +16,8 @@ kept in one SQLite file per user:
   :func:`~scwo_np.select_texts`, :func:`~scwo_np.bench.quality_at_budget`), ``--no-cache``
   on the command line, or ``SCWO_NP_EMBEDDING_CACHE=off`` for the whole process (and the MCP
   server);
-* **size:** at most :data:`DEFAULT_MAX_MB` MB of pages in use (about 160,000 MiniLM vectors),
+* **size:** at most :data:`DEFAULT_MAX_MB` MB of pages in use (about 160,000 MiniLM vectors, or
+  about 20,000 sentences with their word pieces, which sentence selection keeps beside them),
   ``SCWO_NP_EMBEDDING_CACHE_MB`` to change it; past it the least recently used vectors are
   deleted (:class:`~scwo_np.embed.EmbeddingCache`);
 * **safety:** several processes share the file (SQLite in WAL mode, one transaction per

@@ -187,9 +187,9 @@ def piece_match(
         return out
     D = np.concatenate([p for p in pieces if len(p)]).astype(np.float32)
     owner = np.repeat(np.asarray(text_of, dtype=np.int64), sizes)
-    sims = np.asarray(query, dtype=np.float32) @ D.T  # (question pieces, text pieces)
+    sims = D @ np.asarray(query, dtype=np.float32).T  # (text pieces, question pieces)
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    out[owner[starts]] = np.maximum.reduceat(sims, starts, axis=1).astype(np.float64).mean(axis=0)
+    out[owner[starts]] = np.maximum.reduceat(sims, starts, axis=0).astype(np.float64).mean(axis=1)
     return out
 
 

@@ -2,7 +2,10 @@
 
 Target (issue 43): the question's words (each text's share of their BM25 weight, since
 2026-11-29; BM25 of every unit before), the neighbour lift, the length
-cost and the same-text axis add at most 3 ms beside the embedder for 50 chunks.  The texts
+cost, the same-text axis and (since 2026-11-30) the match of the question's word pieces in each
+text add at most 3 ms beside the embedder for 50 chunks.  The pieces are what MiniLM gives: one
+unit vector of 384 per word piece (here 1.3 per word, random; the question's words plus two),
+the match one matrix product of the question's pieces with the texts' sentences' pieces.  The texts
 are real: the 50 paragraphs MiniLM retrieved for the bundled Python FAQ's questions
 (``load_questions("python-faq")``).  ``time_added_steps`` runs exactly the steps the relevance
 adds to sentence selection (its units already cut, its sentence cosines known);
@@ -15,6 +18,11 @@ relevance's share of everything but the model.
 import numpy as np
 
 from ..common import Benchmark, best_time
+
+
+def _unit_rows(rng, m):
+    X = rng.normal(size=(m, 384)).astype(np.float32)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
 class SentenceRelevance(Benchmark):
@@ -33,7 +41,9 @@ class SentenceRelevance(Benchmark):
             rng = np.random.default_rng(i)
             best = rng.uniform(-0.2, 0.8, len(units))
             E = rng.normal(size=(len(units), 384))
-            self.cases.append((texts, qs.questions[i], units, best, E))
+            pieces = [_unit_rows(rng, int(1.3 * len(s.split())) + 1) for s in units.sentences]
+            asked = _unit_rows(rng, len(qs.questions[i].split()) + 2)
+            self.cases.append((texts, qs.questions[i], units, best, E, pieces, asked))
 
     def _added(self, case):
         try:
@@ -53,10 +63,17 @@ class SentenceRelevance(Benchmark):
         from scwo_np.select._units import neighbour_lift, spread_over_texts
         from scwo_np.tokens import count_tokens
 
-        texts, question, units, best, E = case
+        texts, question, units, best, E, pieces, asked = case
         own = count_tokens(units.texts, "estimate")
         rel = best + 0.3 * neighbour_lift(best, units.text_of) + 0.1 * words(texts, units, question)
         rel -= 0.06 * own / own.mean()
+        try:
+            from scwo_np.select._units import piece_match
+        except ImportError:  # commits before 2026-11-30
+            pass
+        else:
+            of_sentence = np.repeat(units.text_of, np.diff(np.r_[units.start, len(units.sentences)]))
+            rel += 0.5 * piece_match(asked, pieces, of_sentence, len(texts))[units.text_of]
         return rel, spread_over_texts(E, units.text_of)
 
     def time_added_steps(self, questions):
@@ -80,7 +97,7 @@ class SentenceRelevance(Benchmark):
             )
 
         def call(**kw):
-            for texts, question, *_ in self.cases:
+            for texts, question, *_ in self.cases:  # an embedder without word pieces
                 select_texts(texts, question, 400, embedder=embed, granularity="sentence", **kw)
 
         def off():
