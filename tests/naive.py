@@ -601,7 +601,7 @@ def quantize_piece(row):
         e += 1
     while top <= 127.0 * 2.0 ** (e - 1):
         e -= 1
-    e = min(max(e, -120), 120)  # the exponents' range (int8, kept clear of float32's ends)
+    e = min(max(e, -128), 121)  # the exponents' range (int8, and 127 * 2**121 below float32's largest)
     return [max(-127, min(127, round(x / 2.0**e))) * 2.0**e for x in row]
 
 

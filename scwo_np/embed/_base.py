@@ -181,9 +181,11 @@ def embed_pieces(
     :func:`~scwo_np.select_texts` then matches each of the question's pieces to the nearest
     piece of each text.  Any other embedder gives None, and nothing else changes.
 
-    Pieces are kept to 8 bits: each piece's values are rounded to a multiple of a power of two
-    (:func:`quantize_pieces`), so a piece read from a cache is the same, bit for bit, as one
-    just computed, and a cached text costs a quarter of the bytes of float32.
+    Each piece is scaled to unit length (a zero piece stays zero), so that its dot with another
+    is their cosine whatever the embedder's scale, and kept to 8 bits: its values are rounded to
+    a multiple of a power of two (:func:`quantize_pieces`), so a piece read from a cache is the
+    same, bit for bit, as one just computed, and a cached text costs a quarter of the bytes of
+    float32.
 
     Parameters
     ----------
@@ -196,8 +198,8 @@ def embed_pieces(
     -------
     tuple of (ndarray, list of ndarray) or None
         The ``(n, d)`` float32 vectors (checked as :func:`embed_texts` checks them) and, for
-        each text, its ``(m_i, d)`` float32 piece vectors, rounded to 8 bits (a text may have
-        none); None when the embedder has no ``embed_pieces`` or it returns None.
+        each text, its ``(m_i, d)`` float32 piece vectors, unit rows rounded to 8 bits (a text
+        may have none); None when the embedder has no ``embed_pieces`` or it returns None.
 
     Examples
     --------
@@ -208,10 +210,10 @@ def embed_pieces(
     ...     def __call__(self, texts):
     ...         return [[1.0, len(t)] for t in texts]
     ...     def embed_pieces(self, texts):
-    ...         return self(texts), [[[1.0, 0.3]] * len(t.split()) for t in texts]
+    ...         return self(texts), [[[3.0, 4.0]] * len(t.split()) for t in texts]
     >>> V, P = embed_pieces(Pieces(), ["a b", "c"])
     >>> V.tolist(), [p.shape for p in P], P[1].tolist()
-    ([[1.0, 3.0], [1.0, 1.0]], [(2, 2), (1, 2)], [[1.0, 0.296875]])
+    ([[1.0, 3.0], [1.0, 1.0]], [(2, 2), (1, 2)], [[0.6015625, 0.796875]])
     """
     texts = check_texts(texts)
     one = getattr(embedder, "embed_pieces", None)
@@ -219,13 +221,17 @@ def embed_pieces(
     if got is None:
         return None
     name = embedder_name(embedder)
-    try:
-        vectors, pieces = got
-    except (TypeError, ValueError):
+    if not isinstance(got, tuple | list) or len(got) != 2:
         raise ValueError(
-            f"{name}.embed_pieces must return (vectors, pieces); got {type(got).__name__}."
-        ) from None
+            f"{name}.embed_pieces must return a pair (vectors, pieces) or None; got {type(got).__name__}."
+        )
+    vectors, pieces = got
     V = embed_texts(_Given(name, vectors), texts)
+    if isinstance(pieces, str | bytes) or not isinstance(pieces, Sequence | np.ndarray):
+        raise ValueError(
+            f"{name}.embed_pieces returned pieces as {type(pieces).__name__}; it must return a list of "
+            "one (m, d) array per text."
+        )
     if len(pieces) != len(texts):
         raise ValueError(
             f"{name}.embed_pieces returned pieces of {len(pieces)} text(s) for {len(texts)}; it must "
@@ -234,7 +240,17 @@ def embed_pieces(
     d, out = V.shape[1], []
     for i, p in enumerate(pieces):
         try:
-            out.append(dequantize_pieces(*quantize_pieces(p, d)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                P = np.asarray(p, dtype=np.float32)
+        except (TypeError, ValueError):  # ragged, or not numbers
+            raise ValueError(
+                f"{name}.embed_pieces returned pieces of texts[{i}] that are not a numeric (m, {d}) array."
+            ) from None
+        if P.size and P.ndim == 2 and np.isfinite(P).all():  # unit rows: their dots are cosines
+            norms = np.sqrt(np.einsum("ij,ij->i", P.astype(np.float64), P.astype(np.float64)))
+            P = (P / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
+        try:
+            out.append(dequantize_pieces(*quantize_pieces(P, d)))
         except ValueError as exc:
             raise ValueError(f"{name}.embed_pieces returned pieces of texts[{i}] {exc}") from None
     return V, out
@@ -244,9 +260,11 @@ def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[n
     """Piece vectors to 8 bits: ``(exponents, codes)`` with ``pieces ≈ codes * 2.0**exponents[:, None]``.
 
     Each row's scale is the smallest power of two ``s`` with ``max|row| <= 127 * s``, and its
-    codes are ``round(row / s)``: a relative error below 1/128 of the row's largest value.  The
-    rounding is idempotent: rounded pieces round to themselves, so pieces stored and read back
-    are the same bits.
+    codes are ``round(row / s)``: an error of at most half a code, below 1/127 of the row's
+    largest value (a row whose largest value is below ``2**-121``, past float32's normal range,
+    keeps the scale ``2**-128`` and loses more; values past ``127 * 2**121``, near float32's
+    largest, are clipped to it).  The rounding is idempotent: rounded pieces
+    round to themselves, so pieces stored and read back are the same bits.
 
     Parameters
     ----------
@@ -281,7 +299,7 @@ def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[n
     top = np.abs(P).max(axis=1)
     with np.errstate(divide="ignore"):
         exps = np.where(top > 0, np.ceil(np.log2(top / 127.0)), 0.0)
-    exps = np.clip(exps, -120, 120)
+    exps = np.clip(exps, -128, 121)  # int8, and 127 * 2**121 below float32's largest
     codes = np.clip(np.rint(np.ldexp(P, -exps[:, None].astype(np.int32))), -127, 127)
     return exps.astype(np.int8), codes.astype(np.int8)
 

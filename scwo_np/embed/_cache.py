@@ -473,12 +473,14 @@ class EmbeddingCache:
 
     def embed_pieces(
         self, embedder: Callable[[list[str]], object], texts: Sequence[str], *, batch_size: int = 256
-    ) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]]:
+    ) -> tuple[NDArray[np.float32], list[NDArray[np.float32]]] | None:
         """The texts' vectors and word-piece vectors: cached ones read, the others embedded and stored.
 
         What :meth:`embed` does, for an embedder with ``embed_pieces`` (see
         :func:`~scwo_np.embed.embed_pieces`): a text is embedded again when its vector or its
-        pieces are not cached, and both are stored in one transaction.
+        pieces are not cached (a vector cached by a plain call, or by a version of scwo_np
+        before pieces, is embedded once more, to store its pieces), and both are stored in one
+        transaction.  None when the embedder gives no pieces.
 
         Parameters
         ----------
@@ -491,10 +493,9 @@ class EmbeddingCache:
 
         Returns
         -------
-        vectors : ndarray of float32, shape (len(texts), d)
-            One vector per text.
-        pieces : list of ndarray of float32
-            Each text's ``(m_i, d)`` word-piece vectors (to 8 bits).
+        tuple of (ndarray, list of ndarray) or None
+            One float32 vector per text, ``(len(texts), d)``, and each text's ``(m_i, d)``
+            word-piece vectors (to 8 bits); None when the embedder has no pieces to give.
 
         Examples
         --------
@@ -526,8 +527,8 @@ class EmbeddingCache:
         for a in range(0, len(missing), batch_size):
             part = missing[a : a + batch_size]
             out = embed_pieces(embedder, part)
-            if out is None:
-                raise TypeError(f"embedder {name} has no word-piece vectors (no embed_pieces method).")
+            if out is None:  # an embedder without pieces (or one that has none to give)
+                return None
             if self._writable:
                 try:
                     self.put(name, part, out[0], pieces=out[1])

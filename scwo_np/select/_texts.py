@@ -295,6 +295,7 @@ def select_texts(
     elision: str | None = None,
     separator: str = "\n\n",
     lexical: float | None = None,
+    pieces: float | None = None,
     strategy: str = "mmr",
     strategy_options: dict[str, Any] | None = None,
 ) -> TextSelection:
@@ -377,6 +378,13 @@ def select_texts(
         vector has no words: the embedding's relevance alone.  Default: 0.05 for chunks, 0.2 for
         sentences, chosen by leave-one-source-out on documentation sources (the text guide has
         the figures).
+    pieces : float in [0, 1], optional
+        With sentences, the question as text and an embedder that gives its word pieces'
+        vectors (MiniLM; see :func:`~scwo_np.embed.embed_pieces`): the weight of how well the
+        question's pieces are matched in each text (each piece's best cosine with a piece of
+        the text's sentences, averaged over the question's pieces: late interaction).  Default
+        0.5, chosen by leave-one-source-out (the text guide has the figures); 0: no pieces
+        (nothing of them read or stored).  Chunks do not use them.
     strategy : str, default "mmr"
         With ``granularity="chunk"``: any of :data:`~scwo_np.select.STRATEGIES`
         (:func:`~scwo_np.select.select_by_strategy` on the texts' vectors and token counts, ``lam``
@@ -436,11 +444,22 @@ def select_texts(
     )
     if lexical and strategy != "mmr":
         raise ValueError(f"lexical is MMR's: strategy={strategy!r} ranks by the cosine; pass lexical=0.")
+    if pieces is not None:
+        pieces = check_unit_interval(
+            pieces,
+            name="pieces",
+            meaning="the weight of the question's word pieces matched in each text; 0 for none",
+        )
+        if pieces and granularity != "sentence":
+            raise ValueError(
+                "pieces weighs the question's word pieces in sentence selection; granularity='chunk' does "
+                "not use them: leave pieces out, or use granularity='sentence'."
+            )
     if granularity == "sentence":
         return _select_sentences(
             texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam, method=method,
             order=order, cache=cache, embeddings=embeddings, costs=costs, weight=sentence_weight, elision=elision,
-            separator=separator, lexical=lexical,
+            separator=separator, lexical=lexical, pieces=PIECES if pieces is None else pieces,
         )  # fmt: skip
     if embeddings is not None and isinstance(query, str) and embedder is None:
         raise ValueError(
@@ -610,13 +629,14 @@ def _fit(lay_out: Callable, budget: int, room: int, paid: Callable) -> tuple[tup
     return cut, cut_used
 
 
-def _embed_units(emb: Callable, wanted: list[str], sentences: list[str], query):
+def _embed_units(emb: Callable, wanted: list[str], sentences: list[str], query, pieces: float):
     """``(V, P, q, q_pieces)``: the vectors of ``wanted`` (rows in its order) and the question's;
-    for an embedder with word pieces (:func:`~scwo_np.embed.embed_pieces`) and a question as
-    text, also the pieces of each sentence (``P``, by sentence) and of the question, else None.
-    One call for the sentences (vectors and pieces from one pass), one for the other texts."""
+    with ``pieces`` above 0, an embedder with word pieces (:func:`~scwo_np.embed.embed_pieces`)
+    and a question as text, also the pieces of each sentence (``P``, by sentence) and of the
+    question, else None.  One call for the sentences (vectors and pieces from one pass), one for
+    the other texts."""
     said = list(dict.fromkeys(sentences))
-    got = embed_pieces(emb, said) if isinstance(query, str) and said else None
+    got = embed_pieces(emb, said) if pieces and isinstance(query, str) and said else None
     if got is None:
         q = embed_query(emb, query) if isinstance(query, str) else query
         return embed_texts(emb, wanted), None, q, None
@@ -647,6 +667,7 @@ def _select_sentences(
     elision,
     separator,
     lexical,
+    pieces,
 ) -> TextSelection:
     """``select_texts`` over the texts' sentences (see :mod:`scwo_np.select._units`)."""
     weight = check_unit_interval(
@@ -677,7 +698,7 @@ def _select_sentences(
     wanted = list(dict.fromkeys((texts if embeddings is None else []) + units.sentences))
     try:  # one call for every distinct text, then the query
         emb = _embedder_for(embedder, texts, query, store)
-        V, P, q, q_pieces = _embed_units(emb, wanted, units.sentences, query)
+        V, P, q, q_pieces = _embed_units(emb, wanted, units.sentences, query, pieces)
     finally:
         if own:
             store.close()
@@ -707,10 +728,10 @@ def _select_sentences(
     )
     if lexical and isinstance(query, str):  # the question's words in the unit's text: its share of them
         rel = rel + lexical * question_share(texts, query)[units.text_of]
-    if q_pieces is not None and PIECES:  # the question's word pieces, each matched in the unit's text
+    if q_pieces is not None:  # the question's word pieces, each matched in the unit's text
         of_sentence = np.repeat(units.text_of, np.diff(np.r_[units.start, len(units.sentences)]))
         match = piece_match(q_pieces, [P[t] for t in units.sentences], of_sentence, len(texts))
-        rel = rel + PIECES * match[units.text_of]
+        rel = rel + pieces * match[units.text_of]
     joint = f" {elision} " if elision else " "  # between two kept units of a text that were not adjacent
     # Every unit but the first is preceded by a join: an elision mark inside its text or the
     # separator between texts; each unit costs the dearer of the two, and the budget is one join larger.

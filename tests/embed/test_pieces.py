@@ -46,12 +46,16 @@ def test_pieces_are_checked_and_kept_to_8_bits():
     V, P = embed_pieces(Pieces(), ["a bb", "ccc"])
     np.testing.assert_array_equal(V, embed_texts(Pieces(), ["a bb", "ccc"]))
     assert [p.shape for p in P] == [(2, 3), (1, 3)] and {p.dtype.name for p in P} == {"float32"}
-    assert P[0].tolist() == [[1.0, 1.0, 0.5], [1.0, 2.0, 0.5]]  # multiples of a power of two already
-    assert P[1].tolist() == [[1.0, 3.0, 0.5]]
+    for p, words in zip(P, ["a bb", "ccc"], strict=True):  # unit rows, to 8 bits
+        want = [
+            naive.quantize_piece([x / naive.norm(r) for x in r])
+            for r in [[1.0, len(w), 0.5] for w in words.split()]
+        ]
+        assert p.tolist() == want
 
 
 @given(hnp.arrays(np.float32, st.tuples(st.integers(0, 5), st.integers(1, 6)),
-                  elements=st.floats(-1e4, 1e4, width=32) | st.sampled_from([0.0, 1.0, -0.5, 127.0, 3e-30, 1e-40])))  # fmt: skip
+                  elements=st.floats(-1e4, 1e4, width=32) | st.sampled_from([0.0, 1.0, -0.5, 127.0, 3e-30, 1e-40, 3e38, -3.4e38])))  # fmt: skip
 def test_8_bit_pieces_equal_the_reference_and_round_to_themselves(rows):
     exps, codes = quantize_pieces(rows, rows.shape[1])
     back = dequantize_pieces(exps, codes)
@@ -61,9 +65,10 @@ def test_8_bit_pieces_equal_the_reference_and_round_to_themselves(rows):
     )
     e2, c2 = quantize_pieces(back, rows.shape[1])  # idempotent: what a cache stores and reads back
     np.testing.assert_array_equal(dequantize_pieces(e2, c2), back)
-    if rows.size:
+    if rows.size:  # half a code at most, in float32's normal range
         top = np.abs(rows).max(axis=1, keepdims=True)
-        assert (np.abs(back - rows) <= top / 127 + 1e-30).all()
+        normal = ((top >= 2.0**-121) & (top <= 127 * 2.0**121)).ravel()
+        assert (np.abs(back - rows)[normal] <= top[normal] / 127).all()
 
 
 class Bad(Pieces):
@@ -82,6 +87,9 @@ class Bad(Pieces):
         ([[[1.0, 2.0]], [[1.0, 2.0]]], r"texts\[0\] of shape \(1, 2\)"),
         ([[[1.0, np.nan, 3.0]], []], r"texts\[0\]"),
         ([[[1.0, 1e39, 3.0]], []], r"texts\[0\]"),  # beyond float32
+        ((p for p in [[], []]), "pieces as generator"),
+        (3, "pieces as int"),
+        ([[[1.0, 2.0, 3.0], [1.0]], []], r"texts\[0\] that are not a numeric \(m, 3\) array"),  # ragged
     ],
 )
 def test_bad_pieces_are_named(pieces, match):
@@ -146,3 +154,20 @@ def test_a_cached_embedder_reads_pieces_from_its_cache():
     first = emb.embed_pieces(["a bb"])
     second = emb.embed_pieces(["a bb"])
     assert len(model.calls) == 1 and first[1][0].tolist() == second[1][0].tolist()
+
+
+@pytest.mark.parametrize("got", [{"vectors": 1, "pieces": 2}, ([[1.0, 1.0, 1.0]],), "ab"])
+def test_what_is_not_a_pair_is_named(got):
+    class Odd(Pieces):
+        def embed_pieces(self, texts):
+            return got
+
+    with pytest.raises(
+        ValueError, match=r"pieces-v1.embed_pieces must return a pair \(vectors, pieces\) or None"
+    ):
+        embed_pieces(Odd(), ["a"])
+
+
+def test_pieces_come_back_at_unit_length():
+    V, P = embed_pieces(Bad([[[3.0, 4.0, 0.0], [0.0, 0.0, 0.0]], []]), ["a", "b"])
+    assert P[0].tolist() == [[0.6015625, 0.796875, 0.0], [0.0, 0.0, 0.0]]  # 3/5, 4/5 to 8 bits; zero stays

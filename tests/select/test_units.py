@@ -85,9 +85,9 @@ class LetterPieces(Letters):
         return self(texts), [piece_vectors(t) for t in texts]
 
 
-def piece_vectors(text):
+def piece_vectors(text, scale=1.0):
     rows = [[w.count(c) + 0.5 for c in "aeijosnt"] for w in text.split()]
-    return [[x / naive.norm(r) for x in r] for r in rows]
+    return [[scale * x / naive.norm(r) for x in r] for r in rows]
 
 
 def words(text):
@@ -112,14 +112,14 @@ def test_sentences_fit_the_budget_and_keep_their_order(budget, elision):
 REPEATS = [*CHUNKS, "Tuples are immutable.\n\n42.\n\nUse a tuple as a key.  See also: 7."]
 
 
-@pytest.mark.parametrize("model", [Letters, LetterPieces])
+@pytest.mark.parametrize("model, pieces", [(Letters, None), (LetterPieces, None), (LetterPieces, 0.9)])
 @pytest.mark.parametrize("chunks", [CHUNKS, REPEATS], ids=["chunks", "repeats"])
 @pytest.mark.parametrize("lexical", [None, 0.3])  # None: the sentences' default (LEXICAL["sentence"])
 @pytest.mark.parametrize(
     "lam, w, budget", [(0.6, 0.5, 25), (0.7, 0.5, 12), (1.0, 0.3, 40), (0.0, 1.0, 30), (0.5, 0.0, 18)]
 )
 def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
-    lam, w, budget, lexical, chunks, model
+    lam, w, budget, lexical, chunks, model, pieces
 ):
     """The reference: units by sentence_units (a repeated unit once, none without a word); a unit's vector is the sum of its sentences' unit
     vectors, its relevance w * (its best sentence's cosine) + (1 - w) * (its text's cosine) + lexical
@@ -130,7 +130,8 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
 
     emb = model()
     sel = select_texts(chunks, "read json file", budget, granularity="sentence", embedder=emb,
-                       token_counter=words, lam=lam, sentence_weight=w, order="original", lexical=lexical)  # fmt: skip
+                       token_counter=words, lam=lam, sentence_weight=w, order="original", lexical=lexical,
+                       pieces=pieces)  # fmt: skip
     q = Letters()(["read json file"])[0]
     units, U, rel, costs, bests = [], [], [], [], []
     for i, t in enumerate(chunks):
@@ -161,7 +162,8 @@ def test_sentence_selection_is_mmr_over_the_units_with_the_documented_relevance(
             naive.piece_match(half("read json file"), [half(t[a:b]) for a, b in split_sentences(t)])
             for t in chunks
         ]
-        rel = [r + PIECES * match[i] for r, (i, _, _) in zip(rel, units, strict=True)]
+        weight = PIECES if pieces is None else pieces
+        rel = [r + weight * match[i] for r, (i, _, _) in zip(rel, units, strict=True)]
     # minus the length cost: its tokens over the mean unit's
     own = [words(chunks[i][a:b]) for i, a, b in units]
     rel = [r - LENGTH_COST * c / max(sum(own) / len(own), 1.0) for r, c in zip(rel, own, strict=True)]
@@ -292,3 +294,57 @@ def test_piece_match_equals_the_reference(query, sentences):
         for i in range(4)
     ]
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+class ScaledPieces(LetterPieces):
+    """LetterPieces with its pieces 1,000 times longer: only their directions may count."""
+
+    name = "scaled-pieces-v1"
+
+    def embed_pieces(self, texts):
+        return self(texts), [piece_vectors(t, scale=1000.0) for t in texts]
+
+
+class NoPieces(LetterPieces):
+    """An embed_pieces that has nothing to give (returns None), and counts its calls."""
+
+    name = "no-pieces-v1"
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def embed_pieces(self, texts):
+        self.calls += 1
+
+
+@pytest.mark.parametrize("budget", [12, 30])
+def test_pieces_count_by_direction_and_pieces_0_reads_none(budget, tmp_path):
+    from scwo_np.embed import CachedEmbedder, EmbeddingCache
+
+    kw = dict(granularity="sentence", token_counter=words)
+    a = select_texts(CHUNKS, "read json file", budget, embedder=LetterPieces(), **kw)
+    b = select_texts(CHUNKS, "read json file", budget, embedder=ScaledPieces(), **kw)
+    assert a.spans == b.spans
+    plain = select_texts(CHUNKS, "read json file", budget, embedder=Letters(), **kw)
+    emb = NoPieces()
+    off = select_texts(
+        CHUNKS, "read json file", budget, embedder=emb, pieces=0, cache=tmp_path / "c.sqlite", **kw
+    )
+    assert emb.calls == 0 and off.spans == plain.spans
+    # an embed_pieces that gives None selects as an embedder without pieces, behind caches too
+    cached = CachedEmbedder(
+        CachedEmbedder(emb, EmbeddingCache(tmp_path / "d.sqlite")), EmbeddingCache(":memory:")
+    )
+    for e, cache in ((emb, None), (emb, tmp_path / "e.sqlite"), (cached, None)):
+        assert (
+            select_texts(CHUNKS, "read json file", budget, embedder=e, cache=cache, **kw).spans == plain.spans
+        )
+
+
+def test_bad_pieces_arguments():
+    with pytest.raises(ValueError, match="pieces"):
+        select_texts(CHUNKS, "json", 30, embedder=LetterPieces(), pieces=0.5)  # chunks do not use them
+    with pytest.raises(ValueError, match="pieces"):
+        select_texts(CHUNKS, "json", 30, embedder=LetterPieces(), granularity="sentence", pieces=1.5)
+    assert len(select_texts(CHUNKS, "json", 30, embedder=Letters(), pieces=0)) > 0
