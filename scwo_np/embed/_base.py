@@ -220,6 +220,8 @@ def embed_pieces(
     got = one(list(texts)) if callable(one) else None
     if got is None:
         return None
+    if getattr(type(embedder), "_checked_pieces", False):  # a cache's: checked when first embedded
+        return got
     name = embedder_name(embedder)
     if not isinstance(got, tuple | list) or len(got) != 2:
         raise ValueError(
@@ -325,9 +327,9 @@ def dequantize_pieces(exponents: NDArray[np.int8], codes: NDArray[np.int8]) -> N
     >>> dequantize_pieces(np.array([-1], np.int8), np.array([[3, -4]], np.int8)).tolist()
     [[1.5, -2.0]]
     """
-    return np.ldexp(codes.astype(np.float32), exponents.astype(np.int32)[:, None]).astype(
-        np.float32, copy=False
-    )
+    out = codes.astype(np.float32)
+    out *= np.ldexp(np.float32(1.0), exponents.astype(np.int32))[:, None]  # a power of two: exact
+    return out
 
 
 class _Given:

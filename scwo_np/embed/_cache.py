@@ -284,7 +284,7 @@ class EmbeddingCache:
                         f"SELECT key, vec FROM pieces WHERE name = ? AND key IN ({marks})", [name, *part]
                     )
                     found.update(rows)
-        return [_pieces_of(found.get(k), dim) for k in keys]
+        return _pieces_of([found.get(k) for k in keys], dim)
 
     def _has_pieces(self) -> bool:
         row = self._db.execute(
@@ -561,13 +561,18 @@ def _piece_blobs(pieces: Sequence[object], shape: tuple[int, int]) -> list[bytes
     return blobs
 
 
-def _pieces_of(blob: bytes | None, d: int) -> NDArray[np.float32] | None:
-    """A text's pieces from their bytes; None for none, or for bytes not of pieces of length ``d``."""
-    if blob is None or len(blob) % (d + 1):
-        return None
-    raw = np.frombuffer(blob, dtype=np.int8)
-    m = raw.size // (d + 1)
-    return dequantize_pieces(raw[:m], raw[m:].reshape(m, d))
+def _pieces_of(blobs: list[bytes | None], d: int) -> list[NDArray[np.float32] | None]:
+    """Texts' pieces from their bytes, in one pass; None for none, or for bytes not of pieces of length ``d``."""
+    ok = [b is not None and len(b) % (d + 1) == 0 for b in blobs]
+    raw = [np.frombuffer(b, dtype=np.int8) for b, good in zip(blobs, ok, strict=True) if good]
+    sizes = [r.size // (d + 1) for r in raw]
+    if not raw:
+        return [None] * len(blobs)
+    exps = np.concatenate([r[:m] for r, m in zip(raw, sizes, strict=True)])
+    codes = np.concatenate([r[m:] for r, m in zip(raw, sizes, strict=True)]).reshape(-1, d)
+    rows = np.split(dequantize_pieces(exps, codes), np.cumsum(sizes)[:-1])
+    it = iter(rows)
+    return [next(it) if good else None for good in ok]
 
 
 def _check_name(name: object) -> str:

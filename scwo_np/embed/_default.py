@@ -186,6 +186,10 @@ class CachedEmbedder:
     ([[1.0, 1.0], [2.0, 1.0]], [[2.0, 1.0]], [2], 'letters-v1')
     """
 
+    #: Its pieces come checked (by :func:`~scwo_np.embed.embed_pieces` when first embedded, or as
+    #: stored): read again, they are not checked twice.
+    _checked_pieces = True
+
     def __init__(self, embedder: Callable, cache: EmbeddingCache | None = None):
         self.name = embedder_name(embedder)
         if cache is not None and not isinstance(cache, EmbeddingCache):

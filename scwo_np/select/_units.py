@@ -169,6 +169,34 @@ def neighbour_lift(best: NDArray[np.float64], text_of: NDArray[np.int64]) -> NDA
     return np.maximum(near - best, 0.0)
 
 
+def _end_to_end(pieces: Sequence[NDArray[np.floating]], total: int) -> NDArray[np.float32] | None:
+    """The pieces as one ``(total, d)`` float32 array without a copy, when they lie end to end in one
+    array already (as a cache reads them: the rows of one block, in order); else None."""
+    rows = [p for p in pieces if len(p)]
+    base = rows[0].base if isinstance(rows[0], np.ndarray) else None
+    if (
+        not isinstance(base, np.ndarray)
+        or base.dtype != np.float32
+        or base.ndim != 2
+        or not base.flags.c_contiguous
+    ):
+        return None
+    at = rows[0].__array_interface__["data"][0]
+    for p in rows:
+        if not (
+            isinstance(p, np.ndarray)
+            and p.base is base
+            and p.flags.c_contiguous
+            and p.shape[1:] == base.shape[1:]
+        ):
+            return None
+        if p.__array_interface__["data"][0] != at:
+            return None
+        at += p.nbytes
+    first = (rows[0].__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.strides[0]
+    return base[first : first + total]
+
+
 def piece_match(
     query: NDArray[np.floating], pieces: Sequence[NDArray[np.floating]], text_of: NDArray[np.int64], n: int
 ) -> NDArray[np.float64]:
@@ -182,10 +210,12 @@ def piece_match(
     matrix product), then float64.
     """
     out = np.zeros(n)
-    sizes = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+    sizes = np.array([len(p) for p in pieces], dtype=np.int64)
     if not len(query) or not sizes.sum():
         return out
-    D = np.concatenate([p for p in pieces if len(p)]).astype(np.float32)
+    D = _end_to_end(pieces, int(sizes.sum()))
+    if D is None:
+        D = np.concatenate(pieces, dtype=np.float32, casting="same_kind")  # one copy, float32
     owner = np.repeat(np.asarray(text_of, dtype=np.int64), sizes)
     sims = D @ np.asarray(query, dtype=np.float32).T  # (text pieces, question pieces)
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])

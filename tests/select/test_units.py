@@ -279,13 +279,21 @@ piece_rows = hnp.arrays(
 )
 
 
+@pytest.mark.parametrize("layout", ["arrays", "one block", "one block, out of order"])
 @given(query=piece_rows, sentences=st.lists(st.tuples(st.integers(0, 3), piece_rows), max_size=8))
-def test_piece_match_equals_the_reference(query, sentences):
+def test_piece_match_equals_the_reference(layout, query, sentences):
     """Late interaction: per text, the mean over the question's pieces of their best dot with the
-    text's pieces; 0 for a text without pieces or a question without any (ties, zero rows, empty)."""
+    text's pieces; 0 for a text without pieces or a question without any (ties, zero rows, empty).
+    Pieces that are the rows of one block, in order (as a cache reads them), are used in place;
+    any other layout is copied first: the same result."""
     sentences = sorted(sentences, key=lambda s: s[0])  # grouped by text, in order
     text_of = np.array([t for t, _ in sentences], dtype=np.int64)
     pieces = [p for _, p in sentences]
+    if layout != "arrays" and pieces:
+        order = list(range(len(pieces)))[:: -1 if layout.endswith("order") else 1]
+        block = np.concatenate([pieces[k] for k in order]).astype(np.float32)
+        views = np.split(block, np.cumsum([len(pieces[k]) for k in order])[:-1])
+        pieces = [views[order.index(k)] for k in range(len(pieces))]
     got = piece_match(query, pieces, text_of, 4)
     want = [
         naive.piece_match(

@@ -5,7 +5,8 @@ Target (issue 43): the question's words (each text's share of their BM25 weight,
 cost, the same-text axis and (since 2026-11-30) the match of the question's word pieces in each
 text add at most 3 ms beside the embedder for 50 chunks.  The pieces are what MiniLM gives: one
 unit vector of 384 per word piece (here 1.3 per word, random; the question's words plus two),
-the match one matrix product of the question's pieces with the texts' sentences' pieces.  The texts
+the rows of one block in the sentences' order, as a warm call reads them from the embedding
+cache; the match one matrix product of the question's pieces with them.  The texts
 are real: the 50 paragraphs MiniLM retrieved for the bundled Python FAQ's questions
 (``load_questions("python-faq")``).  ``time_added_steps`` runs exactly the steps the relevance
 adds to sentence selection (its units already cut, its sentence cosines known);
@@ -41,7 +42,8 @@ class SentenceRelevance(Benchmark):
             rng = np.random.default_rng(i)
             best = rng.uniform(-0.2, 0.8, len(units))
             E = rng.normal(size=(len(units), 384))
-            pieces = [_unit_rows(rng, int(1.3 * len(s.split())) + 1) for s in units.sentences]
+            sizes = [int(1.3 * len(s.split())) + 1 for s in units.sentences]  # as the cache gives them:
+            pieces = np.split(_unit_rows(rng, sum(sizes)), np.cumsum(sizes)[:-1])  # rows of one block
             asked = _unit_rows(rng, len(qs.questions[i].split()) + 2)
             self.cases.append((texts, qs.questions[i], units, best, E, pieces, asked))
 
