@@ -352,6 +352,8 @@ CATEGORIES = {
     "flag": flag_bad,
     "index": index_bad,
     "path": path_bad,
+    # Piece vectors: a zero row is a piece that says nothing, not an error
+    "pieces": _without(embeddings_bad, "zero row"),
     # Arguments where None means "the default" / "no limit":
     "unit_or_none": _without(unit_bad, "None"),
     "posint_or_none": _without(posint_bad, "None"),
@@ -402,6 +404,21 @@ def _learner(min_samples=10, timeout=30.0):
 
 def _toy_embedder(texts):
     return [[len(t) + 1.0, 1.0] for t in texts]
+
+
+class _ToyPieces:
+    """An embedder with word pieces: a text's vector and, per word, a piece."""
+
+    name = "toy-pieces"
+
+    def __call__(self, texts):
+        return [[len(t) + 1.0, 1.0] for t in texts]
+
+    def embed_pieces(self, texts):
+        return self(texts), [[[len(w) + 1.0, 1.0] for w in t.split()] for t in texts]
+
+
+_toy_pieces = _ToyPieces()
 
 
 def _store(timeout=30.0):
@@ -874,6 +891,16 @@ REGISTRY = {
         lambda **k: embed.embed_query(_toy_embedder, **k),
         dict(query="court ruling"),
         dict(query="text"),
+    ),
+    "embed_pieces": (
+        lambda **k: embed.embed_pieces(_toy_pieces, **k),
+        dict(texts=TEXTS),
+        dict(texts="texts"),
+    ),
+    "quantize_pieces": (
+        lambda **k: embed.quantize_pieces(**k),
+        dict(pieces=E, d=4),
+        dict(pieces="pieces", d="posint"),
     ),
     "select_texts": (
         lambda **k: scwo_np.select_texts(**k),

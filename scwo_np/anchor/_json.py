@@ -167,14 +167,31 @@ def fit_tokens(
         k = int(np.clip(k + step, lo + 1, hi - 1))
         if k in tried:  # the estimate stalls: bisect
             k = (lo + hi) // 2
-    text, t, idx = attempt(max(lo, 0))
-    if t <= budget:
+
+    def complete(text: str, t: int, idx: NDArray[np.int64]) -> tuple[str, int, NDArray[np.int64]]:
+        """A crush that fits, with the room it leaves filled: dropped items, then crushed ones."""
         if idx.size < cap:
             text, t, idx = _fill(doc, cols, idx, text, t, costs, cap, key, count, budget, kw)
         if 0 < idx.size < cap and budget - t >= max(
             _DEEPEN_ROOM, _DEEPEN_SHARE * budget
         ):  # (none kept: fit_nested)
             text, t, idx = _deepen(doc, cols, idx, text, t, key, counter, budget, store, kw)
+        return text, t, idx
+
+    text, t, idx = attempt(max(lo, 0))
+    if t <= budget:
+        text, t, idx = complete(text, t, idx)
+        if lo >= 1 and idx.size < cap:
+            # The crush's picks for k items are not those for k - 1 and one more: dearer ones may
+            # fill the budget where k - 1 of them and the room's fill show more items (dpkg's
+            # status at 600 tokens: 2 records, where 550 showed 3).  Show the more items, as long
+            # as every error, anomaly or match the crush kept stays.
+            alt = attempt(lo - 1)
+            alt = complete(*alt) if alt[1] <= budget else alt
+            must = crush(cols, max(idx.size, 1), report=True, **kw)[1].must_keep.values()
+            needed = set(idx.tolist()) & set().union(*(set(np.asarray(m).tolist()) for m in must))
+            if alt[1] <= budget and alt[2].size > idx.size and needed <= set(alt[2].tolist()):
+                text, t, idx = alt
         key = _store(store, doc, idx)  # the crush's key (the one in the marker), its kept positions recorded
         return FitResult(text, t, idx, n, key, "crushed")
     raise ValueError(  # not even an empty array and the short marker fit

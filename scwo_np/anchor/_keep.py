@@ -70,7 +70,11 @@ _TEXT_SEVERITY = {"critical": 3.0, "error": 2.0, "": 0.0}
 def error_severity(c: Columns) -> NDArray[np.float64]:
     """0 for normal items; higher for worse errors (status words, plus 0.5 for an error field; a text
     field's error words, as records in text are read: ``"dpkg: error processing package ..."``, but
-    not in a field that describes a thing, such as ``Description`` or ``summary``)."""
+    not in a field that describes a thing, such as ``Description`` or ``summary``).  Computed once
+    per :class:`Columns` (a fit crushes the same columns for several counts of items)."""
+    known = c.__dict__.get("_error_severity")
+    if known is not None:
+        return known.copy()
     sev = np.zeros(c.n)
     for f, name in enumerate(c.names):
         if _STATUS_NAME.match(name):
@@ -82,7 +86,8 @@ def error_severity(c: Columns) -> NDArray[np.float64]:
         elif c.kinds[f] == {str} and not _DESCRIBES.search(name):
             table = np.array([_TEXT_SEVERITY[text_level(v)] for v in c.values[f]] + [0.0])
             sev = np.maximum(sev, table[c.codes[f]])
-    return sev
+    c.__dict__["_error_severity"] = sev
+    return sev.copy()
 
 
 def rare_categories(c: Columns, share: float = 0.01, max_distinct: int = 20) -> NDArray[np.bool_]:

@@ -14,7 +14,6 @@ vectors of a named model are computed once per user, not once per call
 
 from ._base import (
     Embedder,
-    dequantize_pieces,
     embed_pieces,
     embed_query,
     embed_texts,
@@ -39,7 +38,6 @@ __all__ = [
     "user_embedding_cache",
     "LSAEmbedder",
     "MiniLMEmbedder",
-    "dequantize_pieces",
     "embed_pieces",
     "quantize_pieces",
     "embed_query",

@@ -33,13 +33,12 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from ..validation import check_text, check_texts
+from ..validation import check_embeddings, check_int, check_text, check_texts
 
 __all__ = [
     "Embedder",
-    "dequantize_pieces",
     "embed_pieces",
     "embed_query",
     "embedder_name",
@@ -245,28 +244,30 @@ def embed_pieces(
             with np.errstate(over="ignore", invalid="ignore"):
                 P = np.asarray(p, dtype=np.float32)
         except (TypeError, ValueError):  # ragged, or not numbers
+            P = None
+        if P is None or (P.size and (P.ndim != 2 or P.shape[1] != d)) or not np.isfinite(P).all():
+            shape = "" if P is None else f" (shape {P.shape})"
             raise ValueError(
-                f"{name}.embed_pieces returned pieces of texts[{i}] that are not a numeric (m, {d}) array."
-            ) from None
-        if P.size and P.ndim == 2 and np.isfinite(P).all():  # unit rows: their dots are cosines
-            norms = np.sqrt(np.einsum("ij,ij->i", P.astype(np.float64), P.astype(np.float64)))
-            P = (P / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
-        try:
-            out.append(dequantize_pieces(*quantize_pieces(P, d)))
-        except ValueError as exc:
-            raise ValueError(f"{name}.embed_pieces returned pieces of texts[{i}] {exc}") from None
+                f"{name}.embed_pieces returned pieces of texts[{i}] that are not finite (m, {d}) vectors{shape}: "
+                "each text's pieces must be as long as its vector."
+            )
+        P = P.reshape(-1, d)
+        norms = np.sqrt(np.einsum("ij,ij->i", P.astype(np.float64), P.astype(np.float64)))
+        P = (P / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)  # unit rows: dots are cosines
+        out.append(_dequantize(*_quantize(P)))
     return V, out
 
 
-def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+def quantize_pieces(pieces: ArrayLike, d: int) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
     """Piece vectors to 8 bits: ``(exponents, codes)`` with ``pieces ≈ codes * 2.0**exponents[:, None]``.
 
     Each row's scale is the smallest power of two ``s`` with ``max|row| <= 127 * s``, and its
     codes are ``round(row / s)``: an error of at most half a code, below 1/127 of the row's
     largest value (a row whose largest value is below ``2**-121``, past float32's normal range,
     keeps the scale ``2**-128`` and loses more; values past ``127 * 2**121``, near float32's
-    largest, are clipped to it).  The rounding is idempotent: rounded pieces
-    round to themselves, so pieces stored and read back are the same bits.
+    largest, are clipped to it).  The rounding is idempotent: rounded pieces round to
+    themselves, so pieces stored and read back are the same bits.  What
+    :func:`embed_pieces` and the embedding cache keep of each piece.
 
     Parameters
     ----------
@@ -285,19 +286,26 @@ def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[n
     Examples
     --------
     >>> e, c = quantize_pieces([[1.0, 0.3], [0.0, 0.0]], 2)
-    >>> e.tolist(), c.tolist()
-    ([-6, 0], [[64, 19], [0, 0]])
-    >>> dequantize_pieces(e, c).tolist()
-    [[1.0, 0.296875], [0.0, 0.0]]
+    >>> e.tolist(), c.tolist(), (c * 2.0 ** e[:, None]).tolist()
+    ([-6, 0], [[64, 19], [0, 0]], [[1.0, 0.296875], [0.0, 0.0]])
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        P = np.asarray(pieces, dtype=np.float32)
-    if P.size == 0:
+    d = check_int(d, name="d", low=1)
+    if isinstance(pieces, list | tuple | np.ndarray) and len(pieces) == 0:  # a text with no piece
         return np.empty(0, dtype=np.int8), np.empty((0, d), dtype=np.int8)
-    if P.ndim != 2 or P.shape[1] != d:
-        raise ValueError(f"of shape {P.shape}; each text's must be (m, {d}), as long as its vector.")
+    arr = check_embeddings(pieces, name="pieces")  # numbers, 2-D: a TypeError or ValueError naming it
+    if arr.shape[1] != d:
+        raise ValueError(f"pieces must have shape (m, d) with d={d}; got shape {arr.shape}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = arr.astype(np.float32)
     if not np.isfinite(P).all():
-        raise ValueError("that hold NaN or inf (or values too large for float32).")
+        raise ValueError("pieces hold NaN or inf (or values too large for float32); they must be finite.")
+    return _quantize(P)
+
+
+def _quantize(P: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+    """:func:`quantize_pieces` of a finite 2-D float32 array, unchecked."""
+    if not P.size:
+        return np.empty(0, dtype=np.int8), np.empty(P.shape, dtype=np.int8)
     top = np.abs(P).max(axis=1)
     with np.errstate(divide="ignore"):
         exps = np.where(top > 0, np.ceil(np.log2(top / 127.0)), 0.0)
@@ -306,27 +314,8 @@ def quantize_pieces(pieces: object, d: int) -> tuple[NDArray[np.int8], NDArray[n
     return exps.astype(np.int8), codes.astype(np.int8)
 
 
-def dequantize_pieces(exponents: NDArray[np.int8], codes: NDArray[np.int8]) -> NDArray[np.float32]:
-    """Piece vectors from :func:`quantize_pieces`' ``(exponents, codes)``, as float32.
-
-    Parameters
-    ----------
-    exponents : ndarray of int8, shape (m,)
-        Each row's power of two.
-    codes : ndarray of int8, shape (m, d)
-        The rounded values.
-
-    Returns
-    -------
-    ndarray of float32, shape (m, d)
-        ``codes * 2.0**exponents[:, None]``, exactly.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> dequantize_pieces(np.array([-1], np.int8), np.array([[3, -4]], np.int8)).tolist()
-    [[1.5, -2.0]]
-    """
+def _dequantize(exponents: NDArray[np.int8], codes: NDArray[np.int8]) -> NDArray[np.float32]:
+    """``codes * 2.0**exponents[:, None]`` as float32, exactly (the inverse of :func:`quantize_pieces`)."""
     out = codes.astype(np.float32)
     out *= np.ldexp(np.float32(1.0), exponents.astype(np.int32))[:, None]  # a power of two: exact
     return out

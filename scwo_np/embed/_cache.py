@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from .._registry import Registry
 from .._sqlite import StoreError, begin_write, connect, read_transaction, storable
 from ..validation import check_int, check_texts
-from ._base import dequantize_pieces, embed_pieces, embed_texts, embedder_name, quantize_pieces
+from ._base import _dequantize, embed_pieces, embed_texts, embedder_name, quantize_pieces
 
 __all__ = ["CACHE_ON_ERROR", "EmbeddingCache"]
 
@@ -555,8 +555,8 @@ def _piece_blobs(pieces: Sequence[object], shape: tuple[int, int]) -> list[bytes
     for i, p in enumerate(pieces):
         try:
             exps, codes = quantize_pieces(p, shape[1])
-        except ValueError as exc:
-            raise ValueError(f"pieces[{i}] {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"pieces[{i}]: {exc}") from None
         blobs.append(exps.tobytes() + codes.tobytes())
     return blobs
 
@@ -570,7 +570,7 @@ def _pieces_of(blobs: list[bytes | None], d: int) -> list[NDArray[np.float32] | 
         return [None] * len(blobs)
     exps = np.concatenate([r[:m] for r, m in zip(raw, sizes, strict=True)])
     codes = np.concatenate([r[m:] for r, m in zip(raw, sizes, strict=True)]).reshape(-1, d)
-    rows = np.split(dequantize_pieces(exps, codes), np.cumsum(sizes)[:-1])
+    rows = np.split(_dequantize(exps, codes), np.cumsum(sizes)[:-1])
     it = iter(rows)
     return [next(it) if good else None for good in ok]
 

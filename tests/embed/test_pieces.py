@@ -12,11 +12,11 @@ from hypothesis.extra import numpy as hnp
 from scwo_np.embed import (
     CachedEmbedder,
     EmbeddingCache,
-    dequantize_pieces,
     embed_pieces,
     embed_texts,
     quantize_pieces,
 )
+from scwo_np.embed._base import _dequantize as dequantize_pieces
 
 
 class Pieces:
@@ -84,12 +84,12 @@ class Bad(Pieces):
     "pieces, match",
     [
         ([[[1.0, 2.0, 3.0]]], "pieces of 1 text"),
-        ([[[1.0, 2.0]], [[1.0, 2.0]]], r"texts\[0\] of shape \(1, 2\)"),
+        ([[[1.0, 2.0]], [[1.0, 2.0]]], r"texts\[0\] that are not finite \(m, 3\) vectors \(shape \(1, 2\)\)"),
         ([[[1.0, np.nan, 3.0]], []], r"texts\[0\]"),
         ([[[1.0, 1e39, 3.0]], []], r"texts\[0\]"),  # beyond float32
         ((p for p in [[], []]), "pieces as generator"),
         (3, "pieces as int"),
-        ([[[1.0, 2.0, 3.0], [1.0]], []], r"texts\[0\] that are not a numeric \(m, 3\) array"),  # ragged
+        ([[[1.0, 2.0, 3.0], [1.0]], []], r"texts\[0\] that are not finite \(m, 3\) vectors:"),  # ragged
     ],
 )
 def test_bad_pieces_are_named(pieces, match):
