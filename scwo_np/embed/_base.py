@@ -246,10 +246,11 @@ def embed_pieces(
         except (TypeError, ValueError):  # ragged, or not numbers
             P = None
         if P is None or (P.size and (P.ndim != 2 or P.shape[1] != d)) or not np.isfinite(P).all():
-            shape = "" if P is None else f" (shape {P.shape})"
+            what = "not an array of numbers" if P is None else f"of shape {P.shape}"
+            what += "" if P is None or np.isfinite(P).all() else ", with NaN or inf"
             raise ValueError(
-                f"{name}.embed_pieces returned pieces of texts[{i}] that are not finite (m, {d}) vectors{shape}: "
-                "each text's pieces must be as long as its vector."
+                f"{name}.embed_pieces returned pieces for {texts[i][:40]!r} {what}: a text's pieces must be "
+                f"finite (m, {d}) vectors, as long as its vector."
             )
         P = P.reshape(-1, d)
         norms = np.sqrt(np.einsum("ij,ij->i", P.astype(np.float64), P.astype(np.float64)))

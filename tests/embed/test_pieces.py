@@ -84,12 +84,12 @@ class Bad(Pieces):
     "pieces, match",
     [
         ([[[1.0, 2.0, 3.0]]], "pieces of 1 text"),
-        ([[[1.0, 2.0]], [[1.0, 2.0]]], r"texts\[0\] that are not finite \(m, 3\) vectors \(shape \(1, 2\)\)"),
-        ([[[1.0, np.nan, 3.0]], []], r"texts\[0\]"),
-        ([[[1.0, 1e39, 3.0]], []], r"texts\[0\]"),  # beyond float32
+        ([[[1.0, 2.0]], [[1.0, 2.0]]], r"for 'a' of shape \(1, 2\): a text's pieces must be finite \(m, 3\)"),
+        ([[[1.0, np.nan, 3.0]], []], r"for 'a' of shape \(1, 3\), with NaN or inf"),
+        ([[[1.0, 1e39, 3.0]], []], r"for 'a' of shape \(1, 3\), with NaN or inf"),  # beyond float32
         ((p for p in [[], []]), "pieces as generator"),
         (3, "pieces as int"),
-        ([[[1.0, 2.0, 3.0], [1.0]], []], r"texts\[0\] that are not finite \(m, 3\) vectors:"),  # ragged
+        ([[[1.0, 2.0, 3.0], [1.0]], []], r"for 'a' not an array of numbers"),  # ragged
     ],
 )
 def test_bad_pieces_are_named(pieces, match):
