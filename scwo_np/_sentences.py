@@ -137,8 +137,9 @@ def split_sentences(text: str, *, wrapped: bool | None = None) -> list[tuple[int
 def _wrapped_segments(text: str) -> list[tuple[int, int, str]]:
     """Hard-wrapped text's spans: each paragraph, cut where a line is indented less than the one
     before (a man page's next option or variable after the text of the last, which may start in
-    lower case: ``comment-begin``) or follows one at column 0 (a section's name), is prose cut at
-    its sentence marks; a piece of three lines or
+    lower case: ``comment-begin``) or follows a heading (:func:`_heading`: a section's name, or an
+    option's name at column 0 once its paragraph was stripped), is prose cut at its sentence marks;
+    lines at column 0 are otherwise running text; a piece of three lines or
     more that ends no sentence and whose lines are short (40 characters on average: a list of
     names) is a span per line."""
     out: list[tuple[int, int, str]] = []
@@ -150,7 +151,10 @@ def _wrapped_segments(text: str) -> list[tuple[int, int, str]]:
             before = text[p + lines[k - 1][0] : p + lines[k - 1][1]]
             now = text[p + a : p + b]
             indent = len(before) - len(before.lstrip())
-            if len(now) - len(now.lstrip()) < indent or not indent:  # a dedent, or after a heading
+            # a dedent, or after a heading: a line at column 0 that starts its piece
+            if len(now) - len(now.lstrip()) < indent or (
+                not indent and start == k - 1 and _heading(before, now)
+            ):
                 pieces.append(lines[start:k])
                 start = k
         pieces.append(lines[start:])
@@ -166,6 +170,15 @@ def _wrapped_segments(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _heading(line: str, after: str) -> bool:
+    """Whether a line at column 0 is a heading of the lines after it (a man page's section name, or
+    an option's name once its paragraph was stripped): 40 characters or fewer, or shorter than 3/4
+    of the next line's text.  A longer one is the first line of a paragraph whose indent was
+    stripped, its sentence going on."""
+    n = len(line.strip())
+    return n <= 40 or n < 0.75 * len(after.strip())
+
+
 def _indented_throughout(text: str) -> bool:
     """Whether nine in ten of the text's non-blank lines (two or more) are indented (by three spaces
     or more, or a tab; a diffstat's and a Debian field's one space are not): a man page as
@@ -173,7 +186,18 @@ def _indented_throughout(text: str) -> bool:
     the rules for unwrapped text, its option lists were one code block (ls(1): 3,441 characters)
     and its paragraphs a span per line, cut mid-sentence (359 cuts on 14 pages)."""
     body = [line for line in text.splitlines() if line.strip()]
-    return len(body) >= 2 and sum(line.startswith(("   ", "\t")) for line in body) >= 0.9 * len(body)
+    if len(body) < 2:
+        return False
+    indented = [line.startswith(("   ", "\t")) for line in body]
+    if sum(indented) >= 0.9 * len(body):
+        return True
+    # A piece of a man page whose first line lost its indent (a paragraph split off and stripped:
+    # "-amin n" over its option's text): the lines after it indented, and reading as prose.
+    if indented[0] or sum(indented[1:]) < 0.9 * (len(body) - 1):
+        return False
+    lines = _lines(text)
+    first = next(i for i, (a, b) in enumerate(lines) if text[a:b].strip())
+    return _indented_prose(text, lines, first + 1)
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:

@@ -295,3 +295,50 @@ def test_labels_of_one_letter_said_again():
         "aaa. Fixed a bug that caused the shell to crash.",
         "bbbb. The read builtin now times out.",
     ]
+
+
+# find(1) as `man -P cat find` prints it, split at its blank lines and each paragraph stripped, as a
+# user does before selecting from it: the first line loses its indent.
+FIND = [
+    "-amin n\n              File was last accessed less than, more than or exactly n minutes\n              ago.",
+    "-context pattern\n              (SELinux only) Security context of the file matches glob pat‐\n              tern.",
+    "-maxdepth levels\n              Descend at most levels (a non-negative integer) levels of direc‐\n"
+    "              tories  below the starting-points.  Using -maxdepth 0 means only\n"
+    "              apply the tests and actions to the starting-points themselves.",
+    "The cost-based optimiser has a fixed  idea  of  how  likely  any\n"
+    "              given  test  is to succeed.  In some cases the probability takes\n"
+    "              account of the specific nature of the test (for example, -type f\n"
+    "              is  assumed  to  be  more  likely to succeed than -type c).",
+]
+
+
+def test_a_stripped_paragraph_of_a_man_page_reads_as_wrapped():
+    """Split off and stripped, an option's paragraph read as a list of lines: its last line ("ago.",
+    "tern.") was a unit of its own, and 662 of 6,795 units of 120 pages began mid-sentence (379 now)."""
+    got = [[" ".join(t[a:b].split()) for a, b in split_sentences(t)] for t in FIND]
+    assert got[0] == ["-amin n", "File was last accessed less than, more than or exactly n minutes ago."]
+    assert got[1] == [
+        "-context pattern",
+        "(SELinux only) Security context of the file matches glob pat‐ tern.",
+    ]
+    assert got[2] == [
+        "-maxdepth levels",
+        "Descend at most levels (a non-negative integer) levels of direc‐ tories below the starting-points.",
+        "Using -maxdepth 0 means only apply the tests and actions to the starting-points themselves.",
+    ]
+    # a long first line is not a heading: its sentence goes on
+    assert (
+        got[3][0] == "The cost-based optimiser has a fixed idea of how likely any given test is to succeed."
+    )
+    # the whole page reads as before: a section's name alone, even over a short line
+    page = "SEE ALSO\n       REINDEX(7)\n\nNOTES\n       Some text that goes on\n       here."
+    assert [page[a:b] for a, b in split_sentences(page, wrapped=True)][:2] == ["SEE ALSO", "REINDEX(7)"]
+    # code after a line at column 0 is not prose
+    code = "Example:\n    x = 1\n    y = 2"
+    assert split_sentences(code) == split_sentences(code, wrapped=False)
+    # wrapped=True on text at column 0: cut at its sentences, not at its lines
+    flat = "Bash is an sh-compatible command language\ninterpreter. It reads commands\nfrom files."
+    assert [" ".join(flat[a:b].split()) for a, b in split_sentences(flat, wrapped=True)] == [
+        "Bash is an sh-compatible command language interpreter.",
+        "It reads commands from files.",
+    ]
