@@ -32,6 +32,8 @@ A unit glues a span to the one before it (in the same text) when the span
   ``They``, ``Such``...), a connective (``However``, ``Also``, ``Therefore``, ``But``,
   ``For example``...);
 * follows a span that ends with ``:`` (it is what was announced: a list, a code block);
+* follows a heading of hard-wrapped text (a man page's section or option name alone on its line:
+  ``-amin n`` over its option's text), which would mean nothing on its own;
 * is a list item after a list item (it continues the list);
 * continues a doctest (starts with ``...`` or ``>>>`` after a span holding ``>>>``).
 
@@ -145,21 +147,25 @@ def _wrapped_segments(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     for p, q in _paragraphs(text):
         lines = _lines(text[p:q])
-        pieces, start = [], 0
+        pieces, start, heads = [], 0, set()
         for k in range(1, len(lines)):
             a, b = lines[k]
             before = text[p + lines[k - 1][0] : p + lines[k - 1][1]]
             now = text[p + a : p + b]
             indent = len(before) - len(before.lstrip())
-            # a dedent, or after a heading: a line at column 0 that starts its piece
-            if len(now) - len(now.lstrip()) < indent or (
-                not indent and start == k - 1 and _heading(before, now)
-            ):
+            # after a heading: a line at column 0 that starts its piece; or a dedent
+            heading = not indent and start == k - 1 and _heading(before, now)
+            if heading or len(now) - len(now.lstrip()) < indent:
+                if heading:
+                    heads.add(len(pieces))
                 pieces.append(lines[start:k])
                 start = k
         pieces.append(lines[start:])
-        for piece in pieces:
+        for i, piece in enumerate(pieces):
             a, b = p + piece[0][0], p + piece[-1][1]
+            if i in heads:  # one line: a unit with the sentence after it (units_and_sentences)
+                out.append((*_trim(text, a, b), "heading"))
+                continue
             bodies = [text[p + x : p + y].strip() for x, y in piece]
             listed = len(piece) >= 3 and sum(map(len, bodies)) <= 40 * len(piece)
             if listed and not _SENTENCE_END.search(text, a, b):
@@ -260,8 +266,9 @@ def units_and_sentences(text: str) -> tuple[list[tuple[int, int]], list[tuple[in
 
 def _segments(text: str, wrapped: bool | None = None) -> list[tuple[int, int, str]]:
     """Every span with its kind: ``prose``, ``item`` (a list item's first sentence), ``more``
-    (a list item's later sentences), ``line`` or ``code``; with ``wrapped`` (by default when
-    :func:`_indented_throughout`), every paragraph's sentences, as prose."""
+    (a list item's later sentences), ``line``, ``code`` or ``heading`` (a man page's section or
+    option name); with ``wrapped`` (by default when :func:`_indented_throughout`), every
+    paragraph's sentences, as prose."""
     if wrapped or (wrapped is None and _indented_throughout(text)):
         return _wrapped_segments(text)
     out: list[tuple[int, int, str]] = []
@@ -278,7 +285,7 @@ def _needs_previous(piece: str, kind: str, prev: tuple[str, str] | None) -> bool
     if prev is None:
         return False
     before, before_kind = prev
-    if before.rstrip().endswith(":"):
+    if before_kind == "heading" or before.rstrip().endswith(":"):
         return True
     if kind == "item" and before_kind in ("item", "more"):  # the list goes on
         return True

@@ -326,6 +326,10 @@ def test_a_stripped_paragraph_of_a_man_page_reads_as_wrapped():
         "Descend at most levels (a non-negative integer) levels of direc‐ tories below the starting-points.",
         "Using -maxdepth 0 means only apply the tests and actions to the starting-points themselves.",
     ]
+    # a heading is a unit with the sentence after it, never alone
+    assert [" ".join(FIND[0][a:b].split()) for a, b in sentence_units(FIND[0])] == [
+        "-amin n File was last accessed less than, more than or exactly n minutes ago."
+    ]
     # a long first line is not a heading: its sentence goes on
     assert (
         got[3][0] == "The cost-based optimiser has a fixed idea of how likely any given test is to succeed."
