@@ -576,10 +576,7 @@ def fit_records(
     # among the others (else a huge newest record, which every crush keeps, left the text empty
     # but for the few records the fill adds).
     fits = np.flatnonzero(costs <= budget - frame)
-    m = int(fits.size)
-    cols = _columns(_check_items([items[i] for i in fits.tolist()])) if m else None  # once, for every size
-    if cols is not None:
-        cols = dataclasses.replace(cols, item_code=same[fits])
+    cols = _columns(_check_items([items[i] for i in fits.tolist()])) if fits.size else None
     if (
         query
         and cols is not None
@@ -587,12 +584,14 @@ def fit_records(
         and not query_matches(cols, query, _CONFIG).any()
     ):
         query = ""  # nothing matches it: the crushes need not look for it again
-    tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
     erring = np.fromiter((lv != "" for lv in recs.level), dtype=bool, count=n)  # records with an error word
 
-    def render(idx: NDArray[np.int64], part: tuple[int, str] | None = None) -> tuple[str, int]:
+    def render(
+        idx: NDArray[np.int64], part: tuple[int, str] | None = None, forms: tuple[bool, ...] = (True, False)
+    ) -> tuple[str, int]:
         """The head, the records ``idx`` and ``part`` (record ``i``'s first lines, with their
-        note) in order, and the marker."""
+        note) in order, and the marker (listing the positions left out, or with ``False`` among
+        ``forms`` only their count when the list does not fit)."""
         picked = [(i, shown[i]) for i in idx.tolist()]
         if part is not None:
             picked = sorted([*picked, part])
@@ -602,7 +601,7 @@ def fit_records(
         key = _crush_key(akey, np.flatnonzero(np.isin(part_of, idx))) if akey is not None else None
         sep = "" if not body or body.endswith("\n") else "\n"
         text = ""
-        for ranges in (True, False):
+        for ranges in forms:
             text = (
                 body
                 + sep
@@ -622,44 +621,91 @@ def fit_records(
                 break
         return text, t
 
-    def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
-        if k not in tried:
-            if k <= 0:
-                idx = np.empty(0, np.int64)
-            elif k >= m:
-                idx = fits.astype(np.int64)
-            else:
-                idx = fits[np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)]
-            text, t = render(idx)
-            tried[k] = (text, t, idx)
-        return tried[k]
+    def planner(fits: NDArray[np.int64], cols) -> Callable[[int], tuple[str, int, NDArray[np.int64]]]:
+        """The search over the crushes of the records ``fits`` (their columns ``cols``)."""
+        m = int(fits.size)
+        if cols is not None:
+            cols = dataclasses.replace(cols, item_code=same[fits])
+        tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
 
-    room = budget - frame - 40
-    k = int(np.clip(room // max(float(costs[fits].mean()) if m else 1.0, 1.0), 0, m))
-    lo, hi = -1, m + 1
-    for _ in range(_MAX_TRIES):
-        text, t, idx = attempt(k)
-        if t <= budget:
-            lo = k
-        else:
-            hi = k
-        if hi - lo <= 1:
-            break
-        per = float(costs[idx].mean()) if idx.size else (float(costs[fits].mean()) if m else 1.0)
-        k = int(np.clip(k + int((budget - t) / max(per, 1.0)), lo + 1, hi - 1))
-        if k in tried:
-            k = (lo + hi) // 2
-    for extra in (1, 2, 3):  # the crush keeps other records at other sizes: a few more may still fit
-        if 0 <= lo < m and lo + extra <= m and attempt(lo + extra)[1] <= budget:
-            lo += extra
-    text, t, idx = attempt(max(lo, 0))
+        def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
+            if k not in tried:
+                if k <= 0:
+                    idx = np.empty(0, np.int64)
+                elif k >= m:
+                    idx = fits.astype(np.int64)
+                else:
+                    idx = fits[np.asarray(crush(cols, k, query=query or "", pattern="logs"), dtype=np.int64)]
+                text, t = render(idx)
+                tried[k] = (text, t, idx)
+            return tried[k]
+
+        def search(limit: int) -> tuple[str, int, NDArray[np.int64]]:
+            """The most records the crush keeps within ``limit`` tokens (a few crushes), then the fill."""
+            mean = float(costs[fits].mean()) if m else 1.0
+            k = int(np.clip((limit - frame - 40) // max(mean, 1.0), 0, m))
+            lo, hi = -1, m + 1
+            for _ in range(_MAX_TRIES):
+                text, t, idx = attempt(k)
+                if t <= limit:
+                    lo = k
+                else:
+                    hi = k
+                if hi - lo <= 1:
+                    break
+                per = float(costs[idx].mean()) if idx.size else mean
+                k = int(np.clip(k + int((limit - t) / max(per, 1.0)), lo + 1, hi - 1))
+                if k in tried:
+                    k = (lo + hi) // 2
+            for extra in (1, 2, 3):  # the crush keeps other records at other sizes: a few more may fit
+                if 0 <= lo < m and lo + extra <= m and attempt(lo + extra)[1] <= limit:
+                    lo += extra
+            text, t, idx = attempt(max(lo, 0))
+            if t > limit:
+                return text, t, idx
+            best = _fill(idx, text, t, limit, recs.rank, costs, render, same)
+            if lo >= 1:  # one pick fewer, the room filled, may show more (its picks being cheaper)
+                f_text, f_t, f_idx = attempt(lo - 1)
+                fewer = _fill(f_idx, f_text, f_t, limit, recs.rank, costs, render, same)
+                must = best[2][erring[best[2]] | (best[2] == newest)]
+                if fewer[1] <= limit and fewer[2].size > best[2].size and np.isin(must, fewer[2]).all():
+                    best = fewer
+            return best
+
+        return search
+
+    def fit(search) -> tuple[str, int, NDArray[np.int64]]:
+        got = search(budget - reserve) if reserve else None
+        return got if got is not None and got[1] <= budget - reserve else search(budget)
+
+    # The newest record too long to keep whole still opens the text's end: room for its first lines
+    # is kept before the others are chosen (else older records filled the budget: apt's history.log,
+    # its newest transaction of 326 tokens, showed the one of six weeks before at 200 to 300 tokens).
+    newest = int(np.argmax(recs.rank)) if n else -1
+    reserve = int(max(PART_MIN, PART_SHARE * budget)) if n and costs[newest] > budget - frame else 0
+    text, t, idx = fit(planner(fits, cols))
+    # A record that takes most of the room makes the crushes that keep it overrun, and the search
+    # settle on fewer records: apt's history.log showed 6 at 1,200 tokens and 5 at 1,500, where a
+    # record of 1,484 tokens became one to choose from.  Without the records over half the room (but
+    # the newest and the errors), the fit is kept when it shows more records, and every error record
+    # and the newest one kept before.
+    small = fits[(costs[fits] <= (budget - frame) / 2) | (fits == newest) | erring[fits]]
+    if t <= budget and 0 < small.size < fits.size:
+        alt = fit(planner(small, _columns(_check_items([items[i] for i in small.tolist()]))))
+        must = idx[erring[idx] | (idx == newest)]
+        if alt[1] <= budget and alt[2].size > idx.size and np.isin(must, alt[2]).all():
+            text, t, idx = alt
     if t > budget:
         raise ValueError(
             f"budget={budget} is too small for these {n} {what}: the text before them and a marker saying that "
             f"they were left out take {t} tokens; give budget >= {t}."
         )
-    text, t, idx = _fill(idx, text, t, budget, recs.rank, costs, render, same)
-    text, t = _part(idx, text, t, budget, recs, shown, costs, render, stored=store is not None, tool=tool)
+    # (the first lines of a record never take the room of the positions the marker lists)
+    forms = (True,) if "(positions " in text.rstrip("\n").rsplit("\n", 1)[-1] else (True, False)
+    text, t = _part(
+        idx, text, t, budget, recs, shown, costs, lambda i, p: render(i, p, forms), stored=store is not None,
+        tool=tool,
+    )  # fmt: skip
     key = None
     if store is not None and idx.size < n:
         key = store.put(pieces, kept=np.flatnonzero(np.isin(part_of, idx)))

@@ -238,9 +238,44 @@ def test_the_room_left_shows_the_first_lines_of_a_record_too_long_to_keep():
     assert note.split(" ", 1)[0].isdigit() and f"of {lines} lines" in note
     assert "; retrieve_dropped gives it back in full]" in note.split("\n", 1)[0]
     assert _rejoined(store.retrieve(fit.key)) == [recs.records[0]]  # still left out, whole
-    assert fit_records(recs, 130).text.count("[scwo: record 0 cut after") == 0  # no room: nothing cut
+    small = fit_records(recs, 130)  # little room: the newest's first lines still come first
+    assert small.text.startswith("commit " + "0" * 40) and small.text.count("[scwo: record 0 cut after") == 1
+    assert small.tokens == count_tokens([small.text])[0] <= 130 and small.kept.size >= 1
     alone = fit_records(recs, 1000)  # no store: the note does not send anyone to retrieve_dropped
     assert "[scwo: record 0 cut after " in alone.text and "retrieve_dropped" not in alone.text
+
+
+def _history():
+    """apt's history.log as this machine's: twelve transactions of 40 to 2,200 tokens (packages
+    upgraded), the newest of ~330 (a browser upgrade)."""
+    sizes = [5, 195, 276, 67, 3, 294, 35, 52, 3, 114, 20, 43]
+    return "".join(
+        f"Start-Date: 2026-{1 + i:02d}-0{1 + i % 9}  10:00:00\nCommandline: apt-get install pkg{i}\n"
+        + "Upgrade: " + ", ".join(f"lib{i}-{k}:amd64 (1.{k}, 1.{k + 1})" for k in range(n)) + "\n"
+        + f"End-Date: 2026-{1 + i:02d}-0{1 + i % 9}  10:01:00\n\n"
+        for i, n in enumerate(sizes)
+    )  # fmt: skip
+
+
+def test_the_newest_record_too_long_to_keep_whole_is_shown_at_every_budget():
+    """apt's history.log at 200 to 300 tokens showed a transaction of six weeks before and not the newest
+    (326 tokens): room for the newest's first lines is now kept before the others are chosen."""
+    recs = split_records(_history())
+    newest = int(np.argmax(recs.rank))
+    assert count_tokens([recs.records[newest]])[0] > 300
+    for budget in range(100, 340, 20):
+        fit = fit_records(recs, budget)
+        assert fit.tokens == count_tokens([fit.text])[0] <= budget
+        assert f"[scwo: record {newest} cut after " in fit.text, budget
+        assert recs.records[newest].splitlines()[0] in fit.text
+
+
+def test_a_record_that_takes_most_of_the_room_does_not_cut_the_count():
+    """A record of ~1,500 tokens became one to choose from at 1,500 tokens, and the crushes that kept it
+    overran: apt's history.log showed 6 transactions at 1,200 tokens and 5 at 1,500."""
+    recs = split_records(_history())
+    counts = [fit_records(recs, b).kept.size for b in range(1000, 3100, 100)]
+    assert counts == sorted(counts), counts
 
 
 def test_lower_case_error_lines_are_errors():
