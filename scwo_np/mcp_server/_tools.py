@@ -26,6 +26,7 @@ from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS, deduplicate
 from ..embed import EMBEDDERS, as_embedder, embed_texts
 from ..hsca import HSCAEngine, SnapshotStore
 from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
+from ..shrink import looks_like_json
 from ..tokens import COUNTERS, as_token_counter, count_tokens
 from ..validation import check_budget, check_int, check_lam, check_texts
 
@@ -312,7 +313,17 @@ class Tools:
         if budget is None and max_items is None:
             raise ValueError("give budget (tokens), max_items or both: the size to cut the JSON to.")
         COUNTERS.lookup(token_counter)
-        doc = read_document(json)
+        try:
+            doc = read_document(json)
+        except ValueError as exc:
+            if not str(exc).startswith("malformed JSON") or looks_like_json(json):
+                raise ValueError(f"json: {exc}") from None
+            raise ValueError(
+                "json is not JSON: it reads as text (a log, a diff, prose), not as an array, an object "
+                "holding one or JSON Lines. crush_json cuts JSON; to fit text within a budget, pass its "
+                "paragraphs or lines to select_context as texts, or put the server that gave it behind "
+                "`scwo mcp proxy --budget N`, which fits text by its shape."
+            ) from None
         self._count("json", len(doc.items))
         if max_items is not None and max_items != "auto":
             max_items = check_int(max_items, name="max_items", low=1)

@@ -199,7 +199,17 @@ BAD = [
     ("dedup_texts", {"texts": ["a b", " "]}, "texts[1] is empty"),  # as its schema and the CLI say
     ("dedup_texts", {"texts": TEXTS, "budget": 50, "offset": 99}, "offset 99 is past the 5 texts"),
     ("crush_json", {"json": "[1, 2,"}, "give budget (tokens), max_items or both"),
-    ("crush_json", {"json": "[1, 2,", "budget": 10}, "JSON"),
+    ("crush_json", {"json": "[1, 2,", "budget": 10}, "json: malformed JSON at character 6"),
+    # a log is text, not JSON: what to call instead (it read "2025-06-24" as values: "value 5")
+    (
+        "crush_json",
+        {
+            "json": "2025-06-24 14:36:25 startup archives unpack\n2025-06-24 14:36:26 install base-passwd:amd64 "
+            "<none> 3.6.1\n",
+            "budget": 200,
+        },  # fmt: skip
+        "json is not JSON: it reads as text (a log, a diff, prose)",
+    ),
     ("crush_json", {"json": json.dumps(LOGS), "budget": 2}, "give budget >="),
     ("retrieve_dropped", {"key": "0123456789abcdef"}, "unknown or expired"),
     ("count_tokens", {"texts": ["a"], "token_counter": "bpe"}, "token_counter must be one of"),
