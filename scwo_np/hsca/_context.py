@@ -46,7 +46,8 @@ whole, newest first (a newest turn longer than that share gives its last units).
 The rest goes to budgeted MMR over the other units that hold a content word and (with a
 query) have some relevance (:func:`scwo_np.select.mmr_with_relevance`: exact, never over its
 budget), whose redundancy term is the cosine between units (the embedder's vectors, or else
-hashed stem vectors); the room the text then leaves goes to the newest turns again (each new
+hashed stem vectors); a unit that ends its turn with ":" announces the next turn and is chosen with
+that turn's first unit (their costs and a citation counted together), never alone; the room the text then leaves goes to the newest turns again (each new
 block's citation counted), so a query that matches nothing still gets the end of the conversation.
 The picks are rendered in conversation order, one block per turn,
 ``[turn 12, snapshot 3] sentence. sentence.``; sentences that were not adjacent in
@@ -629,6 +630,17 @@ def surface(
     once = np.zeros(len(rel), dtype=bool)
     once[list(best.values())] = True
     per_turn = one + 1  # what a block's citation and its separator add, at most
+    # A unit that ends its turn with ":" announces the next turn ("... which can be run via:" before
+    # "$ ./test/integration/run-tests"): it is chosen with the next turn's first unit, never alone (it
+    # was, and a larger budget's context lost the command the smaller one had).
+    announces = np.full(len(rel), -1, dtype=np.int64)
+    for t in range(len(index) - 1):
+        us, nxt = index.turn_units[t], index.turn_units[t + 1]
+        if len(us) and len(nxt) and keys[us[-1]].rstrip().endswith(":"):
+            announces[us[-1]] = nxt[0]
+    paired = announces >= 0
+    pair_costs = costs.copy()
+    pair_costs[paired] += costs[announces[paired]] + per_turn
     exchange = exchange if recent > 0 else 0
     terms = query_terms(query) if query is not None else {}
     by_rel = np.argsort(-rel, kind="stable")
@@ -751,12 +763,14 @@ def surface(
             mask &= lengths > 0  # a unit without a content word says nothing alone
             cand = np.flatnonzero(mask)
             if left > 0 and len(cand):
-                chosen, _ = mmr_with_relevance(V[cand], rel[cand], costs[cand], left, lam=lam)
+                chosen, _ = mmr_with_relevance(V[cand], rel[cand], pair_costs[cand], left, lam=lam)
                 for u in cand[chosen].tolist():
-                    t = index.unit_turn[u]
-                    picks.setdefault(t, []).append(u)
-                    reasons.setdefault(t, "query" if query is not None else "central")
-                    said.add(keys[u])
+                    for w in (u, int(announces[u])) if paired[u] else (u,):
+                        t = index.unit_turn[w]
+                        if w not in picks.get(t, ()):
+                            picks.setdefault(t, []).append(w)
+                        reasons.setdefault(t, "query" if query is not None else "central")
+                        said.add(keys[w])
             text, tokens = measure(picks)
             if tokens > c:
                 inner = max(0, inner - (tokens - c))

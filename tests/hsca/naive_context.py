@@ -131,6 +131,10 @@ def hsca_context(
     per_turn = one + 1
     exchange = exchange if recent > 0 else 0
     key = [" ".join(turns[owner[u]][a:b].lower().split()) for u, (a, b) in enumerate(spans)]
+    announces = {}  # a turn's last unit ending with ":" -> the next turn's first unit, chosen with it
+    for t in range(n - 1):
+        if units[t] and units[t + 1] and key[first[t] + len(units[t]) - 1].endswith(":"):
+            announces[first[t] + len(units[t]) - 1] = first[t + 1]
     keeper = {}
     for u in range(len(spans)):
         if key[u] not in keeper or rel[u] >= rel[keeper[key[u]]]:
@@ -236,12 +240,17 @@ def hsca_context(
                 and (query is None or rel[u] > 0)
             ]
             if rest > 0 and cand:
+                cost = [
+                    costs[u] + 1 + (costs[announces[u]] + 1 + per_turn if u in announces else 0) for u in cand
+                ]
                 picks, _ = mmr_with_relevance(
-                    [vectors[u] for u in cand], [rel[u] for u in cand], [costs[u] + 1 for u in cand], rest, lam,
-                    dtype="float32",
-                )  # fmt: skip
-                chosen += [cand[k] for k in picks]
-                said |= {key[cand[k]] for k in picks}
+                    [vectors[u] for u in cand], [rel[u] for u in cand], cost, rest, lam, dtype="float32"
+                )
+                for i in picks:
+                    for w in [cand[i]] + ([announces[cand[i]]] if cand[i] in announces else []):
+                        if w not in chosen:
+                            chosen.append(w)
+                        said.add(key[w])
             text, tokens = measure(chosen)
             if tokens > c:
                 inner = max(0, inner - (tokens - c))

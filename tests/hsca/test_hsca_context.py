@@ -158,12 +158,16 @@ def _naive_context(eng, query, budget, recent, exchange=0):
 #: Sentences of the FAQ's general section, and lines said again and again in a support chat.
 SENTENCES = [t[a:b] for t in GENERAL[:6] for a, b in split_sentences(t)][:24]
 SAID_AGAIN = ["-- Sent from the support desk.", "Thanks!", "ok", "Could you explain that in more detail?"]
+#: A sentence that announces the next turn (a command, a list): chosen with the next turn's first unit.
+ANNOUNCING = ["To install it, run the command:"]
 
 
 @settings(max_examples=30, deadline=None)
 @given(
     talk=st.lists(
-        st.lists(st.sampled_from(SENTENCES + SAID_AGAIN), min_size=1, max_size=4), min_size=1, max_size=9
+        st.lists(st.sampled_from(SENTENCES + SAID_AGAIN + ANNOUNCING), min_size=1, max_size=4),
+        min_size=1,
+        max_size=9,
     ),
     budget=st.integers(0, 600),
     recent=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
@@ -418,3 +422,21 @@ def test_the_newest_turn_is_kept_when_the_budget_holds_the_conversation():
             turns = {p.turn for p in ctx.pieces}
             assert {2, 4, 5} <= turns, (k, query, turns)  # the answers and the newest turn
             assert 0.9 * whole <= ctx.tokens <= whole + int(count_tokens([_context.ONE_CITATION])[0])
+
+
+def test_a_turn_that_announces_the_next_equals_the_plain_reference():
+    """The Debian FAQ's "... execute the command:" and its next turn, "dpkg --status packagename",
+    chosen together (the engine and its reference), at budgets where the pair decides."""
+    import gzip
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "scwo_evals" / "data" / "hsca_context" / "debian-faq.json.gz"
+    turns = json.loads(gzip.open(data).read())["turns"][316:326]
+    eng = HSCAEngine()
+    for text in turns:
+        eng.ingest_turn(text)
+    query = "How do I get a verbose report for a package?"
+    for budget in range(40, 200, 20):
+        got = eng.context(query, budget)
+        assert got.text == _naive_context(eng, query, budget, _context.RECENT)
+        assert "execute the command:" not in got.text or "dpkg --status packagename" in got.text

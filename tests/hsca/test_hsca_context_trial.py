@@ -278,3 +278,23 @@ def test_exchange_zero_gives_the_newest_turns_no_precedence_but_their_share():
     assert "ops/staging" in asked.text and asked.tokens <= 40
     with pytest.raises(ValueError, match="exchange"):
         eng.context(q, 40, exchange=-1)
+
+
+@pytest.mark.parametrize(
+    "query", ["How do I get a verbose report for a package?", "How do I purge an old kernel?"]
+)
+def test_a_turn_that_announces_the_next_comes_with_it(query):
+    """A turn ending with ":" announces the next ("... execute the command:" before "dpkg --status
+    packagename"); it was kept alone at 16 budgets of 18 from 40 to 380 tokens (a new user's trial:
+    apt's README kept "... which can be run via:" and lost "$ ./test/integration/run-tests" at a
+    larger budget)."""
+    eng = _engine(_T[300:340])
+    pairs = [
+        ("execute the command:", "dpkg --status packagename"),
+        ("using this command:", "dpkg --purge linux"),
+    ]
+    for budget in range(40, 400, 20):
+        text = eng.context(budget=budget, query=query).text
+        assert _tokens(text) <= budget
+        for announced, what in pairs:
+            assert announced not in text or what in text, (budget, text)
