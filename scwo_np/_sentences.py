@@ -47,7 +47,19 @@ import re
 
 from .validation import check_text
 
-__all__ = ["ABBREVIATIONS", "DEPENDENT_STARTS", "sentence_units", "split_sentences"]
+__all__ = ["ABBREVIATIONS", "DEPENDENT_STARTS", "FUNCTION_WORDS", "sentence_units", "split_sentences"]
+
+#: English function words (lower case): :data:`scwo_np.text.STOPWORDS`, the one list (here, where
+#: the splitter reads them too: text imports this module).
+FUNCTION_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves also may might must
+    shall one two us upon yet via per""".split()
+)
 
 #: Words (lower case, without their final dot) after which a dot does not end a sentence.
 ABBREVIATIONS = frozenset(
@@ -428,6 +440,15 @@ def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, 
         short = sum(len(x.strip()) <= 80 for x in bodies)
         unmarked = sum(not x.rstrip().endswith(_LINE_END_MARK) for x in bodies)
         if short >= 0.8 * len(lines) and unmarked >= 0.6 * len(lines) and not _filled(bodies):
+            if _running(bodies):
+                return [(lines[0][0], lines[-1][1], "prose")]
+            first = bodies[0].strip()
+            if (
+                not first.endswith(_LINE_END_MARK)
+                and bodies[1].strip()[:1].isupper()
+                and _running(bodies[1:])
+            ):
+                return [(*lines[0], "heading"), (lines[1][0], lines[-1][1], "prose")]  # a name over its text
             return _wrapped_runs(lines, bodies)
     return [(lines[0][0], lines[-1][1], "prose")]
 
@@ -458,6 +479,37 @@ def _wrapped_runs(lines: list[tuple[int, int]], bodies: list[str]) -> list[tuple
             k = m + 1
         i = j
     return out
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+[,;:.]?(?:\s|$)")
+_RULER = re.compile(r"([-=~^*+_])\1{2,}$")
+
+
+def _running(bodies: list[str]) -> bool:
+    """Whether short lines are sentences wrapped at no set width (an option's text whose spaces
+    were squeezed: "--color" over "Colorize the output. The default is" and "auto when stdout is a
+    terminal."): a sentence ends among them, half the lines after one that ends without a mark
+    go on with a word in lower case, all lines at one indent, and three words in ten are function
+    words (a list of commands and their summaries, a process table, log lines have few)."""
+    body = [x.strip() for x in bodies]
+    joined = " ".join(body)
+    if not _SENTENCE_END.search(joined) or any(_RULER.match(x) or x.startswith("#") for x in body):
+        return False  # (a heading's underline or a Markdown heading: a title over a paragraph)
+    if not body[0].endswith(_LINE_END_MARK) and body[1][:1].isupper():
+        return False  # a title or a name over its text (_paragraph reads it so)
+    # one indent: a field's value, code, a list's or a dated entry's next lines are indented more
+    # than their first (a man page's paragraph, stripped, is read as wrapped: _indented_throughout)
+    if len({len(x) - len(x.lstrip()) for x in bodies}) > 1:
+        return False
+    goes_on = [
+        bool(_PLAIN_WORD.match(body[k + 1]))
+        for k in range(len(body) - 1)
+        if body[k] and not body[k].endswith(_LINE_END_MARK)
+    ]
+    if not goes_on or sum(goes_on) < 0.5 * len(goes_on):
+        return False
+    words = [w.strip(".,;:!?()\"'").lower() for w in joined.split()]
+    return sum(w in FUNCTION_WORDS for w in words) >= 0.3 * len(words)
 
 
 def _broke(bodies: list[str]) -> bool:

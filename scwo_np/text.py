@@ -62,7 +62,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ._config import JIT
-from ._sentences import sentence_units, split_sentences
+from ._sentences import FUNCTION_WORDS, sentence_units, split_sentences
 from .validation import check_int, check_text, check_texts
 
 __all__ = [
@@ -172,15 +172,7 @@ TERM = re.compile(r"\w+")
 #: ``tests/golden``), layer 2 out of its domain shares, the engine out of its topic-shift
 #: stems; JSON retrieval drops them from a query (except the few that name a record's
 #: state, ``anchor._keep``).
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her here
-    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
-    off on once only or other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your yours yourself yourselves also may might must
-    shall one two us upon yet via per""".split()
-)
+STOPWORDS = FUNCTION_WORDS
 
 _STEMMERS = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
 

@@ -346,3 +346,36 @@ def test_a_stripped_paragraph_of_a_man_page_reads_as_wrapped():
         "Bash is an sh-compatible command language interpreter.",
         "It reads commands from files.",
     ]
+
+
+def test_short_lines_of_running_text_are_cut_at_their_sentences():
+    """An option's text with its spaces squeezed (a new user's man page, runs of spaces made one) was
+    read as a list of lines: "The default is" and "auto when stdout is a terminal." came apart; a
+    licence under its ``License:`` field gave a line per span, mid-sentence."""
+    opt = "--color\nColorize the output. The default is\nauto when stdout is a terminal."
+    assert [opt[a:b] for a, b in split_sentences(opt)] == [
+        "--color",
+        "Colorize the output.",
+        "The default is\nauto when stdout is a terminal.",
+    ]
+    assert [opt[a:b] for a, b in sentence_units(opt)][
+        0
+    ] == "--color\nColorize the output."  # a name, with its text
+    lic = (
+        "License: FSFULLR\n This file is free software; the Free Software Foundation\n gives unlimited "
+        "permission to copy and/or distribute it,\n with or without modifications, as long as this notice is "
+        "preserved."
+    )
+    got = [" ".join(lic[a:b].split()) for a, b in split_sentences(lic)]
+    assert got == [
+        "License: FSFULLR",
+        "This file is free software; the Free Software Foundation gives unlimited permission to copy and/or "
+        "distribute it, with or without modifications, as long as this notice is preserved.",
+    ]
+    # lists, tables and titles over an underline stay lines
+    for listed in (
+        "ls - list directory contents\ncp - copy files\nmv - move files.",
+        "root 1 0.0 0.1 init\nroot 2 0.0 0.0 kthreadd\nuser 3 0.0 0.0 bash.",
+        "Port assignment\n---------------\nPlease note that the tools manage the ports\nof every cluster.",
+    ):
+        assert len(split_sentences(listed)) >= 3, listed
