@@ -396,27 +396,6 @@ def recent_units(
     return out
 
 
-def check_embedder(embedder: object) -> Callable | None:
-    """``embedder=`` of the engine: None (the map's lexical signals only), ``"minilm"``, or a
-    callable ``texts -> (n, d) array``.  ``"lsa"`` is refused: it is fitted to a fixed corpus,
-    and a conversation grows."""
-    if embedder is None:
-        return None
-    if isinstance(embedder, str) and embedder not in ("lsa", "minilm"):
-        raise ValueError(  # (as_embedder's list names 'lsa' too, which the engine refuses)
-            f"embedder must be None (the map's own lexical signals), 'minilm', or an embedder already "
-            f"fitted (a callable texts -> (n, d) array, such as an LSAEmbedder instance); got {embedder!r}."
-        )
-    if isinstance(embedder, str) and embedder == "lsa":
-        raise ValueError(
-            "embedder='lsa' is fitted to a fixed corpus and a conversation grows; pass embedder=None (the "
-            "map's own lexical signals), 'minilm', or an embedder already fitted (an LSAEmbedder instance)."
-        )
-    from ..embed import as_embedder
-
-    return as_embedder(embedder)
-
-
 def _turn_snapshots(engine: Any) -> tuple[NDArray[np.int64], list]:
     """Each turn's group (its snapshot's position; the open beat is one more group) and, per
     group, its snapshot (None for the open beat)."""

@@ -170,7 +170,7 @@ class HSCAEngine:
         self._buffer: list[WeightedChunk] = []
         self._snapshots: list[ContextSnapshot] = []
         self.token_counter = as_token_counter(token_counter)
-        self.embedder = _context.check_embedder(embedder)
+        self.embedder = check_embedder(embedder)
         self._index = ContextIndex(self.token_counter)
         self._scores: dict[str, dict[str, float]] = {}  # chunk_id -> domain_scores, buffered turns
 
@@ -762,3 +762,24 @@ class HSCAEngine:
         for c in eng.get_micro_context():
             eng._index.add(c.text)
         return eng
+
+
+def check_embedder(embedder: object) -> Callable | None:
+    """``embedder=`` of the engine: None (the map's lexical signals only), ``"minilm"``, or a
+    callable ``texts -> (n, d) array``.  ``"lsa"`` is refused: it is fitted to a fixed corpus,
+    and a conversation grows."""
+    if embedder is None:
+        return None
+    if isinstance(embedder, str) and embedder not in ("lsa", "minilm"):
+        raise ValueError(  # (as_embedder's list names 'lsa' too, which the engine refuses)
+            f"embedder must be None (the map's own lexical signals), 'minilm', or an embedder already "
+            f"fitted (a callable texts -> (n, d) array, such as an LSAEmbedder instance); got {embedder!r}."
+        )
+    if isinstance(embedder, str) and embedder == "lsa":
+        raise ValueError(
+            "embedder='lsa' is fitted to a fixed corpus and a conversation grows; pass embedder=None (the "
+            "map's own lexical signals), 'minilm', or an embedder already fitted (an LSAEmbedder instance)."
+        )
+    from ..embed import as_embedder
+
+    return as_embedder(embedder)
