@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,6 +72,12 @@ __all__ = [
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
 _GITDATE = re.compile(r"^Date:\s+(\w{3} \w{3} \d{1,2} \d{2}:\d{2}:\d{2} \d{4}(?: [+-]\d{4})?)", re.M)
+#: RFC 2822's dates: a Debian changelog entry's trailer (" -- Name <mail>  Thu, 01 Jun 2023 10:22:51
+#: +0200"), a mail's Date: header.
+_RFCDATE = re.compile(
+    r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} "
+    r"\d{2}:\d{2}(?::\d{2})?(?: [+-]\d{4}| [A-Z]{2,4})?"
+)
 #: The fewest tokens a budget for a tool's output may have (the MCP proxy, LangChain's tool-output
 #: middleware): a marker and a little of the text must fit.
 MIN_BUDGET = 64
@@ -136,6 +143,14 @@ def _gitdate(stamp: str) -> float:
     return float("nan")
 
 
+def _rfcdate(stamp: str) -> float:
+    try:
+        d = parsedate_to_datetime(stamp)
+    except (TypeError, ValueError, IndexError):
+        return float("nan")
+    return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
+
+
 def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
     """The records joined, and where each starts in that text (to give each match its record)."""
     lengths = np.fromiter(map(len, records), np.int64, len(records))
@@ -143,13 +158,16 @@ def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
 
 
 def _times(records: list[str]) -> NDArray[np.float64]:
-    """Each record's first date (ISO, else ``git log``'s ``Date:`` line) as a timestamp; NaN if none.
-    One pass of each pattern over the joined text, not one per record."""
+    """Each record's first date (ISO, else ``git log``'s ``Date:`` line, else an RFC 2822 date: a
+    Debian changelog's entries) as a timestamp; NaN if none.  One pass of each pattern over the
+    joined text, not one per record."""
     body, starts = _owners(records)
     t = np.full(len(records), np.nan)
-    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate)):
-        if pattern is _GITDATE and "Date:" not in body:
+    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate), (_RFCDATE, _rfcdate)):
+        if pattern is _GITDATE and "Date:" not in body or pattern is _RFCDATE and ", " not in body:
             continue
+        if not np.isnan(t).any():
+            break
         found = list(pattern.finditer(body))
         if not found:
             continue
@@ -202,10 +220,21 @@ def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
     return pos[::-1].copy() if newest_first else pos
 
 
-def _read(records: list[str], shape: str) -> list[str]:
+#: A table's column that describes a thing (``dpkg -l``'s Description: "a fast memory error detector").
+_DESCRIBING_COLUMN = re.compile(r"\b(?:Description|DESCRIPTION|Summary|SUMMARY|Comment|COMMENT)\b")
+
+
+def _read(records: list[str], shape: str, head: str = "") -> list[str]:
     """What of each record is read for error words: ``key: value`` blocks without their describing
-    fields (:func:`_undescribed`), the other shapes whole."""
-    return [_undescribed(r) for r in records] if shape == "blocks" else records
+    fields (:func:`_undescribed`), a table's rows up to a describing column (where its name starts in
+    the header's last line of names), the other shapes whole."""
+    if shape == "blocks":
+        return [_undescribed(r) for r in records]
+    if shape == "table" and (m := _DESCRIBING_COLUMN.search(head)):
+        at = m.start() - (head.rfind("\n", 0, m.start()) + 1)  # its column in its line
+        if at > 0:
+            return [r[:at] for r in records]
+    return records
 
 
 def _levels(records: list[str]) -> list[str]:
@@ -265,7 +294,7 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
         if head + "".join(recs) != text:  # never lose a character
             continue
         return Records(
-            head, recs, name, _ranks(recs, newest_first=name == "headed"), _levels(_read(recs, name))
+            head, recs, name, _ranks(recs, newest_first=name == "headed"), _levels(_read(recs, name, head))
         )
     return None
 
@@ -557,7 +586,7 @@ def fit_records(
     akey = array_key(pieces) if store is not None else None
     # (a block's describing fields, such as a package's Description, are matched against the query but
     # not read for error words: the crush reads a field named "description" so, :data:`_DESCRIBES`)
-    read = _read(shown, recs.shape)
+    read = _read(shown, recs.shape, recs.head)
     items = [
         {"seq": int(r), "level": lv, "text": t.strip()[:_MATCH_CHARS]}
         | ({"description": full.strip()[:_MATCH_CHARS]} if t is not full else {})
@@ -682,7 +711,9 @@ def fit_records(
     # is kept before the others are chosen (else older records filled the budget: apt's history.log,
     # its newest transaction of 326 tokens, showed the one of six weeks before at 200 to 300 tokens).
     newest = int(np.argmax(recs.rank)) if n else -1
-    reserve = int(max(PART_MIN, PART_SHARE * budget)) if n and costs[newest] > budget - frame else 0
+    # (too long whole: beside the head and the marker, which names the store's key)
+    alone = render(np.empty(0, np.int64))[1] if n else 0
+    reserve = int(max(PART_MIN, PART_SHARE * budget)) if n and costs[newest] > budget - alone else 0
     text, t, idx = fit(planner(fits, cols))
     # A record that takes most of the room makes the crushes that keep it overrun, and the search
     # settle on fewer records: apt's history.log showed 6 at 1,200 tokens and 5 at 1,500, where a

@@ -115,6 +115,8 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     empty column), and their first columns are data:
     four in ten of those fields hold a digit or a symbol. Its last column may hold spaces (a
     command line), so its rows can be long: read as prose, a row's pieces were joined with others'."""
+    if (ruled := _legend_table(lines)) is not None:
+        return ruled
     names = body[0].split()
     if len(names) < 2:
         return None
@@ -131,6 +133,28 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     if sum(not c.strip(_WORD_EDGE).isalpha() for c in cells) < 0.4 * len(cells) or wrapped_prose(lines):
         return None
     return "".join(lines[:at]), _glue_blank(lines[at:], indented=False)  # ps's PIDs are right-aligned
+
+
+def _legend_table(lines: list[str]) -> tuple[str, list[str]] | None:
+    """A table whose column names follow a few lines of legend and stand over a rule (``dpkg -l``:
+    three lines on its status letters, ``||/ Name Version Architecture Description``, then
+    ``+++-====-====``): the legend, the names and the rule are the head (a row read without them
+    has no column names), and nine rows in ten have as many fields as there are names, less one."""
+    for r in range(2, min(len(lines), 9)):
+        rule = lines[r].strip()
+        if len(rule) < 20 or not set(rule) <= set("+=-| \t") or rule.count("=") + rule.count("-") < 10:
+            continue
+        names = lines[r - 1].split()
+        rows = [ln.split() for ln in lines[r + 1 :] if ln.strip()]
+        least = len(names) - 1
+        if (
+            len(names) < 3
+            or len(rows) < MIN_RECORDS
+            or not _mostly(rows, lambda x, w=least: len(x) >= w, 0.9)
+        ):
+            return None
+        return "".join(lines[: r + 1]), _glue_blank(lines[r + 1 :], indented=False)
+    return None
 
 
 #: A header's underline of dashes, a run per column (``pip list``: ``-------- -------``).

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from email.utils import parsedate_to_datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,8 @@ from scwo_np.anchor._records import (
     split_records,
 )
 from scwo_np.tokens import count_tokens
+
+ROOT_DATA = Path(__file__).resolve().parents[1] / "dedup" / "data"
 
 GIT = "Commit history:\n" + "".join(
     f"Commit: {i:040x}\nAuthor: A <a@b>\nDate: 2026-01-{1 + (299 - i) // 12:02d} 10:{(299 - i) % 60:02d}:00+00:00\n"
@@ -402,3 +406,43 @@ def test_a_progress_line_is_one_record_shown_in_its_last_state_and_copies_are_ke
     plain = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = [ln for ln in fit_records(split_records(plain), 500).text.splitlines() if ln.strip()]
     assert len(lines) == len(set(lines)) > 10
+
+
+def _changelog(n=40):
+    """A Debian changelog of ``n`` entries, newest first as Debian writes it: entries of real
+    changelogs (``tests/dedup/data/debian_changelog_entries.jsonl``), ordered by their trailers' dates."""
+    rows = [json.loads(line) for line in open(ROOT_DATA / "debian_changelog_entries.jsonl", encoding="utf-8")]
+    dated = [(parsedate_to_datetime(r["text"].rsplit(">", 1)[1].strip()), r["text"]) for r in rows[:n]]
+    return "\n\n".join(t for _, t in sorted(dated, key=lambda x: x[0], reverse=True)) + "\n"
+
+
+def test_a_debian_changelog_is_read_newest_first_by_its_dates():
+    """apt's and git's changelogs (newest entry first, dated in each entry's trailer, RFC 2822) were
+    taken oldest first: their newest entry was never shown, their oldest at every budget."""
+    text = _changelog()
+    recs = split_records(text)
+    first = text.split("\n", 1)[0]
+    assert recs.records[0].startswith(first) and int(np.argmax(recs.rank)) == 0  # the first is the newest
+    for budget in (150, 300, 600, 1000):
+        fit = fit_records(recs, budget, store=CrushStore(":memory:"))
+        assert fit.tokens <= budget and first in fit.text, budget
+
+
+def test_a_table_under_a_legend_keeps_its_header_and_does_not_read_descriptions_as_errors():
+    """``dpkg -l``: three lines of legend, the column names, a rule; its rows were shown without the
+    names, and "a fast memory error detector" (libasan8's description) made a row an error."""
+    legend = (
+        "Desired=Unknown/Install/Remove/Purge/Hold\n"
+        "| Status=Not/Inst/Conf-files/Unpacked/halF-conf/Half-inst/trig-aWait/Trig-pend\n"
+        "|/ Err?=(none)/Reinst-required (Status,Err: uppercase=bad)\n"
+        "||/ Name            Version        Architecture Description\n"
+        "+++-===============-==============-============-===================================\n"
+    )
+    rows = [f"ii  pkg{i:<12} 1.{i:<12} amd64        a library for thing number {i}\n" for i in range(60)]
+    rows[20] = (
+        "ii  libasan8        12.2.0-14      amd64        AddressSanitizer -- a fast memory error detector\n"
+    )
+    recs = split_records(legend + "".join(rows))
+    assert recs.shape == "table" and recs.head == legend and recs.level[20] == ""
+    fit = fit_records(recs, 200)
+    assert fit.text.startswith(legend) and fit.tokens <= 200
