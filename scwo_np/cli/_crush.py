@@ -23,6 +23,13 @@ from ._io import (
 )
 
 
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is None or sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
+        return True
+
+
 def _read(path: str) -> bytes:
     try:
         with contextlib.nullcontext(_stdin()) if path == "-" else open(path, "rb") as fh:
@@ -72,8 +79,12 @@ def _cmd_crush(args: argparse.Namespace) -> int:
     for flag in ("range", "positions", "where", "fields", "all", "offset", "limit"):
         if getattr(args, flag):
             raise SystemExit(f"scwo: --{flag} goes with --retrieve")
+    if (
+        args.file is None and not _stdin_is_terminal()
+    ):  # `scwo crush --budget 400 < log`: stdin, as jq reads it
+        args.file = "-"
     if args.file is None:
-        raise SystemExit("scwo: give the JSON file to crush (- for stdin), or --retrieve KEY")
+        raise SystemExit("scwo: give the file to crush (- for stdin), or --retrieve KEY")
     if args.no_store and args.store is not None:
         raise SystemExit(f"scwo: --no-store and --store {args.store} contradict each other; pass one")
     if args.report:  # the name, before any work (the counter is made where it counts)

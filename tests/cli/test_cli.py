@@ -1,4 +1,5 @@
 import contextlib
+import io
 import json
 import re
 import sys
@@ -8,6 +9,25 @@ import pytest
 
 from scwo_np import STRATEGIES, mmr_select, select_by_strategy
 from scwo_np.cli import main
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_crush_reads_standard_input_without_a_file(tmp_path, capsys, monkeypatch):
+    """``scwo crush --budget 400 < log``, as jq and grep read: it said "give the JSON file to crush"."""
+    log = "".join(
+        f"2026-11-30 04:{i // 60:02d}:{i % 60:02d} status installed pkg{i}:amd64 1.{i}\n" for i in range(400)
+    )
+    path = tmp_path / "dpkg.log"
+    path.write_text(log)
+    with open(path) as fh:  # `< dpkg.log`: a file as standard input
+        monkeypatch.setattr(sys, "stdin", fh)
+        assert main(["crush", "--budget", "120", "--no-store"]) == 0
+    out = capsys.readouterr().out
+    assert "pkg399:amd64" in out and len(out) < len(log)
 
 
 def _fails(argv: list[str], match: str, status: int = 2) -> None:
@@ -207,7 +227,7 @@ def test_crush_keeps_the_error_and_reports(tmp_path, capsys):
     assert capsys.readouterr().out == '{"not": "an array"}\n'
 
 
-def test_crush_marker_store_and_retrieve(tmp_path, capsys):
+def test_crush_marker_store_and_retrieve(tmp_path, capsys, monkeypatch):
     items = [{"id": i, "status": "error" if i in (5, 70) else "ok", "ms": i * 1.5} for i in range(120)]
     path = tmp_path / "tool.json"
     path.write_text(json.dumps({"took": 3, "data": {"rows": items}}))
@@ -269,7 +289,9 @@ def test_crush_marker_store_and_retrieve(tmp_path, capsys):
     _fails(["crush", str(path)], "give --max-items .a number, or auto., --budget N, or both")
     _fails(["crush", str(path), "--max-items", "0"], "positive integer or 'auto'")
     _fails(["crush", str(path), "--max-items", "4", "--range", "1:2"], "--range goes with --retrieve")
-    _fails(["crush"], "give the JSON file")
+    monkeypatch.setattr(sys, "stdin", _Terminal())  # no file, and a terminal to read: nothing to crush
+    _fails(["crush"], "give the file to crush")
+    monkeypatch.undo()
     _fails(["crush", str(path), "--max-items", "auto", "--bias", "wild"], "bias must be one of")
     assert main(["crush", str(path), "--max-items", "auto", "--bias", "0.5", "--upper", "6"]) == 0
     assert len(json.loads(capsys.readouterr().out)["data"]["rows"]) <= 6 + 2 + 3  # + errors + anchors
