@@ -262,6 +262,28 @@ def crush(
     return idx, rep
 
 
+def largest_count(attempt, k: int, cap: int, limit: int, costs, mean: float, tried, tries: int) -> int:
+    """The largest count of items in ``[0, cap]`` whose rendering ``attempt(k)`` (its text, tokens and
+    kept positions) fits ``limit`` tokens, or -1: from the guess ``k``, each next count moves by the
+    tokens left over (or missing) at the kept items' own cost per item (``mean`` when none is kept),
+    bisecting when a count was ``tried`` already; at most ``tries`` renderings.  The JSON fit and
+    the records fit search so (a crush's picks differ by count, so fitting is not monotone in it)."""
+    lo, hi = -1, cap + 1  # the largest count known to fit, the smallest known not to
+    for _ in range(tries):
+        _, t, idx = attempt(k)
+        if t <= limit:
+            lo = k
+        else:
+            hi = k
+        if hi - lo <= 1:
+            break
+        per = float(costs[idx].mean()) if idx.size else mean
+        k = int(np.clip(k + int((limit - t) / max(per, 1.0)), lo + 1, hi - 1))
+        if k in tried:  # the estimate stalls: bisect
+            k = (lo + hi) // 2
+    return lo
+
+
 def _passthrough(n, max_items, pattern, report, c=None):
     idx = np.arange(n, dtype=np.int64)
     if not report:

@@ -41,7 +41,7 @@ from ..tokens import as_token_counter, count_tokens, tokens_over
 from ..validation import check_int, renamed_keywords
 from ._columns import Columns, _check_items, _columns
 from ._config import CrushReport
-from ._crush import crush
+from ._crush import crush, largest_count
 from ._inputs import MIN_MAPPING, Document, read_document
 from ._lossless import _encode_document, _encode_pieces, _squeeze, lossless_encode
 from ._marker import MARKER_KEY, is_marker, omission_marker
@@ -152,21 +152,7 @@ def fit_tokens(
     # First guess: the cheapest-on-average items that fit beside the frame and a marker.
     room = budget - frame - _MARKER_GUESS
     k = int(np.clip(room // max(float(costs.mean()), 1.0), 0, cap))
-    lo, hi = -1, cap + 1  # the largest count known to fit, the smallest known not to
-    for _ in range(_MAX_TRIES):
-        text, t, idx = attempt(k)
-        if t <= budget:
-            lo = k
-        else:
-            hi = k
-        if hi - lo <= 1:
-            break
-        # next: move by the tokens left over (or missing), at the kept items' own cost per item
-        per = float(costs[idx].mean()) if idx.size else float(costs.mean())
-        step = int((budget - t) / max(per, 1.0))
-        k = int(np.clip(k + step, lo + 1, hi - 1))
-        if k in tried:  # the estimate stalls: bisect
-            k = (lo + hi) // 2
+    lo = largest_count(attempt, k, cap, budget, costs, float(costs.mean()), tried, _MAX_TRIES)
 
     def complete(text: str, t: int, idx: NDArray[np.int64]) -> tuple[str, int, NDArray[np.int64]]:
         """A crush that fits, with the room it leaves filled: dropped items, then crushed ones."""

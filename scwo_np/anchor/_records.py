@@ -43,7 +43,7 @@ from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
 from ._columns import _check_items, _columns
 from ._config import AnchorConfig
-from ._crush import crush
+from ._crush import crush, largest_count
 from ._keep import LEVELS as _LEVELS
 from ._keep import query_matches
 from ._patterns import query_intents
@@ -673,19 +673,7 @@ def fit_records(
             """The most records the crush keeps within ``limit`` tokens (a few crushes), then the fill."""
             mean = float(costs[fits].mean()) if m else 1.0
             k = int(np.clip((limit - frame - 40) // max(mean, 1.0), 0, m))
-            lo, hi = -1, m + 1
-            for _ in range(_MAX_TRIES):
-                text, t, idx = attempt(k)
-                if t <= limit:
-                    lo = k
-                else:
-                    hi = k
-                if hi - lo <= 1:
-                    break
-                per = float(costs[idx].mean()) if idx.size else mean
-                k = int(np.clip(k + int((limit - t) / max(per, 1.0)), lo + 1, hi - 1))
-                if k in tried:
-                    k = (lo + hi) // 2
+            lo = largest_count(attempt, k, m, limit, costs, mean, tried, _MAX_TRIES)
             for extra in (1, 2, 3):  # the crush keeps other records at other sizes: a few more may fit
                 if 0 <= lo < m and lo + extra <= m and attempt(lo + extra)[1] <= limit:
                     lo += extra
