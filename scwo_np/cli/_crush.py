@@ -231,7 +231,7 @@ def _cmd_text(args: argparse.Namespace, raw: bytes, counter) -> int:
         res = _with_newline(fit, args.budget, counter)
     except ValueError:  # the smallest budget, and stdout's line break over it: the text without one
         res, newline = fit(args.budget), False
-    if res.of and (args.report or res.key is not None):
+    if res.of and (args.report or (res.key is not None and not args.quiet)):
         sys.stderr.write(
             f"scwo crush: {res.form}: kept {res.kept} of {res.of} {res.what}, {res.tokens} tokens of at most "
             f"{args.budget} ({args.token_counter})"
@@ -551,5 +551,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument("--limit", type=_positive, help="with --retrieve: at most N matching items")
     c.add_argument("--report", action="store_true", help="print what was decided to stderr")
+    c.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="no summary line on stderr for text (the output's marker still says what was left out, and its key)",
+    )  # fmt: skip
     c.add_argument("-o", "--output", default="-", help="output JSON (default stdout)")
     c.set_defaults(func=_cmd_crush)

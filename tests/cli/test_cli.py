@@ -28,6 +28,10 @@ def test_crush_reads_standard_input_without_a_file(tmp_path, capsys, monkeypatch
         assert main(["crush", "--budget", "120", "--no-store"]) == 0
     out = capsys.readouterr().out
     assert "pkg399:amd64" in out and len(out) < len(log)
+    # -q: no summary line on stderr; the output's marker still names what was left out, and its key
+    assert main(["crush", str(path), "--budget", "120", "--store", str(tmp_path / "s.sqlite"), "-q"]) == 0
+    got = capsys.readouterr()
+    assert got.err == "" and "records left out" in got.out and "stored under key" in got.out
 
 
 def _fails(argv: list[str], match: str, status: int = 2) -> None:
