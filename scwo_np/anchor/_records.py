@@ -224,10 +224,20 @@ def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
 _DESCRIBING_COLUMN = re.compile(r"\b(?:Description|DESCRIPTION|Summary|SUMMARY|Comment|COMMENT)\b")
 
 
+#: The lines of a commit that are about the commit, not what it changed (``git log``, its
+#: ``--format=fuller``, and mcp-server-git's ``Commit:`` form).
+_COMMIT_FIELD = re.compile(
+    r"^(?:commit |(?:Commit|Merge|Author|Committer|AuthorDate|CommitDate|Date):)", re.M
+)
+
+
 def _read(records: list[str], shape: str, head: str = "") -> list[str]:
     """What of each record is read for error words: ``key: value`` blocks without their describing
     fields (:func:`_undescribed`), a table's rows up to a describing column (where its name starts in
-    the header's last line of names), the other shapes whole."""
+    the header's last line of names), of a commit its header lines (its message and diff say what
+    it changed: "Fix a crash in the parser" is not a crash), the other shapes whole."""
+    if shape == "headed":
+        return ["".join(m.group(0) + line for m, line in _fields(r)) for r in records]
     if shape == "blocks":
         return [_undescribed(r) for r in records]
     if shape == "table" and (m := _DESCRIBING_COLUMN.search(head)):
@@ -235,6 +245,13 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
         if at > 0:
             return [r[:at] for r in records]
     return records
+
+
+def _fields(record: str):
+    """A commit's header lines: ``(match, rest of the line)`` for each line :data:`_COMMIT_FIELD` starts."""
+    for m in _COMMIT_FIELD.finditer(record):
+        end = record.find("\n", m.end())
+        yield m, record[m.end() : len(record) if end < 0 else end + 1]
 
 
 def _levels(records: list[str]) -> list[str]:
