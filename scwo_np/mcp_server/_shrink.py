@@ -73,9 +73,9 @@ def shrink_result(
         structured = _consistent(text, structured, s)
         meta["structured_content"] = (
             "kept: the crushed JSON of the text" if structured is not None else
-            f"dropped: it held the whole result, over the budget; the text holds all of it ({s.form})"
+            f"dropped: it no longer matched the text, which is whole, in a shorter form ({s.form})"
             if s.form in LOSSLESS_FORMS else
-            "dropped: it held the whole result; the text says what was left out and the key that gives it back"
+            "dropped: it no longer matched the text; the text says what was left out and the key that gives it back"
         )  # fmt: skip
     content, placed = [], False
     for c in result.content:
@@ -112,11 +112,25 @@ def _shape(text: str) -> str:
     return "prose" if recs is None else recs.shape
 
 
+def _one_text(blocks) -> bool:
+    """Whether text blocks read as one text: of one shape and, as records, the records of each
+    together (pages of one log; a Debian changelog beside dpkg's log is "lines" too, but joined to
+    it, it was one record glued to the log's last line)."""
+    shapes = {_shape(b.text) for b in blocks}
+    if len(shapes) > 1:
+        return False
+    if shapes & {"json", "diff", "prose"}:
+        return True
+    apart = sum(len(split_records(b.text) or ()) for b in blocks)
+    together = split_records("\n".join(b.text for b in blocks))
+    return together is not None and len(together) >= apart - (len(blocks) - 1)
+
+
 def _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint):
     """For 2 to :data:`MAX_BLOCKS` text blocks of different shapes: a function giving the result with each block within
     its share of ``budget`` (shares by water-filling: a block under an equal share whole, the others
     sharing the rest), or None when one block, or a share under :data:`MIN_BUDGET`, asks for one text."""
-    if not 1 < len(blocks) <= MAX_BLOCKS or len({_shape(b.text) for b in blocks}) == 1:
+    if not 1 < len(blocks) <= MAX_BLOCKS or _one_text(blocks):
         return None
     sizes = [count(b.text) for b in blocks]
     shares = water_fill(sizes, budget)
@@ -154,7 +168,7 @@ def _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint
         }
         if result.structured_content is not None:
             meta["structured_content"] = (
-                "dropped: it held the whole result; each text block says what was left out"
+                "dropped: it no longer matched the text blocks; each says what was left out"
             )
         out = result.model_copy(
             update={

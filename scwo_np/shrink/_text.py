@@ -176,6 +176,17 @@ class Shrunk:
         return out
 
 
+#: An SQL statement, as a database tool takes it (``read_query``'s ``query``): not a question.
+_SQL_COLUMN = r"[\w.\"`\[\]*]+(?:\([^)]*\))?(?:\s+as\s+\w+)?"  # name, t.name, count(*), x AS y
+_SQL = re.compile(
+    rf"\s*(?:select\s+(?:distinct\s+)?(?:\*|{_SQL_COLUMN}(?:\s*,\s*{_SQL_COLUMN})*)\s+from\s|"
+    r"with\s+(?:recursive\s+)?\w+(?:\s*\([^)]*\))?\s+as\s*\(|pragma\s+\w|"
+    r"explain\s+(?:query\s+plan\s+)?select\b|insert\s+(?:or\s+\w+\s+)?into\s|update\s+\S+\s+set\s|"
+    r"delete\s+from\s|create\s+(?:temp\w*\s+)?(?:table|view|index)\s|drop\s+(?:table|view|index)\s)",
+    re.IGNORECASE,
+)
+
+
 def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -> str:
     """The query of a call: the tool's name (for prose), its argument values and a configured hint.
 
@@ -184,7 +195,9 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
     values together in their first :data:`QUERY_CHARS`; a longer value of several lines, or one
     that opens as JSON, is the material itself (a log or a JSON document handed to a tool), not a
     question, and is left out: its first lines would make its first records "match"; the hint
-    is always whole.
+    is always whole.  An SQL statement (``SELECT ... FROM``, ``WITH ... AS (``, ``PRAGMA``...) is
+    left out too: the rows are what it asked for, and its words ("packages" in ``select * from
+    packages``) would make rows that mention them by chance "match".
 
     Parameters
     ----------
@@ -208,6 +221,8 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
     214
     >>> call_query("crush", {"text": "[" + ", ".join(['{"level": "INFO"}'] * 50) + "]", "budget": 300})
     'crush 300'
+    >>> call_query("read_query", {"query": "SELECT name, version FROM packages WHERE arch = 'all'"})
+    'read_query'
     """
     words: list[str] = [tool]
     room = [QUERY_CHARS]
@@ -225,6 +240,8 @@ def call_query(tool: str, arguments: Mapping[str, Any] | None, hint: str = "") -
             text = str(v)
             if len(text) > QUERY_VALUE_CHARS and ("\n" in text.strip() or text.lstrip()[:1] in ("[", "{")):
                 return  # the material itself, not what is asked about it
+            if _SQL.match(text):
+                return  # a statement: its result is what it asked for, and its words match rows by chance
             text = text[: min(QUERY_VALUE_CHARS, room[0])]
             room[0] -= len(text)
             words.append(text)

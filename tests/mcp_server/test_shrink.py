@@ -88,7 +88,7 @@ def test_structured_content_follows_the_text_or_is_dropped_with_a_note():
     note = out.meta["scwo_np/proxy"]["structured_content"]
     assert (
         s.form in ("compact", "lossless", "csv", "toon")
-        and "holds all of it" in note
+        and "whole, in a shorter form" in note
         and "left out" not in note
     )
 
@@ -204,6 +204,32 @@ def test_a_few_text_blocks_are_each_held_to_a_share_of_the_budget():
     assert (
         texts[0] == "exit status 0" and sum(count_tokens(texts)) <= 600 and count_tokens([texts[1]])[0] > 500
     )
+
+
+def test_a_changelog_beside_a_log_is_a_block_of_its_own_and_pages_of_one_log_are_one_text():
+    """dpkg's log and a Debian changelog in one result both read as records of lines; merged, the
+    whole changelog was one record glued to the log's last line, cut after 8 of its 473 lines."""
+    from tests.anchor.test_records import _changelog
+
+    log, changelog = LOG, _changelog()
+    out, _ = shrink_result(
+        CallToolResult(
+            content=[TextContent(type="text", text=log), TextContent(type="text", text=changelog)]
+        ),
+        600,
+    )
+    meta = out.meta["scwo_np/proxy"]
+    assert meta["form"] == "blocks" and [m["form"] for m in meta["blocks"]] == ["records", "records"]
+    texts = [c.text for c in out.content]
+    assert sum(count_tokens(texts)) <= 600 and changelog.split("\n", 1)[0] in texts[1]
+    # two pages of one log are one text, crushed as one
+    lines = log.splitlines(keepends=True)
+    pages = [
+        TextContent(type="text", text="".join(lines[:300])),
+        TextContent(type="text", text="".join(lines[300:])),
+    ]
+    out, s = shrink_result(CallToolResult(content=pages), 300)
+    assert out.meta["scwo_np/proxy"]["form"] == "records" and len(out.content) == 1 and s.tokens <= 300
 
 
 def test_items_each_over_the_budget_are_crushed_inside():

@@ -45,6 +45,22 @@ def test_lossless_first():
     assert s.form == "csv" and s.text.startswith("name,city,n\nn0,Oslo,0\n")
 
 
+def test_rows_an_sql_statement_returned_are_not_ranked_by_its_words():
+    """mcp-server-sqlite's ``read_query`` with ``select * from packages``: the statement's word
+    "packages" made 51 rows whose e-mail address held it "query matches", and the marker told the
+    model that 51 of them were left out."""
+    rows = [
+        {
+            "Package": f"p{i}",
+            "Maintainer": f"M <m{i}@{'packages.debian.org' if i % 7 == 0 else 'example.org'}>",
+        }
+        for i in range(400)
+    ]
+    asked = shrink_text(str(rows), 300, query=call_query("read_query", {"query": "select * from packages"}))
+    plain = shrink_text(str(rows), 300)
+    assert asked.text == plain.text and "query_matches" not in asked.text
+
+
 def test_errors_and_the_newest_survive_the_json_crush():
     s = shrink_text(json.dumps(ROWS), 250)
     kept = [x for x in json.loads(s.text) if "_omitted" not in x]
@@ -53,6 +69,12 @@ def test_errors_and_the_newest_survive_the_json_crush():
 
 def test_call_query_and_modes():
     assert call_query("read_query", {"query": "SELECT *", "limit": 5}) == "read_query SELECT * 5"
+    # a whole statement is what the rows answer, not a question about them
+    for sql in ("select * from packages", "SELECT name, count(*) AS n FROM t GROUP BY name", "PRAGMA table_info(t)",
+                "WITH x AS (SELECT 1) SELECT * FROM x", "delete from t where id = 1"):  # fmt: skip
+        assert call_query("read_query", {"query": sql, "limit": 5}) == "read_query 5"
+    for words in ("select the latest fixes from the log", "Select rows with errors", "update the docs set"):
+        assert call_query("search", {"q": words}) == f"search {words}"
     assert list(MODES) == ["auto", "json", "diff", "records", "prose", "off"]
     with pytest.raises(ValueError, match="mode must be one of"):
         shrink_text(LOG, 200, mode="lines")
