@@ -45,6 +45,7 @@ from ._columns import _check_items, _columns
 from ._config import AnchorConfig
 from ._crush import crush, largest_count
 from ._keep import LEVELS as _LEVELS
+from ._keep import known_severity
 from ._keep import query_matches
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
@@ -670,8 +671,8 @@ def fit_records(
     def planner(fits: NDArray[np.int64], cols) -> Callable[[int], tuple[str, int, NDArray[np.int64]]]:
         """The search over the crushes of the records ``fits`` (their columns ``cols``)."""
         m = int(fits.size)
-        if cols is not None:
-            cols = dataclasses.replace(cols, item_code=same[fits])
+        if cols is not None:  # the records' levels are their severity (read once, whole, by split_records)
+            cols = known_severity(dataclasses.replace(cols, item_code=same[fits]), [recs.level[i] for i in fits])
         tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
 
         def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:
