@@ -45,8 +45,7 @@ from ._columns import _check_items, _columns
 from ._config import AnchorConfig
 from ._crush import crush, largest_count
 from ._keep import LEVELS as _LEVELS
-from ._keep import known_severity
-from ._keep import query_matches
+from ._keep import known_severity, query_matches
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
     MIN_RECORDS,
