@@ -64,6 +64,23 @@ def text_level(text: str) -> str:
     return ""
 
 
+def text_levels(texts: Sequence[str]) -> list[str]:
+    """Each text's :func:`text_level`, one pass a pattern over the texts joined by line feeds (no
+    error word spans a line feed, and a line feed ends a word as the end of a text does): 1,400
+    log items' fields were 2,800 searches a pattern."""
+    out = [""] * len(texts)
+    if not texts:
+        return out
+    sizes = np.fromiter((len(t) + 1 for t in texts), np.int64, len(texts))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    body = "\n".join(texts)
+    for pattern, name in reversed(LEVELS):  # the worse level last, so it wins
+        at = [m.start() for m in pattern.finditer(body)]
+        for k in np.unique(np.searchsorted(starts, at, side="right") - 1).tolist():
+            out[k] = name
+    return out
+
+
 _TEXT_SEVERITY = {"critical": 3.0, "error": 2.0, "": 0.0}
 
 
@@ -84,7 +101,7 @@ def error_severity(c: Columns) -> NDArray[np.float64]:
             table = np.array([0.0 if v in (None, "", [], {}, False, 0) else 2.0 for v in c.values[f]] + [0.0])
             sev = np.maximum(sev, table[c.codes[f]] + 0.5 * (table[c.codes[f]] > 0))
         elif c.kinds[f] == {str} and not _DESCRIBES.search(name):
-            table = np.array([_TEXT_SEVERITY[text_level(v)] for v in c.values[f]] + [0.0])
+            table = np.array([_TEXT_SEVERITY[x] for x in text_levels(c.values[f])] + [0.0])
             sev = np.maximum(sev, table[c.codes[f]])
     c.__dict__["_error_severity"] = sev
     return sev.copy()

@@ -27,18 +27,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ._inputs import _DEC, _WS, Document, _array_pieces, _as_text, _span, read_document
+from ._inputs import _DEC, _WS, Document, _array_pieces, _as_text, _span, read_document, squeeze_json
 
 __all__ = ["COLUMNAR_KEY", "lossless_decode", "lossless_encode"]
 
 COLUMNAR_KEY = "_columnar"
-_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+')
 
 
 def _squeeze(text: str) -> str:
-    """``text`` without whitespace between JSON tokens (strings untouched)."""
+    """``text`` without whitespace between JSON tokens (strings untouched), when it is an array or object."""
     if text[:1] in "{[" and any(c in text for c in " \t\n\r"):
-        return _SPACE.sub(lambda m: m.group(1) or "", text)
+        return squeeze_json(text)
     return text
 
 

@@ -44,8 +44,7 @@ from ..validation import check_int
 from ._columns import _check_items, _columns
 from ._config import AnchorConfig
 from ._crush import crush, largest_count
-from ._keep import LEVELS as _LEVELS
-from ._keep import known_severity, query_matches
+from ._keep import known_severity, query_matches, text_levels
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
     MIN_RECORDS,
@@ -256,13 +255,7 @@ def _fields(record: str):
 
 def _levels(records: list[str]) -> list[str]:
     """Each record's worst error word's level (``"critical"``, ``"error"`` or ``""``), one pass a pattern."""
-    body, starts = _owners(records)
-    out = [""] * len(records)
-    for pattern, name in reversed(_LEVELS):  # the worse level last, so it wins
-        at = [m.start() for m in pattern.finditer(body)]
-        for k in np.unique(np.searchsorted(starts, at, side="right") - 1).tolist():
-            out[k] = name
-    return out
+    return text_levels(records)
 
 
 def split_records(text: str, *, shape: str | None = None) -> Records | None:
@@ -671,7 +664,9 @@ def fit_records(
         """The search over the crushes of the records ``fits`` (their columns ``cols``)."""
         m = int(fits.size)
         if cols is not None:  # the records' levels are their severity (read once, whole, by split_records)
-            cols = known_severity(dataclasses.replace(cols, item_code=same[fits]), [recs.level[i] for i in fits])
+            cols = known_severity(
+                dataclasses.replace(cols, item_code=same[fits]), [recs.level[i] for i in fits]
+            )
         tried: dict[int, tuple[str, int, NDArray[np.int64]]] = {}
 
         def attempt(k: int) -> tuple[str, int, NDArray[np.int64]]:

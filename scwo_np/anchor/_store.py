@@ -28,7 +28,6 @@ import hashlib
 import json
 import operator
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -44,7 +43,7 @@ from .._config import cache_dir
 from .._sqlite import StoreError, begin_write, connect, read_transaction
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
-from ._inputs import Pieces, read_document
+from ._inputs import Pieces, read_document, squeeze_json
 from ._retrieval import check_fields, check_filters, check_no_match, filter_positions, project, rank
 
 __all__ = ["CrushStore", "Page", "array_key", "default_store_path", "json_strings"]
@@ -72,7 +71,6 @@ CREATE TABLE IF NOT EXISTS crushes (
 CREATE INDEX IF NOT EXISTS crushes_array ON crushes (array);
 CREATE INDEX IF NOT EXISTS crushes_used ON crushes (used);
 """
-_JSON_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+')
 
 
 def json_strings(texts: Sequence[str]) -> list[str]:
@@ -823,5 +821,5 @@ def _text(
         return json.dumps(project(items[i], fields), ensure_ascii=False, separators=(",", ":"))
     p = pieces[i]
     if compact and any(c in p for c in " \t\n\r"):
-        return _JSON_SPACE.sub(lambda m: m.group(1) or "", p)
+        return squeeze_json(p)
     return p

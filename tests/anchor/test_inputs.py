@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scwo_np.anchor import crush, crush_json, lossless_encode
-from scwo_np.anchor._inputs import read_document
+from scwo_np.anchor._inputs import read_document, squeeze_json
+from scwo_np.anchor._keep import text_levels
+from tests import naive
 from tests.anchor.test_anchor import json_leaf
 
 LOG = [{"id": i, "level": "ERROR" if i == 17 else "INFO", "ms": 1.50 + i} for i in range(40)]
@@ -340,3 +342,39 @@ def test_any_mapping_round_trips_through_read_and_render(mapping, pretty):
     ]
     assert json.loads(d.render(d.pieces)) == {"n": 1, "records": mapping}
     assert json.loads(d.render(d.pieces[:1])) == {"n": 1, "records": dict(list(mapping.items())[:1])}
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(alphabet=' \t\n\r"\\ab/:,{}[]é'),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet=' "\\a:,', max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _JSON_VALUES,
+    st.sampled_from([None, 0, 1, 2, "\t"]),
+    st.booleans(),
+    st.sampled_from([(", ", ": "), (",", ":"), (" , ", " : ")]),
+)
+def test_squeeze_json_is_the_plain_reading(value, indent, ascii_only, separators):
+    """Cut at its strings with one pattern, the white space between tokens deleted: the same text as
+    reading it a character at a time (escaped quotes and backslashes, white space inside strings)."""
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, separators=separators)
+    got = squeeze_json(text)
+    assert got == naive.squeeze_json(text) and json.loads(got) == json.loads(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ERORerorFAILEDxy \n.-+_Tracebk", max_size=30), max_size=12))
+def test_text_levels_read_each_text_as_text_level_does(texts):
+    """One pass a pattern over the texts joined by line feeds: each text's level as read alone."""
+    assert text_levels(texts) == naive.text_levels(texts)
