@@ -110,8 +110,16 @@ def timeline_order(c: Columns, fields: Sequence[str] | None = None) -> NDArray[n
     >>> timeline_order(columns(rows)).tolist()
     [2, 1, 0]
     """
+    if fields is not None:
+        return _timeline_order(c, tuple(fields))
+    known = c.__dict__.get("_timeline_order")  # once per Columns: a fit crushes them several times
+    if known is None:
+        known = c.__dict__["_timeline_order"] = _timeline_order(c, timeline_fields(c))
+    return known.copy()
+
+
+def _timeline_order(c: Columns, fields: tuple[str, ...]) -> NDArray[np.int64]:
     n = c.n
-    fields = timeline_fields(c) if fields is None else tuple(fields)
     if not fields or n < 2:
         return np.arange(n, dtype=np.int64)
     key = np.zeros(n)
