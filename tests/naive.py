@@ -1468,7 +1468,15 @@ def squeeze_json(text):
 
 
 def text_levels(texts):
-    """Each text's error level, one text at a time (:func:`scwo_np.anchor._keep.text_level`)."""
-    from scwo_np.anchor._keep import text_level
+    """Each text's error level, one text at a time, by the error words written plainly (the
+    look-behind of lower-case "error" before the word, as first written)."""
+    import re
 
-    return [text_level(t) for t in texts]
+    critical = re.compile(
+        r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"
+    )
+    error = re.compile(
+        r"(?:ERR(?:OR)?|Exception|Error|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
+        r"No such file or directory|[Pp]ermission denied)\b|(?<![\w.+-])error(?![\w+-]|\.\w)"
+    )
+    return ["critical" if critical.search(t) else "error" if error.search(t) else "" for t in texts]

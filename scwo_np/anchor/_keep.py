@@ -48,8 +48,9 @@ LEVELS = (
         re.compile(
             r"(?:ERR(?:OR)?|Exception|Error|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
             r"No such file or directory|[Pp]ermission denied)\b"
-            # lower-case "error" as a word of its own: not a package's name (liberror-perl, libgpg-error0)
-            r"|(?<![\w.+-])error(?![\w+-]|\.\w)"
+            # lower-case "error" as a word of its own: not a package's name (liberror-perl, libgpg-error0);
+            # the literal first, the look-behind after it, so that every branch starts with a literal
+            r"|error(?<![\w.+-]error)(?![\w+-]|\.\w)"
         ),
         "error",
     ),
