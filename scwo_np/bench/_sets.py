@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import json
 import os
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -38,16 +39,35 @@ def _field(where: str, field: str, exc: Exception) -> ValueError:
     return ValueError(f"{where}: field {field!r}: {str(exc).rstrip('.')}")
 
 
+def _json_error(exc: json.JSONDecodeError) -> str:
+    """What is wrong and where, then what to do ("Invalid control character at" names no place by itself)."""
+    what = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+    if "control character" in what:
+        return f"({what.lower()}): a string holds a raw tab or line break; write it escaped, as \\t or \\n"
+    return f"({what}); write one JSON object per line"
+
+
+def _near_misses(obj: dict, where: str, warned: set[str]) -> None:
+    """Warn, once per file and field, of a field that is not read but is spelled like one that is
+    ("answer", "splits"): other fields (a source, scores, an answer kept for reading) are the user's."""
+    for key in obj:
+        if key in _FIELDS or key in warned:
+            continue
+        near = difflib.get_close_matches(str(key), _FIELDS, n=1, cutoff=0.75)
+        if near and near[0] not in obj:
+            warned.add(key)
+            warnings.warn(
+                f"{where}: field {key!r} is not read (the fields are {', '.join(_FIELDS)}); if you meant "
+                f"{near[0]!r}, rename it; other fields are left as they are",
+                UserWarning,
+                stacklevel=4,
+            )
+
+
 def _record(obj: object, where: str) -> tuple[str, list[str], list[int], list[str], str, Any]:
     """One line's question, texts, gold, answers, split and id, checked; errors say how to fix them."""
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: expected a JSON object like {_EXAMPLE}, got {type(obj).__name__}")
-    for key in obj:
-        near = difflib.get_close_matches(str(key), _FIELDS, n=1, cutoff=0.75)
-        if key not in _FIELDS and near:  # other fields (a source, scores) are the user's own
-            raise ValueError(
-                f"{where}: field {key!r} is not a field of a question set; did you mean {near[0]!r}?"
-            )
     for key in ("question", "texts", "gold"):
         if key not in obj:
             what = {
@@ -116,7 +136,8 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
     texts), and optionally ``answers`` (answer paragraphs the retriever missed: they count as
     parts of the answer but are not candidates), ``split`` (``"tune"`` or ``"held_out"``, the
     default) and ``id`` (a str or int, unique in the file).  Blank lines are skipped; other
-    fields are ignored.  Identical texts on different lines become one paragraph.
+    fields are ignored (one spelled like a field that is read, ``answer``, with a warning, once per
+    file).  Identical texts on different lines become one paragraph.
 
     Parameters
     ----------
@@ -173,6 +194,7 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
     paragraphs: list[str] = []
     questions, candidates, gold, split = [], [], [], []
     ids: dict[Any, int] = {}
+    warned: set[str] = set()
 
     def para(text: str) -> int:
         if text not in index:
@@ -189,19 +211,20 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
                 raise ValueError(
                     f"{where}: not valid UTF-8 (byte {exc.start}: {exc.reason}); save the file as UTF-8"
                 ) from None
+            if lineno == 1:  # a byte-order mark, as some editors write UTF-8
+                line = line.removeprefix("\ufeff")
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                raise ValueError(
-                    f"{where}: not valid JSON ({exc.msg}, column {exc.colno}); write one JSON object per line"
-                ) from None
+                raise ValueError(f"{where}: not valid JSON {_json_error(exc)}") from None
             except RecursionError:
                 raise ValueError(
                     f"{where}: JSON nested too deeply to parse; write one flat object per line"
                 ) from None
             q, texts, g, answers, sp, qid = _record(obj, where)
+            _near_misses(obj, where, warned)
             if qid is not None:
                 if qid in ids:
                     raise ValueError(

@@ -5,6 +5,7 @@ import io
 import json
 import re
 import sys
+import warnings
 from contextlib import redirect_stderr
 
 import pytest
@@ -183,9 +184,10 @@ BAD = {
         r"field 'answers': answers\[0\] is also texts\[1\]; answers are the answer paragraphs the "
         r"retriever missed: list an answer among the texts in 'gold' by its index",
     ),
-    "a misspelt field": (
-        {**OK, "anwsers": ["x"]},
-        r"field 'anwsers' is not a field .*did you mean 'answers'\?",
+    "a raw tab in a string": (
+        '{"question": "Why\tnot?", "texts": ["a"], "gold": [0]}',
+        r"not valid JSON \(invalid control character at column 18\): a string holds a raw tab or line break; "
+        r"write it escaped, as \\t or \\n",
     ),
 }
 
@@ -221,6 +223,26 @@ def test_a_bad_file_as_a_whole(tmp_path):
         read_questions(ok)
     with pytest.raises(TypeError, match="path must be the path of a JSONL file"):
         read_questions(3)
+
+
+def test_a_field_spelled_like_one_that_is_read_is_a_warning_and_a_byte_order_mark_is_read(tmp_path):
+    """ "answer" beside the fields stopped the run ("did you mean 'answers'?"), though other fields are
+    the user's; a file an editor began with a byte-order mark was "not valid JSON"."""
+    path = _write(tmp_path / "mine.jsonl", [{**OK, "answer": "x"}, {**OK, "answer": "y", "splits": "tune"}])
+    with pytest.warns(UserWarning) as got:
+        qs = read_questions(path)
+    said = [str(w.message) for w in got]
+    assert len(said) == 2 and said[0].startswith(f"{path}:1: field 'answer' is not read")
+    assert "if you meant 'answers', rename it" in said[0] and said[1].startswith(f"{path}:2: field 'splits'")
+    assert qs.split == ["held_out", "held_out"]
+    # beside the field it looks like, it is the user's own: no warning
+    both = _write(tmp_path / "both.jsonl", [{**OK, "answers": ["z"], "answer": "z"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_questions(both)
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes("\ufeff".encode() + json.dumps(OK).encode() + b"\n")
+    assert read_questions(bom).questions == ["Why?"]
 
 
 def _cli(argv):
