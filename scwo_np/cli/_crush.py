@@ -19,15 +19,9 @@ from ._io import (
     _put,
     _renamed_flag,
     _stdin,
+    _stdin_is_terminal,
     _token_counter,
 )
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin is None or sys.stdin.isatty()
-    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
-        return True
 
 
 def _read(path: str) -> bytes:

@@ -174,8 +174,16 @@ def _json_error(exc: json.JSONDecodeError, lineno: int) -> str:
     return f"not valid JSON: {exc.msg}: line {lineno} column {exc.colno}"
 
 
-def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
-    """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line."""
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is None or sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
+        return True
+
+
+def _read_jsonl(path: str, required: tuple[str, ...] = (), hints: dict[str, str] | None = None) -> _Records:
+    """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line (and, for a
+    missing field of ``required``, add its entry of ``hints``)."""
     records, lines, raw = _Records(), [], []
     for lineno, line in _lines(path):
         if not line.strip():
@@ -193,7 +201,9 @@ def _read_jsonl(path: str, required: tuple[str, ...] = ()) -> _Records:
             )
         for f in required:
             if f not in rec:
-                raise SystemExit(f"scwo: {_where(path)}:{lineno}: missing field {f!r}")
+                raise SystemExit(
+                    f"scwo: {_where(path)}:{lineno}: missing field {f!r}{(hints or {}).get(f, '')}"
+                )
         records.append(rec)
         lines.append(lineno)
         raw.append(line.rstrip("\r\n").lstrip("\ufeff"))
@@ -371,7 +381,16 @@ def _read_chunks(path: str, emb_field: str, tok_field: str):
                 f"scwo: {path}: not a readable .npz with 'embeddings' and 'costs' arrays ({type(exc).__name__}: {exc})"
             ) from None
         return [{"index": i, "tokens": int(t)} for i, t in enumerate(c)], E, c
-    records = _read_jsonl(path, (emb_field, tok_field))
+    records = _read_jsonl(
+        path,
+        (emb_field, tok_field),
+        {
+            emb_field: "; chunks of text alone are selected for a question as text: --query TEXT "
+            "(--embedding-field names another field)",
+            tok_field: "; give each chunk's token count, or select for a question as text with --query TEXT, "
+            "which counts them (--tokens-field names another field)",
+        },
+    )
     if not records:
         return [], np.empty((0, 1)), np.empty(0, dtype=np.int64)
     return records, _embeddings(records, emb_field), _token_counts(records, tok_field)

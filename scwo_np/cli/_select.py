@@ -32,17 +32,23 @@ from ._io import (
     _read_chunks,
     _read_jsonl,
     _renamed_flag,
+    _stdin_is_terminal,
     _text_field,
     _texts,
     _token_counter,
     _token_counts,
     _vector_option,
+    _where,
     _write_jsonl,
 )
 from ._strategy import _by_strategy
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
+    if args.file is None and not _stdin_is_terminal():  # `... | scwo select --query ...`, as jq reads it
+        args.file = "-"
+    if args.file is None:
+        raise SystemExit("scwo: give the chunks' JSONL file (- for stdin)")
     if args.query is not None:
         return _cmd_select_text(args)
     for opt in ("embedder", "tokens", "cache", "elision"):
@@ -55,6 +61,10 @@ def _cmd_select(args: argparse.Namespace) -> int:
             "scwo: --granularity sentence goes with --query (sentences are embedded from their text)"
         )
     records, E, costs = _read_chunks(args.file, args.embedding_field, args.tokens_field)
+    if not len(records) and args.query_index is None:
+        if not args.quiet:
+            sys.stderr.write(f"scwo select: {_where(args.file)} holds no chunks; nothing to select\n")
+        return 0
     if args.query_index is not None:
         if not records:
             where = "standard input" if args.file == "-" else args.file
@@ -173,10 +183,8 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
 
     if args.cost_aware:
         raise SystemExit("scwo: --cost-aware goes with --query-embedding/--query-index for now")
-    if args.strategy != "mmr":
-        raise SystemExit(
-            "scwo: --strategy goes with --query-embedding/--query-index for now (--query selects with mmr)"
-        )
+    if args.strategy != "mmr" and args.granularity == "sentence":
+        raise SystemExit("scwo: --strategy goes with --granularity chunk (sentences are selected with mmr)")
     if args.elision is not None and args.granularity != "sentence":
         raise SystemExit("scwo: --elision goes with --granularity sentence")
     if not args.query.strip():
@@ -226,7 +234,7 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
             lam=args.lam, method=args.method, order=args.order, granularity=args.granularity,
             cache=False if args.no_cache else cache,
             token_counter=(counter or args.tokens or "estimate") if sentences or costs is None else None,
-            **({"elision": args.elision} if sentences else {}),
+            **({"elision": args.elision} if sentences else {"strategy": args.strategy}),
         )  # fmt: skip
     except ImportError as exc:
         raise SystemExit(f"scwo: {exc}") from None
@@ -250,7 +258,9 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
         sel,
         lam_used,
     )
-    if not args.quiet:
+    if not args.quiet and not records:
+        sys.stderr.write(f"scwo select: {_where(path)} holds no chunks; nothing to select\n")
+    elif not args.quiet:
         what = "chunks (sentences of them)" if sentences else "chunks"
         sys.stderr.write(
             f"scwo select: kept {len(sel)} of {len(records)} {what}, {sel.context_tokens} of {args.budget} tokens "
@@ -397,7 +407,11 @@ def _write_sets(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``scwo select``, ``scwo demo``, ``scwo sample`` and ``scwo bench`` to the ``scwo`` parser."""
     s = sub.add_parser("select", help="budgeted MMR selection over JSONL or .npz chunks")
-    s.add_argument("file", help="JSONL with one chunk per line (- for stdin), or .npz with embeddings, costs")
+    s.add_argument(
+        "file",
+        nargs="?",
+        help="JSONL with one chunk per line (- or none, piped: stdin), or .npz with embeddings, costs",
+    )
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--query", help="the question as text (embedded with --embedder)")
     g.add_argument("--query-embedding", help="query embedding as a JSON list")

@@ -64,6 +64,51 @@ def test_the_command_picks_what_select_texts_picks_at_every_budget(text_chunks, 
         assert f"{want.context_tokens} of {budget} tokens joined by blank lines" in err
 
 
+def test_piped_chunks_a_strategy_and_the_hint_for_text_alone(text_chunks, tmp_path):
+    """``... | scwo select --query Q`` said "the following arguments are required: file"; --strategy
+    with --query was refused though select_texts takes it; --query-index on chunks of text said only
+    "missing field 'embedding'"."""
+    import subprocess
+    import sys
+
+    path, texts, _ = text_chunks
+    argv = [
+        sys.executable,
+        "-m",
+        "scwo_np.cli",
+        "select",
+        "--query",
+        QUESTION,
+        "--budget",
+        "300",
+        "--no-cache",
+    ]
+    with open(path, "rb") as fh:
+        r = subprocess.run([*argv, "--strategy", "dpp"], stdin=fh, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = select_texts(texts, QUESTION, 300, strategy="dpp")
+    assert [json.loads(line)["text"] for line in r.stdout.splitlines()] == want.texts
+    _fails(
+        ["select", str(path), "--query-index", "0", "--budget", "300"],
+        "missing field 'embedding'; chunks of text alone are selected for a question as text: --query TEXT",
+    )
+    _fails(
+        [
+            "select",
+            str(path),
+            "--query",
+            QUESTION,
+            "--budget",
+            "300",
+            "--strategy",
+            "dpp",
+            "--granularity",
+            "sentence",
+        ],
+        "--strategy goes with --granularity chunk",
+    )
+
+
 @pytest.mark.integration
 def test_counter_order_and_annotations(text_chunks, tmp_path, capsys):
     path, texts, _ = text_chunks
