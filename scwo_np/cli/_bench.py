@@ -120,7 +120,9 @@ def _bench_hsca(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    b = sub.add_parser("bench", help="reproduce the spec's benchmark table")
+    b = sub.add_parser(
+        "bench", help="speed against the references (the spec's table) and answers per token (--quality)"
+    )
     b.add_argument("--quick", action="store_true", help="small sizes only")
     b.add_argument(
         "--cost-aware",
