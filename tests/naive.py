@@ -1446,27 +1446,6 @@ def fused_chunks(E, q, docs, query, costs, budget, lexical, lam=0.7):
     return list(picks)
 
 
-def squeeze_json(text):
-    """JSON text without the white space between its tokens, read one character at a time: inside a
-    string (from a quote to the next quote not escaped by a backslash) every character is kept."""
-    out, in_string, escaped = [], False, False
-    for ch in text:
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            out.append(ch)
-            in_string = True
-        elif ch not in " \t\n\r":
-            out.append(ch)
-    return "".join(out)
-
-
 def text_levels(texts):
     """Each text's error level, one text at a time, by the error words written plainly (the
     look-behind of lower-case "error" before the word, as first written)."""

@@ -370,7 +370,7 @@ def test_squeeze_json_is_the_plain_reading(value, indent, ascii_only, separators
     reading it a character at a time (escaped quotes and backslashes, white space inside strings)."""
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, separators=separators)
     got = squeeze_json(text)
-    assert got == naive.squeeze_json(text) and json.loads(got) == json.loads(text)
+    assert got == naive.compact_json(text) and json.loads(got) == json.loads(text)
 
 
 @settings(max_examples=100, deadline=None)
