@@ -44,6 +44,7 @@ its units are its sentences.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from .validation import check_text
 
@@ -414,15 +415,18 @@ def _indented_prose(text: str, lines: list[tuple[int, int]], i: int) -> bool:
     characters.  A man page (``man -P cat``) indents all its text by 7 and its options' text by
     14: read as code, ``grep(1)``'s option list was one block of 15,883 characters, never cut."""
     body: list[str] = []
-    for a, b in lines[i:]:
-        line = text[a:b].strip()
+    for k in range(i, len(lines)):  # (not lines[i:], a copy of the rest at every call)
+        line = text[lines[k][0] : lines[k][1]].strip()
         if not line:
             break
         body.append(line)
     joined = " ".join(body)
-    if len(_WORDISH.findall(joined)) < 8 or not _SENTENCE_END.search(joined):
+    if sum(map(joined.count, _CODE_MARKS)) >= 0.03 * len(joined):  # 15 scans in C, not a step a character
         return False
-    return sum(c in _CODE_MARKS for c in joined) < 0.03 * len(joined)
+    return (
+        _SENTENCE_END.search(joined) is not None
+        and next(islice(_WORDISH.finditer(joined), 7, None), None) is not None
+    )
 
 
 def _paragraph(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
