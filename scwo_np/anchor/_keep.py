@@ -36,9 +36,11 @@ _SEVERITY = {
     "error": 2.0, "err": 2.0, "exception": 2.0, "failed": 1.5, "failure": 1.5, "fail": 1.5,
 }  # fmt: skip
 
-#: Error words, worst level first, for records as text and the text fields of JSON items. Each
-#: pattern starts with a literal, so the regular expression engine scans for its first letters
-#: instead of trying every position (ten times faster on 100 KB of logs).
+#: Error words, worst level first, for records as text and the text fields of JSON items: (pattern,
+#: level) pairs, a text's level the first whose pattern it holds.  Each pattern starts with a
+#: literal, so the regular expression engine scans for its first letters instead of trying every
+#: position (ten times faster on 100 KB of logs); the error words are three patterns, so that no
+#: pattern's first letters are as common as "e" (1.3 ms on 100 KB of logs, 3.4 as one).
 LEVELS = (
     (
         re.compile(r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"),
@@ -46,14 +48,14 @@ LEVELS = (
     ),
     (
         re.compile(
-            r"(?:ERR(?:OR)?|Exception|Error|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
-            r"No such file or directory|[Pp]ermission denied)\b"
-            # lower-case "error" as a word of its own: not a package's name (liberror-perl, libgpg-error0);
-            # the literal first, the look-behind after it, so that every branch starts with a literal
-            r"|error(?<![\w.+-]error)(?![\w+-]|\.\w)"
+            r"(?:ERR(?:OR)?|Exception|Error|Errors were|Traceback|FAIL(?:ED|URE)?|Failed|Unable to|"
+            r"No such file or directory|Permission denied)\b"
         ),
         "error",
     ),
+    (re.compile(r"(?:failed|unable to|permission denied)\b"), "error"),
+    # lower-case "error" as a word of its own: not a package's name (liberror-perl, libgpg-error0)
+    (re.compile(r"error(?<![\w.+-]error)(?![\w+-]|\.\w)"), "error"),
 )
 
 

@@ -378,7 +378,25 @@ def test_squeeze_json_is_the_plain_reading(value, indent, ascii_only, separators
     st.lists(
         st.lists(
             st.sampled_from(
-                ["error", "ERR", "Error", "fatal", "FAILED", "x", " ", "\n", ".", "-", "+", "_", "0", "c"]
+                [
+                    "error",
+                    "ERR",
+                    "Error",
+                    "fatal",
+                    "FAILED",
+                    "failed",
+                    "unable to",
+                    "Permission denied",
+                    "x",
+                    " ",
+                    "\n",
+                    ".",
+                    "-",
+                    "+",
+                    "_",
+                    "0",
+                    "c",
+                ]  # fmt: skip
             )
         ).map("".join),
         max_size=12,
