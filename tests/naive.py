@@ -1447,15 +1447,17 @@ def fused_chunks(E, q, docs, query, costs, budget, lexical, lam=0.7):
 
 
 def text_levels(texts):
-    """Each text's error level, one text at a time, by the error words written plainly (the
-    look-behind of lower-case "error" before the word, as first written)."""
+    """Each text's error level, one text at a time, by the error words written plainly (one pattern
+    a level, the look-behind of lower-case "error" before the word, as first written; a word followed
+    by a dot or an at sign and a letter is part of a name: "fatal.se", "Error.java")."""
     import re
 
+    name = r"(?![.@]\w)"
     critical = re.compile(
-        r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b"
+        r"(?:FATAL|Fatal|fatal|CRITICAL|Critical|critical|PANIC|Panic|panic|EMERG(?:ENCY)?)\b" + name
     )
     error = re.compile(
         r"(?:ERR(?:OR)?|Exception|Error|Errors were|Traceback|FAIL(?:ED|URE)?|[Ff]ailed|[Uu]nable to|"
-        r"No such file or directory|[Pp]ermission denied)\b|(?<![\w.+-])error(?![\w+-]|\.\w)"
+        r"No such file or directory|[Pp]ermission denied)\b" + name + r"|(?<![\w.+-])error(?![\w+-]|\.\w)"
     )
     return ["critical" if critical.search(t) else "error" if error.search(t) else "" for t in texts]

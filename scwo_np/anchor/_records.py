@@ -230,13 +230,37 @@ _COMMIT_FIELD = re.compile(
 )
 
 
+#: The first line of a changelog's entry: Debian's (``pkg (1.2-3) unstable; urgency=medium``) or
+#: GNU's (``2022-04-07  Jim Meyering  <meyering@fb.com>``).
+_CHANGE_HEAD = re.compile(
+    r"(?:[a-z0-9][a-z0-9+.-]* \([^()\s]+\)[^;\n]*; *(?:urgency|priority)=|\d{4}-\d{2}-\d{2}  [^\W\d_][^\n<>]*?  <[^<>\s]+@[^<>\s]+>[ \t]*$)",
+    re.M,
+)
+#: Its trailer (Debian's `` -- Name <mail>  date`` line).
+_CHANGE_TRAILER = re.compile(r"^ -- [^\n]*", re.M)
+#: ``git log --oneline``: a commit's abbreviated name, then its subject.
+_ONELINE = re.compile(r"[0-9a-f]{7,40} \S")
+
+
 def _read(records: list[str], shape: str, head: str = "") -> list[str]:
     """What of each record is read for error words: ``key: value`` blocks without their describing
     fields (:func:`_undescribed`), a table's rows up to a describing column (where its name starts in
-    the header's last line of names), of a commit its header lines (its message and diff say what
-    it changed: "Fix a crash in the parser" is not a crash), the other shapes whole."""
+    the header's last line of names), of a commit its header lines and of a changelog's entry its
+    first line and trailer (their messages say what changed: "Fix a crash in the parser" is not a
+    crash; ``git log --oneline`` is read for none), the other shapes whole."""
     if shape == "headed":
         return ["".join(m.group(0) + line for m, line in _fields(r)) for r in records]
+    heads = [bool(_CHANGE_HEAD.match(r)) for r in records] if shape in ("lines", "table") else []
+    if sum(heads) >= 2:  # a changelog: of each entry its first line and trailer; the rest are changes
+        return [_change_entry(r) if h else "" for r, h in zip(records, heads, strict=True)]
+    if shape == "lines":
+        if sum(bool(_ONELINE.match(r)) for r in records) >= 0.8 * len(records):
+            return ["" if _ONELINE.match(r) else r for r in records]
+        # a commit cut at its Date: line (a changelog written by git log without its commit lines)
+        return [
+            "".join(m.group(0) + line for m, line in _fields(r)) if _COMMIT_FIELD.match(r) else r
+            for r in records
+        ]
     if shape == "blocks":
         return [_undescribed(r) for r in records]
     if shape == "table" and (m := _DESCRIBING_COLUMN.search(head)):
@@ -244,6 +268,13 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
         if at > 0:
             return [r[:at] for r in records]
     return records
+
+
+def _change_entry(record: str) -> str:
+    """Of a changelog's entry, its first line and its trailer."""
+    first = record.split("\n", 1)[0]
+    trailer = _CHANGE_TRAILER.search(record)
+    return first + ("\n" + trailer.group(0) if trailer else "")
 
 
 def _fields(record: str):

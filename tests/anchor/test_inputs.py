@@ -373,35 +373,24 @@ def test_squeeze_json_is_the_plain_reading(value, indent, ascii_only, separators
     assert got == naive.compact_json(text) and json.loads(got) == json.loads(text)
 
 
+_LEVEL_PIECES = ["error", "ERR", "Error", "fatal", "FAILED", "failed", "unable to", "Permission denied"]
+_LEVEL_PIECES += ["x", " ", "\n", ".", "-", "+", "_", "0", "c", "@"]
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(
-        st.lists(
-            st.sampled_from(
-                [
-                    "error",
-                    "ERR",
-                    "Error",
-                    "fatal",
-                    "FAILED",
-                    "failed",
-                    "unable to",
-                    "Permission denied",
-                    "x",
-                    " ",
-                    "\n",
-                    ".",
-                    "-",
-                    "+",
-                    "_",
-                    "0",
-                    "c",
-                ]  # fmt: skip
-            )
-        ).map("".join),
+        st.lists(st.sampled_from(_LEVEL_PIECES)).map("".join),
         max_size=12,
     )
 )
 def test_text_levels_read_each_text_as_text_level_does(texts):
     """One pass a pattern over the texts joined by line feeds: each text's level as read alone."""
     assert text_levels(texts) == naive.text_levels(texts)
+
+
+def test_a_word_before_a_dot_or_at_sign_and_a_letter_is_part_of_a_name():
+    """Debian's gzip changelog signed by andreas@fatal.se was a critical record."""
+    assert text_levels(["andreas@fatal.se", "Error.java", "a FAILED.txt", "fatal@home.org", "fatal.", "ERROR: x"]) == [
+        "", "", "", "", "critical", "error"
+    ]  # fmt: skip
