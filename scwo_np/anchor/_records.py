@@ -150,6 +150,24 @@ def _rfcdate(stamp: str) -> float:
     return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
 
 
+#: A day without a time: ``2020-06-01``, ``18 January 2023``, ``May 02 2022``, ``March 5, 2021``
+#: (the headings of upstream changelogs and NEWS files), when a record has no other date.
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]{0,6}\.?"
+_DAYDATE = re.compile(
+    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}} {_MONTH} \d{{4}}|{_MONTH} \d{{1,2}},? \d{{4}})\b"
+)
+
+
+def _daydate(stamp: str) -> float:
+    text = stamp.replace(",", "").replace(".", "")
+    for fmt in ("%Y-%m-%d", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y"):
+        try:
+            return datetime.strptime(text, fmt).timestamp()
+        except ValueError:
+            continue
+    return float("nan")
+
+
 def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
     """The records joined, and where each starts in that text (to give each match its record)."""
     lengths = np.fromiter(map(len, records), np.int64, len(records))
@@ -158,11 +176,12 @@ def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
 
 def _times(records: list[str]) -> NDArray[np.float64]:
     """Each record's first date (ISO, else ``git log``'s ``Date:`` line, else an RFC 2822 date: a
-    Debian changelog's entries) as a timestamp; NaN if none.  One pass of each pattern over the
+    Debian changelog's entries, else a day: an upstream changelog's headings) as a timestamp; NaN
+    if none.  One pass of each pattern over the
     joined text, not one per record."""
     body, starts = _owners(records)
     t = np.full(len(records), np.nan)
-    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate), (_RFCDATE, _rfcdate)):
+    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate), (_RFCDATE, _rfcdate), (_DAYDATE, _daydate)):
         if pattern is _GITDATE and "Date:" not in body or pattern is _RFCDATE and ", " not in body:
             continue
         if not np.isnan(t).any():
@@ -236,6 +255,7 @@ _CHANGE_HEAD = re.compile(
     r"(?:[a-z0-9][a-z0-9+.-]* \([^()\s]+\)[^;\n]*; *(?:urgency|priority)=|\d{4}-\d{2}-\d{2}  [^\W\d_][^\n<>]*?  <[^<>\s]+@[^<>\s]+>[ \t]*$)",
     re.M,
 )
+_URGENCY = re.compile(r"\burgency=\S*")
 #: Its trailer (Debian's `` -- Name <mail>  date`` line).
 _CHANGE_TRAILER = re.compile(r"^ -- [^\n]*", re.M)
 #: ``git log --oneline``: a commit's abbreviated name, then its subject.
@@ -271,8 +291,9 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
 
 
 def _change_entry(record: str) -> str:
-    """Of a changelog's entry, its first line and its trailer."""
-    first = record.split("\n", 1)[0]
+    """Of a changelog's entry, its first line (without Debian's ``urgency=critical``: how soon to
+    upload, not an error) and its trailer."""
+    first = _URGENCY.sub("", record.split("\n", 1)[0])
     trailer = _CHANGE_TRAILER.search(record)
     return first + ("\n" + trailer.group(0) if trailer else "")
 

@@ -132,8 +132,11 @@ def test_a_changelog_entry_that_mentions_an_error_is_not_an_error():
     )
     assert not any(split_records(fixed).level)
     assert (
-        split_records(fixed.replace("urgency=", "urgency=ERROR ", 1)).level[0] == "error"
-    )  # the first line is read
+        split_records(fixed.replace("; urgency=", " ERROR; urgency=", 1)).level[0] == "error"
+    )  # its first line
+    assert not any(
+        split_records(fixed.replace("urgency=medium", "urgency=critical")).level
+    )  # how soon to upload
     gnu = "".join(
         f"2022-04-{d:02d}  Jim Meyering  <meyering@fb.com>\n\n\t* gzip.c: fix a crash when input is empty.\n"
         f"\tzgrep: fail on error.\n\n"
@@ -147,6 +150,24 @@ def test_a_changelog_entry_that_mentions_an_error_is_not_an_error():
         for i in range(30)
     )
     assert [lv for lv in split_records(mail).level] == ["error" if i % 7 == 0 else "" for i in range(30)]
+
+
+@pytest.mark.parametrize("day", ["{d} January {y}", "January {d} {y}", "{y}-01-{d:02d}"])
+def test_an_upstream_changelog_dated_by_day_is_read_newest_first(day):
+    """unbound's changelog heads its entries "18 January 2023: Wouter", libxml2's NEWS "v2.9.14:
+    May 02 2022:": with no time of day, they were taken as a log, oldest last, and the newest entry
+    was absent at every budget."""
+    text = "".join(
+        f"{day.format(d=d, y=2000 + y)}: Wouter\n\t- Fix the resolver for case {y}-{d}; it now answers\n"
+        f"\t  queries from the cache when the upstream is slow.\n\n"
+        for y in range(23, 3, -1)
+        for d in (28, 14, 1)
+    )
+    recs = split_records(text)
+    assert int(np.argmax(recs.rank)) == 0  # the first entry is the newest
+    for budget in (100, 300):
+        fit = fit_records(recs, budget)
+        assert fit.tokens <= budget and text.split("\n", 1)[0] in fit.text
 
 
 def test_errors_survive_and_nothing_is_taken_earliest_first():
