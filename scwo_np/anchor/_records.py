@@ -48,6 +48,7 @@ from ._keep import known_severity, query_matches, text_levels
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
     MIN_RECORDS,
+    ONELINE,
     _blocks,
     _headed,
     _line_records,
@@ -55,6 +56,7 @@ from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read fr
     _table,
     _undescribed,
     as_shown,
+    oneline_commits,
     wrapped_prose,
 )
 from ._store import CrushStore, _crush_key, array_key, json_strings
@@ -258,8 +260,6 @@ _CHANGE_HEAD = re.compile(
 _URGENCY = re.compile(r"\burgency=\S*")
 #: Its trailer (Debian's `` -- Name <mail>  date`` line).
 _CHANGE_TRAILER = re.compile(r"^ -- [^\n]*", re.M)
-#: ``git log --oneline``: a commit's abbreviated name, then its subject.
-_ONELINE = re.compile(r"[0-9a-f]{7,40} \S")
 
 
 def _read(records: list[str], shape: str, head: str = "") -> list[str]:
@@ -274,8 +274,8 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
     if sum(heads) >= 2:  # a changelog: of each entry its first line and trailer; the rest are changes
         return [_change_entry(r) if h else "" for r, h in zip(records, heads, strict=True)]
     if shape == "lines":
-        if sum(bool(_ONELINE.match(r)) for r in records) >= 0.8 * len(records):
-            return ["" if _ONELINE.match(r) else r for r in records]
+        if oneline_commits(records):
+            return ["" if ONELINE.match(r) else r for r in records]
         # a commit cut at its Date: line (a changelog written by git log without its commit lines)
         return [
             "".join(m.group(0) + line for m, line in _fields(r)) if _COMMIT_FIELD.match(r) else r
@@ -355,8 +355,9 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
         head, recs = got
         if head + "".join(recs) != text:  # never lose a character
             continue
+        newest_first = name == "headed" or (name == "lines" and oneline_commits(recs))  # as git writes them
         return Records(
-            head, recs, name, _ranks(recs, newest_first=name == "headed"), _levels(_read(recs, name, head))
+            head, recs, name, _ranks(recs, newest_first=newest_first), _levels(_read(recs, name, head))
         )
     return None
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..text import STOPWORDS
 from ._keep import _DESCRIBES
 
-__all__ = ["MIN_RECORDS", "as_shown", "wrapped_prose"]
+__all__ = ["MIN_RECORDS", "ONELINE", "as_shown", "oneline_commits", "wrapped_prose"]
 
 _HEAD = re.compile(r"^(?:commit [0-9a-f]{7,64}\b|Commit: ?[0-9a-f]{7,64}\b)")
 _STAMP = re.compile(
@@ -278,11 +278,23 @@ def _merge_blank_heads(blocks: list[str]) -> list[str]:
     return out
 
 
+#: ``git log --oneline``: a commit's abbreviated name, then its subject.
+ONELINE = re.compile(r"[0-9a-f]{7,40} \S")
+
+
+def oneline_commits(records: list[str]) -> bool:
+    """Whether records are ``git log --oneline``'s lines (eight in ten start with a commit's name)."""
+    real = [r for r in records if r.strip()]
+    return bool(real) and sum(bool(ONELINE.match(r)) for r in real) >= 0.8 * len(real)
+
+
 def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     recs = _glue_blank(lines)
     real = [r for r in recs if r.strip()]
     if len(real) < MIN_RECORDS:
         return None
+    if oneline_commits(real):  # a commit a line (long subjects read as prose, not a listing)
+        return "", recs
     is_stamped = [bool(_STAMP.match(r)) for r in recs]
     if sum(is_stamped) >= 0.5 * len(real):
         # A line with no time of its own after a stamped one continues it (a traceback's

@@ -145,6 +145,20 @@ def test_a_changelog_entry_that_mentions_an_error_is_not_an_error():
     assert not any(split_records(gnu).level)
     oneline = "".join(f"{i:07x} Fix error {i} in the parser\n" for i in range(30))
     assert not any(split_records(oneline).level)
+    # git log --oneline with long subjects (read as prose before): a commit a line, newest first
+    said = [
+        "records: the newest record of a log is shown whole at every budget when it fits, and its first lines when not",
+        "docs: changelogs and names are not read as errors",
+        "squeeze_json: each distinct part between strings squeezed once (112 KB: 3.4 -> 2.2 ms)",
+        "MCP proxy: blocks that would not split into each one's records when joined stay apart",
+        "ruff: imports",
+        "scwo select --query: texts counted by a counter are counted by select_texts, which counts the context",
+        "changelog: the speed-ups with their figures",
+    ]
+    subjects = "".join(f"{i * 7919 + 4096:07x} {said[i % 7]} ({i})\n" for i in range(60))
+    recs = split_records(subjects)
+    assert recs.shape == "lines" and len(recs) == 60 and int(np.argmax(recs.rank)) == 0
+    assert fit_records(recs, 200).text.startswith(subjects.split("\n", 1)[0])
     mail = "".join(
         f"2024-05-01 12:00:{i:02d} {'ERROR Failed to deliver' if i % 7 == 0 else 'INFO delivered'} to <u{i}@example.com>\n"
         for i in range(30)
