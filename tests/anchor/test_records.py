@@ -184,6 +184,24 @@ def test_an_upstream_changelog_dated_by_day_is_read_newest_first(day):
         assert fit.tokens <= budget and text.split("\n", 1)[0] in fit.text
 
 
+def test_copies_of_a_kept_error_are_not_counted_as_errors_left_out():
+    """apt's term.log: "debconf: unable to initialize frontend: Dialog" once per package; one is kept
+    (copies are said once) and the marker said "6 of them errors" of the copies left out."""
+    log = "".join(
+        f"Setting up pkg{i} (1.{i}) ...\n"
+        + ("debconf: unable to initialize frontend: Dialog\n" if i % 5 == 0 else "")
+        for i in range(120)
+    )
+    fit = fit_records(split_records(log), 150)
+    assert fit.tokens <= 150 and fit.text.count("debconf: unable to initialize frontend") == 1
+    assert "error" not in fit.text.splitlines()[-1]
+    other = log.replace("Setting up pkg7 (1.7) ...", "dpkg: error processing package pkg7 (--configure)")
+    fit = fit_records(split_records(other), 40)  # room for one of the two errors: the other is counted
+    assert "error processing" not in fit.text and "1 of them an error" in fit.text.splitlines()[-1]
+    fit = fit_records(split_records(other), 60)  # both shown: none left out
+    assert "error processing" in fit.text and "error" not in fit.text.splitlines()[-1]
+
+
 def test_errors_survive_and_nothing_is_taken_earliest_first():
     fit = fit_records(split_records(LOG), 200)
     kept = fit.kept.tolist()
