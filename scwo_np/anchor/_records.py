@@ -14,6 +14,9 @@ Shapes, tried in this order:
 
 * **headed** — a line such as ``commit <sha>`` or ``Commit: <sha>`` starts each record
   (``git log``); records written newest first, as git does, unless their dates say otherwise;
+* **sections** — a changelog's or NEWS file's releases, each from its heading (a short line with
+  a day and no time of day) to the next (:func:`~scwo_np.anchor._shapes._sections`); newest first
+  when their days say so, and not read for error words (they say what changed);
 * **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables, or columns of
   spaces under capitalised names: ``ps aux``, ``df``, ``lsof``);
 * **blocks** — blank-line-separated blocks of ``key: value`` lines;
@@ -47,15 +50,18 @@ from ._crush import crush, largest_count
 from ._keep import known_severity, query_matches, text_levels
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
+    DAYDATE,
     MIN_RECORDS,
     ONELINE,
     _blocks,
     _headed,
     _line_records,
     _lines,
+    _sections,
     _table,
     _undescribed,
     as_shown,
+    daydate,
     oneline_commits,
     wrapped_prose,
 )
@@ -152,24 +158,6 @@ def _rfcdate(stamp: str) -> float:
     return d.timestamp() if d.tzinfo else d.replace(tzinfo=None).timestamp()
 
 
-#: A day without a time: ``2020-06-01``, ``18 January 2023``, ``May 02 2022``, ``March 5, 2021``
-#: (the headings of upstream changelogs and NEWS files), when a record has no other date.
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]{0,6}\.?"
-_DAYDATE = re.compile(
-    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}} {_MONTH} \d{{4}}|{_MONTH} \d{{1,2}},? \d{{4}})\b"
-)
-
-
-def _daydate(stamp: str) -> float:
-    text = stamp.replace(",", "").replace(".", "")
-    for fmt in ("%Y-%m-%d", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y"):
-        try:
-            return datetime.strptime(text, fmt).timestamp()
-        except ValueError:
-            continue
-    return float("nan")
-
-
 def _owners(records: list[str]) -> tuple[str, NDArray[np.int64]]:
     """The records joined, and where each starts in that text (to give each match its record)."""
     lengths = np.fromiter(map(len, records), np.int64, len(records))
@@ -183,7 +171,7 @@ def _times(records: list[str]) -> NDArray[np.float64]:
     joined text, not one per record."""
     body, starts = _owners(records)
     t = np.full(len(records), np.nan)
-    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate), (_RFCDATE, _rfcdate), (_DAYDATE, _daydate)):
+    for pattern, parse in ((_ISO, _iso), (_GITDATE, _gitdate), (_RFCDATE, _rfcdate), (DAYDATE, daydate)):
         if pattern is _GITDATE and "Date:" not in body or pattern is _RFCDATE and ", " not in body:
             continue
         if not np.isnan(t).any():
@@ -240,6 +228,18 @@ def _ranks(records: list[str], newest_first: bool) -> NDArray[np.int64]:
     return pos[::-1].copy() if newest_first else pos
 
 
+def _section_ranks(found) -> NDArray[np.int64]:
+    """A changelog's releases (:func:`_sections`) by their place, newest first when their days say
+    so (releases are written in order; older ones often have no day); a long preamble is the
+    oldest: it is not news."""
+    pos = np.arange(len(found.records), dtype=np.int64)
+    rank = pos[::-1].copy() if found.newest_first else pos
+    if found.preamble:
+        rank = np.where(rank < rank[0], rank + 1, rank)
+        rank[0] = 0
+    return rank
+
+
 #: A table's column that describes a thing (``dpkg -l``'s Description: "a fast memory error detector").
 _DESCRIBING_COLUMN = re.compile(r"\b(?:Description|DESCRIPTION|Summary|SUMMARY|Comment|COMMENT)\b")
 
@@ -270,6 +270,8 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
     crash; ``git log --oneline`` is read for none), the other shapes whole."""
     if shape == "headed":
         return ["".join(m.group(0) + line for m, line in _fields(r)) for r in records]
+    if shape == "sections":  # a changelog's releases: what changed, not events
+        return [""] * len(records)
     heads = [bool(_CHANGE_HEAD.match(r)) for r in records] if shape in ("lines", "table") else []
     if sum(heads) >= 2:  # a changelog: of each entry its first line and trailer; the rest are changes
         return [_change_entry(r) if h else "" for r, h in zip(records, heads, strict=True)]
@@ -317,7 +319,7 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
     ----------
     text : str
         A tool output.
-    shape : {"headed", "table", "blocks", "lines"}, optional
+    shape : {"headed", "sections", "table", "blocks", "lines"}, optional
         Take this shape only (default: the first that fits, in that order).
 
     Returns
@@ -338,8 +340,9 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str (a tool output); got {type(text).__name__}.")
     lines = _lines(text)
-    finders: dict[str, Callable[[], tuple[str, list[str]] | None]] = {
+    finders: dict[str, Callable[[], tuple | None]] = {
         "headed": lambda: _headed(lines),
+        "sections": lambda: _sections(text, lines),
         "table": lambda: _table(lines),
         "blocks": lambda: _blocks(text),
         "lines": lambda: _line_records(lines),
@@ -352,13 +355,12 @@ def split_records(text: str, *, shape: str | None = None) -> Records | None:
         got = find()
         if got is None:
             continue
-        head, recs = got
+        head, recs = got[:2]
         if head + "".join(recs) != text:  # never lose a character
             continue
         newest_first = name == "headed" or (name == "lines" and oneline_commits(recs))  # as git writes them
-        return Records(
-            head, recs, name, _ranks(recs, newest_first=newest_first), _levels(_read(recs, name, head))
-        )
+        rank = _section_ranks(got) if name == "sections" else _ranks(recs, newest_first=newest_first)
+        return Records(head, recs, name, rank, _levels(_read(recs, name, head)))
     return None
 
 

@@ -557,3 +557,71 @@ def test_a_table_under_a_legend_keeps_its_header_and_does_not_read_descriptions_
     assert recs.shape == "table" and recs.head == legend and recs.level[20] == ""
     fit = fit_records(recs, 200)
     assert fit.text.startswith(legend) and fit.tokens <= 200
+
+
+def _release_notes(dated: int, undated: int) -> str:
+    """A changelog as argcomplete's and wget's are written: a title, then releases newest first,
+    each a heading and its bullets; the oldest releases have no day."""
+    out = ["Changelog for a tool\n\n"]
+    for k in range(dated + undated, 0, -1):
+        if not undated:
+            out.append(f"Changes for v2.{k}.0 ({2000 + k}-0{1 + k % 9}-1{k % 10})\n{'=' * 32}\n\n")
+        elif k > undated:
+            out.append(f"* Noteworthy changes in release 2.{k} ({2000 + k}-0{1 + k % 9}-1{k % 10})\n\n")
+        else:
+            out.append(f"* Changes in tool 1.{k}\n\n")
+        out += [
+            f"-  Don't crash when the cache of v{k} is empty (#{k}1)\n\n",
+            f"-  Support path completion in shell {k}\n\n",
+        ]
+    return "".join(out)
+
+
+@pytest.mark.parametrize("undated", [0, 6])
+def test_a_changelog_of_bulleted_releases_is_read_a_release_a_record_newest_first(undated):
+    """argcomplete's changelog (``Changes for v2.0.0 (2022-01-03)``, ``=====``, then bullets) was
+    read a line a record with few dates: the bullets ranked by place, the oldest release's taken for
+    the newest; at 400 tokens the newest release was absent, and "Don't crash" bullets were errors.
+    wget's NEWS dates only its newest releases (``* Changes in Wget 1.20.3`` before them)."""
+    text = _release_notes(8, undated)
+    recs = split_records(text)
+    assert recs.shape == "sections" and len(recs) == 8 + undated
+    assert recs.head == "Changelog for a tool\n\n" and all(lv == "" for lv in recs.level)
+    assert int(np.argmax(recs.rank)) == 0 and int(np.argmin(recs.rank)) == len(recs) - 1
+    newest = recs.records[0]
+    for budget in (60, 120, 400):
+        fit = fit_records(recs, budget)
+        assert fit.tokens <= budget and newest.split("\n", 1)[0] in fit.text
+        assert "error" not in fit.text.splitlines()[-1]
+
+
+def test_a_release_heading_with_its_title_above_and_a_long_preamble():
+    """Python's NEWS: ``What's New in Python 3.11.2 final?``, its rule, a blank line, then
+    ``*Release date: 2023-02-07*``: the title starts the section; a preamble of more than three
+    lines is a record, the oldest (not news), and not the head that every fit shows."""
+    notes = "".join(
+        f"What's New in Python 3.11.{k} final?\n{'=' * 34}\n\n*Release date: 2023-0{k}-07*\n\n"
+        f"- gh-issue-{k}00: Fix a crash in the parser of release {k}.\n\n"
+        for k in range(9, 1, -1)
+    )
+    preamble = "".join(f"Line {i} of notes on how to read this file, before any release.\n" for i in range(6))
+    recs = split_records(preamble + "\n" + notes)
+    assert recs.shape == "sections" and recs.head == ""
+    assert recs.records[1].startswith("What's New in Python 3.11.9 final?")
+    assert int(recs.rank[0]) == 0 and int(np.argmax(recs.rank)) == 1
+    assert split_records(notes).records[0].startswith("What's New in Python 3.11.9")
+
+
+def test_logs_and_prose_with_days_are_not_changelogs():
+    """Lines stamped with a day and a time are a log's; a text with a few days is not a changelog."""
+    log = "".join(f"2026-01-0{1 + i // 40} 10:{i % 60:02d}:00 INFO job {i} done\n" for i in range(120))
+    assert split_records(log).shape == "lines"
+    prose = (
+        "".join(
+            f"On 2026-01-0{1 + i} the team met again and agreed on the plan for part {i} of the manual.\n\n"
+            for i in range(3)
+        )
+        + "A paragraph of the manual that says what it is for and how to read it.\n\n" * 20
+    )
+    got = split_records(prose)
+    assert got is None or got.shape != "sections"
