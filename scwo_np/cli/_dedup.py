@@ -11,6 +11,7 @@ from ..embed import EMBEDDERS
 from ._io import (
     _embeddings,
     _field,
+    _input_file,
     _is_number,
     _read_jsonl,
     _text_field,
@@ -36,7 +37,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"scwo: --embedder goes with --method cosine (the {args.method} method compares texts)"
         )
-    records = _read_jsonl(args.file)
+    records = _read_jsonl(_input_file(args.file))
     lines, path = records.lines, args.file
     kw: dict = {"method": args.method, "threshold": args.threshold, "grouping": args.grouping}
     if args.method == "cosine" and args.embedder is None:
@@ -129,7 +130,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``scwo dedup`` to the ``scwo`` parser."""
     dd = sub.add_parser("dedup", help="remove near-duplicates from JSONL records (kept records to stdout)")
-    dd.add_argument("file", help="JSONL, one record per line (- for stdin)")
+    dd.add_argument("file", nargs="?", help="JSONL, one record per line (- or none, piped: stdin)")
     dd.add_argument("--method", choices=list(DEDUP_METHODS), default="jaccard")
     dd.add_argument(
         "--grouping",

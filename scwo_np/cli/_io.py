@@ -181,6 +181,16 @@ def _stdin_is_terminal() -> bool:
         return True
 
 
+def _input_file(path: str | None, what: str = "the chunks' JSONL file") -> str:
+    """The file argument, ``-`` when none is given and stdin is piped (``... | scwo dedup``, as jq
+    reads it); none with stdin a terminal is an error saying what to give."""
+    if path is None and not _stdin_is_terminal():
+        return "-"
+    if path is None:
+        raise SystemExit(f"scwo: give {what} (- for stdin)")
+    return path
+
+
 def _read_jsonl(path: str, required: tuple[str, ...] = (), hints: dict[str, str] | None = None) -> _Records:
     """One JSON object per line (``-`` = stdin); blank lines skipped; errors name the line (and, for a
     missing field of ``required``, add its entry of ``hints``)."""

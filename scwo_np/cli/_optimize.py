@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import warnings
 
 from ..optimize import KB_CAMEL_CASE, MORAG_LAYOUTS
 from ..validation import renamed_message
 from ._io import (
+    _input_file,
     _json_object_option,
     _output,
     _put,
@@ -23,7 +25,7 @@ from ._io import (
 
 
 def _cmd_optimize(args: argparse.Namespace) -> int:
-    from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
+    from ..optimize import KBContextOptimizer
 
     _refuse_other_pipelines_flags(args)
     opts = _json_object_option(args.options, "--options") if args.options else {}
@@ -35,10 +37,34 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             raise SystemExit(f"scwo: {exc}") from None
     elif not args.query.strip():  # MoRAG ranks by the query's words and names it in the context
         raise SystemExit("scwo: --pipeline morag needs --query (the question the context is for)")
-    records = _read_jsonl(args.file)
-    lines = records.lines
+    records = _read_jsonl(_input_file(args.file))
     field = _text_field(records, args.text_field, "optimize")
     texts = _texts(records, field)
+    with warnings.catch_warnings(record=True) as caught:  # said after the work, and only if it did not fail
+        warnings.simplefilter("always")
+        kept, removed = _optimized(args, opts, records, field, texts)
+    if args.report:
+        _write_jsonl(
+            (
+                {"line": records.lines[r.index], "id": r.id, "step": r.step, "reason": r.reason}
+                for r in removed
+            ),
+            args.report,
+        )
+    for w in caught:
+        sys.stderr.write(f"scwo optimize: warning: {w.message}\n")
+    if not args.quiet:
+        sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
+    return 0
+
+
+def _optimized(
+    args: argparse.Namespace, opts: dict, records, field: str, texts: list[str]
+) -> tuple[int, list]:
+    """The pipeline run on the records, its output written: how many chunks it kept, and its removals."""
+    from ..optimize import ContextChunk, KBContextOptimizer, MoragContextOptimizer
+
+    lines = records.lines
     try:
         if args.pipeline == "kb":
             matches = [  # a match without an id is known by its line number, as MoRAG's chunks
@@ -46,38 +72,28 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
             ]
             res = KBContextOptimizer().optimize(matches, opts)
             _write_records(records, res.indices.tolist(), args.output)  # as given, byte for byte
-            removed = res.removed
-            kept = len(res.chunks)
+            return len(res.chunks), res.removed
+        # the default id: the line number, which the library's errors name as "chunk N"
+        chunks = [
+            ContextChunk.from_dict({**r, "content": t}, index=ln)
+            for r, t, ln in zip(records, texts, lines, strict=True)
+        ]
+        opt = MoragContextOptimizer(
+            budget=4000 if args.budget is None else args.budget, response_reserve=args.reserve
+        )
+        ctx = opt.optimize(chunks, args.query, args.strategy)
+        if args.format == "text":
+            with _output(args.output) as fh:  # -o as for JSONL (the text went to stdout whatever -o said)
+                _put(fh, opt.format_context(ctx, args.query) + "\n")
         else:
-            # the default id: the line number, which the library's errors name as "chunk N"
-            chunks = [
-                ContextChunk.from_dict({**r, "content": t}, index=ln)
-                for r, t, ln in zip(records, texts, lines, strict=True)
-            ]
-            opt = MoragContextOptimizer(
-                budget=4000 if args.budget is None else args.budget, response_reserve=args.reserve
-            )
-            ctx = opt.optimize(chunks, args.query, args.strategy)
-            if args.format == "text":
-                with _output(args.output) as fh:  # -o as for JSONL (the text went to stdout whatever -o said)
-                    _put(fh, opt.format_context(ctx, args.query) + "\n")
-            else:
-                _write_jsonl(
-                    ({"id": c.id, field: c.content, "priority": c.relevance_score, "source": c.source_document}
-                     for c in ctx.chunks),
-                    args.output,
-                )  # fmt: skip
-            removed = ctx.removals
-            kept = len(ctx.chunks)
+            _write_jsonl(
+                ({"id": c.id, field: c.content, "priority": c.relevance_score, "source": c.source_document}
+                 for c in ctx.chunks),
+                args.output,
+            )  # fmt: skip
+        return len(ctx.chunks), ctx.removals
     except (ValueError, TypeError) as exc:
         raise SystemExit(f"scwo: {_at_line(str(exc), records)}") from None
-    if args.report:
-        _write_jsonl(
-            ({"line": lines[r.index], "id": r.id, "step": r.step, "reason": r.reason} for r in removed),
-            args.report,
-        )
-    sys.stderr.write(f"scwo optimize: kept {kept} of {len(records)} ({args.pipeline})\n")
-    return 0
 
 
 def _at_line(message: str, records) -> str:
@@ -160,7 +176,7 @@ def _kb_options(opts: dict, args: argparse.Namespace) -> dict:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``scwo optimize`` to the ``scwo`` parser."""
     o = sub.add_parser("optimize", help="run the KB Labs or MoRAG context optimizer on JSONL chunks")
-    o.add_argument("file", help="JSONL, one chunk per line (- for stdin)")
+    o.add_argument("file", nargs="?", help="JSONL, one chunk per line (- or none, piped: stdin)")
     o.add_argument("--pipeline", choices=["kb", "morag"], required=True)
     o.add_argument("--options", help="kb: the ADR's options as JSON")
     o.add_argument(
@@ -189,4 +205,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     o.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
     o.add_argument("--report", help="write what was removed, and why, as JSONL (line: the input line)")
+    o.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     o.set_defaults(func=_cmd_optimize)

@@ -26,13 +26,13 @@ from ..tokens import COUNTERS
 from ._io import (
     _count,
     _embeddings,
+    _input_file,
     _lam,
     _out,
     _output_file,
     _read_chunks,
     _read_jsonl,
     _renamed_flag,
-    _stdin_is_terminal,
     _text_field,
     _texts,
     _token_counter,
@@ -45,10 +45,7 @@ from ._strategy import _by_strategy
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    if args.file is None and not _stdin_is_terminal():  # `... | scwo select --query ...`, as jq reads it
-        args.file = "-"
-    if args.file is None:
-        raise SystemExit("scwo: give the chunks' JSONL file (- for stdin)")
+    args.file = _input_file(args.file)
     if args.query is not None:
         return _cmd_select_text(args)
     for opt in ("embedder", "tokens", "cache", "elision"):

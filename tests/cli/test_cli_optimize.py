@@ -107,3 +107,29 @@ def test_morag_text_goes_where_o_says(chunks, tmp_path, capsys):
     assert main(["optimize", chunks, "--pipeline", "morag", "--query", "read a file", "--format", "text",
                  "-o", str(out)]) == 0  # fmt: skip
     assert capsys.readouterr().out == "" and out.read_text().startswith("# Context for Query: read a file")
+
+
+def test_piped_chunks_quiet_and_one_line_a_failure(chunks):
+    """``... | scwo optimize`` and ``... | scwo dedup`` said "the following arguments are required:
+    file" (select and crush read a pipe); optimize had no -q; a budget too small printed a warning
+    line before its error line (an error is one line on stderr)."""
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "scwo_np.cli"]
+    opt = ["optimize", "--pipeline", "morag", "--query", "read a file"]
+    with open(chunks, "rb") as fh:
+        piped = subprocess.run(
+            [*base, *opt, "--budget", "800", "-q"], stdin=fh, capture_output=True, text=True
+        )
+    given = subprocess.run([*base, *opt, chunks, "--budget", "800"], capture_output=True, text=True)
+    assert piped.returncode == given.returncode == 0, piped.stderr
+    assert piped.stdout == given.stdout and piped.stdout
+    assert piped.stderr == "" and given.stderr.splitlines()[-1].startswith("scwo optimize: kept ")
+    with open(chunks, "rb") as fh:
+        dd = subprocess.run([*base, "dedup", "-q"], stdin=fh, capture_output=True, text=True)
+    dd_given = subprocess.run([*base, "dedup", chunks, "-q"], capture_output=True, text=True)
+    assert dd.returncode == 0 and dd.stderr == "" and dd.stdout == dd_given.stdout and dd.stdout
+    small = subprocess.run([*base, *opt, chunks, "--budget", "10", "--format", "text"], capture_output=True, text=True)
+    assert small.returncode == 2 and len(small.stderr.splitlines()) == 1, small.stderr
+    assert "give budget >= " in small.stderr
