@@ -175,7 +175,7 @@ def support_strength(grounding: Sequence[WeightedChunk]) -> float:
     --------
     >>> deep = WeightedChunk("a", "", 0.8, [], 0.9, [], None)
     >>> shallow = WeightedChunk("b", "", 0.1, [], 0.9, [], None)
-    >>> support_strength([deep]), support_strength([shallow, shallow, shallow])
+    >>> support_strength([deep]), round(support_strength([shallow, shallow, shallow]), 6)
     (0.8, 0.1)
     """
     if isinstance(grounding, WeightedChunk | str | bytes) or not isinstance(grounding, Sequence):

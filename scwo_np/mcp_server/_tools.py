@@ -499,8 +499,12 @@ class Tools:
         }
         if not ctx.text:
             data["note"] = (
-                f"the map surfaced nothing of the session's {ctx.turns} turns within {budget} tokens for this "
-                "query; give a larger budget, or another query."
+                f"the map surfaced nothing of the session's {ctx.turns} turns within {budget} tokens"
+                + (
+                    " for this query; give a larger budget, or another query."
+                    if query is not None
+                    else "; give a larger budget."
+                )
             )
         return Answer(ctx.text, data)
 

@@ -445,7 +445,9 @@ class KBContextOptimizer:
 
         return why
 
-    async def optimize_async(self, matches: Sequence[Mapping], options: Mapping | None = None) -> KBResult:
+    async def optimize_async(
+        self, matches: Sequence[Mapping], options: Mapping | None = None, *, query: str | None = None
+    ) -> KBResult:
         """:meth:`optimize` for ``await`` call sites (the work itself is a few milliseconds).
 
         Parameters
@@ -454,6 +456,8 @@ class KBContextOptimizer:
             As in :meth:`optimize`.
         options : dict, optional
             As in :meth:`optimize`.
+        query : str, optional
+            As in :meth:`optimize` (the question, for an optimizer built with an ``embedder``).
 
         Returns
         -------
@@ -469,7 +473,7 @@ class KBContextOptimizer:
         >>> [m["id"] for m in asyncio.run(KBContextOptimizer().optimize_async(matches)).chunks]
         ['a']
         """
-        return self.optimize(matches, options)
+        return self.optimize(matches, options, query=query)
 
     @staticmethod
     def options(options: Mapping | None) -> dict:

@@ -130,6 +130,8 @@ def test_piped_chunks_quiet_and_one_line_a_failure(chunks):
         dd = subprocess.run([*base, "dedup", "-q"], stdin=fh, capture_output=True, text=True)
     dd_given = subprocess.run([*base, "dedup", chunks, "-q"], capture_output=True, text=True)
     assert dd.returncode == 0 and dd.stderr == "" and dd.stdout == dd_given.stdout and dd.stdout
-    small = subprocess.run([*base, *opt, chunks, "--budget", "10", "--format", "text"], capture_output=True, text=True)
+    small = subprocess.run(
+        [*base, *opt, chunks, "--budget", "10", "--format", "text"], capture_output=True, text=True
+    )
     assert small.returncode == 2 and len(small.stderr.splitlines()) == 1, small.stderr
     assert "give budget >= " in small.stderr

@@ -62,8 +62,8 @@ def _check(r, budget: int, counter: str, turns: list[str]) -> None:
         assert (p["snapshot_id"] is None) == (p["snapshot"] is None)
         for a, b in p["spans"]:  # every kept span of the turn is in its block
             assert turns[p["turn"] - 1][a:b] in block
-    if not text:
-        assert s["note"]
+    if not text:  # (it spoke of "this query" when none was given)
+        assert s["note"] and ("query" in s["note"]) == (s["query"] is not None)
 
 
 @pytest.mark.parametrize("counter", ["estimate", "wordpiece"])

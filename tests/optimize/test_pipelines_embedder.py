@@ -37,6 +37,11 @@ def test_kb_with_an_embedder_equals_kb_given_the_same_vectors(pool):
     assert got.chunks[0] is matches[got.indices[0]]  # the user's own dicts come back, unmodified
     assert "embedding" not in matches[0]
     assert any(r.step == "mmr_selection" for r in got.removed)
+    # the async call takes the question too (it took matches and options only)
+    import asyncio
+
+    awaited = asyncio.run(KBContextOptimizer(embedder=lsa).optimize_async(matches, opts, query=QUESTION))
+    assert awaited.indices.tolist() == got.indices.tolist()
 
 
 @pytest.mark.integration
