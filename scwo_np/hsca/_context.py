@@ -30,8 +30,9 @@ over the session:
   snapshot's domain summary;
 
 (the last three lift a unit only when it shares a word with the query or holds
-:data:`GATE_WORDS` content words; and the turn right after a matching turn, an answer after its
-question, takes :data:`NEXT` of that turn's relevance)
+:data:`GATE_WORDS` content words, and a line of a pasted file (:func:`file_lines`) only when it
+shares a word; and the turn right after a matching turn, an answer after its question, takes
+:data:`NEXT` of that turn's relevance)
 * ``embedding`` — with an ``embedder``, the cosine between the unit and the query;
 
 and is then weighted by the map's view of the turn: ``0.75 + 0.25 * layer1`` (a
@@ -130,6 +131,9 @@ RECENT = 0.1
 #: query or holds at least this many content words: added to every unit of a matching turn, they
 #: made a "Yes." or a lone ``$ find .`` cheap picks.
 GATE_WORDS = 4
+
+#: The fewest units of a turn that is a pasted file when they are whole lines (:func:`file_lines`).
+FILE_UNITS = 8
 
 #: The turn right after a matching one is lifted to this share of its predecessor's turn relevance:
 #: an answer follows its question and rarely repeats its words.  The Python FAQ as 80 exchanges, each
@@ -233,6 +237,7 @@ class ContextIndex:
         self.unit_turn: list[int] = []  # 0-based turn of each unit
         self.unit_span: list[tuple[int, int]] = []
         self.unit_stems: list[Counter] = []
+        self.unit_line: list[bool] = []  # a line of a pasted file (:func:`file_lines`)
         self.unit_cost: list[int] = []
         self.turn_units: list[range] = []  # each turn's units
         self.turn_stems: list[Counter] = []
@@ -270,6 +275,7 @@ class ContextIndex:
                 k += 1
             for term in terms:
                 per_unit[k][term] += 1
+        self.unit_line.extend(file_lines(text, units))
         ends = [b for _, b in units]
         for m in NUMBER.finditer(text):  # and its numbers (stem_counts' terms, in effect)
             per_unit[min(bisect_right(ends, m.start()), len(units) - 1)].update(number_terms(m.group()))
@@ -330,6 +336,24 @@ class ContextIndex:
             self._emb = new if have == 0 else np.concatenate([self._emb, new])
             self._emb_name = name
         return self._emb[:n]
+
+
+def file_lines(text: str, units: list[tuple[int, int]]) -> list[bool]:
+    """Whether each unit is lines of a pasted file: a turn of at least :data:`FILE_UNITS` units,
+    eight in ten of them whole lines (a config file, code, a listing), not sentences that begin
+    and end inside lines."""
+    if len(units) < FILE_UNITS:
+        return [False] * len(units)
+    whole = [
+        not text[text.rfind("\n", 0, a) + 1 : a].strip() and not text[b : _line_end(text, b)].strip()
+        for a, b in units
+    ]
+    return whole if sum(whole) >= 0.8 * len(units) else [False] * len(units)
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
 
 
 def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -453,7 +477,10 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
         if qd and w["domain"]:
             near += w["domain"] * _domain_match(engine, groups, qd)[unit_group]
         lengths = np.asarray(index.units.lengths)
-        rel = w["unit"] * own + np.where((own > 0) | (lengths >= GATE_WORDS), near, 0.0)
+        # (a pasted file's line that shares no word with the query is not lifted by its turn: a
+        # .bashrc's lines about history and lesspipe outranked its force_color_prompt lines)
+        lifted = (own > 0) | ((lengths >= GATE_WORDS) & ~np.asarray(index.unit_line, dtype=bool))
+        rel = w["unit"] * own + np.where(lifted, near, 0.0)
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
         if numbers := {k: v for k, v in terms.items() if k[:1].isdigit()}:  # a version, a bug named

@@ -652,8 +652,9 @@ class HSCAEngine:
             Most tokens of the returned text, by the engine's ``token_counter``.
         recent : float, default 0.1
             Share of the budget that goes first to the newest turns, whole, newest first (a newest
-            turn longer than that gives its last sentences); before it, the newest ``exchange``
-            turns.  0 turns both off: relevance alone.
+            turn longer than that gives its last sentence units that fit in it, none when not even
+            its last one does); before it, the newest ``exchange`` turns.  0 turns both off:
+            relevance alone.
         lam : float, default 0.7
             MMR's trade-off between relevance and redundancy among the picked sentences.
         exchange : int, default 0

@@ -100,6 +100,28 @@ def test_the_newest_exchange_survives_a_long_conversation():
 # -- 3. a pasted file larger than the room left ------------------------------------------------------
 
 
+def test_a_pasted_files_lines_without_the_querys_words_are_not_lifted_by_their_turn():
+    """A second trial pasted ``/etc/skel/.bashrc`` (its units are its lines) and asked about its
+    prompt: every line of the file took its turn's relevance, the history and lesspipe lines beat
+    the ``force_color_prompt`` lines in MMR, and those came and went as the budget grew.  Here the
+    file is Python's own ``json/decoder.py`` (the PSF's, real code), whose
+    ``parse_constant`` lines answer the question: at 300 tokens they were not in the context (they
+    came at 400)."""
+    import inspect
+    import json.decoder
+
+    src = inspect.getsource(json.decoder)
+    question = "How do I make the decoder call my own function for NaN and Infinity?"
+    eng = _engine(["I am reading the json module's decoder source:", src, question])
+    index = eng._index
+    lines = [index.unit_line[u] for u in index.turn_units[1]]
+    assert sum(lines) >= 0.8 * len(lines) and not any(index.unit_line[u] for u in index.turn_units[0])
+    assert _context.file_lines(_T[0], [(0, len(_T[0]))]) == [False]  # a paragraph of prose
+    for budget in (300, 450, 600):
+        ctx = eng.context(question, budget)
+        assert "parse_constant" in ctx.text and ctx.tokens <= budget, budget
+
+
 def test_a_pasted_file_too_large_for_the_room_gives_its_matching_lines_as_an_excerpt():
     """Before: with the man page pasted (one unit of 400+ tokens) nothing of it came back below a
     budget that held it whole, and nothing said a large turn was left out."""
