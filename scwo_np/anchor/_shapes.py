@@ -26,7 +26,10 @@ __all__ = ["MIN_RECORDS", "ONELINE", "as_shown", "oneline_commits", "wrapped_pro
 _HEAD = re.compile(r"^(?:commit [0-9a-f]{7,64}\b|Commit: ?[0-9a-f]{7,64}\b)")
 _STAMP = re.compile(
     r"^\s*(?:\[?\d{4}-\d{2}-\d{2}|\[?\d{2}:\d{2}:\d{2}|\[?\w{3} +\d{1,2} \d{2}:\d{2}|\[?\d{10}|"
-    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL)\b)",
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL)\b|"
+    # a program's name, then a date and a time (update-alternatives' log: "update-alternatives
+    # 2025-06-24 14:36:53: run with ...", read as pieces before)
+    r"[\w.-]{1,40}:? \[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})",
     re.I,
 )
 _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")

@@ -24,7 +24,9 @@ __all__ = [
     "ELISION",
     "ELISION_LINES",
     "SEPARATOR",
+    "FILE_UNITS",
     "citation",
+    "file_lines",
     "join_blocks",
     "kept_text",
     "line_spans",
@@ -144,3 +146,25 @@ def as_pieces(
             )
         )
     return out
+
+
+#: The fewest units of a turn that is a pasted file when they are whole lines (:func:`file_lines`).
+FILE_UNITS = 8
+
+
+def file_lines(text: str, units: list[tuple[int, int]]) -> list[bool]:
+    """Whether each unit is lines of a pasted file: a turn of at least :data:`FILE_UNITS` units,
+    eight in ten of them whole lines (a config file, code, a listing), not sentences that begin
+    and end inside lines."""
+    if len(units) < FILE_UNITS:
+        return [False] * len(units)
+    whole = [
+        not text[text.rfind("\n", 0, a) + 1 : a].strip() and not text[b : _line_end(text, b)].strip()
+        for a, b in units
+    ]
+    return whole if sum(whole) >= 0.8 * len(units) else [False] * len(units)
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end

@@ -92,7 +92,7 @@ from numpy.typing import NDArray
 
 from ..text import STOPWORDS, WORD, sentence_units, stem
 from ..tokens import TokenCounter
-from ._blocks import as_pieces, citation, join_blocks, kept_text, line_spans
+from ._blocks import as_pieces, citation, file_lines, join_blocks, kept_text, line_spans
 from ._layer1 import CJK, NUMBER, NUMBER_WEIGHT, number_terms, query_terms, stem_counts, word_terms
 from ._types import REASONS, ContextPiece, HSCAContext
 
@@ -131,9 +131,6 @@ RECENT = 0.1
 #: query or holds at least this many content words: added to every unit of a matching turn, they
 #: made a "Yes." or a lone ``$ find .`` cheap picks.
 GATE_WORDS = 4
-
-#: The fewest units of a turn that is a pasted file when they are whole lines (:func:`file_lines`).
-FILE_UNITS = 8
 
 #: The turn right after a matching one is lifted to this share of its predecessor's turn relevance:
 #: an answer follows its question and rarely repeats its words.  The Python FAQ as 80 exchanges, each
@@ -336,24 +333,6 @@ class ContextIndex:
             self._emb = new if have == 0 else np.concatenate([self._emb, new])
             self._emb_name = name
         return self._emb[:n]
-
-
-def file_lines(text: str, units: list[tuple[int, int]]) -> list[bool]:
-    """Whether each unit is lines of a pasted file: a turn of at least :data:`FILE_UNITS` units,
-    eight in ten of them whole lines (a config file, code, a listing), not sentences that begin
-    and end inside lines."""
-    if len(units) < FILE_UNITS:
-        return [False] * len(units)
-    whole = [
-        not text[text.rfind("\n", 0, a) + 1 : a].strip() and not text[b : _line_end(text, b)].strip()
-        for a, b in units
-    ]
-    return whole if sum(whole) >= 0.8 * len(units) else [False] * len(units)
-
-
-def _line_end(text: str, at: int) -> int:
-    end = text.find("\n", at)
-    return len(text) if end < 0 else end
 
 
 def scaled(x: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -625,3 +625,24 @@ def test_logs_and_prose_with_days_are_not_changelogs():
     )
     got = split_records(prose)
     assert got is None or got.shape != "sections"
+
+
+def test_log_lines_that_start_with_the_programs_name_are_log_lines():
+    """update-alternatives writes ``update-alternatives 2025-06-24 14:36:53: run with ...``: its log
+    was cut into pieces, and beside a man page in one MCP result the proxy merged both as prose, the
+    log's newest line lost."""
+    log = "".join(
+        f"update-alternatives 2025-06-{1 + i // 10:02d} 14:{i % 60:02d}:53: "
+        + (
+            "run with --quiet --install /usr/bin/pager pager /usr/bin/less 77 --slave "
+            "/usr/share/man/man1/pager.1.gz pager.1.gz /usr/share/man/man1/less.1.gz"
+            if i % 2
+            else f"link group pager{i} updated to point to /usr/bin/less"
+        )
+        + "\n"
+        for i in range(120)
+    )
+    recs = split_records(log)
+    assert recs.shape == "lines" and len(recs) == 120 and int(np.argmax(recs.rank)) == 119
+    fit = fit_records(recs, 150)
+    assert fit.tokens <= 150 and log.splitlines()[-1] in fit.text
