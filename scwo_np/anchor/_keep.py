@@ -59,6 +59,8 @@ LEVELS = (
     (re.compile(r"(?:failed|unable to|permission denied)\b(?![.@]\w)"), "error"),
     # lower-case "error" as a word of its own: not a package's name (liberror-perl, libgpg-error0)
     (re.compile(r"error(?<![\w.+-]error)(?![\w+-]|\.\w)"), "error"),
+    # a web server's access log: the request, then a 5xx status (the server failed it)
+    (re.compile(r'HTTP/\d(?:\.\d)?" 5\d\d\b'), "error"),
 )
 
 

@@ -29,7 +29,11 @@ _STAMP = re.compile(
     r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL)\b|"
     # a program's name, then a date and a time (update-alternatives' log: "update-alternatives
     # 2025-06-24 14:36:53: run with ...", read as pieces before)
-    r"[\w.-]{1,40}:? \[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})",
+    r"[\w.-]{1,40}:? \[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|"
+    # a web server's access log (the Common and Combined Log Formats): host ident user [30/Nov/2026:10:00:00
+    r"\S+ \S+ \S+ \[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}|"
+    # Apache's error log and ctime stamps in brackets: [Mon Nov 30 10:00:00.123456 2026]
+    r"\[\w{3} \w{3} +\d{1,2} \d{2}:\d{2})",
     re.I,
 )
 _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
@@ -114,7 +118,7 @@ def _headed(lines: list[str]) -> tuple[str, list[str]] | None:
 
 def _table(lines: list[str]) -> tuple[str, list[str]] | None:
     body = [ln for ln in lines if ln.strip()]
-    if len(body) < MIN_RECORDS + 1:
+    if len(body) < MIN_RECORDS + 1 or _STAMP.match(body[0]):  # a log's first line is no header
         return None
     first = body[0]
     for delim in ("\t", "|", ","):

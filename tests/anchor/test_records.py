@@ -646,3 +646,30 @@ def test_log_lines_that_start_with_the_programs_name_are_log_lines():
     assert recs.shape == "lines" and len(recs) == 120 and int(np.argmax(recs.rank)) == 119
     fit = fit_records(recs, 150)
     assert fit.tokens <= 150 and log.splitlines()[-1] in fit.text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '203.0.113.{i} - - [30/Nov/2026:10:{m:02d}:{s:02d} +0000] "GET /api/items/{i} HTTP/1.1" {status} 612 "-" "curl/7.88.1"',
+        "2026-11-30 10:{m:02d}:{s:02d},{i:03d} - app.worker - {level} - job {i} done",
+        "[Mon Nov 30 10:{m:02d}:{s:02d}.{i:06d} 2026] [core:{level}] [pid {i}] AH00{i:03d}: request {i}",
+    ],
+)
+def test_access_logs_python_logging_and_apache_error_logs_are_log_lines(line):
+    """A web server's access log (its 5xx status, not an error word, says the request failed) was
+    pieces, its 500 left out; Python's logging format (``... ,123 - name - INFO - ...``) and Apache's
+    error log were tables, their first line taken for a header and shown at every budget."""
+    log = "".join(
+        line.format(
+            i=i, m=i // 60, s=i % 60, status=500 if i == 150 else 200, level="ERROR" if i == 150 else "info"
+        )
+        + "\n"
+        for i in range(400)
+    )
+    recs = split_records(log)
+    assert recs.shape == "lines" and recs.head == "" and len(recs) == 400
+    assert recs.level[150] == "error" and recs.level.count("error") == 1
+    fit = fit_records(recs, 300)
+    lines = log.splitlines()
+    assert fit.tokens <= 300 and lines[150] in fit.text and lines[-1] in fit.text
