@@ -44,24 +44,23 @@ from numpy.typing import NDArray
 
 from ..tokens import as_token_counter, count_tokens
 from ..validation import check_int
+from ._changelog import DAYDATE, _sections, daydate
 from ._columns import _check_items, _columns
 from ._config import AnchorConfig
 from ._crush import crush, largest_count
 from ._keep import known_severity, query_matches, text_levels
 from ._patterns import query_intents
 from ._shapes import (  # noqa: F401 - MIN_RECORDS and wrapped_prose are read from here too
-    DAYDATE,
+    _CHANGE_HEAD,
     MIN_RECORDS,
     ONELINE,
     _blocks,
     _headed,
     _line_records,
     _lines,
-    _sections,
     _table,
     _undescribed,
     as_shown,
-    daydate,
     oneline_commits,
     wrapped_prose,
 )
@@ -251,12 +250,6 @@ _COMMIT_FIELD = re.compile(
 )
 
 
-#: The first line of a changelog's entry: Debian's (``pkg (1.2-3) unstable; urgency=medium``) or
-#: GNU's (``2022-04-07  Jim Meyering  <meyering@fb.com>``).
-_CHANGE_HEAD = re.compile(
-    r"(?:[a-z0-9][a-z0-9+.-]* \([^()\s]+\)[^;\n]*; *(?:urgency|priority)=|\d{4}-\d{2}-\d{2}  [^\W\d_][^\n<>]*?  <[^<>\s]+@[^<>\s]+>[ \t]*$)",
-    re.M,
-)
 _URGENCY = re.compile(r"\burgency=\S*")
 #: Its trailer (Debian's `` -- Name <mail>  date`` line).
 _CHANGE_TRAILER = re.compile(r"^ -- [^\n]*", re.M)

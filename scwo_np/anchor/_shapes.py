@@ -13,8 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-from datetime import datetime
-from typing import NamedTuple
 
 import numpy as np
 
@@ -40,34 +38,6 @@ _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")
 _KV = re.compile(r"^\s*[\w .\-/]{1,40}:(?:\s|$)")
 #: Records needed for a text to count as records at all.
 MIN_RECORDS = 5
-
-#: A day without a time: ``2020-06-01``, ``18 January 2023``, ``May 02 2022``, ``March 5, 2021``
-#: (the headings of upstream changelogs and NEWS files).
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]{0,6}\.?"
-DAYDATE = re.compile(
-    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}} {_MONTH} \d{{4}}|{_MONTH} \d{{1,2}},? \d{{4}})\b"
-)
-
-
-def daydate(stamp: str) -> float:
-    """A :data:`DAYDATE` day's timestamp (its midnight, local time); NaN when it is no day."""
-    text = stamp.replace(",", "").replace(".", "")
-    for fmt in ("%Y-%m-%d", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y"):
-        try:
-            return datetime.strptime(text, fmt).timestamp()
-        except ValueError:
-            continue
-    return float("nan")
-
-
-#: A time of day: a line that has one is an event's (a log's), not a release's heading.
-_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
-#: A line that underlines or overlines a heading (reST, Markdown's setext): ``=====``, ``-----``.
-_RULE_LINE = re.compile(r"^[ \t]*([=\-~^*+#_])\1{2,}[ \t]*\r?$")
-#: The longest line that may be a release's heading.
-HEADING_CHARS = 100
-#: A changelog's first heading is within its first characters (a title, a few notes).
-FIRST_HEADING = 3000
 
 
 def _lines(text: str) -> list[str]:
@@ -315,6 +285,13 @@ def _merge_blank_heads(blocks: list[str]) -> list[str]:
     return out
 
 
+#: The first line of a changelog's entry: Debian's (``pkg (1.2-3) unstable; urgency=medium``) or
+#: GNU's (``2022-04-07  Jim Meyering  <meyering@fb.com>``).
+_CHANGE_HEAD = re.compile(
+    r"(?:[a-z0-9][a-z0-9+.-]* \([^()\s]+\)[^;\n]*; *(?:urgency|priority)=|\d{4}-\d{2}-\d{2}  [^\W\d_][^\n<>]*?  <[^<>\s]+@[^<>\s]+>[ \t]*$)",
+    re.M,
+)
+
 #: ``git log --oneline``: a commit's abbreviated name, then its subject.
 ONELINE = re.compile(r"[0-9a-f]{7,40} \S")
 
@@ -331,6 +308,10 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     if len(real) < MIN_RECORDS:
         return None
     if oneline_commits(real):  # a commit a line (long subjects read as prose, not a listing)
+        return "", recs
+    # A Debian or GNU changelog, an entry a record (and its trailer's notes: "# Older entries have
+    # been removed"): coreutils' read as wrapped prose, keyutils' five entries too few for a listing.
+    if _mostly(real, _CHANGE_HEAD.match, 0.6):
         return "", recs
     is_stamped = [bool(_STAMP.match(r)) for r in recs]
     if sum(is_stamped) >= 0.5 * len(real):
@@ -353,113 +334,6 @@ def _line_records(lines: list[str]) -> tuple[str, list[str]] | None:
     if len(real) >= 10 and listing and not wrapped_prose(lines):
         return "", recs
     return None
-
-
-class Sections(NamedTuple):
-    """A changelog's releases (:func:`_sections`): the head, the records, whether the newest comes
-    first, and whether the first record is the text before the first release (a preamble)."""
-
-    head: str
-    records: list[str]
-    newest_first: bool
-    preamble: bool
-
-
-def _sections(text: str, lines: list[str]) -> Sections | None:
-    """A changelog or NEWS file cut at its releases' headings: short lines holding a day and no time
-    of day (``Changes for v2.0.0 (2022-01-03)``, ``## [1.4.1] - 2022-12-12``, ``11 September
-    2022``), their days in one order, the first within the text's first :data:`FIRST_HEADING` characters, and the lines that
-    start with the same marks as those (``* ``, ``## [``) and hold a version (``* Changes in Wget
-    1.20.3``: older releases are often undated), at least :data:`MIN_RECORDS` headings, at most one
-    line in three.  A heading's title and underline above its day's line (``What's New in Python
-    3.11.2?``, ``=====``, then ``*Release date: ...*``) start its section; the text before the
-    first is the head when it is three lines or fewer, else a record.
-
-    Read a line at a time, each bullet of a release was a record of its own, the undated bullets
-    ranked by their place: the oldest release's were taken for the newest (argcomplete's
-    changelog kept 1.x and 0.x entries at 400 tokens, not 2.0.0's)."""
-    # (only the first characters: the pattern costs 3 ms over 100 KB, which logs and prose would pay)
-    found = DAYDATE.search(text, 0, FIRST_HEADING)
-    if found is None:
-        return None
-    starts = np.cumsum([0, *map(len, lines)])
-    heads: list[int] = []
-    clocks, limit = 0, len(lines) // 3
-    for m in DAYDATE.finditer(text, found.start()):
-        i = int(np.searchsorted(starts, m.start(), side="right")) - 1
-        if heads and heads[-1] == i:
-            continue
-        if _CLOCK.search(lines[i]):  # an event's stamp (a release's build time, once each, is not)
-            clocks += 1
-            if clocks > len(heads) + 2:  # a log
-                return None
-        elif len(lines[i].strip()) <= HEADING_CHARS:
-            heads.append(i)
-            if len(heads) > limit:
-                return None
-    order = _one_order([DAYDATE.search(lines[i]).group(0) for i in heads]) if len(heads) >= 3 else 0
-    if not order:
-        return None
-    marks = {_MARKS.match(lines[i]).group(0) for i in heads}
-    if len(marks) == 1 and (mark := marks.pop()).strip():  # the undated headings marked as the dated ones
-        dated = set(heads)
-        heads = [
-            i
-            for i, ln in enumerate(lines)
-            if i in dated
-            or (
-                ln.startswith(mark)
-                and _VERSION.search(ln)
-                and _MARKS.match(ln).end() == len(mark)
-                and len(ln.strip()) <= HEADING_CHARS
-                and not _CLOCK.search(ln)
-            )
-        ]
-    if not MIN_RECORDS <= len(heads) <= limit:
-        return None
-    cuts = [
-        _title_above(lines, i, lo) for i, lo in zip(heads, [0, *[h + 1 for h in heads[:-1]]], strict=True)
-    ]
-    bounds = [*cuts, len(lines)]
-    recs = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
-    head = "".join(lines[: cuts[0]])
-    if sum(bool(x.strip()) for x in lines[: cuts[0]]) > 3:
-        return Sections("", [head, *recs], order < 0, True)
-    return Sections(head, recs, order < 0, False)
-
-
-#: The marks a line starts with (``* ``, ``## [``, ``- ``), and a version (``1.20.3``, ``v2.0``).
-_MARKS = re.compile(r"[ \t]*[^\w\s]*[ \t]*")
-_VERSION = re.compile(r"\b[vV]?\d+\.\d+\b")
-
-
-def _one_order(days: list[str]) -> int:
-    """1 when nine in ten of the steps between successive days (those that parse) go forward, -1
-    when they go back (newest first), else 0."""
-    stamps = np.array([daydate(d) for d in days])
-    stamps = stamps[np.isfinite(stamps)]
-    steps = np.diff(stamps)
-    if steps.size < 2 or stamps[0] == stamps[-1]:
-        return 0
-    if (steps <= 0).sum() >= 0.9 * steps.size:
-        return -1
-    return 1 if (steps >= 0).sum() >= 0.9 * steps.size else 0
-
-
-def _title_above(lines: list[str], i: int, lo: int) -> int:
-    """Where the section whose day is on line ``i`` starts: at its title when a rule under it, and
-    blank lines, stand between them (not above line ``lo``)."""
-    k = i - 1
-    while k >= lo and not lines[k].strip():
-        k -= 1
-    if (
-        k - 1 >= lo
-        and _RULE_LINE.match(lines[k])
-        and lines[k - 1].strip()
-        and not _RULE_LINE.match(lines[k - 1])
-    ):
-        return k - 1
-    return i
 
 
 #: The longest line (nine in ten) of hard-wrapped text: terminals and man pages wrap at 80 columns.

@@ -673,3 +673,51 @@ def test_access_logs_python_logging_and_apache_error_logs_are_log_lines(line):
     fit = fit_records(recs, 300)
     lines = log.splitlines()
     assert fit.tokens <= 300 and lines[150] in fit.text and lines[-1] in fit.text
+
+
+def test_a_news_file_headed_by_versions_is_read_a_release_a_record_newest_first():
+    """GLib's NEWS heads its releases ``Overview of changes in GLib 2.74.6`` over a rule, with no
+    day: read a line a record, the end of the file (GLib 1.x) was taken for the newest, and its
+    bullets ("Fix a crash ...") were 164 errors in the marker."""
+    text = "".join(
+        f"Overview of changes {'in' if k > 3 else 'from'} GLib 2.{k}.0\n{'=' * 34}\n\n* Bugs fixed:\n"
+        f"  - #{k}01 Fix a crash in g_file_copy when the target {k} is missing\n"
+        f"  - #{k}02 gdbus: error on an empty reply {k}\n\n"
+        for k in range(40, 0, -1)
+    )
+    recs = split_records(text)
+    assert recs.shape == "sections" and len(recs) == 40 and int(np.argmax(recs.rank)) == 0
+    fit = fit_records(recs, 200)
+    assert fit.tokens <= 200 and "Overview of changes in GLib 2.40.0" in fit.text
+    assert "error" not in fit.text.splitlines()[-1]
+
+
+def test_a_title_dated_as_the_newest_release_is_the_head():
+    """tar's NEWS opens ``GNU tar NEWS - User visible changes. 2021-02-13``, the day of its newest
+    release: taken for a release, it was the newest, and the real newest release was left out."""
+    title = (
+        "GNU tar NEWS - User visible changes. 2021-02-13\nPlease send bug reports to <bug-tar@gnu.org>\n\n"
+    )
+    body = "".join(
+        f"version 1.{k} - Sergey Poznyakoff, {2000 + k - 13}-02-13\n\n* Fix extraction over pipe, case {k}\n\n"
+        f"* Fix a memory leak in read_header ({k})\n\n"
+        for k in range(34, 14, -1)
+    )
+    recs = split_records(title + body)
+    assert recs.shape == "sections" and recs.head == title and recs.records[0].startswith("version 1.34")
+    assert "version 1.34 - Sergey Poznyakoff" in fit_records(recs, 120).text
+
+
+def test_a_debian_changelog_of_a_few_entries_or_wrapped_prose_is_records():
+    """keyutils' changelog (five entries and apt's two-line trailer) and coreutils' (hard-wrapped
+    text) were read as prose: sentences spliced with " … ", the newest entry's text replaced by old."""
+    entry = (
+        "keyutils (1.6.{k}-1) unstable; urgency=medium\n\n  * Bump Standards-Version to 4.6.{k} (no changes\n"
+        "    needed), and refresh the patches that the new upstream release made obsolete.\n\n"
+        " -- Christian Kastner <ckk@debian.org>  Sun, {d:02d} Dec 2022 22:15:58 +0100\n\n"
+    )
+    text = "".join(entry.format(k=k, d=10 + k) for k in range(5, 0, -1))
+    text += "# Older entries have been removed from this changelog.\n# To read the complete changelog use `apt changelog keyutils`.\n"
+    recs = split_records(text)
+    assert recs.shape == "lines" and recs.records[0].startswith("keyutils (1.6.5-1)")
+    assert int(np.argmax(recs.rank)) == 0
