@@ -132,6 +132,12 @@ RECENT = 0.1
 #: made a "Yes." or a lone ``$ find .`` cheap picks.
 GATE_WORDS = 4
 
+#: A pasted file's line right after a comment (:data:`COMMENTS`) that shares a word with the query
+#: takes this share of its relevance: a config file's comment names what the next line sets.
+LINE_AFTER = 0.8
+#: What a comment line starts with, in config files and code.
+COMMENTS = ("#", "//", ";", "--", "/*", "*")
+
 #: The turn right after a matching one is lifted to this share of its predecessor's turn relevance:
 #: an answer follows its question and rarely repeats its words.  The Python FAQ as 80 exchanges, each
 #: question asked again: 0.8 against 0 gave 0.671 -> 0.816 at 200 tokens, 0.855 -> 0.934 at 400; on
@@ -460,6 +466,12 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
         # .bashrc's lines about history and lesspipe outranked its force_color_prompt lines)
         lifted = (own > 0) | ((lengths >= GATE_WORDS) & ~np.asarray(index.unit_line, dtype=bool))
         rel = w["unit"] * own + np.where(lifted, near, 0.0)
+        # a pasted file's line after a comment that matches (it says what the line sets): LINE_AFTER
+        # of the comment's relevance ("HISTSIZE=1000" after "# for setting history length ...")
+        line = np.asarray(index.unit_line, dtype=bool)
+        after = np.flatnonzero(line[1:] & line[:-1] & (unit_turn[1:] == unit_turn[:-1])) + 1
+        after = after[[index.unit_text(u - 1).lstrip().startswith(COMMENTS) for u in after.tolist()]]
+        rel[after] = np.maximum(rel[after], LINE_AFTER * rel[after - 1] * (own[after - 1] > 0))
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
         if numbers := {k: v for k, v in terms.items() if k[:1].isdigit()}:  # a version, a bug named
@@ -559,6 +571,13 @@ def whole_talk(
     if back and (more := measure(fuller := {t: units_of[t] for t in keep | back}))[1] <= cap:
         return fuller, reasons, *more
     return (picks, reasons, *fit) if picks else None
+
+
+def _nearness(k: int, matches: list[int]) -> tuple[int, bool, int]:
+    """How near line ``k`` is to the nearest of ``matches``: its distance, then whether no match is
+    that far above it (the line after a match before the line before it), then its place."""
+    d = min(abs(k - j) for j in matches)
+    return d, d not in {k - j for j in matches}, k
 
 
 def surface(
@@ -692,9 +711,14 @@ def surface(
             line_costs = counter.count([text[x:y] for x, y in lines]).tolist()
             left = room - (0 if t in picks else per_turn)
             chosen: list[int] = []
-            # the matching lines, best first, then the lines around them, nearest first
-            near = sorted(range(len(lines)), key=lambda k: (min(abs(k - j) for j in ranked[:50]), k))
-            for k in dict.fromkeys(ranked + near):
+            # the matching lines, best first, then the lines around them, nearest first, and of two
+            # as near the one after a match first (a config file's comment, then its setting:
+            # "# The login shell to be used for all new users." before "DSHELL=/bin/bash")
+            top = ranked[:50]
+            near = sorted(range(len(lines)), key=lambda k: _nearness(k, top))
+            # (each matching line with the line after it: a comment, then the setting it names)
+            paired = [x for j in ranked for x in (j, j + 1) if x < len(lines)]
+            for k in dict.fromkeys(paired + near):
                 cost = line_costs[k] + 1 + (0 if {k - 1, k + 1} & set(chosen) else 3)  # (an elision)
                 if cost <= left:
                     chosen.append(k)

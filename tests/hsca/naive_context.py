@@ -201,8 +201,16 @@ def hsca_context(
                 continue
             left = room - (0 if t in {owner[v] for v in chosen} else per_turn)
             picked = []
-            near = sorted(range(len(lines)), key=lambda k: (min(abs(k - j) for j in ranked[:50]), k))
-            for k in ranked + [k for k in near if k not in ranked]:
+            near = sorted(  # nearest first; of two as near, the one after a match (a comment's value)
+                range(len(lines)),
+                key=lambda k: (min(abs(k - j) for j in ranked[:50]), min(abs(k - j) for j in ranked[:50]) not in
+                               {k - j for j in ranked[:50]}, k),
+            )  # fmt: skip
+            order = []  # each matching line, best first, with the line after it; then the others, nearest first
+            for k in [x for j in ranked for x in (j, j + 1) if x < len(lines)] + near:
+                if k not in order:
+                    order.append(k)
+            for k in order:
                 cost = count(turns[t][lines[k][0] : lines[k][1]]) + 1
                 cost += 0 if (k - 1 in picked or k + 1 in picked) else 3
                 if cost <= left:

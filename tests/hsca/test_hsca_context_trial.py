@@ -122,6 +122,21 @@ def test_a_pasted_files_lines_without_the_querys_words_are_not_lifted_by_their_t
         assert "parse_constant" in ctx.text and ctx.tokens <= budget, budget
 
 
+#: The first 30 lines of Debian's ``/etc/skel/.bashrc`` (bash 5.2), pasted without a code fence.
+BASHRC = open(Path(__file__).with_name("data") / "bashrc_head.txt", encoding="utf-8").read()
+
+
+def test_a_pasted_settings_line_comes_with_the_comment_that_matches_the_query():
+    """ "How many lines of history does bash keep?": the answer, ``HISTSIZE=1000``, shares no word
+    with the question; the comment above it does ("# for setting history length see HISTSIZE").
+    It was at no budget from 100 to 1,000 in a trial's conversation; now it comes with its comment."""
+    question = "How many lines of history does bash keep?"
+    eng = _engine(["Here is my shell setup:\n" + BASHRC, "Thanks, that is the stock Debian one.", question])
+    for budget in (100, 200, 400, 800):
+        ctx = eng.context(question, budget)
+        assert "HISTSIZE=1000" in ctx.text and ctx.tokens <= budget, budget
+
+
 def test_a_pasted_file_too_large_for_the_room_gives_its_matching_lines_as_an_excerpt():
     """Before: with the man page pasted (one unit of 400+ tokens) nothing of it came back below a
     budget that held it whole, and nothing said a large turn was left out."""
