@@ -125,7 +125,7 @@ def _aligned(lines: list[str], body: list[str]) -> tuple[str, list[str]] | None:
     if (ruled := _legend_table(lines)) is not None:
         return ruled
     names = body[0].split()
-    if len(names) < 2:
+    if len(names) < 2 or _KV.match(body[0]):  # a "key: value" line is no header (apt's EIPP log's Request:)
         return None
     at = lines.index(body[0]) + 1
     if at < len(lines) and _RULE.match(lines[at]):  # names over a rule of dashes (pip list, docker): a table

@@ -148,9 +148,17 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     counter = _token_counter(args.token_counter)
     text = _read(args.file)
     kw = _crush_kw(args)
+    where = "standard input" if args.file == "-" else args.file
     if not text.strip():
-        where = "standard input" if args.file == "-" else args.file
         raise SystemExit(f"scwo: {where}: text is empty (or only white space): nothing to crush")
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as exc:  # (make's NEWS is Latin-1 past its newest releases): read, and said
+        sys.stderr.write(
+            f"scwo crush: warning: {where} is not valid UTF-8 (byte {exc.start}: {exc.reason}); its "
+            "undecodable bytes are read as U+FFFD, in the output and in what --retrieve gives back\n"
+        )
+        text = text.decode("utf-8", errors="replace").encode("utf-8")
     try:
         try:
             doc = read_document(text, path=args.path)

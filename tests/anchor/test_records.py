@@ -721,3 +721,17 @@ def test_a_debian_changelog_of_a_few_entries_or_wrapped_prose_is_records():
     recs = split_records(text)
     assert recs.shape == "lines" and recs.records[0].startswith("keyutils (1.6.5-1)")
     assert int(np.argmax(recs.rank)) == 0
+
+
+def test_key_value_blocks_after_a_request_stanza_are_blocks():
+    """apt's EIPP log opens with a ``Request: EIPP 0.1`` stanza, whose first line read as the header
+    of a table in columns of spaces: 5,304 line records, packages' fields mixed together."""
+    text = "Request: EIPP 0.1\nArchitecture: amd64\nArchitectures: amd64\nInstall: chromium:amd64\nPlanner: internal\n\n"
+    text += "".join(
+        f"Package: pkg{i}\nArchitecture: amd64\nVersion: 1.{i}-1\nAPT-ID: {100 + i}\nStatus: installed\n\n"
+        for i in range(60)
+    )
+    recs = split_records(text)
+    assert recs.shape == "blocks" and len(recs) == 61
+    fit = fit_records(recs, 150)
+    assert fit.tokens <= 150 and "Package: pkg59\nArchitecture: amd64\nVersion: 1.59-1" in fit.text

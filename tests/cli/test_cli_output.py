@@ -20,6 +20,7 @@ import pytest
 from scwo_np.cli import main
 from scwo_np.datasets import load_sample
 from scwo_np.dedup import deduplicate
+from scwo_np.tokens import count_tokens
 
 
 def _run(argv, *, tty=False):
@@ -366,13 +367,24 @@ def test_crush_stdout_with_its_line_break_is_within_the_budget(tmp_path, capsys)
     assert not over
 
 
-@pytest.mark.parametrize("raw, said", [(b"", "text is empty"), (b"\xff\xfe[1]", "text is not valid UTF-8")])
-def test_crush_names_the_file_that_is_empty_or_not_utf8(tmp_path, capsys, raw, said):
-    """ "text is empty" named no file, where every other input error says FILE: or FILE:LINE:."""
+def test_crush_names_the_file_that_is_empty_or_not_utf8(tmp_path, capsys):
+    """ "text is empty" named no file, where every other input error says FILE: or FILE:LINE:. Text
+    that is not UTF-8 is crushed with its bad bytes as U+FFFD, and said (make's NEWS is Latin-1 past
+    its newest releases: it was refused whole)."""
     path = tmp_path / "tool.json"
-    path.write_bytes(raw)
+    path.write_bytes(b"")
     assert main(["crush", str(path), "--budget", "100"]) == 2
-    assert f"scwo crush: {path}: {said}" in capsys.readouterr().err
+    assert f"scwo crush: {path}: text is empty" in capsys.readouterr().err
+    news = "".join(
+        f"Version 4.{k}\n\n* Fixed the parser for case {k}, reported by Fran\u00e7ois.\n\n"
+        for k in range(60, 0, -1)
+    )
+    path.write_bytes(news.encode("latin-1"))
+    assert main(["crush", str(path), "--budget", "100", "--no-store"]) == 0
+    out, err = capsys.readouterr()
+    assert f"scwo crush: warning: {path} is not valid UTF-8 (byte " in err and "U+FFFD" in err
+    assert out.startswith("Version 4.60") and "Fran\ufffdois" in out
+    assert int(count_tokens([out], "estimate")[0]) <= 100
 
 
 def test_crush_max_items_announces_on_stderr_what_stdout_does_not_say(logs):
