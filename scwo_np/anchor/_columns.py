@@ -174,7 +174,11 @@ def _columns(items: list[Mapping]) -> Columns:
             if any(type(v) is object and v is not _MISSING for v in col):
                 kinds.add(object)
         # hashable, type-aware keys for nested values, sets, unhashable objects, and true vs 1
-        slow = bool(kinds - _PLAIN) or (bool in kinds and bool(kinds & {int, float}))
+        slow = (
+            bool(kinds - _PLAIN)
+            or (bool in kinds and bool(kinds & {int, float}))
+            or ({int, float} <= kinds and _int_equals_float(col))  # 0 and 0.0 are two values
+        )
         if slow:
             col = [_key(v) for v in col]  # hashable, type-aware keys (true vs 1, nested values)
         # Distinct values in first-seen order (missing first, as code -1), then one lookup per
@@ -302,6 +306,13 @@ def _row_ids(codes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.int64]:
     else:
         _, ids = np.unique(codes.T, axis=0, return_inverse=True)
     return ids.reshape(-1).astype(np.int64)
+
+
+def _int_equals_float(col: list) -> bool:
+    """Whether an int of ``col`` equals a float of it (``0`` and ``0.0``: one key to a dict, where the
+    items hold two values; hypothesis found ``[{"x": 0}, {"x": 0.0}]`` read as 0 twice)."""
+    ints = {v for v in col if type(v) is int}
+    return any(type(v) is float and v in ints for v in col)
 
 
 def _key(v: Any) -> Any:

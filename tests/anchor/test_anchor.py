@@ -221,6 +221,14 @@ def test_columns_read_every_field_of_every_item(items, same_keys):
     assert np.abs(c.length - plain_length).sum() <= 3 * floats
 
 
+def test_an_int_and_an_equal_float_are_two_values():
+    """Hypothesis found ``[{"x": None}, {"x": 0}, {"x": 0.0}]`` read as 0 twice (a dict has one key
+    for 0 and 0.0): the columns said the third item held an int."""
+    c = columns([{"x": None}, {"x": 0}, {"x": 0.0}, {"x": 1.5}, {"x": 1}])
+    got = [c.values[0][k] for k in c.codes[0].tolist()]
+    assert got == [None, 0, 0.0, 1.5, 1] and [type(v) for v in got] == [type(None), int, float, float, int]
+
+
 def test_number_lengths_are_exact_for_integers_and_close_for_floats():
     from scwo_np.anchor._columns import _number_lengths
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scwo_np.hsca import HSCAContext, HSCAEngine, _context
+from scwo_np.hsca import HSCAContext, HSCAEngine, _blocks, _context, _layer1
 from scwo_np.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_a_pasted_files_lines_without_the_querys_words_are_not_lifted_by_their_t
     index = eng._index
     lines = [index.unit_line[u] for u in index.turn_units[1]]
     assert sum(lines) >= 0.8 * len(lines) and not any(index.unit_line[u] for u in index.turn_units[0])
-    assert _context.file_lines(_T[0], [(0, len(_T[0]))]) == [False]  # a paragraph of prose
+    assert _blocks.file_lines(_T[0], [(0, len(_T[0]))]) == [False]  # a paragraph of prose
     for budget in (300, 450, 600):
         ctx = eng.context(question, budget)
         assert "parse_constant" in ctx.text and ctx.tokens <= budget, budget
@@ -198,7 +198,7 @@ def test_a_japanese_query_finds_a_japanese_turn():
     eng = _engine(turns)
     ctx = eng.context("ログインシェルを変更するには？", 60)
     assert 7 in {p.turn for p in ctx.pieces if p.reason == "query"}
-    assert _context.word_terms("変更") == ["変更"] and _context.word_terms("cats") == ["cat"]
+    assert _layer1.word_terms("変更") == ["変更"] and _layer1.word_terms("cats") == ["cat"]
     assert "変更" in _context.query_terms("ログインシェルを変更するには？")
 
 
@@ -231,7 +231,7 @@ def test_a_version_or_a_bug_number_in_the_query_finds_its_turn():
     for r in (2, 5, 8):
         best = max(eng.context(f"What changed in tool 5.93-{r}?", 40).pieces, key=lambda p: p.score)
         assert best.turn == r and f"tool (5.93-{r})" in best.text
-    assert _context.number_terms("5.93-5") == ["5.93-5", "5.93"]
+    assert _layer1.number_terms("5.93-5") == ["5.93-5", "5.93"]
     assert _context.query_terms("bug #1968154 in 2.4.5 or 42")["1968154"] == 1.0
     assert {"2.4.5", "1968154"} <= set(_context.query_terms("bug #1968154 in 2.4.5 or 42")) and "42" not in (
         _context.query_terms("42 of them")
