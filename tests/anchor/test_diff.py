@@ -107,6 +107,22 @@ def test_a_commit_with_a_long_message_is_a_diff_with_its_message_first():
     assert fit.tokens > 250  # the room the hunk left goes to more of the message
 
 
+def test_a_commits_hash_is_cut_not_dropped_when_its_line_does_not_fit():
+    """``git log -p | scwo crush --budget 100 --token-counter tiktoken`` printed ``commit …`` (a
+    hash is about 25 cl100k tokens, more than the head's share; the cut was at a space, so the hash
+    went) and left 34 tokens unused.  A counter of a token per two characters stands in here."""
+    message = "".join(f"    line {i} of a long commit message explaining the change.\n" for i in range(20))
+    text = f"commit {'a9e1180a2f' * 4}\nAuthor: A <a@b>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n{message}\n"
+    text += "".join(
+        f"diff --git a/x{k}.py b/x{k}.py\n--- a/x{k}.py\n+++ b/x{k}.py\n@@ -1,30 +1,30 @@\n"
+        + "-a line\n" * 30
+        + "+b line\n" * 30
+        for k in range(4)
+    )
+    fit = fit_diff(split_diff(text), 100, token_counter=lambda t: (len(t) + 1) // 2)
+    assert fit.tokens <= 100 and re.search(r"^commit a9e1180a2f\w{6}", fit.text), fit.text
+
+
 def _check(text: str, budget: int, query: str = "") -> None:
     d = split_diff(text)
     counter = as_token_counter(None)
