@@ -270,7 +270,9 @@ def _cut(text: str, limit: float, counter) -> tuple[str, bool]:
                 hi = mid - 1
         head = line[:lo].rsplit(" ", 1)[0] if " " in line[:lo].strip() else line[:lo]
         if " " not in head.strip() and len(line[:lo].rstrip()) >= len(head) + 8:
-            head = line[:lo]  # a commit's hash cut (a prefix names it: "commit a9e1180a2f9ad47f …"), not dropped
+            head = line[
+                :lo
+            ]  # a commit's hash cut (a prefix names it: "commit a9e1180a2f9ad47f …"), not dropped
         if head.strip():
             keep += head.rstrip() + " …\n"
     return keep + "[scwo: cut here]\n", True

@@ -208,19 +208,22 @@ class Tools:
             idx, context = _within(pick, lambda ix: separator.join(texts[i] for i in ix), count, budget)
             tokens, relevance = costs[idx].tolist(), rel[idx].tolist()
             spans = [[[0, len(texts[i])]] for i in idx]
-        return Answer(
-            context,
-            {
-                "indices": idx,
-                "tokens": tokens,
-                "relevance": [round(r, 6) for r in relevance],
-                "spans": spans,
-                "lam": lam_used,
-                "context_tokens": count(context),
-                "budget": budget,
-                "token_counter": token_counter,
-            },
-        )
+        data = {
+            "indices": idx,
+            "tokens": tokens,
+            "relevance": [round(r, 6) for r in relevance],
+            "spans": spans,
+            "lam": lam_used,
+            "context_tokens": count(context),
+            "budget": budget,
+            "token_counter": token_counter,
+        }
+        if not context:  # said, as hsca_context says it (an empty text alone looked like a failure)
+            data["note"] = (
+                "no texts were given." if not texts else
+                f"no text fits within {budget} tokens by {token_counter}; give a larger budget."
+            )  # fmt: skip
+        return Answer(context, data)
 
     def dedup_texts(
         self,

@@ -425,6 +425,25 @@ def test_a_host_other_than_loopback_is_warned_about(tmp_path):
         proc.wait(timeout=30)
 
 
+def test_an_empty_selection_says_why(tmp_path):
+    """select_context with no texts, or none that fits, gave an empty text and nothing else (hsca_context
+    says why it is empty)."""
+    import warnings
+
+    from scwo_np.mcp_server import Tools
+
+    t = Tools(tmp_path)
+    try:
+        assert t.select_context([], "parse JSON", 50).data["note"] == "no texts were given."
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # select_texts says it too
+            a = t.select_context([TEXTS[0] * 20], "parse JSON", 10)
+        assert a.text == "" and "no text fits within 10 tokens" in a.data["note"]
+        assert "note" not in t.select_context(TEXTS, "parse JSON", 40).data
+    finally:
+        t.close()
+
+
 def test_store_is_a_folder_or_the_snapshot_file(tmp_path):
     from scwo_np.mcp_server import Tools
 
