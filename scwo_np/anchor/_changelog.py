@@ -101,10 +101,10 @@ _RELEASE = re.compile(r"^(\D{0,40}?)\bv?(\d+(?:\.\d+)+)[a-z]?\b", re.I)
 
 def _version_heads(text: str, lines: list[str], limit: int) -> tuple[list[int], int] | None:
     """The headings found by their versions, when few have a day (GLib's NEWS: ``Overview of changes
-    in GLib 2.74.6`` over a rule): short lines, not indented nor bullets, that stand apart (a blank line or a rule above or
-    below), start with the same two words before their version, the first within the text's first
-    :data:`FIRST_HEADING` characters and their versions going down (newest first: a document's
-    numbered sections go up); None when none."""
+    in GLib 2.74.6`` over a rule): short lines, not indented nor bullets, that stand apart (a blank
+    line or a rule above or below), start with the same two words before their version, the first
+    within the text's first :data:`FIRST_HEADING` characters and their versions going down (newest
+    first: a document's numbered sections go up); None when none."""
     found: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
     for i, ln in enumerate(lines):
         if len(ln) > HEADING_CHARS + 1 or ln[:1] in " \t\r\n" or ln[:2] in ("- ", "* ", "+ "):
@@ -149,10 +149,12 @@ def _sections(text: str, lines: list[str]) -> Sections | None:
     characters, and the lines that start with the same marks as those (``* ``, ``## [``) and hold a
     version (``* Changes in Wget 1.20.3``: older releases are often undated); else, by their
     versions (:func:`_version_heads`: GLib's ``Overview of changes in GLib 2.74.6``); at least
-    :data:`MIN_RECORDS` headings, at most one line in three.  A first heading dated as the next,
-    with three lines or fewer, is a title (``GNU tar NEWS - User visible changes. 2021-02-13``).  A heading's title and underline above its day's line (``What's New in Python
-    3.11.2?``, ``=====``, then ``*Release date: ...*``) start its section; the text before the
-    first is the head when it is three lines or fewer, else a record.
+    :data:`MIN_RECORDS` headings, at most one line in three, most of them with text under them.  A
+    first heading dated as the next, with three lines or fewer, is a title (``GNU tar NEWS - User
+    visible changes. 2021-02-13``).  A heading's title and underline above its day's line
+    (``What's New in Python 3.11.2?``, ``=====``, then ``*Release date: ...*``) start its section;
+    the text before the first is the head when it is three lines or fewer, else a record.  Debian's
+    and GNU's changelogs are left to the line records, an entry a record.
 
     Read a line at a time, each bullet of a release was a record of its own, the undated bullets
     ranked by their place: the oldest release's were taken for the newest (argcomplete's

@@ -15,7 +15,7 @@ Shapes, tried in this order:
 * **headed** — a line such as ``commit <sha>`` or ``Commit: <sha>`` starts each record
   (``git log``); records written newest first, as git does, unless their dates say otherwise;
 * **sections** — a changelog's or NEWS file's releases, each from its heading (a short line with
-  a day and no time of day) to the next (:func:`~scwo_np.anchor._shapes._sections`); newest first
+  a day and no time of day) to the next (:func:`~scwo_np.anchor._changelog._sections`); newest first
   when their days say so, and not read for error words (they say what changed);
 * **table** — a header line and rows with as many fields (CSV, TSV, ``|`` tables, or columns of
   spaces under capitalised names: ``ps aux``, ``df``, ``lsof``);
