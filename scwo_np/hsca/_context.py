@@ -127,6 +127,13 @@ GATE_WORDS = 4
 #: A pasted file's line right after a comment (:data:`COMMENTS`) that shares a word with the query
 #: takes this share of its relevance: a config file's comment names what the next line sets.
 LINE_AFTER = 0.8
+#: The lines around a pasted file's line that shares a word with the query take this share of its
+#: relevance per line of distance after it (and :data:`LINE_BEFORE`'s before it), up to
+#: :data:`LINE_SPAN` lines: what an excerpt of the file gave, as units (a function's arguments after
+#: its name, ``Status XShapeQueryExtents (`` then ``Display *dpy,``...).
+LINE_NEAR = 0.6
+LINE_BEFORE = 0.4
+LINE_SPAN = 8
 #: What a comment line starts with, in config files and code.
 COMMENTS = ("#", "//", ";", "--", "/*", "*")
 
@@ -292,6 +299,7 @@ def _relevance(engine: Any, query: str | None, V: NDArray, qv: NDArray | None) -
         after = np.flatnonzero(line[1:] & line[:-1] & (unit_turn[1:] == unit_turn[:-1])) + 1
         after = after[[index.unit_text(u - 1).lstrip().startswith(COMMENTS) for u in after.tolist()]]
         rel[after] = np.maximum(rel[after], LINE_AFTER * rel[after - 1] * (own[after - 1] > 0))
+        rel = np.maximum(rel, _near_lines(rel * (line & (own > 0)), line, unit_turn))
         if qv is not None:
             rel += w["embedding"] * np.clip(V @ qv, 0.0, None)
         if numbers := {k: v for k, v in terms.items() if k[:1].isdigit()}:  # a version, a bug named
@@ -393,6 +401,17 @@ def whole_talk(
     return (picks, reasons, *fit) if picks else None
 
 
+def _near_lines(matched: NDArray, line: NDArray, unit_turn: NDArray) -> NDArray[np.float64]:
+    """Each line's lift by the matching lines of its file (``matched``: their relevance, else 0):
+    :data:`LINE_NEAR` ``** d`` of one ``d`` lines above it, :data:`LINE_BEFORE` ``** d`` below."""
+    lift = np.zeros(len(matched))
+    for d in range(1, min(LINE_SPAN, len(matched) - 1) + 1):
+        same = line[d:] & line[:-d] & (unit_turn[d:] == unit_turn[:-d])
+        lift[d:] = np.maximum(lift[d:], np.where(same, matched[:-d] * LINE_NEAR**d, 0.0))
+        lift[:-d] = np.maximum(lift[:-d], np.where(same, matched[d:] * LINE_BEFORE**d, 0.0))
+    return lift
+
+
 def _nearness(k: int, matches: list[int]) -> tuple[int, bool, int]:
     """How near line ``k`` is to the nearest of ``matches``: its distance, then whether no match is
     that far above it (the line after a match before the line before it), then its place."""
@@ -480,7 +499,9 @@ def surface(
         for t in sorted(set(picks) | set(extra)):
             spans = sorted([index.unit_span[u] for u in picks.get(t, ())] + list(extra.get(t, ((), 0))[0]))
             cite = citation(t + 1, meta(t)[2], excerpt=t in extra)
-            blocks.append((t + 1, cite, kept_text(chunks[t].text, spans, lines=t in extra)))
+            # (a whole turn of a run as it was said: its first line's indentation too)
+            lines = runs or t in extra or any(index.unit_line[u] for u in picks.get(t, ()))
+            blocks.append((t + 1, cite, kept_text(chunks[t].text, spans, lines=lines)))
         text = join_blocks(blocks, runs=runs)
         return text, (int(counter.count([text])[0]) if text else 0)
 

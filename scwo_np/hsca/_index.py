@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..text import STOPWORDS, WORD, sentence_units, stem
 from ..tokens import TokenCounter
-from ._blocks import file_lines
+from ._blocks import fenced_lines, file_lines
 from ._layer1 import CJK, NUMBER, number_terms, word_terms
 
 __all__ = ["HASH_DIM", "ContextIndex"]
@@ -121,7 +121,9 @@ class ContextIndex:
         """Split one turn into units (unless given: its ``sentence_units``) and count their stems;
         returns the turn's stem counts."""
         t = len(self.turn_units)
-        units = (sentence_units(text) if units is None else units) or [(0, len(text))]
+        units, fenced = fenced_lines(
+            text, (sentence_units(text) if units is None else units) or [(0, len(text))]
+        )
         first = len(self.unit_turn)
         per_unit = [Counter() for _ in units]
         k = 0
@@ -137,7 +139,7 @@ class ContextIndex:
                 k += 1
             for term in terms:
                 per_unit[k][term] += 1
-        self.unit_line.extend(file_lines(text, units))
+        self.unit_line.extend(f or p for f, p in zip(fenced, file_lines(text, units), strict=True))
         ends = [b for _, b in units]
         for m in NUMBER.finditer(text):  # and its numbers (stem_counts' terms, in effect)
             per_unit[min(bisect_right(ends, m.start()), len(units) - 1)].update(number_terms(m.group()))

@@ -53,6 +53,9 @@ def _newest(units, first, costs, key, reserve, taken, said, cite=0, exchange=0, 
 def _kept(text, spans, lines=False):
     out = ""
     for k, (a, b) in enumerate(spans):
+        start = text.rfind("\n", 0, a) + 1  # the line's start: with lines, its indentation is kept
+        if lines and text[start:a].strip() == "" and (k == 0 or start >= spans[k - 1][1]):
+            a = start
         if k:
             gap = text[spans[k - 1][1] : a]
             out += gap if not gap.strip() else ("\n…\n" if lines else " … ")
@@ -60,15 +63,18 @@ def _kept(text, spans, lines=False):
     return out
 
 
-def _text(turns, owner, spans, chosen, cite, runs=False, extra=None):
+def _text(turns, owner, spans, chosen, cite, runs=False, extra=None, line=None):
     """One cited block per turn, in turn order (an excerpt's turn cited ``, excerpt`` and its lines
-    joined by ``\\n…\\n``); with ``runs``, one block per run of consecutive turns, ``turns a-b``."""
+    joined by ``\\n…\\n``, as a turn's kept lines of a pasted file, ``line[u]``); with ``runs``, one
+    block per run of consecutive turns, ``turns a-b``."""
     extra = extra or {}
     kept_turns = sorted({owner[u] for u in chosen} | set(extra))
     texts = {}
     for t in kept_turns:
         kept = sorted([spans[u] for u in chosen if owner[u] == t] + list(extra.get(t, [])))
-        texts[t] = _kept(turns[t], kept, t in extra)
+        texts[t] = _kept(
+            turns[t], kept, runs or t in extra or any(line and line[u] for u in chosen if owner[u] == t)
+        )
     groups = []
     for t in kept_turns:
         if runs and groups and groups[-1][-1] == t - 1:
@@ -98,12 +104,13 @@ def _lines(text, a, b):
 
 def hsca_context(
     turns, units, costs, words, rel, vectors, budget, recent, lam, query, cite, count, step=0.2,
-    terms=None, line_terms=None, exchange=0,
+    terms=None, line_terms=None, exchange=0, line=None,
 ):  # fmt: skip
     """HSCA's context: ``turns`` (texts), ``units`` (per turn, its unit spans), ``costs`` and ``rel``
     (per unit, flat in turn order), ``vectors`` (per unit), ``cite(t)`` (a turn's citation),
     ``count(text)`` (tokens), ``words`` (per unit, its content words), ``terms`` (the query's
-    weighted terms) and ``line_terms(text)`` (a line's terms).
+    weighted terms), ``line_terms(text)`` (a line's terms) and ``line`` (per unit, whether it is a
+    line of a pasted file: a turn's kept lines are joined as an excerpt's).
 
     The budget is at most the whole conversation's tokens and one citation's; of that cap ``c`` the
     context is the fullest of ``at(c)``, ``at(c - 1)``, ... down to what the first one used (at most
@@ -141,7 +148,7 @@ def hsca_context(
             keeper[key[u]] = u
 
     def measure(chosen, runs=False, extra=None):
-        text = _text(turns, owner, spans, chosen, cite, runs, extra)
+        text = _text(turns, owner, spans, chosen, cite, runs, extra, line)
         return text, (count(text) if text else 0)
 
     def whole_talk(c):

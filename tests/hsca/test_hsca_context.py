@@ -152,6 +152,7 @@ def _naive_context(eng, query, budget, recent, exchange=0):
         rel.tolist(), index.vectors().tolist(), budget,
         recent, _context.LAM, query, cite, lambda s: int(count_tokens([s])[0]), _context.RELATED_STEP,
         _context.query_terms(query) if query is not None else {}, _context.stem_counts, exchange,
+        index.unit_line,
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from the trial ("ログインシェルを変更する" in a support chat)."""
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -137,21 +138,62 @@ def test_a_pasted_settings_line_comes_with_the_comment_that_matches_the_query():
         assert "HISTSIZE=1000" in ctx.text and ctx.tokens <= budget, budget
 
 
-def test_a_pasted_file_too_large_for_the_room_gives_its_matching_lines_as_an_excerpt():
-    """Before: with the man page pasted (one unit of 400+ tokens) nothing of it came back below a
-    budget that held it whole, and nothing said a large turn was left out."""
+#: Debian 12's ``/etc/ssh/ssh_config`` (OpenSSH 9.2p1), pasted in the tests below.
+SSH_CONFIG = open(Path(__file__).with_name("data") / "ssh_config.txt", encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("fence", ["", "```", "~~~~"])
+def test_a_pasted_file_is_ranked_by_its_lines_in_a_code_fence_or_not(fence):
+    """A file pasted in a code fence was one unit with the sentence announcing it: only an excerpt
+    of it could come back, in the room the other picks left, and the answer line came and went as
+    the budget grew (in a trial's conversation, ``HashKnownHosts yes`` at 700, 750 and 1,000 tokens of
+    100 to 1,000; here from 200 on, by the lines near those matching the question's words)."""
+    body = f"{fence}\n{SSH_CONFIG.strip()}\n{fence}" if fence else SSH_CONFIG.strip()
+    question = "Does my ssh config hash known hosts?"
+    turns = ["Here is my ssh client config:\n" + body, "That's Debian's stock ssh_config.", question]
+    eng = _engine(turns)
+    index = eng._index
+    lines = [index.unit_text(u) for u in index.turn_units[0] if index.unit_line[u]]
+    assert "HashKnownHosts yes" in lines and "#   Port 22" in lines
+    assert (fence in lines) == bool(fence)  # the fences are lines of it too: the whole turn reads as pasted
+    for budget in range(200, 1001, 50):
+        ctx = eng.context(question, budget)
+        assert "HashKnownHosts yes" in ctx.text and ctx.tokens <= budget, budget
+        kept = next(p.text for p in ctx.pieces if p.turn == 1)
+        assert " … " not in kept  # a file's lines are kept as lines
+    assert eng.context(question, 10_000).text.endswith(question)  # the whole talk, as it was said
+
+
+def test_the_lines_after_a_matching_line_of_code_come_with_it():
+    """ "Which arguments does XShapeQueryExtents take?" over the man page pasted in a fence: its
+    arguments are the lines after the match, which share no word with the question."""
     paste = f"Here is the man page I have:\n\n```\n{XSHAPE}\n```"
     turns = [_T[320], paste, "Which arguments does XShapeQueryExtents take?"]
     eng = _engine(turns)
-    assert _tokens(paste) > 300
-    for budget in (80, 150, 300):
+    for budget in (100, 150, 300):
+        ctx = eng.context(turns[-1], budget)
+        assert ctx.tokens <= budget
+        assert "Status XShapeQueryExtents (\n     Display *dpy,\n     Window window," in ctx.text, budget
+
+
+def test_a_pasted_file_too_large_for_the_room_gives_its_matching_lines_as_an_excerpt():
+    """Before: with a large unit pasted (here seven C prototypes, a line each, in a code fence too
+    short to be cut into lines) nothing of it came back below a budget that held it whole, and
+    nothing said a large turn was left out."""
+    protos = [" ".join(p.split()) for p in re.findall(r"^\w+ XShape\w+ \([^;]*;", XSHAPE, re.M)][1:8]
+    paste = "Here are the prototypes I have:\n\n```c\n" + "\n".join(protos) + "\n```"
+    turns = [_T[320], paste, "Which arguments does XShapeQueryExtents take?"]
+    eng = _engine(turns)
+    assert len(protos) == 7 and _tokens(paste) > 200
+    assert len(eng._index.turn_units[1]) == 1  # the block whole, with the sentence announcing it
+    for budget in (100, 150, 200):
         ctx = eng.context(turns[-1], budget)
         cut = [p for p in ctx.pieces if p.excerpt]
         assert len(cut) == 1 and cut[0].turn == 2 and cut[0].reason == "query", budget
         assert "[turn 2, snapshot " in ctx.text and ", excerpt] " in ctx.text
         assert "Status XShapeQueryExtents (" in ctx.text and ctx.tokens <= budget
         assert cut[0].text == _context.kept_text(paste, cut[0].spans, lines=True) and cut[0].text in ctx.text
-    assert eng.context(turns[-1], 300).tokens > 250  # the room is used, lines around the match too
+    assert eng.context(turns[-1], 200).tokens > 170  # the room is used, lines around the match too
     # the piece and the context go through a dict and back (scores rounded to 6 places)
     ctx = eng.context(turns[-1], 150)
     d = json.loads(json.dumps(ctx.to_dict()))
@@ -335,3 +377,21 @@ def test_a_turn_that_announces_the_next_comes_with_it(query):
         assert _tokens(text) <= budget
         for announced, what in pairs:
             assert announced not in text or what in text, (budget, text)
+
+
+def test_the_whole_talk_keeps_each_turns_first_line_as_it_was_said():
+    """A budget that holds the conversation gave every turn from its first non-blank character: a
+    pasted function's ``def`` line or a YAML file's first key lost its indentation (a trial: 506
+    characters of 56,932 gone), and with it the shape of the code."""
+    turns = [
+        "Here is the function:",
+        "    def f(x):\n        return x + 1",
+        "  indented prose turn. It goes on.",
+    ]
+    eng = _engine(turns)
+    ctx = eng.context(None, 10**6)
+    assert ctx.text == "[turns 1-3] " + "\n\n".join(turns)
+    # and a pasted file's kept lines keep theirs ("    HashKnownHosts yes" in ssh_config)
+    question = "Does my ssh config hash known hosts?"
+    eng = _engine(["Here is my ssh client config:\n```\n" + SSH_CONFIG.strip() + "\n```", question])
+    assert "\n    HashKnownHosts yes" in eng.context(question, 300).text
