@@ -55,8 +55,10 @@ __all__ = ["QUALITY_METHODS", "format_quality", "quality_at_budget"]
 QUALITY_METHODS: Registry[dict[str, Any]] = Registry(
     "methods",
     {
-        "top-k": {"lam": 1.0, "lexical": 0.0},  # the retriever's own order: the baseline
+        "top-k": {"lam": 1.0, "lexical": 0.0},  # by the embedder's cosine to the question: the baseline
         "top-k hybrid": {"lam": 1.0},
+        # the texts in the order the set gives them (its retriever's), whole, each one that fits
+        "retrieved order": {"given": True},
         "mmr": {"lam": 0.7},
         "mmr (auto)": {"lam": "auto"},
         "sentences": {"granularity": "sentence", "lam": 0.7},
@@ -129,6 +131,19 @@ def _within(method: str, tokens: int, budget: int) -> None:
         )
 
 
+def _in_order(texts: list[str], budget: int, counter: object) -> tuple[list[str], int]:
+    """The texts in their order, whole, each one whose joined context (blank lines between) still
+    fits ``budget``: what a retriever's top-k gives; and the context's tokens."""
+    chosen: list[str] = []
+    used = 0
+    for t in texts:
+        n = int(count_tokens(["\n\n".join([*chosen, t])], counter)[0])
+        if n <= budget:
+            chosen.append(t)
+            used = n
+    return chosen, used
+
+
 def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> list[dict]:
     qs = name if isinstance(name, QuestionSet) else load_questions(name)
     keep = [i for i, s in enumerate(qs.split) if split in (None, s)]
@@ -145,9 +160,13 @@ def _one_set(name, emb_arg, counter, budgets, methods, cache, split, bar) -> lis
             kw = dict(kw)
             strategy = kw.pop("strategy", None)
             peer = kw.pop("peer", None)
+            given = kw.pop("given", False)
             for budget in budgets:
                 over = 0.0
-                if peer is not None:  # another library's method; cut to the budget if it overran
+                if given:
+                    chosen, used = _in_order(texts, budget, counter)
+                    _within(method, used, budget)
+                elif peer is not None:  # another library's method; cut to the budget if it overran
                     from ._peers import run_peer
 
                     context, used, overran = run_peer(

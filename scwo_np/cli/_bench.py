@@ -44,6 +44,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         "cache",
         "no_cache",
         "peers",
+        "token_counter",
     )
     for opt in quality:
         if getattr(args, opt) not in (None, False):
@@ -111,7 +112,7 @@ def _bench_hsca(args: argparse.Namespace) -> int:
     """``scwo bench --hsca``: HSCA's context against recency and top-k on the bundled FAQ session."""
     from ..bench import format_hsca, hsca_bench
 
-    for opt in ("sets", "set", "plot", "split", "methods", "cache", "no_cache", "peers"):
+    for opt in ("sets", "set", "plot", "split", "methods", "cache", "no_cache", "peers", "token_counter"):
         if getattr(args, opt) not in (None, False):
             raise SystemExit(f"scwo bench: --{opt.replace('_', '-')} goes with --quality, not --hsca")
     r = hsca_bench(budgets=_budgets(args.budgets), embedder=args.embedder or "lsa")
@@ -181,6 +182,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--split", choices=["held_out", "tune", "both"], help="with --quality: which questions (held_out)"
     )
     b.add_argument("--budgets", help="with --quality or --hsca: comma-separated token budgets (200,400,800)")
+    b.add_argument(
+        "--token-counter", metavar="NAME", help="with --quality: what counts the budgets' tokens "
+        "(estimate, the default; tiktoken for OpenAI's cl100k_base, wordpiece, ...)",
+    )  # fmt: skip
     b.add_argument("--json", action="store_true", help="with --quality or --hsca: the results as JSON")
     b.add_argument(
         "--cache", help="with --quality: the embedding cache file (default: in the user cache folder)"

@@ -14,7 +14,7 @@ import sys
 from ..bench import QUALITY_METHODS, format_quality, plot_quality, quality_at_budget, read_questions
 from ..bench._plot import _figure_class
 from ..datasets import QUESTION_SETS
-from ._io import _out, _output_file
+from ._io import _out, _output_file, _token_counter
 
 
 def _names(value: str, choices, opt: str) -> list[str]:
@@ -88,13 +88,14 @@ def _bench_quality(args: argparse.Namespace) -> int:
     budgets = _budgets(args.budgets)
     split = None if args.split == "both" else (args.split or "held_out")
     _check_plot(args.plot)
+    counter = None if args.token_counter is None else _token_counter(args.token_counter)
     sets += _user_sets(args.set or [])
     # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
     cache = False if args.no_cache else (args.cache or None)
     try:
         rows = quality_at_budget(
             sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,
-            progress=sys.stderr.isatty(),
+            progress=sys.stderr.isatty(), token_counter=counter,
         )  # fmt: skip
     except ValueError as exc:
         if not str(exc).startswith("no question has split"):

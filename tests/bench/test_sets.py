@@ -10,7 +10,7 @@ from contextlib import redirect_stderr
 
 import pytest
 
-from scwo_np.bench import format_quality, plot_quality, quality_at_budget, read_questions
+from scwo_np.bench import _at_budget, format_quality, plot_quality, quality_at_budget, read_questions
 from scwo_np.cli import main
 from scwo_np.datasets import QuestionSet, load_questions
 from scwo_np.embed import as_embedder
@@ -414,3 +414,36 @@ def test_a_short_answer_is_held_by_its_words(tmp_path, answer):
     far = {**line, "texts": ["The sky is blue today and always.", answer], "gold": [1]}
     rows = quality_at_budget([_write(tmp_path / "f.jsonl", [far])], methods=["top-k"], budgets=[9])
     assert rows[0]["hit"] == 0.0  # the answer did not fit: a miss, not a hit by a word of the other text
+
+
+def test_retrieved_order_is_the_files_order_and_top_k_the_embedders(tmp_path, faq):
+    """``top-k`` ranks a set's texts by the embedder's cosine to the question, whatever their order
+    in the file: a new user's set, its texts shuffled, gave the same top-k hit rate as in their
+    retriever's order.  ``retrieved order`` takes them as the file gives them."""
+    lines = _as_lines(faq, N)
+    flipped = [
+        {**r, "texts": r["texts"][::-1], "gold": [len(r["texts"]) - 1 - g for g in r["gold"]]} for r in lines
+    ]
+    kw = dict(embedder="lsa", methods=["top-k", "retrieved order"], budgets=[200, 400], split=None)
+    first = quality_at_budget([_write(tmp_path / "first.jsonl", lines)], **kw)
+    last = quality_at_budget([_write(tmp_path / "last.jsonl", flipped)], **kw)
+    by = lambda rows, m: [r["hit"] for r in rows if r["method"] == m]  # noqa: E731
+    assert by(first, "top-k") == by(last, "top-k")
+    assert sum(by(first, "retrieved order")) > sum(by(last, "retrieved order"))  # the nearest came first
+    assert all(0.5 < r["fill"] <= 1.0 for r in first + last)
+    # the order given, whole, each text that fits: the joined context is held to the budget
+    texts = ["a b c d", "e" * 400, "f g h"]
+    assert _at_budget._in_order(texts, 10, "estimate") == (["a b c d", "f g h"], 4)
+
+
+def test_scwo_bench_quality_token_counter(capsys, faq_file):
+    argv = ["bench", "--quality", "--set", faq_file, "--methods", "top-k", "--budgets", "200", "--json"]
+    assert main([*argv, "--token-counter", "wordpiece"]) == 0
+    wp = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    est = json.loads(capsys.readouterr().out)
+    assert wp[0]["fill"] != est[0]["fill"] and 0 < wp[0]["fill"] <= 1.0
+    assert main([*argv, "--token-counter", "bogus"]) == 2
+    assert "token_counter must be one of" in capsys.readouterr().err
+    assert main(["bench", "--token-counter", "wordpiece"]) == 2
+    assert "--token-counter goes with --quality" in capsys.readouterr().err
