@@ -54,20 +54,15 @@ def shrink_result(
     count = _counter(token_counter)
     if count(text) <= budget:
         return result, None
-    apart = _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint)
+    kw = dict(query=query, mode=mode, token_counter=token_counter, store=store, hint=hint, tool=RETRIEVE)
+    apart = _blocks_apart(blocks, budget, count, kw)
     if apart is not None:
         return apart(result)
-    s = shrink_text(
-        text,
-        budget,
-        query=query,
-        mode=mode,
-        token_counter=token_counter,
-        store=store,
-        hint=hint,
-        tool=RETRIEVE,
-    )
+    files = _files_apart(text, budget, count, kw) if len(blocks) == 1 else None
+    s = files[0] if files is not None else shrink_text(text, budget, **kw)
     meta = s.meta(budget)
+    if files is not None:
+        meta["parts"] = files[1]
     structured = result.structured_content
     if structured is not None:
         structured = _consistent(text, structured, s)
@@ -112,48 +107,85 @@ def _shape(text: str) -> str:
     return "prose" if recs is None else recs.shape
 
 
-def _one_text(blocks) -> bool:
-    """Whether text blocks read as one text: of one shape and, as records, the records of each
-    together (pages of one log; a Debian changelog beside dpkg's log is "lines" too, but joined to
-    it, it was one record glued to the log's last line)."""
-    shapes = {_shape(b.text) for b in blocks}
+def _one_text(texts: list[str]) -> bool:
+    """Whether texts (a result's text blocks) read as one text: of one shape and, as records, the
+    records of each together (pages of one log; a Debian changelog beside dpkg's log is "lines" too,
+    but joined to it, it was one record glued to the log's last line)."""
+    shapes = {_shape(t) for t in texts}
     if len(shapes) > 1:
         return False
     if shapes & {"json", "diff", "prose"}:
         return True
-    apart = sum(len(split_records(b.text) or ()) for b in blocks)
-    together = split_records("\n".join(b.text for b in blocks))
-    return together is not None and len(together) >= apart - (len(blocks) - 1)
+    apart = sum(len(split_records(t) or ()) for t in texts)
+    together = split_records("\n".join(texts))
+    return together is not None and len(together) >= apart - (len(texts) - 1)
 
 
-def _blocks_apart(blocks, budget, count, query, mode, token_counter, store, hint):
-    """For 2 to :data:`MAX_BLOCKS` text blocks of different shapes: a function giving the result with each block within
-    its share of ``budget`` (shares by water-filling: a block under an equal share whole, the others
-    sharing the rest), or None when one block, or a share under :data:`MIN_BUDGET`, asks for one text."""
-    if not 1 < len(blocks) <= MAX_BLOCKS or _one_text(blocks):
-        return None
-    sizes = [count(b.text) for b in blocks]
+def _apart(texts: list[str], budget: int, count, kw: dict) -> tuple[list, list[dict], list[int]] | None:
+    """Each of ``texts`` within its share of ``budget`` (shares by water-filling: a text under an
+    equal share whole, the others sharing the rest): its :class:`Shrunk` (None: whole), its meta,
+    its size; None when a share under :data:`MIN_BUDGET` asks for one text."""
+    sizes = [count(t) for t in texts]
     shares = water_fill(sizes, budget)
     if any(sh < size and sh < MIN_BUDGET for sh, size in zip(shares, sizes, strict=True)):
         return None
-    done = {
-        id(b): shrink_text(
-            b.text,
-            sh,
-            query=query,
-            mode=mode,
-            token_counter=token_counter,
-            store=store,
-            hint=hint,
-            tool=RETRIEVE,
-        )
-        for b, sh, size in zip(blocks, shares, sizes, strict=True)
-        if size > sh
-    }
-    metas = [
-        done[id(b)].meta(sh) if id(b) in done else {"form": "whole", "tokens": size, "budget": sh}
-        for b, sh, size in zip(blocks, shares, sizes, strict=True)
+    done = [
+        shrink_text(t, sh, **kw) if size > sh else None
+        for t, sh, size in zip(texts, shares, sizes, strict=True)
     ]
+    metas = [
+        d.meta(sh) if d is not None else {"form": "whole", "tokens": size, "budget": sh}
+        for d, sh, size in zip(done, shares, sizes, strict=True)
+    ]
+    return done, metas, sizes
+
+
+#: The reference filesystem server's ``read_multiple_files``: each file as ``PATH:``, a line break
+#: and its text, the files separated by a line ``---``.
+_FILE_SEP = "\n---\n"
+
+
+def _files_apart(text: str, budget: int, count, kw: dict) -> tuple[Shrunk, list[dict]] | None:
+    """Files of different shapes in one text, each ``PATH:`` on its own line and the files separated
+    by ``---`` lines (the reference filesystem server's ``read_multiple_files``): each file's text
+    within its share, its header and the separators kept, and each file's meta; None when ``text``
+    is not such files or they read as one text.  Read as one text, a log beside a document was
+    prose: the log's newest lines and both paths were lost."""
+    parts = text.split(_FILE_SEP)
+    heads = [p.split("\n", 1) for p in parts]
+    if not 1 < len(parts) <= MAX_BLOCKS or any(
+        len(h) < 2 or not h[0].endswith(":") or len(h[0]) > 300 or not h[0].strip(": ") for h in heads
+    ):
+        return None
+    bodies = [h[1] for h in heads]
+    if _one_text(bodies):
+        return None
+    room = budget - count(_FILE_SEP.join(f"{h[0]}\n" for h in heads))  # the paths and separators
+    for _ in range(4):  # a counter whose counts do not add up: less room by the overflow
+        got = _apart(bodies, room, count, kw) if room > 0 else None
+        if got is None:
+            return None
+        done, metas, sizes = got
+        out = _FILE_SEP.join(
+            f"{h[0]}\n{d.text if d is not None else b}" for h, b, d in zip(heads, bodies, done, strict=True)
+        )
+        if (tokens := count(out)) <= budget:
+            return Shrunk(out, "files", tokens, count(text)), metas
+        room -= tokens - budget
+    return None
+
+
+def _blocks_apart(blocks, budget, count, kw):
+    """For 2 to :data:`MAX_BLOCKS` text blocks of different shapes: a function giving the result with
+    each block within its share of ``budget`` (:func:`_apart`), or None when one block, or a share
+    under :data:`MIN_BUDGET`, asks for one text."""
+    if not 1 < len(blocks) <= MAX_BLOCKS or _one_text([b.text for b in blocks]):
+        return None
+    got = _apart([b.text for b in blocks], budget, count, kw)
+    if got is None:
+        return None
+    shrunk, metas, sizes = got
+    done = {id(b): d for b, d in zip(blocks, shrunk, strict=True) if d is not None}
 
     def apply(result):
         content = [

@@ -114,7 +114,8 @@ class Shrunk:
         The text, within the budget, markers included.
     form : str
         How: ``"whole"``, ``"compact"``, ``"lossless"``, ``"csv"``, ``"toon"``, ``"crushed"``,
-        ``"diff"``, ``"records"``, ``"prose"``, ``"pieces"`` (``"blocks"`` from the proxy).
+        ``"diff"``, ``"records"``, ``"prose"``, ``"pieces"`` (``"blocks"`` and ``"files"`` from the
+        proxy).
     tokens : int
         Its tokens.
     tokens_before : int

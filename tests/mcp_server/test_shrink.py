@@ -206,6 +206,32 @@ def test_a_few_text_blocks_are_each_held_to_a_share_of_the_budget():
     )
 
 
+def test_files_of_different_shapes_in_one_text_block_are_each_held_to_a_share():
+    """The reference filesystem server's ``read_multiple_files`` gives one text block, each file as
+    ``PATH:`` and its text, separated by ``---`` lines: a log and a document in it read as prose, the
+    log's newest lines were lost (one line of the middle kept) and both paths with them."""
+    text = f"/var/log/app.log:\n{LOG}\n\n---\n/usr/share/doc/app/README:\n{PROSE}\n"
+    out, s = shrink_result(CallToolResult(content=[TextContent(type="text", text=text)]), 600)
+    body = out.content[0].text
+    assert s.form == "files" and count_tokens([body])[0] == s.tokens <= 600
+    assert body.startswith("/var/log/app.log:\n") and "\n---\n/usr/share/doc/app/README:\n" in body
+    log_part, doc_part = body.split("\n---\n")
+    newest = LOG.rstrip("\n").rsplit("\n", 1)[1]
+    assert newest in log_part and "talks about" in doc_part
+    meta = out.meta["scwo_np/proxy"]
+    assert meta["form"] == "files" and [m["form"] for m in meta["parts"]] == ["records", "prose"]
+    # files of one shape (two pages of one log) are one text, as text blocks are
+    lines = LOG.splitlines(keepends=True)
+    pages = f"/var/log/a.log:\n{''.join(lines[:300])}\n---\n/var/log/b.log:\n{''.join(lines[300:])}"
+    _, s = shrink_result(CallToolResult(content=[TextContent(type="text", text=pages)]), 300)
+    assert s.form == "records" and s.tokens <= 300
+    # a document with a rule (---) between sections is not files
+    rule = f"{PROSE}\n---\n{PROSE}"
+    assert (
+        shrink_result(CallToolResult(content=[TextContent(type="text", text=rule)]), 300)[1].form == "prose"
+    )
+
+
 def test_a_changelog_beside_a_log_is_a_block_of_its_own_and_pages_of_one_log_are_one_text():
     """dpkg's log and a Debian changelog in one result both read as records of lines; merged, the
     whole changelog was one record glued to the log's last line, cut after 8 of its 473 lines."""
