@@ -77,6 +77,11 @@ class FitResult:
     n: int
     key: str | None
     form: str  # "whole", "compact" (without the spaces between tokens), "lossless" or "crushed"
+    #: Collections crushed to their markers before this one (:func:`fit_nested`): each one's
+    #: ``path`` (its keys and indices, ``/``-joined), ``kept``, ``of`` and ``key``.
+    earlier: tuple[dict, ...] = ()
+    #: Where the collection crushed is (:func:`fit_nested`: its keys and indices, ``/``-joined).
+    path: str = ""
 
     @property
     def dropped(self) -> int:
@@ -580,6 +585,7 @@ def fit_nested(
 
     cur = _squeeze(text.strip())
     skip: set[tuple] = set()  # collections the crush cannot take (of arrays), or not smaller as a marker
+    earlier: list[dict] = []  # the collections crushed to their markers, to report them
     need = count(cur)
     minimum = MIN_MAPPING
     for _ in range(2 * MAX_NESTED):
@@ -594,7 +600,7 @@ def fit_nested(
         try:
             res = fit_tokens(doc, budget, store=store, token_counter=counter, lossless=False, **kw)
             if res.kept.size or not doc.items:
-                return res
+                return dataclasses.replace(res, earlier=tuple(earlier), path="/".join(map(str, path)))
         except TypeError:  # items the crush cannot read: not crushed
             skip.add(tuple(path))
             continue
@@ -605,6 +611,9 @@ def fit_nested(
             skip.add(tuple(path))
         elif res.tokens < need:
             cur, need = res.text, res.tokens
+            where = "/".join(map(str, path))
+            earlier = [e for e in earlier if e["path"] != where]  # (crushed again: its latest)
+            earlier.append({"path": where, "kept": len(res.kept), "of": res.n, "key": res.key})
         else:  # three numbers are shorter than the marker that stands for them
             skip.add(tuple(path))
     raise JSONTooLarge(

@@ -128,6 +128,9 @@ class Shrunk:
         ... of this many.
     what : str
         What a unit is: items, records, hunks, sentences or pieces.
+    collections : tuple of dict
+        For JSON of which several collections lost items (crushed in turn), each one's ``path``,
+        ``kept``, ``of`` and ``key``; ``kept`` and ``of`` are then their sums, ``key`` the last one's.
 
     Examples
     --------
@@ -144,6 +147,7 @@ class Shrunk:
     kept: int = 0
     of: int = 0
     what: str = ""
+    collections: tuple[dict, ...] = ()
 
     def meta(self, budget: int) -> dict[str, Any]:
         """What was done, in numbers (the proxy's ``_meta["scwo_np/proxy"]``).
@@ -174,6 +178,8 @@ class Shrunk:
             out.update(kept=self.kept, of=self.of, what=self.what)
         if self.key is not None:
             out["key"] = self.key
+        if self.collections:  # each array crushed, not only the last (a graph's 653 relations)
+            out["collections"] = [dict(c) for c in self.collections]
         return out
 
 
@@ -439,7 +445,14 @@ def _shrink_nested(text: str, budget: int, count, query: str, store, before: int
             f"the result is JSON of {before:,} tokens; with its arrays crushed to their markers it still takes "
             f"{exc.need:,}, over the budget of {budget:,}: give budget >= {exc.need:,} for this tool."
         ) from None
-    return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+    # every collection that lost items, in the order crushed (a graph's 653 relations of 654 were
+    # not reported beside its entities; a kept item's fields, all kept, were reported alone)
+    colls = [c for c in (*res.earlier, {"path": res.path, "kept": len(res.kept), "of": res.n, "key": res.key})
+             if c["kept"] < c["of"]]  # fmt: skip
+    if len(colls) < 2:
+        return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+    kept, of = sum(c["kept"] for c in colls), sum(c["of"] for c in colls)
+    return Shrunk(res.text, "crushed", res.tokens, before, colls[-1]["key"], kept, of, "items", tuple(colls))
 
 
 def _toon_module():

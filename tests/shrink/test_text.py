@@ -291,3 +291,30 @@ def test_a_table_keeps_its_header_when_rows_leave_columns_empty(budget):
             continue
         assert s.form == "records" and _tokens(s.text) <= budget, name
         assert s.text.startswith(head), name
+
+
+@pytest.mark.parametrize("budget", [100, 300, 1000])
+def test_every_collection_crushed_is_reported_with_its_key(budget):
+    """A knowledge graph (the memory server's ``read_graph``: entities and relations): both arrays
+    are crushed, the larger to its marker first, but the meta named the entities alone (at 100
+    tokens "kept 3 of 3", a kept relation's fields): 653 relations left out went unreported."""
+    import sys
+
+    names = sorted(sys.stdlib_module_names)[:300]
+    graph = {
+        "entities": [{"name": n, "entityType": "module", "observations": [f"the {n} module"]} for n in names],
+        "relations": [
+            {"from": names[i % 300], "to": names[i * 7 % 300], "relationType": "imports"} for i in range(654)
+        ],
+    }
+    store = CrushStore(":memory:")
+    s = shrink_text(json.dumps(graph, indent=2), budget, store=store)
+    meta = s.meta(budget)
+    assert s.form == "crushed" and s.tokens <= budget
+    colls = {c["path"]: c for c in meta["collections"]}
+    assert set(colls) == {"entities", "relations"} and colls["relations"]["of"] == 654
+    kept = json.loads(s.text)
+    for path, c in colls.items():
+        assert c["kept"] == sum("_omitted" not in x for x in kept[path]) and c["of"] == len(graph[path])
+        assert len(store.retrieve(c["key"])) == c["of"] - c["kept"]  # its key gives back its items
+    assert (meta["kept"], meta["of"]) == (sum(c["kept"] for c in colls.values()), 954)
