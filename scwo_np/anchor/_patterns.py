@@ -157,11 +157,19 @@ def _time_field(c: Columns) -> int | None:
     return None
 
 
+#: The fewest rows with a number that never increases down them, in an array with no time, that
+#: make a ranking (``search_results``): the head of ``SELECT ... ORDER BY size DESC`` is its answer
+#: (a new user's 150 largest packages kept the 1st and 3rd, not the 2nd and 4th, and rows near the
+#: 150th).
+RANKED_ROWS = 8
+
+
 def detect_pattern(c: Columns) -> str:
     """``search_results``, ``logs``, ``time_series`` or ``generic``, from the data alone.
 
     A score-like numeric field that never increases down the array means search
-    results; a time (see :func:`timeline_fields`: a timestamp, a date and a time
+    results, and so does any numeric field that never increases (three values or more, over
+    :data:`RANKED_ROWS` rows or more) in an array with no time: a ranking; a time (see :func:`timeline_fields`: a timestamp, a date and a time
     field, a line number) plus a level or message field means logs; a timestamp
     plus another numeric field means a time series; a time plus any text field
     (an action, a package) means logs.
@@ -203,6 +211,13 @@ def detect_pattern(c: Columns) -> str:
         # records in time order with text besides their time (an action, a package, a message)
         if any(c.names[f] not in tf and str in c.kinds[f] for f in range(len(c.names))):
             return "logs"
+    else:  # no time: rows sorted by a number, largest first, are a ranking ("order by size desc")
+        for f in range(len(c.names)):
+            x = c.numeric[f]
+            x = x[~np.isnan(x)]
+            if x.size >= RANKED_ROWS and x.size >= 0.9 * c.n and np.all(np.diff(x) <= 0) and x[0] > x[-1]:
+                if np.unique(x).size >= 3:
+                    return "search_results"
     return "generic"
 
 

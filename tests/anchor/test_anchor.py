@@ -127,6 +127,29 @@ def test_patterns_detected():
     assert detect_pattern(columns([{"name": f"n{i}"} for i in range(20)])) == "generic"
 
 
+def test_rows_sorted_by_a_number_largest_first_are_a_ranking_and_keep_their_head():
+    """``select name, size from packages order by size desc limit 150`` through the MCP proxy kept
+    a spread of the 150 rows (the 1st, 3rd, 6th..., rows near the 150th), not the largest: with no
+    time in them, rows a number sorts largest first are a ranking, read as search results."""
+    import sys
+
+    names = sorted(sys.stdlib_module_names)
+    rows = sorted(
+        ({"name": n, "size": 1000 * len(n) + i} for i, n in enumerate(names)), key=lambda r: -r["size"]
+    )
+    rows = rows[:150]
+    assert detect_pattern(columns(rows)) == "search_results"
+    kept = json.loads(crush_json(json.dumps(rows), budget=300))
+    head = [r["name"] for r in rows[:6]]
+    assert [k["name"] for k in kept if "_omitted" not in k][:6] == head
+    # the same rows in ascending order (an id, a counter), with a tie-only column, stay generic
+    assert detect_pattern(columns(rows[::-1])) == "generic"
+    assert detect_pattern(columns([{"n": f"x{i}", "flag": int(i < 5)} for i in range(20)])) == "generic"
+    # and a number that falls in rows in time order is not a ranking: they are a time series
+    ticks = [{"ts": f"2024-01-01T10:00:{i:02d}", "left": 100 - i} for i in range(20)]
+    assert detect_pattern(columns(ticks)) == "time_series"
+
+
 def test_crush_json_copies_items_verbatim_in_order():
     text = json.dumps([{"i": i, "x": 1.5} for i in range(50)]).replace("1.5", "1.50")
     out = crush_json(text, 7)
