@@ -42,6 +42,10 @@ def _field(where: str, field: str, exc: Exception) -> ValueError:
 def _json_error(exc: json.JSONDecodeError) -> str:
     """What is wrong and where, then what to do ("Invalid control character at" names no place by itself)."""
     what = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+    if exc.doc.startswith("\ufeff"):  # (json's advice, to decode with utf-8-sig, is for line 1 only)
+        return (
+            "(a byte-order mark, U+FEFF, opens the line); delete it: only the file's first line may have one"
+        )
     if "control character" in what:
         return f"({what.lower()}): a string holds a raw tab or line break; write it escaped, as \\t or \\n"
     return f"({what}); write one JSON object per line"

@@ -244,6 +244,13 @@ def test_a_field_spelled_like_one_that_is_read_is_a_warning_and_a_byte_order_mar
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes("\ufeff".encode() + json.dumps(OK).encode() + b"\n")
     assert read_questions(bom).questions == ["Why?"]
+    # one on a later line (two files joined) is an error that says to delete it, not json's advice
+    # to decode with utf-8-sig, which reads the first line's only
+    bom.write_bytes(json.dumps(OK).encode() + b"\n" + "\ufeff".encode() + json.dumps(OK).encode() + b"\n")
+    with pytest.raises(
+        ValueError, match=r"bom.jsonl:2: not valid JSON \(a byte-order mark, U\+FEFF, opens the line\)"
+    ):
+        read_questions(bom)
 
 
 def _cli(argv):
