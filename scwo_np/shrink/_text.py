@@ -583,6 +583,10 @@ def _shrink_prose(
     # twice as many as fill the budget at the text's mean sentence, so a large budget is filled.
     size = max(PROSE_POOL, int(np.ceil(2 * budget * n / max(before, 1))))
     pool = _pool(sents, query, lists, size)
+    # a sentence without a word (a heading's underline, a rule, a row of box drawing) says nothing
+    # alone: it cost no redundancy and was taken before sentences that did (triggers.txt's "--------")
+    worded = pool[[bool(lists[i]) for i in pool.tolist()]]
+    pool = worded if worded.size else pool
     sub = [sents[i] for i in pool.tolist()]
     # TF-IDF over the pool and the question, hashed: once, for every retry.
     vectors = hashed_tfidf([*(lists[i] for i in pool.tolist()), *word_lists([query])], PROSE_DIM)

@@ -318,3 +318,18 @@ def test_every_collection_crushed_is_reported_with_its_key(budget):
         assert c["kept"] == sum("_omitted" not in x for x in kept[path]) and c["of"] == len(graph[path])
         assert len(store.retrieve(c["key"])) == c["of"] - c["kept"]  # its key gives back its items
     assert (meta["kept"], meta["of"]) == (sum(c["kept"] for c in colls.values()), 954)
+
+
+@pytest.mark.parametrize("lines, budget", [(200, 100), (300, 200), (300, 100), (200, 300)])
+def test_a_line_without_a_word_is_never_kept_alone_in_prose(lines, budget):
+    """dpkg's triggers.txt through the proxy opened with "-------- …": a heading's underline, a
+    sentence of its own in hard-wrapped text without a word, cost no redundancy and was taken
+    before sentences that say things."""
+    doc = (Path(__file__).with_name("data") / "triggers_head.txt").read_text(encoding="utf-8")
+    text = "".join(doc.splitlines(keepends=True)[:lines])
+    s = shrink_text(
+        text, budget, query=call_query("read_text_file", {"path": "/usr/share/doc/dpkg/spec/triggers.txt"})
+    )
+    body = s.text.rsplit("\n[", 1)[0]
+    assert s.form == "prose" and s.tokens <= budget
+    assert all(any(c.isalpha() for c in piece) for piece in body.split(" … ")), body
