@@ -22,6 +22,37 @@ __all__ = ["Upstream", "UpstreamError"]
 
 log = logging.getLogger(__name__)
 
+#: Lines an upstream wrote on its standard output that are not JSON-RPC (a banner, a usage
+#: message), newest last: the SDK skips each with a traceback; they are named in one line instead.
+_not_json: list[str] = []
+
+
+class _NotJsonLines(logging.Filter):
+    """On the SDK's stdio logger: each line it cannot parse is noted, and logged as one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        errors = getattr(exc, "errors", None)
+        if record.getMessage().startswith("Failed to parse") and callable(errors):
+            try:
+                line = str(errors()[0].get("input", ""))
+            except Exception:  # noqa: BLE001 - an error of another shape: leave the record as it was
+                return True
+            _not_json[:] = [*_not_json[-2:], line]
+            log.warning(
+                "the upstream server wrote a line that is not JSON-RPC on its standard output, skipped: %s",
+                _quote(line),
+            )
+            return False
+        return True
+
+
+def _quote(line: str, width: int = 120) -> str:
+    return repr(line if len(line) <= width else line[: width - 3] + "...")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_NotJsonLines())
+
 
 class UpstreamError(RuntimeError):
     """The upstream server did not start, crashed, or did not answer in time."""
@@ -122,11 +153,18 @@ class Upstream:
             while True:
                 done = anyio.Event()
                 reason = None
+                del _not_json[:]
                 try:
                     with anyio.fail_after(self.start_timeout):
                         await tg.start(self._session, done)
                 except TimeoutError:
                     reason = f"no answer within {self.start_timeout:g} s"
+                    if _not_json:  # it printed something else: likely not an MCP server over stdio
+                        reason += (
+                            f"; it wrote {_quote(_not_json[-1])} on its standard output, which is not "
+                            "MCP's JSON-RPC (is the command an MCP server over stdio, with its own "
+                            "messages on standard error?)"
+                        )
                 except Exception as exc:  # noqa: BLE001 - reported, and retried on the next call
                     reason = _reason(exc)
                 if reason is not None:

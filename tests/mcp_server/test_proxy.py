@@ -282,6 +282,22 @@ def test_an_upstream_that_does_not_start_is_a_clear_error_at_startup(tmp_path, u
     assert "did not start" in proc.stderr and upstream[0] in proc.stderr
 
 
+def test_an_upstream_that_prints_something_else_is_named_for_it(tmp_path):
+    """A command that is not an MCP server (it prints its usage and waits): the error quotes the
+    line, and each such line is one warning, not the SDK's traceback."""
+    cfg = tmp_path / "proxy.toml"
+    cfg.write_text("start_timeout = 3\n")
+    upstream = [sys.executable, "-c", "import time; print('usage: tool [--serve]', flush=True); time.sleep(60)"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scwo_np.cli", "mcp", "proxy", "--store", str(tmp_path / "s"), "--config", str(cfg),
+         "--", *upstream],
+        env=_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "did not start: no answer within 3 s; it wrote 'usage: tool [--serve]'" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_the_config_file_excludes_sets_budgets_and_modes(tmp_path):
     cfg = tmp_path / "proxy.toml"
     cfg.write_text(
