@@ -9,14 +9,21 @@ import pathlib
 import re
 import sys
 
+
+def say(*lines: str) -> None:
+    sys.stderr.write("".join(line + "\n" for line in lines))
+
+
 site = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/_build/html")
 for report in sorted(site.glob("reports/**/*.err.log")):
-    print(f"ci: {report}, the end of the failing cell's report:", file=sys.stderr)
-    print("\n".join(report.read_text(errors="replace").splitlines()[-25:]), file=sys.stderr)
+    say(f"ci: {report}, the end of the failing cell's report:")
+    say(*report.read_text(errors="replace").splitlines()[-25:])
     page = site / report.relative_to(site / "reports").with_suffix("").with_suffix(".html")
     if page.exists():
-        blocks = re.findall(r'class="output stderr[^"]*"><div class="highlight"><pre>(.*?)</pre>', page.read_text(), re.S)
+        blocks = re.findall(
+            r'class="output stderr[^"]*"><div class="highlight"><pre>(.*?)</pre>', page.read_text(), re.S
+        )
         for block in blocks:
             text = html.unescape(re.sub(r"<[^>]+>", "", block))
-            print(f"ci: {page.name}, a cell's standard error:", file=sys.stderr)
-            print("\n".join(text.splitlines()[-40:]), file=sys.stderr)
+            say(f"ci: {page.name}, a cell's standard error:")
+            say(*text.splitlines()[-40:])

@@ -287,7 +287,11 @@ def test_an_upstream_that_prints_something_else_is_named_for_it(tmp_path):
     line, and each such line is one warning, not the SDK's traceback."""
     cfg = tmp_path / "proxy.toml"
     cfg.write_text("start_timeout = 3\n")
-    upstream = [sys.executable, "-c", "import time; print('usage: tool [--serve]', flush=True); time.sleep(60)"]
+    upstream = [
+        sys.executable,
+        "-c",
+        "import time; print('usage: tool [--serve]', flush=True); time.sleep(60)",
+    ]
     proc = subprocess.run(
         [sys.executable, "-m", "scwo_np.cli", "mcp", "proxy", "--store", str(tmp_path / "s"), "--config", str(cfg),
          "--", *upstream],
