@@ -36,6 +36,7 @@ SOURCE = "scwo_hsca"
 
 #: The line before the context's blocks (counted inside ``budget``).
 HEADER = "Excerpts of the earlier conversation, by turn:"
+_UNKNOWN = object()  # the question of a context message made before it was recorded
 
 
 @dataclass
@@ -170,7 +171,11 @@ class ScwoHSCAMiddleware(AgentMiddleware):
     already holds (the same history passed again, with or without message ids) is not
     ingested again.  Below ``trigger``, a conversation that holds no context message, on a
     session whose memory already holds turns (a restart on ``store``, an earlier run), gets
-    the context message first, so the memory surfaces in a new conversation too.
+    the context message first, so the memory surfaces in a new conversation too; and one
+    whose context message was made for another question (a chat kept by a checkpointer: the
+    next question arrives below ``trigger``, since the history was replaced) gets it made
+    again, in its place, for the new question.  The model calls of one question (a tool loop)
+    reuse it.
 
     Parameters
     ----------
@@ -334,8 +339,8 @@ class ScwoHSCAMiddleware(AgentMiddleware):
             text = ctx.text
         if not text:
             return None
-        scwo = {"session": session, "turns": ctx.turns, "tokens": tokens(text), "budget": self.budget,
-                "citations": [p.citation for p in ctx.pieces]}  # fmt: skip
+        scwo = {"session": session, "query": query, "turns": ctx.turns, "tokens": tokens(text),
+                "budget": self.budget, "citations": [p.citation for p in ctx.pieces]}  # fmt: skip
         return HumanMessage(
             content=text, additional_kwargs={"lc_source": SOURCE}, response_metadata={"scwo": scwo}
         )
@@ -411,9 +416,13 @@ class ScwoHSCAMiddleware(AgentMiddleware):
 
     def _recall(self, head: list, body: list, query: str | None, session: str) -> dict[str, Any] | None:
         """Below ``trigger``: a conversation without a context message, on a session whose memory
-        holds turns (a restart on the store, or an earlier run), gets its context first."""
-        if any(_ours(m) for m in body):
-            return None
+        holds turns (a restart on the store, or an earlier run), gets its context first; one whose
+        context message was made for another question gets it made again, for this one."""
+        ours = [i for i, m in enumerate(body) if _ours(m)]
+        if ours:
+            made_for = (getattr(body[ours[-1]], "response_metadata", None) or {}).get("scwo") or {}
+            if made_for.get("query", _UNKNOWN) == query:
+                return None  # the same question (a tool loop's next model call): the context holds
         with self._lock:
             mem = self._memories.get(session)
         if mem is None and self.store is not None:
@@ -425,6 +434,17 @@ class ScwoHSCAMiddleware(AgentMiddleware):
             if not eng.buffer and not eng.get_macro_context():
                 return None
             context = self._context_message(eng, query, session)
+        if ours:  # in the old one's place (gone when the memory has nothing for the question)
+            body = [
+                context if i == ours[-1] else m for i, m in enumerate(body) if not _ours(m) or i == ours[-1]
+            ]
+            return {
+                "messages": [
+                    RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                    *head,
+                    *(m for m in body if m is not None),
+                ]
+            }
         if context is None:
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, context, *body]}

@@ -258,6 +258,32 @@ def test_with_a_checkpointer_each_message_is_ingested_once(faq):
     assert mw.memory("t1") is not mw.memory()  # one engine per thread
 
 
+def test_with_a_checkpointer_each_new_question_gets_a_context_made_for_it(faq):
+    """After a replacement the kept history is below the trigger, so the next questions arrive
+    without one: each still gets a context made for it (it got the context of the question that
+    set off the replacement, answering none of the recall questions of a new user's trial)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    recall = [0, 2, 4]
+    model = _model(*[AIMessage(_answer(faq, q)) for q in range(14)], *[AIMessage("Yes.")] * len(recall))
+    mw = ScwoHSCAMiddleware(budget=300, trigger=2500, keep=4)
+    agent = create_agent(model, tools=[], system_prompt=SYSTEM, middleware=[mw], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "chat"}}
+    for q in range(14):
+        agent.invoke({"messages": [HumanMessage(faq.questions[q])]}, config)
+    found = 0
+    for q in recall:
+        asked = "Remind me: " + faq.questions[q]
+        agent.invoke({"messages": [HumanMessage(asked)]}, config)
+        (context,) = [m for m in model.seen[-1] if m.additional_kwargs.get("lc_source") == "scwo_hsca"]
+        assert context.response_metadata["scwo"]["query"] == asked
+        assert _tokens(context.content) <= 300
+        found += any(s in context.content for s in _answer_sentences(faq, q))
+    assert found >= 2, found
+    # the next model call of the same question (a tool loop's) keeps the context it has
+    assert mw.replace(agent.get_state(config).values["messages"], session="chat") is None
+
+
 @pytest.mark.parametrize(
     "kwargs, err, match",
     [
