@@ -9,6 +9,7 @@ values, its tolerated values and its checks.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -170,3 +171,17 @@ def test_bad_value_is_a_clear_error(fname, arg, cat, label):
 @pytest.mark.parametrize("fname, arg, cat, label", list(_cases(False, EXTRA_REGISTRY)))
 def test_tolerated_value_works_or_is_a_clear_error(fname, arg, cat, label):
     check_tolerated_value(EXTRA_REGISTRY, fname, arg, cat, label)
+
+
+@pytest.mark.parametrize(
+    "make", [lc.ScwoCompressor, li.ScwoNodePostprocessor], ids=["langchain", "llamaindex"]
+)
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [({"counter": "tiktoken"}, "'counter' (use 'token_counter')"), ({"lamda": 0.2}, "'lamda' (use 'lam')"),
+     ({"max_tokens": 50}, "'max_tokens' (use 'budget')"), ({"colour": 1}, "'colour'; its arguments are ")],
+)  # fmt: skip
+def test_a_keyword_that_is_not_an_argument_is_named(make, kwargs, named):
+    """pydantic ignores an unknown keyword: the budget was counted by the default counter, silently."""
+    with pytest.raises(TypeError, match=re.escape(named)):
+        make(budget=100, **kwargs)

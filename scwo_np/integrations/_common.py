@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,11 +23,29 @@ Budget = Annotated[int, BeforeValidator(check_budget)]
 Lam = Annotated[float | Literal["auto"], BeforeValidator(partial(check_lam, auto=True))]
 
 
+#: Other libraries' names for our arguments: a keyword spelled so is named with ours.
+RENAMED = {"counter": "token_counter", "tokenizer": "token_counter", "max_tokens": "budget",
+           "token_budget": "budget", "top_k": "budget", "lambda_mult": "lam", "embedding": "embeddings"}  # fmt: skip
+
+
 class OneLineErrors:
     """Mixin for the pydantic components: a bad argument is one line naming it, as everywhere in
-    scwo_np (pydantic's ValidationError names the field on a line of its own, then a link)."""
+    scwo_np (pydantic's ValidationError names the field on a line of its own, then a link), and a
+    keyword that is not an argument is an error naming it (pydantic ignores one: a misspelled
+    ``lamda=`` or another library's ``max_tokens=`` was silently a default)."""
 
     def __init__(self, **data: Any) -> None:
+        fields = [f for f in type(self).model_fields if not f.startswith("_")]  # type: ignore[attr-defined]
+        unknown = [k for k in data if k not in fields]
+        if unknown:
+            named = []
+            for k in unknown:
+                near = RENAMED.get(k) or next(iter(difflib.get_close_matches(k, fields, n=1)), None)
+                named.append(f"{k!r}" + (f" (use {near!r})" if near in fields else ""))
+            raise TypeError(
+                f"{type(self).__name__}: unexpected keyword argument {', '.join(named)}; "
+                f"its arguments are {', '.join(fields)}."
+            )
         try:
             super().__init__(**data)
         except ValidationError as exc:
