@@ -46,7 +46,7 @@ class Diversified(NamedTuple):
     """Result of :func:`diversify`.
 
     ``keep`` and ``dropped`` are indices in best-first order.  For each
-    dropped chunk, ``reason`` indexes :data:`REASONS`; when it is too
+    dropped chunk, ``reason`` is a code and ``reasons`` its name; when it is too
     similar, ``similar_to`` is the kept chunk it resembles most and
     ``similarity`` their similarity (otherwise -1 and NaN).
 
@@ -55,7 +55,7 @@ class Diversified(NamedTuple):
     keep, dropped : ndarray of int64
         The kept and dropped chunks, best first.
     reason : ndarray of int64
-        Per dropped chunk, an index into ``REASONS``.
+        Per dropped chunk, a code: 0 for a source cap, 1 for too similar (``reasons``: their names).
     similar_to : ndarray of int64
         Per dropped chunk, the kept chunk it resembles most (-1 for a source cap).
     similarity : ndarray of float64
@@ -73,6 +73,17 @@ class Diversified(NamedTuple):
     reason: NDArray[np.int64]
     similar_to: NDArray[np.int64]
     similarity: NDArray[np.float64]
+
+    @property
+    def reasons(self) -> list[str]:
+        """Per dropped chunk, why, by name: ``"source_cap"`` or ``"too_similar"``.
+
+        Examples
+        --------
+        >>> diversify(["alpha beta gamma", "alpha beta gamma"], scores=[0.9, 0.8]).reasons
+        ['too_similar']
+        """
+        return [REASONS[k] for k in self.reason.tolist()]
 
 
 @njit(**JIT)
@@ -175,7 +186,7 @@ def diversify(
     --------
     >>> texts = ["alpha beta gamma", "alpha beta gamma delta", "other words entirely", "more of file a"]
     >>> r = diversify(texts, sources=["a", "a", "b", "a"], scores=[0.9, 0.8, 0.7, 0.6], max_per_source=2)
-    >>> r.keep, r.dropped, [REASONS[k] for k in r.reason], r.similar_to
+    >>> r.keep, r.dropped, r.reasons, r.similar_to
     (array([0, 2, 3]), array([1]), ['too_similar'], array([0]))
     """
     n = _length(texts, sources, scores, embeddings)
