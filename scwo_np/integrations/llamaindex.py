@@ -61,7 +61,9 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
     embed_model : BaseEmbedding, optional
         Embeds nodes without an ``embedding``, and the query.
     embedder : str or callable, optional
-        scwo_np's embedder when there is no ``embed_model`` (default "lsa").
+        scwo_np's embedder when there is no ``embed_model`` (default "lsa"); ``"minilm"``'s
+        vectors are kept in the user's embedding cache, as :func:`~scwo_np.select_texts` keeps
+        them (a second call on the same nodes embeds nothing).
     token_counter : str or callable, default "estimate"
         See :func:`scwo_np.tokens.as_token_counter`.
     order : {"pick", "original", "edges"}, default "pick"
@@ -146,7 +148,7 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
                       granularity=self.granularity, elision=self.elision)  # fmt: skip
         if read == texts:  # no metadata in the prompt: one selection, its warnings as they are
             return self._nodes(nodes, texts, choose(texts, query, self.budget, vectors=own, embedder=embedder,
-                                             cache=False, **common))  # fmt: skip
+                                             **common))  # fmt: skip
         counter = as_token_counter(self.token_counter)
         # Each node's metadata lines: what the LLM reads of it beyond its text.
         meta = np.maximum(count_tokens(read, counter) - count_tokens(texts, counter), 0)
@@ -158,7 +160,11 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
         # is known only after the selection, so it runs again (vectors cached) on lower budgets, and
         # then once more over the nodes kept, on the budget their metadata leaves.
         costs = count_tokens(read, counter) if self.granularity == "chunk" else None
-        cache = EmbeddingCache(":memory:") if self.granularity == "sentence" else False
+        # The selection runs more than once: each text is embedded once, in the user's cache for an
+        # embedder cached by default ("minilm"), else in one for this call (a framework's model
+        # was called for every text on every run: 1,407 texts embedded for 201).
+        named = isinstance(embedder, str) and embed_docs is None
+        cache = None if named else EmbeddingCache(":memory:")
 
         def attempt(budget: int, keep: np.ndarray | None = None):
             """The nodes kept on an inner ``budget`` (over ``keep`` only), what the LLM reads of them, and
@@ -189,7 +195,7 @@ class ScwoNodePostprocessor(OneLineErrors, BaseNodePostprocessor):
                         break
                     room -= got[1] - self.budget
         finally:
-            if cache is not False:
+            if cache is not None:
                 cache.close()
         out, used, caught, _ = best
         while out and used > self.budget:  # the last resort: the last picked goes

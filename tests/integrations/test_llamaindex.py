@@ -216,3 +216,21 @@ def test_copies_merged_into_the_kept_node_are_named_and_lam_is_reported(sample):
         lam = select_texts([n.node.get_content() for n in nodes], sample.queries[0], 100000, lam="auto",
                            granularity=granularity).lam  # fmt: skip
         assert 0 < lam < 1 and {n.node.metadata["scwo_lam"] for n in out} == {lam}
+
+
+@pytest.mark.parametrize("meta", [False, True])
+def test_each_node_is_embedded_once(sample, cand, meta):
+    """With metadata the selection runs more than once (the budget holds what the LLM reads): an
+    embedder was called for every text on every run (1,407 texts embedded for 201 nodes)."""
+    from scwo_np.embed import LSAEmbedder
+
+    lsa = LSAEmbedder([sample.texts[i] for i in cand] + [QUESTION])
+    seen = []
+
+    def embedder(texts):
+        seen.extend(texts)
+        return lsa(texts)
+
+    nodes = _nodes(sample, cand, meta=meta)
+    out = ScwoNodePostprocessor(budget=400, embedder=embedder).postprocess_nodes(nodes, query_str=QUESTION)
+    assert out and len(seen) <= len(nodes) + 1  # the texts and the question, once each
