@@ -493,11 +493,11 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
 
     A result over ``budget`` that is not JSON goes through :func:`scwo_np.shrink.shrink_text`, as
     ``scwo mcp proxy`` does with an MCP server's results: a unified diff by whole hunks, repeated
-    records (log lines, ``git log`` entries, table rows) by time, errors and anomalies kept, prose
-    by the sentences most relevant to the last human message; what is left out is stored under the
-    key the text names, and ``response_metadata["scwo"]`` says what was done (``form``, ``kept``
-    of ``of`` units, ``what`` they are).  Results within ``budget``, and content that is not text
-    (an image), pass unchanged.
+    records (log lines, ``git log`` entries, table rows) by time, errors and anomalies kept, those
+    that match the last human message first, prose by the sentences most relevant to it; what is
+    left out is stored under the key the text names, and ``response_metadata["scwo"]`` says what
+    was done (``form``, ``kept`` of ``of`` units, ``what`` they are).  Results within ``budget``,
+    and content that is not text (an image), pass unchanged.
 
     Parameters
     ----------
@@ -589,8 +589,13 @@ class ScwoToolOutputMiddleware(AgentMiddleware):
         """``message`` with its text (not JSON) within ``budget`` by its shape (``shrink_text``)."""
         name = message.name if isinstance(message.name, str) else ""
         try:
-            s = shrink_text(
-                text, self.budget, query=query or name, token_counter=self.token_counter, store=self.store
+            s = shrink_text(  # the user's request is the records' hint too (a log's lines about it first)
+                text,
+                self.budget,
+                query=query or name,
+                hint=query,
+                token_counter=self.token_counter,
+                store=self.store,
             )
         except ValueError as exc:  # a Python literal that does not fit as JSON: stored whole
             res = self._marker_alone([text], "the whole result", exc)

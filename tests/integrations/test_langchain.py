@@ -409,6 +409,32 @@ def test_the_agent_middleware_holds_a_log_to_the_budget_by_time_not_its_first_li
     assert messages[-1].content == "The error is on request 333."
 
 
+@pytest.mark.skipif(not os.path.exists(DPKG_LOG), reason="no /var/log/dpkg.log on this machine")
+def test_the_agent_middleware_keeps_a_log_s_lines_about_the_question(tmp_path):
+    """The user's question is the records' hint: a new user asked when openssh-client was configured,
+    and dpkg's log came back as 16 records spread over time, none of its 12 lines about it."""
+    import collections
+    import re
+
+    from langchain_core.messages import ToolMessage
+
+    from scwo_np.integrations.langchain import ScwoToolOutputMiddleware
+    from scwo_np.tokens import count_tokens
+
+    lines = open(DPKG_LOG, encoding="utf-8", errors="replace").read().splitlines()
+    configured = [
+        m.group(1) for line in lines[: len(lines) // 2] if (m := re.search(r" configure ([\w.+-]+):", line))
+    ]
+    said = collections.Counter(w for line in lines for w in re.findall(r" ([\w.+-]+):\w+ ", line))
+    pkg = next(p for p in configured if 3 <= said[p] <= 12 and "-" in p)  # an early, rarely named package
+    mw = ScwoToolOutputMiddleware(300, store=tmp_path / "s.sqlite")
+    out = mw.shrink(
+        ToolMessage(content="\n".join(lines), tool_call_id="1"), query=f"When was {pkg} configured?"
+    )
+    assert count_tokens([out.content])[0] <= 300
+    assert [line for line in out.content.splitlines() if f" {pkg}:" in line], pkg
+
+
 @pytest.mark.skipif(not os.path.exists("/usr/share/common-licenses/GPL-3"), reason="no common-licenses here")
 def test_the_agent_middleware_selects_the_sentences_of_prose_the_question_asks_about(tmp_path):
     from langchain_core.messages import HumanMessage, ToolMessage
