@@ -51,7 +51,7 @@ def _cmd_dedup(args: argparse.Namespace) -> int:
             )
         kw["embeddings"] = _embeddings(records, args.embedding_field)
     else:
-        field = _text_field(records, args.text_field, "dedup")
+        field = _text_field(records, args.text_field, "dedup", quiet=args.quiet)
         kw["texts"] = _texts(records, field)
         if (
             args.embedder is not None

@@ -221,15 +221,18 @@ def _read_jsonl(path: str, required: tuple[str, ...] = (), hints: dict[str, str]
     return records
 
 
-def _text_field(records: _Records, given: str | None, command: str) -> str:
+def _text_field(records: _Records, given: str | None, command: str, *, quiet: bool = False) -> str:
     """The field that holds each record's text: ``--text-field`` if given, else ``text``.
 
     Without ``--text-field``, records that have no ``text`` field but a ``content`` one (the
-    MoRAG and KB optimizers' name) are read from ``content``, with a note on stderr saying so.
+    MoRAG and KB optimizers' name) are read from ``content``, with a note on stderr saying so
+    (not with ``--quiet``).
     """
     if given is not None:
         return given
     if records and not any("text" in r for r in records) and any("content" in r for r in records):
+        if quiet:
+            return "content"
         sys.stderr.write(
             f"scwo {command}: note: the records have no 'text' field; reading 'content' "
             "(pass --text-field content to say so)\n"

@@ -38,7 +38,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     elif not args.query.strip():  # MoRAG ranks by the query's words and names it in the context
         raise SystemExit("scwo: --pipeline morag needs --query (the question the context is for)")
     records = _read_jsonl(_input_file(args.file))
-    field = _text_field(records, args.text_field, "optimize")
+    field = _text_field(records, args.text_field, "optimize", quiet=args.quiet)
     texts = _texts(records, field)
     with warnings.catch_warnings(record=True) as caught:  # said after the work, and only if it did not fail
         warnings.simplefilter("always")

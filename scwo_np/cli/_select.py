@@ -190,7 +190,7 @@ def _cmd_select_text(args: argparse.Namespace) -> int:
     records = _read_jsonl(path)
     has_emb = bool(records) and all(args.embedding_field in r for r in records)
     need_text = not has_emb or args.tokens is not None or not all(args.tokens_field in r for r in records)
-    args.text_field = _text_field(records, args.text_field, "select")
+    args.text_field = _text_field(records, args.text_field, "select", quiet=args.quiet)
     if need_text:
         texts = _texts(records, args.text_field)
     else:  # embeddings and token counts given: a text is only shown, never needed

@@ -107,6 +107,9 @@ def test_one_text_field_rule_in_every_command(tmp_path, docs, argv):
     assert out2 == out.replace('"body"', '"content"')  # the same result, whatever the field is called
     status, _, err = _run([*cmd, str(content), *rest, "--text-field", "content"])
     assert status == 0 and "note" not in err
+    if argv[0] != "hsca":  # --quiet silences the note as it does the summary
+        status, out3, err = _run([*cmd, str(content), *rest, "-q"])
+        assert status == 0 and err == "" and out3 == out2, err
 
 
 def test_json_errors_are_whole_and_name_the_line(tmp_path):
