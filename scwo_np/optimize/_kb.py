@@ -297,7 +297,12 @@ class KBContextOptimizer:
         ``score``; when no match has one, matches are ranked by cosine
         similarity of their ``embedding`` to ``query_embedding`` if both are
         given, and otherwise a warning says that every score counts as 0
-        (input order decides).
+        (input order decides).  A match's tokens are its ``tokens`` (or
+        ``token_count``), else its text's estimate; ``avg_tokens_per_chunk``
+        is the cost of a match with neither (the ADR's fallback).  The
+        source that ``max_per_source`` caps is ``path``, else ``file``, else
+        ``source``; a match with none of them is not capped (a warning says so
+        when ``max_per_source`` is given and no match has one).
 
         Examples
         --------
@@ -336,6 +341,20 @@ class KBContextOptimizer:
             opts = {**opts, "query_embedding": q}
         scores = self._scores(matches, opts, embs)
         sources = [_field(m, "path", "file", "source") for m in matches]
+        asked = isinstance(options, Mapping) and ("max_per_source" in options or "maxPerSource" in options)
+        if (
+            asked
+            and opts["max_per_source"] is not None
+            and opts["diversification"]
+            and n
+            and all(x is None for x in sources)
+        ):
+            warnings.warn(
+                f"option max_per_source={opts['max_per_source']} is not applied: no match has a 'path', 'file' "
+                "or 'source' field (the source it caps); name each match's file in one of them.",
+                UserWarning,
+                stacklevel=2,
+            )
         sets = word_sets(texts)[0] if (opts["deduplication"] or opts["diversification"]) and n else None
         removed: list[Removal] = []
         alive = best_first(scores, n)  # indices still in play, best first
@@ -389,10 +408,14 @@ class KBContextOptimizer:
                 step = "adaptive_selection"
             else:
                 pick = None
+                how = (
+                    "selection='sort' takes the ADR's order, which applies it only with adaptive_selection=true"
+                    if opts["selection"] == "sort"
+                    else "the ADR applies it only with adaptive_selection=true (or, with an embedding on "
+                    "every match and a query_embedding, by MMR)"
+                )
                 warnings.warn(
-                    f"option budget={budget} is not applied: the ADR applies it only with "
-                    "adaptive_selection=true (or with embeddings and a query_embedding, by MMR); set "
-                    "adaptive_selection to cut to the budget.",
+                    f"option budget={budget} is not applied: {how}; set adaptive_selection to cut to the budget.",
                     UserWarning,
                     stacklevel=2,
                 )
@@ -529,7 +552,8 @@ class KBContextOptimizer:
             if v is not None and (
                 isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "max_chunks" else 1)
             ):
-                raise ValueError(f"option {k} must be a positive integer or null; got {v!r}.")
+                kind = "an integer >= 0" if k == "max_chunks" else "a positive integer"
+                raise ValueError(f"option {k} must be {kind} or null; got {v!r}.")
         if opts["budget"] is not None:
             opts["budget"] = check_budget(opts["budget"], name="option budget")
         KB_SELECTIONS.lookup(opts["selection"])

@@ -238,7 +238,7 @@ class MoragContextOptimizer:
         where = {c.id: k for k, c in enumerate(chunks)}
         removals = [
             Removal(k, c.id, "relevance_filter",
-                    f"relevance {c.relevance_score:.2f} below min_chunk_relevance {self.min_chunk_relevance}",
+                    f"relevance {c.relevance_score:.4g} below min_chunk_relevance {self.min_chunk_relevance:g}",
                     {"relevance_score": float(c.relevance_score)})
             for k, c in enumerate(chunks) if not c.relevance_score >= self.min_chunk_relevance
         ]  # fmt: skip

@@ -221,6 +221,12 @@ def test_token_budget_without_adaptive_selection_says_it_is_not_applied():
     with pytest.warns(UserWarning, match="budget=6 is not applied"):
         res = KBContextOptimizer().optimize(matches, {"budget": 6})
     assert res.indices.tolist() == [0, 1, 2]  # as the ADR says: no cut without adaptive_selection
+    # with embeddings and a query_embedding, selection='sort' is what leaves the budget out, and it says so
+    embedded = [{**m, "embedding": [1.0, float(i)]} for i, m in enumerate(matches)]
+    with pytest.warns(UserWarning, match="selection='sort' takes the ADR's order"):
+        KBContextOptimizer().optimize(
+            embedded, {"budget": 6, "query_embedding": [1.0, 0.0], "selection": "sort"}
+        )
 
 
 def test_dedup_never_drops_a_match_against_a_dropped_one():
@@ -242,3 +248,19 @@ def test_dedup_never_drops_a_match_against_a_dropped_one():
         KBContextOptimizer().optimize(matches, {"dedup_grouping": "chains"})
     with pytest.raises(TypeError, match="dedup_grouping"):
         KBContextOptimizer().optimize(matches, {"dedup_grouping": ["greedy"]})
+
+
+def test_max_per_source_without_any_source_says_it_is_not_applied():
+    """A new user's matches named their file in another field: no cap, and nothing said."""
+    matches = [
+        {"id": str(i), "text": f"{t} {i}", "score": 1.0 - i / 10, "filename": "a.py"}
+        for i, t in enumerate(TEXTS3)
+    ]
+    with pytest.warns(
+        UserWarning, match="max_per_source=1 is not applied: no match has a 'path', 'file' or 'source'"
+    ):
+        res = KBContextOptimizer().optimize(matches, {"max_per_source": 1})
+    assert len(res.chunks) == len(matches)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KBContextOptimizer().optimize([{**m, "path": m["filename"]} for m in matches], {"max_per_source": 1})
