@@ -7,6 +7,7 @@ module documentation for the pipeline.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -288,6 +289,16 @@ def _check_chunks(chunks: Sequence[ContextChunk | Mapping]) -> list[ContextChunk
                     f"chunks[{k}].embedding has {e.size} numbers, others {min(dims - {e.size})}: every "
                     "embedding must come from one model."
                 )
+    outside = [k for k, c in enumerate(chunks) if not 0.0 <= float(c.relevance_score) <= 1.0]
+    if outside:  # the filter's threshold and the boosts are on [0, 1]: a BM25 score passes them all
+        k = outside[0]
+        warnings.warn(
+            f"{len(outside)} of {len(chunks)} chunks have a relevance_score outside [0, 1] (chunks[{k}]: "
+            f"{float(chunks[k].relevance_score):g}); the relevance filter (min_chunk_relevance) and the boosts "
+            "assume [0, 1]: rescale the scores (a cosine, or a retriever's score divided by its maximum).",
+            UserWarning,
+            stacklevel=3,
+        )
     stamps = {type(c.timestamp) for c in chunks if c.timestamp is not None}
     if len(stamps) > 1:
         raise TypeError(

@@ -318,3 +318,14 @@ def test_the_formatted_context_holds_its_share_of_the_budget():
     with pytest.raises(ValueError, match=r"give budget >= \d+"):
         small = MoragContextOptimizer(budget=20)
         small.format_context(small.optimize(chunks, "cache"), "cache")
+
+
+def test_a_relevance_score_outside_0_1_is_a_warning():
+    """The filter's 0.3 and the boosts are on [0, 1]: a retriever's raw score (BM25's 5.0) passed
+    every filter silently, and the layout showed 'Relevance: 5.30'."""
+    chunks = [{"id": "a", "content": "the quick brown fox jumps", "relevance_score": 5.0, "source": "x"},
+              {"id": "b", "content": "a lazy dog sleeps all day", "relevance_score": 0.5, "source": "y"}]  # fmt: skip
+    with pytest.warns(
+        UserWarning, match=r"1 of 2 chunks have a relevance_score outside \[0, 1\] \(chunks\[0\]: 5\)"
+    ):
+        MoragContextOptimizer(budget=600).optimize(chunks, query="fox")
