@@ -290,7 +290,7 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
         lam: Annotated[
             float | Literal["auto"],
             Field(
-                description="Relevance/diversity trade-off in [0, 1] (1 = relevance only), or 'auto' to choose it for this query; for strategies that take one. Default 0.7."
+                description="Relevance/diversity trade-off in [0, 1] (1 = relevance only), for strategies that take one; 'auto' (strategy 'mmr') chooses it for this query. Default 0.7."
             ),
         ] = 0.7,
         granularity: _choice(
@@ -539,8 +539,9 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
          "earlier turns the session's HSCA map ranks highest for query, and the newest turns, one block per "
          "turn cited as [turn 12, snapshot 3] (a budget that holds the whole conversation: [turns 1-40] once, "
          "before the turns as they were); the structured content gives each piece's turn, snapshot, ids, "
-         "spans, score and reason. Without budget (the earlier form) it lists the stored snapshots (the last "
-         "'last') and the turns since the last one, as JSON."),
+         "spans, score and reason. Without budget the context is 2,000 tokens. With 'last' alone (for "
+         "inspecting the map, not for the model) it lists the last 'last' stored snapshots and the turns "
+         "since, as JSON."),
     ]  # fmt: skip
 
 

@@ -23,12 +23,12 @@ import numpy as np
 from ..anchor import CrushStore, read_document
 from ..anchor._json import fit_tokens
 from ..dedup import DEDUP_GROUPINGS, DEDUP_METHODS, deduplicate
-from ..embed import EMBEDDERS, as_embedder, embed_texts
+from ..embed import EMBEDDERS, as_embedder
 from ..hsca import HSCAEngine, SnapshotStore
-from ..select import GRANULARITIES, ORDERS, STRATEGIES, arrange, auto_lam, select_by_strategy, select_texts
+from ..select import GRANULARITIES, ORDERS, STRATEGIES, select_texts
 from ..shrink import looks_like_json
 from ..tokens import COUNTERS, as_token_counter, count_tokens
-from ..validation import check_budget, check_int, check_lam, check_texts
+from ..validation import check_budget, check_int, check_texts
 
 __all__ = ["Answer", "Limits", "Tools"]
 
@@ -177,37 +177,20 @@ class Tools:
         if not isinstance(separator, str):
             raise TypeError(f"separator must be a string; got {type(separator).__name__}.")
         count = _counter(token_counter)
-        if strategy == "mmr" or granularity == "sentence":
-            if strategy != "mmr":
-                raise ValueError("granularity='sentence' selects with MMR; use strategy='mmr' with it.")
-
-            sel = select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
-                               granularity=granularity, order=order, separator=separator)  # fmt: skip
-            context = sel.context
-            idx, lam_used = sel.indices.tolist(), float(sel.lam)
-            tokens, relevance = sel.tokens.tolist(), sel.relevance.tolist()
-            spans = [[list(map(int, sp)) for sp in spans] for spans in sel.spans]
-        else:
-            E = embed_texts(as_embedder(embedder, [*texts, query]), [*texts, query])
-            rel = _cosines(E[:-1], E[-1])
-            costs = count_tokens(texts, token_counter)
-            opts: dict[str, Any] = {}
-            lam_used = None
-            if "lam" in inspect.signature(STRATEGIES[strategy]).parameters:
-                lam_used = auto_lam(rel, query) if lam == "auto" else float(check_lam(lam))
-                opts["lam"] = lam_used
-            elif lam not in (0.7, "auto"):
-                raise ValueError(
-                    f"strategy={strategy!r} takes no lam; leave lam out, or pick another strategy."
-                )
-
-            def pick(b: int) -> list[int]:
-                idx = select_by_strategy(E[:-1], E[-1], costs, b, strategy=strategy, **opts)
-                return arrange(idx, rel[idx], order).tolist() if len(idx) else []
-
-            idx, context = _within(pick, lambda ix: separator.join(texts[i] for i in ix), count, budget)
-            tokens, relevance = costs[idx].tolist(), rel[idx].tolist()
-            spans = [[[0, len(texts[i])]] for i in idx]
+        if strategy != "mmr" and granularity == "sentence":
+            raise ValueError("granularity='sentence' selects with MMR; use strategy='mmr' with it.")
+        takes_lam = strategy == "mmr" or "lam" in inspect.signature(STRATEGIES[strategy]).parameters
+        if not takes_lam and lam not in (0.7, "auto"):
+            raise ValueError(f"strategy={strategy!r} takes no lam; leave lam out, or pick another strategy.")
+        # The one driver of the Python API and the CLI (this tool had a path of its own for the other
+        # strategies, on an LSA fitted with the question as one of the texts: each of them ignored the
+        # question, and picked the first texts).
+        sel = select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
+                           granularity=granularity, order=order, separator=separator, strategy=strategy)  # fmt: skip
+        context = sel.context
+        idx, lam_used = sel.indices.tolist(), (float(sel.lam) if takes_lam else None)
+        tokens, relevance = sel.tokens.tolist(), sel.relevance.tolist()
+        spans = [[list(map(int, sp)) for sp in spans] for spans in sel.spans]
         data = {
             "indices": idx,
             "tokens": tokens,
@@ -566,31 +549,6 @@ def _counter(name: object) -> Callable[[str], int]:
     """``text -> tokens`` by the named counter."""
     c = as_token_counter(name)
     return lambda text: int(count_tokens([text], c)[0])
-
-
-def _within(pick: Callable[[int], Any], join: Callable[[Any], str], count: Callable[[str], int], budget: int):
-    """``pick(b)`` and its joined text, with ``b`` lowered from ``budget`` until the text fits ``budget``.
-
-    The picks' own costs leave out the separators between them (and a tokenizer may count a
-    joined text differently from its parts); each retry lowers the inner budget by the
-    overflow, so it ends, at worst with nothing picked.
-    """
-    b = budget
-    while True:
-        sel = pick(b)
-        text = join(sel)
-        over = count(text) - budget
-        if over <= 0:
-            return sel, text
-        b = max(0, b - over)
-
-
-def _cosines(E: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Each row's cosine similarity to ``q`` (0 for a zero row)."""
-    E = np.asarray(E, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
-    den = np.linalg.norm(E, axis=1) * np.linalg.norm(q)
-    return np.divide(E @ q, den, out=np.zeros(len(E)), where=den > 0)
 
 
 def _ranges(positions: Any) -> list[list[int]]:

@@ -444,6 +444,37 @@ def test_an_empty_selection_says_why(tmp_path):
         t.close()
 
 
+@pytest.mark.parametrize("strategy", ["mmr", "msd", "dpp", "ssd", "cover", "facility_location", "xquad",
+                                      "rxquad", "gist", "knapsack"])  # fmt: skip
+def test_select_context_is_select_texts_for_every_strategy(tmp_path, strategy):
+    """The tool had a path of its own for every strategy but MMR, which ignored the question (a new
+    user's man-page options: the NAME and SYNOPSIS paragraphs for 'exclude files matching a pattern')."""
+    import warnings
+
+    from scwo_np import select_texts
+    from scwo_np.mcp_server import Tools
+    from scwo_np.select import STRATEGIES
+
+    assert set(STRATEGIES) == {"mmr", "msd", "dpp", "ssd", "cover", "facility_location", "xquad", "rxquad",
+                               "gist", "knapsack"}  # fmt: skip
+    texts = ["NAME tar - an archiving utility", "SYNOPSIS tar -c [-f ARCHIVE] [OPTIONS] [FILE...]",
+             "-v, --verbose Verbosely list files processed.",
+             "--exclude=PATTERN Exclude files matching PATTERN, a glob(3)-style wildcard pattern.",
+             "-X, --exclude-from=FILE Exclude files matching patterns listed in FILE.", *TEXTS]  # fmt: skip
+    query = "exclude files matching a pattern"
+    t = Tools(tmp_path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for budget in (20, 45, 90):
+                got = t.select_context(texts, query, budget, strategy=strategy)
+                want = select_texts(texts, query, budget, strategy=strategy)
+                assert got.data["indices"] == want.indices.tolist() and got.text == want.context
+            assert got.data["indices"][0] in (3, 4) or strategy == "cover", got.data["indices"]
+    finally:
+        t.close()
+
+
 def test_store_is_a_folder_or_the_snapshot_file(tmp_path):
     from scwo_np.mcp_server import Tools
 
