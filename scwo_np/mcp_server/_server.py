@@ -524,7 +524,12 @@ def _tool_functions(tools: Tools) -> list[tuple[Callable, ToolAnnotations, str]]
          "Cut a large JSON tool output (an array, an object holding one, or JSON Lines) to at most budget "
          "tokens and/or max_items items. The text is the crushed JSON itself, compact, within budget: errors, "
          "anomalies and the newest records are kept first, kept items keep every field, and a marker inside "
-         "says which positions were dropped and the key that retrieve_dropped reads them back with."),
+         "says which positions were dropped and the key that retrieve_dropped reads them back with. When every "
+         "item fits as columns, the text is {\"_columnar\": {\"fields\": [names], \"constant\": {field: its value in "
+         "every item}, \"shapes\": [[field indexes], ...], \"rows\": [[shape, values...], ...]}}: each row is one "
+         "item, in order; its keys are fields[i] for i in shapes[row[0]], in that order, a constant field taking its "
+         "value from constant and the others the row's values in turn (without shapes, a row is just the values, "
+         "for every field; a row [-1, value] is an item that is not an object)."),
         (retrieve_dropped, RetrieveResult, READ_ONLY,
          "Get back items of a JSON array that crush_json cut, by default only the dropped ones: filter (where, "
          "start/stop), rank (query), then one page within budget tokens. The text is the page as a JSON array of "
