@@ -18,7 +18,7 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -94,6 +94,15 @@ class SelectResult(TypedDict):
     ]
     budget: int
     token_counter: str
+    note: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="Why the text block is empty (no texts, or none fits), or that the query shares "
+                "nothing with the texts (the picks then say nothing about it)."
+            ),
+        ]
+    ]
 
 
 class Dropped(TypedDict):

@@ -13,6 +13,7 @@ import inspect
 import json as _json
 import os
 import threading
+import warnings
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -185,8 +186,14 @@ class Tools:
         # The one driver of the Python API and the CLI (this tool had a path of its own for the other
         # strategies, on an LSA fitted with the question as one of the texts: each of them ignored the
         # question, and picked the first texts).
-        sel = select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
-                           granularity=granularity, order=order, separator=separator, strategy=strategy)  # fmt: skip
+        with warnings.catch_warnings(record=True) as caught:  # what it says goes into the result, not stderr
+            warnings.simplefilter("always")
+            sel = select_texts(texts, query, budget, embedder=embedder, token_counter=token_counter, lam=lam,
+                               granularity=granularity, order=order, separator=separator, strategy=strategy)  # fmt: skip
+        said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        for w in caught:
+            if not issubclass(w.category, UserWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         context = sel.context
         idx, lam_used = sel.indices.tolist(), (float(sel.lam) if takes_lam else None)
         tokens, relevance = sel.tokens.tolist(), sel.relevance.tolist()
@@ -206,6 +213,8 @@ class Tools:
                 "no texts were given." if not texts else
                 f"no text fits within {budget} tokens by {token_counter}; give a larger budget."
             )  # fmt: skip
+        elif said:  # a question unrelated to every text: the picks say nothing about it
+            data["note"] = " ".join(dict.fromkeys(said))
         return Answer(context, data)
 
     def dedup_texts(

@@ -442,6 +442,11 @@ def test_an_empty_selection_says_why(tmp_path):
             a = t.select_context([TEXTS[0] * 20], "parse JSON", 10)
         assert a.text == "" and "no text fits within 10 tokens" in a.data["note"]
         assert "note" not in t.select_context(TEXTS, "parse JSON", 40).data
+        # a question no text shares a word with: said in the result (it went to the server's stderr only)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # and not to stderr
+            a = t.select_context(TEXTS, "exclude", 40)
+        assert a.text and "the query is unrelated to every text" in a.data["note"]
     finally:
         t.close()
 
