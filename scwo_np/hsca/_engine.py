@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -713,7 +714,18 @@ class HSCAEngine:
         )
         lam = check_unit_interval(lam, name="lam", meaning="MMR's relevance/diversity trade-off")
         exchange = check_int(exchange, name="exchange", low=0)
-        return _context.surface(self, query, budget, float(recent), float(lam), exchange)
+        ctx = _context.surface(self, query, budget, float(recent), float(lam), exchange)
+        if (
+            not ctx.text and budget > 0 and ctx.turns
+        ):  # said, as select_texts says it (it looked like a failure)
+            warnings.warn(
+                f"HSCAEngine.context: nothing of the {ctx.turns} turns fits in a budget of {budget} tokens by "
+                f"{self.token_counter.name!r} (each piece carries its citation); the context is empty: raise "
+                "the budget.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return ctx
 
     @classmethod
     def from_store(cls, store: SnapshotStore, session: str, **options: Any) -> HSCAEngine:

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -326,7 +327,9 @@ class ScwoHSCAMiddleware(AgentMiddleware):
         room = self.budget - tokens(HEADER + "\n\n")
         text, ctx = "", None
         while room >= 1:
-            ctx = engine.context(query, room, recent=self.recent)
+            with warnings.catch_warnings():  # a room too small is tried and left here, not warned about
+                warnings.simplefilter("ignore", UserWarning)
+                ctx = engine.context(query, room, recent=self.recent)
             if not ctx.text:
                 break
             text = f"{HEADER}\n\n{ctx.text}"
@@ -335,7 +338,9 @@ class ScwoHSCAMiddleware(AgentMiddleware):
                 break
             text, room = "", room - over  # the join counted more than its parts: shrink and redo
         if not text:  # no room for the header beside a piece: the context alone
-            ctx = engine.context(query, self.budget, recent=self.recent)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                ctx = engine.context(query, self.budget, recent=self.recent)
             text = ctx.text
         if not text:
             return None

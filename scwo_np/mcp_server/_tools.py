@@ -477,7 +477,9 @@ class Tools:
         with self._lock:
             eng = self._engine(session, token_counter, restore=False)
             more = {"exchange": exchange} | ({} if recent is None else {"recent": recent})
-            ctx = eng.context(query, budget, **more) if eng is not None else None
+            with warnings.catch_warnings():  # an empty context gets its note below
+                warnings.simplefilter("ignore", UserWarning)
+                ctx = eng.context(query, budget, **more) if eng is not None else None
         if ctx is None:  # a tool error, so the model reads it (a typo must not look like an empty talk)
             known = ", ".join(repr(s) for s in self.snapshots.sessions()[:20]) or "none yet"
             raise ValueError(

@@ -441,3 +441,23 @@ def test_a_turn_that_announces_the_next_equals_the_plain_reference():
         got = eng.context(query, budget)
         assert got.text == _naive_context(eng, query, budget, _context.RECENT)
         assert "execute the command:" not in got.text or "dpkg --status packagename" in got.text
+
+
+def test_a_budget_that_holds_nothing_is_a_warning_not_a_silent_empty_text():
+    """select_texts says so when nothing fits; the context was an empty string and nothing else."""
+    import warnings
+
+    eng = HSCAEngine()
+    for turn in [
+        "The deploy key for staging is kept in vault path ops/staging.",
+        "Noted.",
+        "Lunch is at noon.",
+    ]:
+        eng.ingest_turn(turn)
+    with pytest.warns(UserWarning, match="nothing of the 3 turns fits in a budget of 5 tokens"):
+        assert eng.context("Where is the deploy key?", 5).text == ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert HSCAEngine().context("anything", 5).text == ""  # no turns: nothing to say
+        assert eng.context("Where is the deploy key?", 0).text == ""  # a budget of 0 asks for nothing
+        assert eng.context("Where is the deploy key?", 60).text
