@@ -715,9 +715,8 @@ class HSCAEngine:
         lam = check_unit_interval(lam, name="lam", meaning="MMR's relevance/diversity trade-off")
         exchange = check_int(exchange, name="exchange", low=0)
         ctx = _context.surface(self, query, budget, float(recent), float(lam), exchange)
-        if (
-            not ctx.text and budget > 0 and ctx.turns
-        ):  # said, as select_texts says it (it looked like a failure)
+        # Said, as select_texts says it: an empty text alone looked like a failure.
+        if not ctx.text and budget > 0 and ctx.turns:
             warnings.warn(
                 f"HSCAEngine.context: nothing of the {ctx.turns} turns fits in a budget of {budget} tokens by "
                 f"{self.token_counter.name!r} (each piece carries its citation); the context is empty: raise "
