@@ -275,6 +275,13 @@ class QuestionSet:
     #: For each question, ``"tune"`` or ``"held_out"``.
     split: list[str]
 
+    def __repr__(self) -> str:  # the lists hold every paragraph: a summary, not a screenful
+        splits = ", ".join(f"{self.split.count(s)} {s}" for s in dict.fromkeys(self.split))
+        return (
+            f"QuestionSet(name={self.name!r}, kind={self.kind!r}, {len(self.questions)} questions "
+            f"({splits or 'none'}), {len(self.paragraphs)} paragraphs, source={self.source!r})"
+        )
+
 
 def _question_set(d: dict) -> QuestionSet:
     """A :class:`QuestionSet` from the decoded JSON of a question-set file (the bundled sets and

@@ -12,6 +12,7 @@ made: a NaN or inf in a row makes its norm non-finite.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
@@ -891,12 +892,19 @@ def check_method(method: object, choices: Sequence[str], *, name: str = "method"
     Traceback (most recent call last):
     ...
     ValueError: method must be one of 'auto', 'exact', 'lazy'; got 'fast'.
+    >>> check_method("lazzy", ["auto", "exact", "lazy"])
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'auto', 'exact', 'lazy'; got 'lazzy'. Did you mean 'lazy'?
     """
     opts = ", ".join(repr(c) for c in choices)
     if not isinstance(method, str):
         raise TypeError(f"{name} must be one of {opts} (a str); got {type(method).__name__} {method!r}.")
     if method not in choices:
-        raise ValueError(f"{name} must be one of {opts}; got {method!r}.")
+        near = difflib.get_close_matches(method, [str(c) for c in choices], n=1, cutoff=0.6)
+        raise ValueError(
+            f"{name} must be one of {opts}; got {method!r}." + (f" Did you mean {near[0]!r}?" if near else "")
+        )
     return method
 
 

@@ -16,6 +16,15 @@ __all__ = ["plot_quality"]
 
 _MEASURES = ("hit", "share", "parts", "fill")
 _SUFFIXES = (".png", ".svg")
+#: Up to this many methods the legend sits in the first panel; more go beside the panels.
+_INSIDE = 6
+_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D")
+
+
+def _style(k: int) -> dict[str, Any]:
+    """The k-th method's line: ten colours, then the next line style and marker (no two alike up to 40)."""
+    return {"color": f"C{k % 10}", "linestyle": _STYLES[k // 10 % 4], "marker": _MARKERS[k // 10 % 4]}
 
 
 def _figure_class():
@@ -97,20 +106,28 @@ def plot_quality(
     groups: dict[tuple[str, str], list] = {}
     for r in rows:
         groups.setdefault((r["set"], r["split"]), []).append(r)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
     ncols = min(len(groups), 3)
     nrows = -(-len(groups) // ncols)
-    fig = Figure(figsize=(4.4 * ncols, 3.4 * nrows), layout="constrained")
+    beside = len(methods) > _INSIDE  # a legend that would cover the lines goes beside the panels
+    fig = Figure(
+        figsize=(4.4 * ncols + 2.4 * beside, max(3.4 * nrows, 0.2 * len(methods) + 0.8 * beside)),
+        layout="constrained",
+    )
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     budgets = sorted({r["budget"] for r in rows})
-    color = {
-        m: f"C{k % 10}" for k, m in enumerate(dict.fromkeys(r["method"] for r in rows))
-    }  # same in every panel
+    style = {m: _style(k) for k, m in enumerate(methods)}  # the same in every panel
+    handles: dict[str, Any] = {}
     for ax, ((name, split), rs) in zip(axes.flat, groups.items(), strict=False):
         for method in dict.fromkeys(r["method"] for r in rs):
             pts = sorted((r["budget"], r[measure]) for r in rs if r["method"] == method)
-            ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", color=color[method], label=method)
+            (handles[method],) = ax.plot(
+                [b for b, _ in pts], [v for _, v in pts], label=method, **style[method]
+            )
         if measure == "hit" and "ceiling" in rs[0]:
-            ax.axhline(rs[0]["ceiling"], color="0.5", linestyle="--", linewidth=1, label="retrieval ceiling")
+            handles["retrieval ceiling"] = ax.axhline(
+                rs[0]["ceiling"], color="0.5", linestyle="--", linewidth=1, label="retrieval ceiling"
+            )
         n = f", {rs[0]['n']} questions" if "n" in rs[0] else ""
         ax.set_title(f"{name} ({split}{n})", fontsize=10)
         ax.set_xscale("log")
@@ -123,7 +140,10 @@ def plot_quality(
         ax.remove()
     for ax in axes[:, 0]:
         ax.set_ylabel(measure)
-    axes.flat[0].legend(fontsize=8, loc="lower right")
+    if beside:
+        fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize=8)
+    else:
+        axes.flat[0].legend(fontsize=8, loc="lower right")
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig

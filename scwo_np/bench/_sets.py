@@ -132,6 +132,19 @@ def _record(obj: object, where: str) -> tuple[str, list[str], list[int], list[st
     return question, texts, gold, answers, split, qid
 
 
+class _Twice(Exception):
+    """A key given twice in one JSON object (``json`` keeps the last one silently)."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Twice(k)
+        out[k] = v
+    return out
+
+
 def read_questions(path: str | os.PathLike, *, name: str | None = None) -> QuestionSet:
     """Read your own question set: one JSON object per line, checked, as a :class:`~scwo_np.datasets.QuestionSet`.
 
@@ -206,6 +219,7 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
             paragraphs.append(text)
         return index[text]
 
+    lineno = 0
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             where = f"{shown}:{lineno}"
@@ -220,7 +234,11 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line.rstrip("\r\n"))
+                obj = json.loads(line.rstrip("\r\n"), object_pairs_hook=_once)
+            except _Twice as exc:
+                raise ValueError(
+                    f"{where}: field {exc.args[0]!r} is given twice on the line; keep the one you mean"
+                ) from None
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: not valid JSON {_json_error(exc)}") from None
             except RecursionError:
@@ -249,8 +267,9 @@ def read_questions(path: str | os.PathLike, *, name: str | None = None) -> Quest
             gold.append(list(dict.fromkeys([cand[k] for k in g] + [para(a) for a in answers])))
             split.append(sp)
     if not questions:
+        what = "holds only blank lines" if lineno else "is empty"
         raise ValueError(
-            f"{shown}: no questions (the file is empty); write one JSON object per line, e.g. {_EXAMPLE}"
+            f"{shown}: no questions (the file {what}); write one JSON object per line, e.g. {_EXAMPLE}"
         )
     return QuestionSet(
         name=Path(shown).name.removesuffix(".jsonl") if name is None else name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import errno
 import json
 import os
@@ -16,6 +17,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..validation import MAX_COST, renamed_message
+
+
+def _closest(word: str, choices) -> str:
+    """``" (did you mean X?)"`` for the nearest of ``choices`` (difflib), or ``""``."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f" (did you mean {near[0]}?)" if near else ""
 
 
 def _whole(text: str, low: int) -> int:

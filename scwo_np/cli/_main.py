@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from . import _bench, _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
-from ._io import _RenamedFlag
+from ._io import _closest, _RenamedFlag
 
 
 class _UsageError(Exception):
@@ -21,12 +21,6 @@ class _UsageError(Exception):
     def __init__(self, prog: str, message: str):
         super().__init__(message)
         self.prog, self.message = prog, " ".join(message.split())
-
-
-def _closest(word: str, choices) -> str:
-    """``" (did you mean X?)"`` for the nearest of ``choices`` (difflib), or ``""``."""
-    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
-    return f" (did you mean {near[0]}?)" if near else ""
 
 
 class _Parser(argparse.ArgumentParser):

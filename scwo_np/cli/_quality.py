@@ -14,7 +14,7 @@ import sys
 from ..bench import QUALITY_METHODS, format_quality, plot_quality, quality_at_budget, read_questions
 from ..bench._plot import _figure_class
 from ..datasets import QUESTION_SETS
-from ._io import _out, _output_file, _token_counter
+from ._io import _closest, _out, _output_file, _token_counter
 
 
 def _names(value: str, choices, opt: str) -> list[str]:
@@ -22,7 +22,8 @@ def _names(value: str, choices, opt: str) -> list[str]:
     bad = [v for v in out if v not in choices]
     if bad:
         raise SystemExit(
-            f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; got {value!r}"
+            f"scwo bench: --{opt} takes a comma-separated list of {', '.join(choices)}; {bad[0]!r} is not "
+            f"one of them{_closest(bad[0], choices)}; got {value!r}"
         )
     return out
 

@@ -487,6 +487,7 @@ def surface(
     exchange = exchange if recent > 0 else 0
     terms = query_terms(query) if query is not None else {}
     by_rel = np.argsort(-rel, kind="stable")
+    has_text = np.array([bool(chunks[index.unit_turn[u]].text) for u in range(len(rel))], dtype=bool)
 
     def measure(
         picks: dict[int, list[int]], runs: bool = False, extra: dict | None = None
@@ -497,6 +498,8 @@ def surface(
         extra = extra or {}
         blocks = []
         for t in sorted(set(picks) | set(extra)):
+            if not chunks[t].text:  # a turn stored without its text (keep_text=False): nothing to show
+                continue
             spans = sorted([index.unit_span[u] for u in picks.get(t, ())] + list(extra.get(t, ((), 0))[0]))
             cite = citation(t + 1, meta(t)[2], excerpt=t in extra)
             # (a whole turn of a run as it was said: its first line's indentation too)
@@ -512,7 +515,7 @@ def surface(
         tokens: int,
         extra: dict | None = None,
     ) -> HSCAContext:
-        scored = {t: {u: float(rel[u]) for u in us} for t, us in picks.items()}
+        scored = {t: {u: float(rel[u]) for u in us} for t, us in picks.items() if chunks[t].text}
         pieces = as_pieces(scored, reasons, lambda t: chunks[t].text, meta, index, extra)
         return HSCAContext(text, pieces, tokens, budget, counter.name, n_turns, query)
 
@@ -611,6 +614,7 @@ def surface(
             if query is not None:  # with a query, what the map does not relate to it is not surfaced
                 mask &= rel > 0
             mask &= lengths > 0  # a unit without a content word says nothing alone
+            mask &= has_text  # nor one of a turn stored without its text
             cand = np.flatnonzero(mask)
             if left > 0 and len(cand):
                 chosen, _ = mmr_with_relevance(V[cand], rel[cand], pair_costs[cand], left, lam=lam)

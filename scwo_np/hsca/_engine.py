@@ -717,10 +717,14 @@ class HSCAEngine:
         ctx = _context.surface(self, query, budget, float(recent), float(lam), exchange)
         # Said, as select_texts says it: an empty text alone looked like a failure.
         if not ctx.text and budget > 0 and ctx.turns:
+            textless = not any(c.text for c in self.get_micro_context())
             warnings.warn(
-                f"HSCAEngine.context: nothing of the {ctx.turns} turns fits in a budget of {budget} tokens by "
-                f"{self.token_counter.name!r} (each piece carries its citation); the context is empty: raise "
-                "the budget.",
+                f"HSCAEngine.context: the {ctx.turns} turns have no text (a SnapshotStore with keep_text=False "
+                "keeps their weight maps only); the context is empty: save the session with keep_text=True."
+                if textless
+                else f"HSCAEngine.context: nothing of the {ctx.turns} turns fits in a budget of {budget} tokens "
+                f"by {self.token_counter.name!r} (each piece carries its citation); the context is empty: "
+                "raise the budget.",
                 UserWarning,
                 stacklevel=2,
             )

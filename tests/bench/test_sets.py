@@ -124,6 +124,10 @@ def test_a_question_set_made_by_hand_is_checked():
         quality_at_budget([qs])
     with pytest.raises(ValueError, match="split has 0 entries for 1 questions"):
         quality_at_budget([dataclasses.replace(qs, gold=[[1]], split=[])])
+    # printed, a summary (it was every paragraph: 211,065 characters for a user's 39 questions)
+    assert repr(qs) == (
+        "QuestionSet(name='hand', kind='faq', 1 questions (1 held_out), 2 paragraphs, source='')"
+    )
 
 
 OK = {"question": "Why?", "texts": ["Because it is so.", "Another text."], "gold": [0]}
@@ -185,6 +189,10 @@ BAD = {
         r"field 'answers': answers\[0\] is also texts\[1\]; answers are the answer paragraphs the "
         r"retriever missed: list an answer among the texts in 'gold' by its index",
     ),
+    "a field given twice": (  # json keeps the last one silently
+        '{"question": "Q", "texts": ["a"], "gold": [0], "question": "Q2"}',
+        r"field 'question' is given twice on the line; keep the one you mean",
+    ),
     "a raw tab in a string": (
         '{"question": "Why\tnot?", "texts": ["a"], "gold": [0]}',
         r"not valid JSON \(invalid control character at column 18\): a string holds a raw tab or line break; "
@@ -207,9 +215,14 @@ def test_a_bad_line_names_the_file_the_line_and_the_field(tmp_path, label):
 
 def test_a_bad_file_as_a_whole(tmp_path):
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("\n  \n")
+    empty.write_text("")
     with pytest.raises(
         ValueError, match=re.escape(f"{empty}: no questions (the file is empty); write one JSON")
+    ):
+        read_questions(empty)
+    empty.write_text("\n  \r\n")  # it said "the file is empty" of this too
+    with pytest.raises(
+        ValueError, match=re.escape(f"{empty}: no questions (the file holds only blank lines)")
     ):
         read_questions(empty)
     latin = tmp_path / "latin.jsonl"
@@ -290,6 +303,10 @@ def test_scwo_bench_quality_set(capsys, tmp_path, faq_file):
         (["--set", "{ok}", "--sets", ""], r"--sets takes a comma-separated list of python-faq.*got ''$"),
         (["--set", "{ok}", "--methods", ""], r"--methods takes a comma-separated list of top-k"),
         (["--set", "{ok}", "--methods", "top-k,"], r"--methods takes a comma-separated list .*got 'top-k,'$"),
+        (  # it printed the 29 names and the whole value, not which one or what was meant
+            ["--set", "{ok}", "--methods", "top-k,sentence"],
+            r"--methods takes .*; 'sentence' is not one of them \(did you mean sentences\?\); got 'top-k,sentence'$",
+        ),
         (["--set", "{ok}", "--budgets", ""], r"--budgets takes positive integers like 200,400,800; got ''$"),
         (["--set", "{ok}", "--budgets", "400,"], r"--budgets takes positive integers .*; got '400,'$"),
         (
@@ -363,6 +380,26 @@ def test_plot_quality_draws_a_panel_per_set(tmp_path):
     ):
         with pytest.raises(ValueError, match=says):
             plot_quality(**{"rows": _rows(), **kw})
+
+
+@pytest.mark.integration
+def test_plot_quality_with_many_methods_keeps_them_apart(tmp_path):
+    """29 methods (ours and the peers): the legend ran off the top of the panel and covered the lines,
+    and colours repeated after ten (mmr and cover both red); a new user's trial."""
+    pytest.importorskip("matplotlib")
+    methods = [f"method {k}" for k in range(29)]
+    rows = [{"set": s, "split": "held_out", "method": m, "budget": b, "n": 5, "hit": 0.5, "ceiling": 0.8}
+            for s in ("a", "b") for m in methods for b in (100, 800)]  # fmt: skip
+    fig = plot_quality(rows, tmp_path / "many.png")
+    looks = {(ln.get_color(), ln.get_linestyle(), ln.get_marker()) for ln in fig.axes[0].get_lines()[:29]}
+    assert len(looks) == 29  # no two alike
+    assert [ax.get_legend() for ax in fig.axes] == [None, None]  # beside the panels, not on them
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [*methods, "retrieval ceiling"]
+    fig.canvas.draw()
+    for ax in fig.axes:  # the panels keep their size (they collapsed to 20 px with the legend inside)
+        assert ax.get_window_extent().height > 200
+    assert (tmp_path / "many.png").stat().st_size > 0
 
 
 @pytest.mark.integration

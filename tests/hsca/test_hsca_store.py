@@ -55,3 +55,25 @@ def test_ten_thousand_snapshots_round_trip(tmp_path):
     store.save("big", snaps)  # the timing is in asv (benchmarks/hsca.py, Store)
     loaded = store.load("big")
     assert len(loaded) == 10_000
+
+
+def test_a_session_stored_without_text_gives_an_empty_context_and_says_why():
+    """It gave '[turns 1-3] ' and four line breaks: a citation of nothing (a new user's trial)."""
+    eng = HSCAEngine()
+    for t in ["Mein Server heißt Brombeere und die IP-Adresse ist 10.24.7.19.",
+              "Gut, Brombeere (10.24.7.19) ist notiert.", "Now let's configure the apt proxy on port 3128."]:  # fmt: skip
+        eng.ingest_turn(t)
+    store = SnapshotStore(keep_text=False)
+    store.save("s", eng.get_macro_context(), buffer=eng.buffer)
+    again = HSCAEngine.from_store(store, "s")
+    for query, budget in (("Wie heißt mein Server?", 200), (None, 200), (None, 5000)):
+        with pytest.warns(UserWarning, match="no text .*keep_text=True"):
+            ctx = again.context(query, budget)
+        assert (ctx.text, ctx.tokens, ctx.pieces) == ("", 0, [])
+    # turns ingested afterwards have their text, and only they are shown
+    again.ingest_turn("The proxy is squid on host kestrel, port 3128.")
+    again.ingest_turn("ok thanks")
+    for query, budget in (("Which host runs the proxy?", 200), (None, 5000)):
+        ctx = again.context(query, budget)
+        assert "kestrel" in ctx.text and "[turns 1" not in ctx.text and ctx.tokens <= budget
+        assert all(p.text for p in ctx.pieces)
