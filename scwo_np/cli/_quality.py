@@ -93,6 +93,11 @@ def _bench_quality(args: argparse.Namespace) -> int:
     sets += _user_sets(args.set or [])
     # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
     cache = False if args.no_cache else (args.cache or None)
+    if args.embedder == "minilm" and not sys.stderr.isatty():  # minutes of silence on a first run, else
+        sys.stderr.write(
+            "scwo bench: embedding the texts with minilm: minutes for texts not in the cache, no progress bar "
+            "(standard error is not a terminal)\n"
+        )
     try:
         rows = quality_at_budget(
             sets, embedder=args.embedder or "lsa", budgets=budgets, methods=methods, split=split, cache=cache,

@@ -489,6 +489,8 @@ def surface(
     by_rel = np.argsort(-rel, kind="stable")
     has_text = np.array([bool(chunks[index.unit_turn[u]].text) for u in range(len(rel))], dtype=bool)
 
+    measured: dict[tuple, tuple[str, int]] = {}  # the probes below often render the same picks again
+
     def measure(
         picks: dict[int, list[int]], runs: bool = False, extra: dict | None = None
     ) -> tuple[str, int]:
@@ -496,6 +498,16 @@ def surface(
         spans and score), and its tokens (with ``runs``, consecutive turns under one citation:
         :func:`~scwo_np.hsca._blocks.join_blocks`)."""
         extra = extra or {}
+        key = (
+            runs,
+            tuple(sorted((t, tuple(sorted(us))) for t, us in picks.items())),
+            tuple(sorted((t, tuple(e[0])) for t, e in extra.items())),
+        )
+        if key not in measured:
+            measured[key] = _render(picks, runs, extra)
+        return measured[key]
+
+    def _render(picks: dict[int, list[int]], runs: bool, extra: dict) -> tuple[str, int]:
         blocks = []
         for t in sorted(set(picks) | set(extra)):
             if not chunks[t].text:  # a turn stored without its text (keep_text=False): nothing to show
