@@ -71,6 +71,7 @@ __all__ = [
     "RecordsFit",
     "as_shown",
     "fit_records",
+    "record_kind",
     "records_marker",
     "split_records",
     "wrapped_prose",
@@ -283,6 +284,18 @@ def _read(records: list[str], shape: str, head: str = "") -> list[str]:
         if at > 0:
             return [r[:at] for r in records]
     return records
+
+
+def record_kind(records: Records) -> str:
+    """What the records are, finer than their shape: ``"changelog"`` (two entries or more that open as a
+    changelog's do), ``"commits"`` (``git log --oneline``), else the shape.  Two texts of one shape
+    and two kinds (dpkg's log and a Debian changelog, both ``"lines"``) are not one text."""
+    recs = records.records
+    if records.shape in ("lines", "table") and sum(bool(_CHANGE_HEAD.match(r)) for r in recs) >= 2:
+        return "changelog"
+    if records.shape == "lines" and oneline_commits(recs):
+        return "commits"
+    return records.shape
 
 
 def _change_entry(record: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..anchor import CrushStore
 from ..anchor._diff import split_diff
-from ..anchor._records import MIN_BUDGET, split_records
+from ..anchor._records import MIN_BUDGET, record_kind, split_records
 from ..anchor._timeline import water_fill
 from ..shrink import LOSSLESS_FORMS, Shrunk, shrink_text
 from ..shrink._text import _counter, _read_json
@@ -116,7 +116,10 @@ def _one_text(texts: list[str]) -> bool:
         return False
     if shapes & {"json", "diff", "prose"}:
         return True
-    apart = sum(len(split_records(t) or ()) for t in texts)
+    each = [split_records(t) for t in texts]
+    if len({record_kind(r) for r in each if r is not None}) > 1:  # a log beside a changelog: both "lines"
+        return False
+    apart = sum(len(r or ()) for r in each)
     together = split_records("\n".join(texts))
     return together is not None and len(together) >= apart - (len(texts) - 1)
 

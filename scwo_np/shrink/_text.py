@@ -449,8 +449,11 @@ def _shrink_nested(text: str, budget: int, count, query: str, store, before: int
     # not reported beside its entities; a kept item's fields, all kept, were reported alone)
     colls = [c for c in (*res.earlier, {"path": res.path, "kept": len(res.kept), "of": res.n, "key": res.key})
              if c["kept"] < c["of"]]  # fmt: skip
-    if len(colls) < 2:
+    if not colls:
         return Shrunk(res.text, "crushed", res.tokens, before, res.key, len(res.kept), res.n, "items")
+    if len(colls) == 1:  # the one that lost items, which need not be the last crushed (pip inspect's
+        c = colls[0]  # 248 packages all left out were reported as "kept 11 of 11": its environment)
+        return Shrunk(res.text, "crushed", res.tokens, before, c["key"], c["kept"], c["of"], "items")
     kept, of = sum(c["kept"] for c in colls), sum(c["of"] for c in colls)
     return Shrunk(res.text, "crushed", res.tokens, before, colls[-1]["key"], kept, of, "items", tuple(colls))
 

@@ -280,3 +280,27 @@ def test_items_each_over_the_budget_are_crushed_inside():
     assert len(shown) >= 3 and all(
         v == next(x for x in docs if x["module"] == m)["members"][k] for m, k, v in shown
     )
+
+
+def test_a_log_and_a_changelog_read_together_stay_two_files_even_when_their_records_add_up():
+    """``read_multiple_files`` of update-alternatives' log and gcc's Debian changelog: both read as
+    records of lines whose counts add up joined, so they were one text ("records", 12 of 258 kept)
+    and the changelog's newest entry was never shown (a new user's trial through the real proxy)."""
+    from tests.anchor.test_records import _changelog
+
+    log = "".join(
+        f"update-alternatives 2025-06-{1 + i // 10:02d} 14:{i % 60:02d}:53: "
+        + (f"link group pager{i} updated to point to /usr/bin/less" if i % 2 else f"run with --install /usr/bin/x{i} x{i} /usr/bin/y 50")
+        + "\n"
+        for i in range(120)
+    )  # fmt: skip
+    changelog = _changelog(200)  # (with 40 entries, joined to the log they glue to its last line)
+    newest = changelog.split("\n", 1)[0]
+    text = f"/var/log/alternatives.log:\n{log}\n---\n/usr/share/doc/gcc-12/changelog.Debian:\n{changelog}"
+    for budget in (300, 500, 1000):
+        out, s = shrink_result(CallToolResult(content=[TextContent(type="text", text=text)]), budget)
+        body = out.content[0].text
+        assert s.form == "files" and count_tokens([body])[0] == s.tokens <= budget
+        log_part, doc_part = body.split("\n---\n")
+        assert log_part.startswith("/var/log/alternatives.log:\n") and log.splitlines()[-1] in log_part
+        assert doc_part.startswith("/usr/share/doc/gcc-12/changelog.Debian:\n") and newest in doc_part

@@ -333,3 +333,30 @@ def test_a_line_without_a_word_is_never_kept_alone_in_prose(lines, budget):
     body = s.text.rsplit("\n[", 1)[0]
     assert s.form == "prose" and s.tokens <= budget
     assert all(any(c.isalpha() for c in piece) for piece in body.split(" … ")), body
+
+
+def test_a_collection_left_out_whole_is_the_one_reported():
+    """``pip inspect`` at 200 tokens: its 248 packages all left out and its ``environment`` kept whole
+    was reported as "kept 11 of 11 items" with no key (the last collection crushed, not the one that
+    lost items), so a client reading the result's meta saw nothing dropped (a new user's trial)."""
+    import importlib.metadata
+    import platform
+    import sys
+
+    installed = [  # as pip inspect writes them: each package with its whole metadata, none fits 200 tokens
+        {"metadata": {"name": d.metadata["Name"], "version": d.version, "description": d.read_text("METADATA")},
+         "installer": "pip", "requested": False}
+        for d in importlib.metadata.distributions() if len(d.read_text("METADATA") or "") > 2000
+    ]  # fmt: skip
+    environment = {
+        "implementation_name": sys.implementation.name, "os_name": os.name, "sys_platform": sys.platform,
+        **{f"platform_{k}": getattr(platform, k)() for k in ("machine", "release", "system", "version",
+                                                              "python_implementation")},
+        "python_full_version": platform.python_version(), "python_version": "3", "implementation_version": "3",
+    }  # fmt: skip
+    text = json.dumps({"version": "1", "installed": installed, "environment": environment})
+    store = CrushStore()
+    s = shrink_text(text, 200, store=store)
+    meta = s.meta(200)
+    assert s.form == "crushed" and s.tokens <= 200 and (meta["kept"], meta["of"]) == (0, len(installed))
+    assert meta["key"] == s.key and len(store.retrieve(s.key)) == len(installed)
