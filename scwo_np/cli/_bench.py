@@ -13,6 +13,16 @@ from ._io import _out, _output
 from ._quality import _bench_quality, _budgets
 
 
+class _InOrder(argparse.Action):
+    """``--sets`` (the last one given) and ``--set`` (each one), also noted in ``set_order`` as given:
+    the tables follow the command line."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        order = [(d, v) for d, v in getattr(namespace, "set_order", []) if d == "set" or self.dest == "set"]
+        namespace.set_order = [*order, (self.dest, values)]
+        setattr(namespace, self.dest, [*(namespace.set or []), values] if self.dest == "set" else values)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import format_table, run_bench
     from ..bench._table import cost_aware_rows, format_cost_aware
@@ -165,9 +175,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--embedder", choices=list(EMBEDDERS), help="with --quality or --hsca: lsa (default) or minilm"
     )
-    b.add_argument("--sets", help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)")
     b.add_argument(
-        "--set", action="append", metavar="FILE",
+        "--sets",
+        action=_InOrder,
+        help=f"with --quality: comma-separated sets ({', '.join(QUESTION_SETS)}; all)",
+    )
+    b.add_argument(
+        "--set", action=_InOrder, metavar="FILE",
         help="with --quality: your own question set, a JSONL file with one question per line: question, "
         "texts (its candidates), gold (indices into texts); repeatable, and with --sets beside those",
     )  # fmt: skip

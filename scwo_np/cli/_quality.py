@@ -74,10 +74,9 @@ def _write_plot(rows: list[dict], path: str) -> None:
 
 def _bench_quality(args: argparse.Namespace) -> int:
     """``scwo bench --quality``: every method on the question sets, at each budget."""
+    given = getattr(args, "set_order", [])  # the sets in the order given, the bundled ones without any
     if args.sets is not None:
-        sets: list = _names(args.sets, QUESTION_SETS, "sets")
-    else:
-        sets = [] if args.set else list(QUESTION_SETS)
+        _names(args.sets, QUESTION_SETS, "sets")  # checked before any file is read
     from ..bench._peers import PEERS, with_peers
 
     methods = None if args.methods is None else _names(args.methods, [*QUALITY_METHODS, *PEERS], "methods")
@@ -90,7 +89,10 @@ def _bench_quality(args: argparse.Namespace) -> int:
     split = None if args.split == "both" else (args.split or "held_out")
     _check_plot(args.plot)
     counter = None if args.token_counter is None else _token_counter(args.token_counter)
-    sets += _user_sets(args.set or [])
+    sets: list = []
+    for option, value in given:  # (a bad file: one line on stderr, before any work)
+        sets += _names(value, QUESTION_SETS, "sets") if option == "sets" else _user_sets([value])
+    sets = sets or list(QUESTION_SETS)
     # --cache FILE for any embedder; by default the user's embedding cache for minilm; --no-cache: none.
     cache = False if args.no_cache else (args.cache or None)
     if args.embedder == "minilm" and not sys.stderr.isatty():  # minutes of silence on a first run, else

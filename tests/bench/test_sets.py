@@ -280,12 +280,16 @@ def test_scwo_bench_quality_set(capsys, tmp_path, faq_file):
     held = sum(s == "held_out" for s in load_questions("python-faq").split[:N])
     assert out.startswith(f"faq10 (user, held_out, {held} questions, retrieval ceiling ")
     assert "| top-k |" in out and "| sentences |" in out and "python-faq" not in out
-    # with --sets and a second --set: every set, in that order
+    # with --sets and a second --set: every set, in the order given (the bundled ones came first)
     other = _write(tmp_path / "other.jsonl", [OK])
     argv = ["bench", "--quality", "--set", faq_file, "--methods", "top-k", "--budgets", "200"]
-    assert main([*argv, "--sets", "python-glossary", "--set", other, "--json"]) == 0
+    assert main([*argv, "--sets", "python-faq", "--set", other, "--sets", "python-glossary", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert list(dict.fromkeys(r["set"] for r in rows)) == ["python-glossary", "faq10", "other"]
+    assert list(dict.fromkeys(r["set"] for r in rows)) == [
+        "faq10",
+        "other",
+        "python-glossary",
+    ]  # the last --sets
     assert all(0 <= r["ceiling"] <= 1 for r in rows)
 
 
@@ -409,7 +413,7 @@ def test_scwo_bench_quality_plot_writes_a_png(tmp_path, capsys, faq_file):
     argv = ["bench", "--quality", "--set", faq_file, "--sets", "python-glossary", "--methods", "top-k",
             "--budgets", "200,400", "--plot", str(png)]  # fmt: skip
     assert main(argv) == 0
-    assert capsys.readouterr().out.startswith("python-glossary (comparison, held_out")
+    assert capsys.readouterr().out.startswith("faq10 (user, held_out")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".scwo-")]  # no temporary file left
 
