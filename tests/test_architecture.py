@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -318,3 +321,17 @@ def test_the_wheel_lists_every_package():
     assert found - listed == set(), (
         f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
     )
+
+
+def test_importing_the_package_leaves_the_environment_as_it_was():
+    """threadpoolctl, imported at the top of the LSA module, set KMP_DUPLICATE_LIB_OK=True in
+    os.environ, which every process a user's program starts inherits (the MCP proxy's upstream
+    server did; a new user's trial): nothing is set by importing scwo_np and its CLI."""
+    code = (
+        "import os; before = dict(os.environ)\n"
+        "import scwo_np, scwo_np.cli, scwo_np.embed, scwo_np.select, scwo_np.shrink, scwo_np.hsca\n"
+        "print(sorted(set(os.environ.items()) ^ set(before.items())))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KMP_DUPLICATE_LIB_OK"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

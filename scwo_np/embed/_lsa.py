@@ -19,7 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
 from ..validation import check_int, check_texts
 
@@ -77,6 +76,9 @@ class LSAEmbedder:
             raise ValueError("corpus has fewer than 2 distinct words; an LSA space needs more text.")
         k = max(1, min(dim, X.shape[0] - 1, X.shape[1] - 1))
         self.svd = TruncatedSVD(n_components=k, random_state=seed, algorithm="randomized", n_iter=5)
+        from threadpoolctl import threadpool_limits  # (here: importing it sets KMP_DUPLICATE_LIB_OK in
+        # os.environ, which every process the user's one starts then inherits: the MCP proxy's upstream)
+
         small = len(corpus) <= ONE_THREAD_CORPUS
         with threadpool_limits(1, user_api="blas") if small else contextlib.nullcontext():
             self.svd.fit(X)
