@@ -48,15 +48,18 @@ def require_columns(table: Any, names: list[str], *, what: str) -> None:
         )
 
 
-def query_codes(qids: Any, column: str = "query_id") -> tuple[NDArray[np.int64], Any]:
+def query_codes(qids: Any, column: str = "query_id", first_row: int = 0) -> tuple[NDArray[np.int64], Any]:
     """``(codes, ids)``: the query ids numbered by first appearance, and the ids in that order.
 
-    Nulls are an error naming the first null row (a candidate without a query).
+    Nulls are an error naming the first null row (a candidate without a query), counted from
+    ``first_row`` (the first row's number in its file).
     """
     pa = pyarrow()
     if qids.null_count:
         row = int(np.flatnonzero(np.asarray(qids.is_null()))[0])
-        raise ValueError(f"candidates: {column} is null at row {row}; every candidate needs its query's id.")
+        raise ValueError(
+            f"candidates: {column} is null at row {row + first_row}; every candidate needs its query's id."
+        )
     if pa.types.is_dictionary(qids.type):  # its dictionary is not in order of appearance
         qids = qids.cast(qids.type.value_type)
     enc = qids.dictionary_encode()
@@ -64,8 +67,8 @@ def query_codes(qids: Any, column: str = "query_id") -> tuple[NDArray[np.int64],
     return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
-def _describe_row(table: Any, row: int, id_cols: tuple[str, ...]) -> str:
-    parts = [f"row {row}"]
+def _describe_row(table: Any, row: int, id_cols: tuple[str, ...], first_row: int = 0) -> str:
+    parts = [f"row {row + first_row}"]
     for c in id_cols:
         if c in table.column_names:
             parts.append(f"{c} {table.column(c)[row].as_py()!r}")
@@ -73,13 +76,14 @@ def _describe_row(table: Any, row: int, id_cols: tuple[str, ...]) -> str:
 
 
 def embedding_matrix(
-    table: Any, column: str, *, what: str, id_cols: tuple[str, ...] = ()
+    table: Any, column: str, *, what: str, id_cols: tuple[str, ...] = (), first_row: int = 0
 ) -> NDArray[np.floating]:
     """The ``(n, d)`` embeddings of ``table[column]``: a view of the Arrow buffer when possible.
 
     Fixed-size lists of float32/float64 (the recommended type) need no copy
     when the column is one chunk; variable-size lists are accepted when every
-    row has the same length (and copied).  Nulls are an error naming the row.
+    row has the same length (and copied).  Nulls are an error naming the row (its number in the
+    file: the table's first row is ``first_row``).
     """
     pa = pyarrow()
     col = table.column(column)
@@ -87,7 +91,7 @@ def embedding_matrix(
     if col.null_count:
         row = int(np.flatnonzero(np.asarray(col.is_null()))[0])
         raise ValueError(
-            f"{what}: {column} is null at {_describe_row(table, row, id_cols)}; every row needs one."
+            f"{what}: {column} is null at {_describe_row(table, row, id_cols, first_row)}; every row needs one."
         )
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     t = arr.type
@@ -98,8 +102,8 @@ def embedding_matrix(
         if n and np.any(lengths != lengths[0]):
             row = int(np.flatnonzero(lengths != lengths[0])[0])
             raise ValueError(
-                f"{what}: {column} has {lengths[row]} values at {_describe_row(table, row, id_cols)} but "
-                f"{lengths[0]} at row 0; every embedding needs the same width."
+                f"{what}: {column} has {lengths[row]} values at {_describe_row(table, row, id_cols, first_row)} "
+                f"but {lengths[0]} at row {first_row}; every embedding needs the same width."
             )
         d = int(lengths[0]) if n else 0
     else:
@@ -122,8 +126,11 @@ def embedding_matrix(
     return values.reshape(n, d)
 
 
-def token_counts(table: Any, column: str, *, what: str, id_cols: tuple[str, ...] = ()) -> NDArray[np.int64]:
-    """``table[column]`` as int64 token counts; nulls, negatives and huge values name the row."""
+def token_counts(
+    table: Any, column: str, *, what: str, id_cols: tuple[str, ...] = (), first_row: int = 0
+) -> NDArray[np.int64]:
+    """``table[column]`` as int64 token counts; nulls, negatives and huge values name the row (its
+    number in the file: the table's first row is ``first_row``)."""
     pa = pyarrow()
     col = table.column(column)
     if not (pa.types.is_integer(col.type)):
@@ -131,7 +138,7 @@ def token_counts(table: Any, column: str, *, what: str, id_cols: tuple[str, ...]
     if col.null_count:
         row = int(np.flatnonzero(np.asarray(col.is_null()))[0])
         raise ValueError(
-            f"{what}: {column} is null at {_describe_row(table, row, id_cols)}; count its tokens."
+            f"{what}: {column} is null at {_describe_row(table, row, id_cols, first_row)}; count its tokens."
         )
     c = col.to_numpy()
     if c.size:
@@ -139,7 +146,7 @@ def token_counts(table: Any, column: str, *, what: str, id_cols: tuple[str, ...]
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{what}: {column} = {int(c[row])} at {_describe_row(table, row, id_cols)}; token counts must "
-                f"be in [0, {MAX_COST}]."
+                f"{what}: {column} = {int(c[row])} at {_describe_row(table, row, id_cols, first_row)}; token "
+                f"counts must be in [0, {MAX_COST}]."
             )
     return np.ascontiguousarray(c, dtype=np.int64)

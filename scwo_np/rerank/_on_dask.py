@@ -258,7 +258,7 @@ def _rerank_span(src, span, queries, budget, kw, batch_rows, schema, part=None):
 
     summary = RerankSummary()
     with _one_thread():
-        outs = list(stream(_span_batches(src, *span, batch_rows), queries, budget, kw, summary))
+        outs = list(stream(_span_batches(src, *span, batch_rows), queries, budget, kw, summary, span[0]))
     out = pa.concat_tables(outs) if outs else schema.empty_table()
     if part is None:
         return out, summary

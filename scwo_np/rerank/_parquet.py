@@ -197,43 +197,59 @@ def atomic_writer(dst: str, schema: Any) -> Iterator[Any]:
         raise
 
 
-def stream(batches: Iterable[Any], queries, budget, kw, summary: RerankSummary) -> Iterator[Any]:
+def stream(
+    batches: Iterable[Any], queries, budget, kw, summary: RerankSummary, first_row: int = 0
+) -> Iterator[Any]:
     """Rerank clustered record batches set by set; yield each batch's output as soon as its sets are whole.
 
     The last set of a batch is held back until a batch starts with another
     query id (or the batches end); only that set is concatenated, the
     complete sets are reranked as a slice of their batch.  ``summary`` is
-    updated before each output is yielded.
+    updated before each output is yielded.  Errors name rows by their number
+    in the file, whose first batch starts at row ``first_row``.
     """
     pa = pyarrow()
     query_col = kw["query_col"]
     finished: set = set()
-    carry = None  # the rows of the last set seen, which may go on in the next batch
+    carry, carry_row = None, 0  # the rows of the last set seen, which may go on in the next batch
+    row = first_row  # the file's number of the current part's first row
     for batch in batches:
         part = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
         if part.num_rows == 0:
             continue
-        codes, ids = query_codes(part.column(query_col), query_col)
+        codes, ids = query_codes(part.column(query_col), query_col, row)
         if carry is not None:
             if ids[0].as_py() == carry.column(query_col)[0].as_py():
                 starts = run_starts(codes)
                 head = int(starts[1]) if starts.size > 1 else part.num_rows
                 carry = pa.concat_tables([carry, part.slice(0, head)])
                 if head == part.num_rows:
+                    row += head
                     continue
                 part = part.slice(head)
-                codes, ids = query_codes(part.column(query_col), query_col)
+                row += head
+                codes, ids = query_codes(part.column(query_col), query_col, row)
             yield _rerank_part(
-                carry, *query_codes(carry.column(query_col)), queries, budget, kw, summary, finished
+                carry,
+                *query_codes(carry.column(query_col)),
+                queries,
+                budget,
+                kw,
+                summary,
+                finished,
+                carry_row,
             )
             carry = None
         cut = int(run_starts(codes)[-1])
         if cut:
-            yield _rerank_part(part.slice(0, cut), codes[:cut], ids, queries, budget, kw, summary, finished)
-        carry = part.slice(cut)
+            yield _rerank_part(
+                part.slice(0, cut), codes[:cut], ids, queries, budget, kw, summary, finished, row
+            )
+        carry, carry_row = part.slice(cut), row + cut
+        row += part.num_rows
     if carry is not None:
         yield _rerank_part(
-            carry, *query_codes(carry.column(query_col)), queries, budget, kw, summary, finished
+            carry, *query_codes(carry.column(query_col)), queries, budget, kw, summary, finished, carry_row
         )
 
 
@@ -254,8 +270,14 @@ def check_runs(codes: np.ndarray, ids: Any, finished: set, query_col: str) -> tu
     """
     starts = run_starts(codes)
     if starts.size and int(codes.max()) + 1 != starts.size:
+        run_codes = codes[starts]
+        seen = np.zeros(int(codes.max()) + 1, dtype=bool)
+        for c in run_codes.tolist():  # the first query whose rows start a second run
+            if seen[c]:
+                break
+            seen[c] = True
         raise ValueError(
-            f"candidates are not clustered by {query_col}: a query's rows appear in two places. "
+            f"candidates are not clustered by {query_col}: the rows of {ids[c].as_py()!r} appear in two places. "
             f"Sort or group the file by {query_col} before reranking it."
         )
     ids = ids.slice(0, starts.size)
@@ -279,12 +301,13 @@ def _default_batch_rows(emb_type: Any) -> int:
     return max(1024, BATCH_BYTES // max(width, 1))
 
 
-def _rerank_part(part, codes, ids, queries, budget, kw, summary, finished) -> Any:
-    """Rerank the complete, clustered sets in ``part``; count them into ``summary``."""
+def _rerank_part(part, codes, ids, queries, budget, kw, summary, finished, first_row=0) -> Any:
+    """Rerank the complete, clustered sets in ``part`` (its first row is the file's ``first_row``);
+    count them into ``summary``."""
     starts, ids = check_runs(codes, ids, finished, kw["query_col"])
     offsets = np.append(starts, part.num_rows).astype(np.int64)
     lams: list = []
-    out = _rerank(part, queries, budget, (None, offsets, ids), lams=lams, **kw)
+    out = _rerank(part, queries, budget, (None, offsets, ids), lams=lams, first_row=first_row, **kw)
     if kw["lam"] == "auto":
         summary["broad_sets"] += sum(int(np.count_nonzero(x == AUTO_BROAD)) for x in lams)
     tokens_col = kw["tokens_col"]

@@ -51,7 +51,9 @@ def _query_matrix(queries: Any, ids: Any, embedding_col: str, query_col: str, d:
                 f"queries: {query_col} is {queries.column(query_col).type} but the candidates' is {ids.type}."
             ) from None
     if pc.count_distinct(qids).as_py() != len(qids):
-        raise ValueError(f"queries: {query_col} repeats an id; give each query one row.")
+        counts = pc.value_counts(qids)
+        again = counts.field("values")[int(np.flatnonzero(np.asarray(counts.field("counts")) > 1)[0])].as_py()
+        raise ValueError(f"queries: {query_col} repeats an id ({again!r}); give each query one row.")
     pos = np.asarray(pc.index_in(ids, value_set=qids.combine_chunks()).fill_null(-1), dtype=np.int64)
     if np.any(pos < 0):
         missing = ids[int(np.flatnonzero(pos < 0)[0])].as_py()
@@ -146,9 +148,10 @@ def rerank_table(
 
 def _rerank(
     table, queries, budget, sets, *, lam, cost_aware, cost_exponent, keep_all, query_col, embedding_col, tokens_col,
-    query_embedding_col, lams=None,
+    query_embedding_col, lams=None, first_row=0,
 ):  # fmt: skip
-    """:func:`rerank_table` after its checks, given the sets ``(order, offsets, ids)``.
+    """:func:`rerank_table` after its checks, given the sets ``(order, offsets, ids)``; errors name
+    rows by their number in the file, the table's first being ``first_row``.
 
     The streaming path calls it with the sets it has already found, so the
     query ids are encoded once per batch, not twice; a list ``lams`` receives
@@ -156,8 +159,8 @@ def _rerank(
     """
     pa = pyarrow()
     ids_cols = (query_col, "chunk_id")
-    E = embedding_matrix(table, embedding_col, what="candidates", id_cols=ids_cols)
-    costs = token_counts(table, tokens_col, what="candidates", id_cols=ids_cols)
+    E = embedding_matrix(table, embedding_col, what="candidates", id_cols=ids_cols, first_row=first_row)
+    costs = token_counts(table, tokens_col, what="candidates", id_cols=ids_cols, first_row=first_row)
     order, offsets, ids = sets
     if order is not None:  # interleaved sets: gather each set's rows together (one copy)
         E, costs = np.ascontiguousarray(E[order]), costs[order]
@@ -170,14 +173,16 @@ def _rerank(
                 f"candidates have no {query_embedding_col!r} column and no queries table was given; pass the "
                 "queries (queries=, or scwo rerank --queries Q.parquet) or add a query_embedding column."
             )
-        QE = embedding_matrix(table, query_embedding_col, what="candidates", id_cols=ids_cols)
+        QE = embedding_matrix(
+            table, query_embedding_col, what="candidates", id_cols=ids_cols, first_row=first_row
+        )
         Q = QE[rows[offsets[:-1]]] if len(ids) else np.zeros((0, E.shape[1]), E.dtype)
     try:
         res = select_batch(
             E, Q, costs, budget, offsets=offsets, lam=lam, cost_aware=cost_aware, cost_exponent=cost_exponent
         )
     except ValueError as exc:
-        raise ValueError(_locate(exc, E, Q, rows, offsets, ids, table)) from None
+        raise ValueError(_locate(exc, E, Q, rows, offsets, ids, table, first_row)) from None
     if lams is not None:
         lams.append(res.lams)
     picked = rows[offsets[:-1].repeat(np.diff(res.offsets)) + res.indices]
@@ -204,7 +209,7 @@ def check_output_columns(names: list[str]) -> None:
             raise ValueError(f"candidates already have a {c!r} column; rename it (the output adds its own).")
 
 
-def _locate(exc: ValueError, E, Q, rows, offsets, ids, table) -> str:
+def _locate(exc: ValueError, E, Q, rows, offsets, ids, table, first_row: int = 0) -> str:
     """The selection's error, with the query id and row it is about (found only after a failure)."""
     msg = str(exc)
     bad_q = ~np.isfinite(Q).all(axis=1) | ~np.any(Q, axis=1)
@@ -219,7 +224,7 @@ def _locate(exc: ValueError, E, Q, rows, offsets, ids, table) -> str:
         chunk = table.column("chunk_id")[row].as_py() if "chunk_id" in table.column_names else None
         what = f"chunk_id {chunk!r} " if chunk is not None else ""
         return (
-            f"query_id {ids[b].as_py()!r}, {what}(row {row}): its embedding is zero, NaN or inf; "
+            f"query_id {ids[b].as_py()!r}, {what}(row {row + first_row}): its embedding is zero, NaN or inf; "
             "drop or re-embed that candidate."
         )
     return msg

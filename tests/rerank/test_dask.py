@@ -112,7 +112,8 @@ def test_cluster_path_refuses_bad_files_and_leaves_no_output(tmp_path, client):
     E[7, 2] = np.nan
     pq.write_table(t.set_column(2, "embedding", emb(E)), tmp_path / "n.parquet", row_group_size=2)
     with pytest.raises(
-        ValueError, match=r"query_id 'q2', chunk_id 'c2_1' \(row 1\): its embedding is zero, NaN"
+        ValueError,
+        match=r"query_id 'q2', chunk_id 'c2_1' \(row 7\): its embedding is zero, NaN",  # (its task's 1)
     ):
         rerank_parquet_on_cluster(
             client, tmp_path / "n.parquet", tmp_path / "o.parquet", 10, queries=qt, rows_per_task=2

@@ -179,3 +179,41 @@ def test_the_summary_counts_the_sets_lam_auto_called_broad(tmp_path):
             want += auto_lam(rel) == AUTO_BROAD
     assert want >= 1 and s["broad_sets"] == want
     assert rerank_parquet(tmp_path / "c.parquet", tmp_path / "p.parquet", 20, queries=qt)["broad_sets"] == 0
+
+
+_AT_17 = {  # a bad value at row 17 of 30 (query q5, its 3rd candidate)
+    "negative tokens": (lambda t: t.set_column(3, "tokens", pa.array([1] * 17 + [-1] + [1] * 12)),
+                        r"tokens = -1 at row 17, query_id 'q5', chunk_id 'c5_2'"),
+    "null tokens": (lambda t: t.set_column(3, "tokens", pa.array([1] * 17 + [None] + [1] * 12, pa.int64())),
+                    r"tokens is null at row 17, query_id 'q5'"),
+    "zero embedding": (lambda t: t.set_column(2, "embedding", _emb(np.r_[np.ones((17, 6)), np.zeros((1, 6)), np.ones((12, 6))])),
+                       r"query_id 'q5', chunk_id 'c5_2' \(row 17\): its embedding is zero"),
+    "null query id": (lambda t: t.set_column(0, "query_id", pa.array(t.column("query_id").to_pylist()[:17] + [None] + t.column("query_id").to_pylist()[18:])),
+                      r"query_id is null at row 17;"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("what", list(_AT_17))
+def test_a_bad_row_is_named_by_its_number_in_the_file_whatever_the_batches(tmp_path, what):
+    """The streaming path counted rows from the start of its batch: row 150,001 of a 211k-row file was
+    "row 8009", or "row 22" with batch_rows=5000 (a new user's trial)."""
+    change, says = _AT_17[what]
+    t, qt, _, _ = make([3] * 10)
+    t = change(t)
+    with pytest.raises(ValueError, match=says):
+        rerank_table(t, qt, 10)
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=4)
+    for batch_rows in (2, 4, 7, 16, 100):
+        with pytest.raises(ValueError, match=says):
+            rerank_parquet(
+                tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt, batch_rows=batch_rows
+            )
+
+
+def test_not_clustered_and_a_repeated_query_name_the_query(tmp_path):
+    t, qt, _, _ = make([3, 3, 3])
+    pq.write_table(t.take(pa.array([0, 1, 3, 4, 2, 5, 6, 7, 8])), tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match="not clustered by query_id: the rows of 'q0' appear in two places"):
+        rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt)
+    with pytest.raises(ValueError, match=r"queries: query_id repeats an id \('q1'\)"):
+        rerank_table(t, pa.concat_tables([qt, qt.slice(1, 1)]), 10)
