@@ -8,7 +8,9 @@ import difflib
 import errno
 import os
 import re
+import signal
 import sys
+import threading
 import warnings
 
 from . import _bench, _crush, _dedup, _hsca, _mcp, _optimize, _rerank, _select
@@ -222,6 +224,28 @@ def main(argv: list[str] | None = None) -> int:
     def warn(message, category, filename, lineno, file=None, line=None):
         sys.stderr.write(f"scwo {args.command}: warning: {message}\n")
 
+    # SIGTERM (timeout, a batch scheduler, kill) ends a command as Ctrl-C does: its temporary files
+    # go (they were left behind: 73 MB of a killed rerank); the MCP server keeps the default.
+    previous = None
+    if args.command != "mcp" and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args, warn)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it cleans up as on Ctrl-C."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated
+
+
+def _run(args: argparse.Namespace, warn) -> int:
+    """The command, its failures as one line on stderr and a status (see :func:`main`)."""
     try:
         with warnings.catch_warnings():
             warnings.showwarning = warn
@@ -258,5 +282,5 @@ def main(argv: list[str] | None = None) -> int:
             verb, where = "write", " standard output"
         sys.stderr.write(f"scwo {args.command}: cannot {verb}{where}: {exc.strerror or exc}\n")
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:  # 128 + the signal, as a shell reports it
+        return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)

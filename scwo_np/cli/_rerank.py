@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 import time
@@ -29,6 +30,12 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         raise SystemExit(f"scwo: cannot read {args.file}: no such file") from None
     except Exception as exc:  # noqa: BLE001 - not Parquet: say so in one line
         raise SystemExit(f"scwo: {args.file}: not a readable Parquet file ({exc})") from None
+    if args.output != "-" and os.path.isfile(args.output) and os.path.samefile(args.output, args.file):
+        raise SystemExit(  # (it was replaced by its own selection, 211,203 rows by 31,383)
+            f"scwo: -o {args.output} is the input file; write the selection to another file"
+        )
+    if args.output != "-" and os.path.isdir(args.output) and os.listdir(args.output):
+        raise SystemExit(f"scwo: -o {args.output}: the folder is not empty; give a new or an empty folder")
     if args.output == "-" and sys.stdout.isatty():
         raise SystemExit(
             "scwo: -o - writes Parquet (binary) to standard output, which is a terminal; "
@@ -119,8 +126,12 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         else:
             # ":0": the scheduler's HTTP server takes a free port (8787 may be another cluster's)
             cluster = stack.enter_context(
-                distributed.LocalCluster(
-                    n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+                distributed.LocalCluster(  # (its workers' logs: a failed task's traceback was 10 lines)
+                    n_workers=args.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=logging.CRITICAL,
                 )
             )
             client = distributed.Client(cluster)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -217,3 +222,54 @@ def test_not_clustered_and_a_repeated_query_name_the_query(tmp_path):
         rerank_parquet(tmp_path / "c.parquet", tmp_path / "o.parquet", 10, queries=qt)
     with pytest.raises(ValueError, match=r"queries: query_id repeats an id \('q1'\)"):
         rerank_table(t, pa.concat_tables([qt, qt.slice(1, 1)]), 10)
+
+
+def test_scwo_rerank_refuses_its_input_as_output_and_a_full_folder(tmp_path):
+    """-o FILE naming the input replaced 211,203 rows by their 31,383 picks, status 0; a folder that
+    is not empty was status 1 (a usage error, found before any work, is 2)."""
+    from scwo_np.cli import main
+
+    t, qt, _, _ = make([3, 3])
+    src, queries = tmp_path / "c.parquet", tmp_path / "q.parquet"
+    pq.write_table(t, src)
+    pq.write_table(qt, queries)
+    before = src.read_bytes()
+    assert main(["rerank", str(src), "--queries", str(queries), "--budget", "10", "-o", str(src)]) == 2
+    assert src.read_bytes() == before
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    assert (
+        main(["rerank", str(src), "--queries", str(queries), "--budget", "10", "-o", f"{tmp_path}/full/"])
+        == 2
+    )
+
+
+@pytest.mark.parametrize("output", ["o.parquet", "parts/"])
+def test_scwo_rerank_stopped_by_sigterm_leaves_nothing_behind(tmp_path, output):
+    """Killed by SIGTERM (timeout, a batch scheduler), it left its temporary files (73 MB, hidden by a
+    leading dot) and exited -15; now it cleans up as on Ctrl-C, status 143 (128 + 15)."""
+    rng = np.random.default_rng(0)
+    n, d = 400_000, 8  # about 6 s at --batch-rows 200: the signal comes while it writes
+    t = pa.table({
+        "query_id": pa.array(np.repeat(np.arange(n // 40), 40)),
+        "embedding": pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * d).astype(np.float32)), d),
+        "tokens": pa.array(rng.integers(10, 200, n)),
+    })  # fmt: skip
+    q = pa.table({
+        "query_id": pa.array(np.arange(n // 40)),
+        "embedding": pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n // 40 * d).astype(np.float32)), d),
+    })  # fmt: skip
+    pq.write_table(t, tmp_path / "c.parquet")
+    pq.write_table(q, tmp_path / "q.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [sys.executable, "-m", "scwo_np.cli", "rerank", str(tmp_path / "c.parquet"), "--queries",
+           str(tmp_path / "q.parquet"), "--budget", "300", "-o", str(out / output), "-q", "--batch-rows", "200"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(out.rglob("*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # until it has begun to write
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert list(out.rglob("*")) == [] and "Traceback" not in err
