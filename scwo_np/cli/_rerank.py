@@ -161,7 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--cost-exponent", type=float, default=0.25, help="cost weight for --cost-aware (0.25)")
     r.add_argument("--keep-all", action="store_true", help="keep every row, with a boolean 'selected' column")
     r.add_argument(
-        "--batch-rows", type=int, default=None, help="rows read at a time (default: 16 MB of embeddings)"
+        "--batch-rows", type=int, default=None, help="rows read at a time (default: 16 MB of rows)"
     )
     where = r.add_mutually_exclusive_group()
     where.add_argument(

@@ -52,7 +52,8 @@ def rerank_parquet(
     batch_rows : int, optional
         Rows read per batch.  Memory holds a few batches (one read ahead,
         one reranked, the writer's) plus the largest set; the default is the
-        rows whose embeddings take 16 MB (10,922 at d = 384 float32).
+        rows that take 16 MB, all their columns uncompressed (10,922 at d = 384
+        float32 and little else; fewer beside a long text).
     progress : callable, optional
         Called as ``progress(sets_done, rows_done)`` as the work advances.
     client : distributed.Client, optional

@@ -31,7 +31,7 @@ from ._table import _rerank, check_output_columns
 
 __all__ = ["RerankSummary"]
 
-#: Bytes of embeddings per batch when ``batch_rows`` is not given.
+#: Bytes of rows (all their columns, uncompressed) per batch when ``batch_rows`` is not given.
 BATCH_BYTES = 1 << 24
 
 
@@ -109,8 +109,20 @@ def prepare(src, queries, budget, batch_rows, query_col, embedding_col, tokens_c
     require_columns(schema, [query_col, embedding_col, tokens_col], what="candidates")
     check_output_columns(schema.names)
     if batch_rows is None:
-        batch_rows = _default_batch_rows(schema.field(embedding_col).type)
+        batch_rows = _default_batch_rows(schema.field(embedding_col).type, _row_bytes(src))
     return schema, queries, budget, batch_rows
+
+
+def _row_bytes(src: Any) -> int:
+    """A row's uncompressed bytes, all columns, by the file's metadata (0 when it does not say)."""
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.ParquetFile(src).metadata
+    except (OSError, ValueError):
+        return 0
+    size = sum(md.row_group(g).total_byte_size for g in range(md.num_row_groups))
+    return size // md.num_rows if md.num_rows else 0
 
 
 def writer_options(schema: Any) -> dict:
@@ -292,13 +304,15 @@ def check_runs(codes: np.ndarray, ids: Any, finished: set, query_col: str) -> tu
     return starts, ids
 
 
-def _default_batch_rows(emb_type: Any) -> int:
-    """Rows whose embeddings take about :data:`BATCH_BYTES` (at least 1,024 rows)."""
+def _default_batch_rows(emb_type: Any, row_bytes: int = 0) -> int:
+    """Rows that take about :data:`BATCH_BYTES`, by their embedding or, when more, by all their
+    columns (``row_bytes``: a 32 KB page of text beside each embedding took 1.5 GB with batches
+    sized by the embeddings alone); at least 1,024 rows."""
     try:
         width = emb_type.list_size * emb_type.value_type.bit_width // 8
     except (AttributeError, ValueError):  # a variable-size list: assume d = 1,024 float32
         width = 4096
-    return max(1024, BATCH_BYTES // max(width, 1))
+    return max(1024, BATCH_BYTES // max(width, row_bytes, 1))
 
 
 def _rerank_part(part, codes, ids, queries, budget, kw, summary, finished, first_row=0) -> Any:
